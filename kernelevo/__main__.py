@@ -1,0 +1,3 @@
+from kernelevo.cli import main
+
+raise SystemExit(main())

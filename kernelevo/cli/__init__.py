@@ -1,0 +1,53 @@
+"""The `kernelevo` command line.
+
+Each subcommand lives in its own module in this package and exposes
+`register(subparsers)`; modules are discovered, so adding a command touches one file.
+A subcommand's handler returns the process exit code.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from typing import Sequence
+
+
+class UserError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code.")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(sub)
+    return parser
+
+
+def _version() -> str:
+    from kernelevo import __version__
+
+    return f"kernelevo {__version__}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.handler(args) or 0)
+    except UserError as exc:
+        print(f"kernelevo: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kernelevo: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,69 @@
+"""The verdict on one candidate: the record every other part of KernelEvo trusts.
+
+It crosses process boundaries (msgpack), is stored (SQLite, as JSON) and printed
+(`--json`), so it is plain data: dataclasses of str/int/float/bool/list/dict.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = (
+    "verified",
+    "incorrect",
+    "compile_error",
+    "runtime_error",
+    "timeout",
+    "rejected",
+    "unverified",
+)
+
+
+@dataclass
+class Check:
+    """One named check with its outcome; `detail` carries numbers a human or a model can act on."""
+
+    name: str
+    passed: bool
+    message: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str
+    backend: str = "unknown"
+    checks: list[Check] = field(default_factory=list)
+    library_ops: list[str] = field(default_factory=list)
+    kernel_launches: int = 0
+    task_hash: str = ""
+    candidate_hash: str = ""
+    device: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, Any] = field(default_factory=dict)
+    roofline: dict[str, Any] = field(default_factory=dict)
+    log: str = ""
+    elapsed_s: float = 0.0
+    cached: bool = False
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown verdict status {self.status!r}; expected one of {', '.join(STATUSES)}")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "verified"
+
+    def failed_checks(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Verdict":
+        data = dict(data)
+        data["checks"] = [c if isinstance(c, Check) else Check(**c) for c in data.get("checks", [])]
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
