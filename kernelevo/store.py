@@ -1,0 +1,274 @@
+"""The embedded results store: one SQLite file shared by the CLI, the search and the editor.
+
+WAL mode lets the language server read while a search writes. Every write commits
+at once, so a killed run loses nothing that was paid for. No torch import here:
+the language server reads results through this module.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS verdicts (
+    task_hash TEXT, candidate_hash TEXT, env_key TEXT,
+    status TEXT, verdict_json TEXT, created_at REAL,
+    PRIMARY KEY (task_hash, candidate_hash, env_key));
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY, created_at REAL, updated_at REAL,
+    task_path TEXT, task_hash TEXT, source_file TEXT, target_id TEXT, source_hash TEXT,
+    status TEXT, config_json TEXT, summary_json TEXT);
+CREATE TABLE IF NOT EXISTS candidates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, iteration INTEGER, parent_id INTEGER,
+    origin TEXT, backend TEXT, source TEXT, candidate_hash TEXT, status TEXT,
+    time_ms REAL, speedup_eager REAL, speedup_compile REAL, verdict_json TEXT,
+    features_json TEXT, created_at REAL);
+CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, request_hash TEXT, seq INTEGER,
+    provider TEXT, model TEXT, prompt_json TEXT, response_text TEXT,
+    input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER,
+    cache_write_tokens INTEGER, cost_usd REAL, created_at REAL);
+CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id, request_hash);
+CREATE TABLE IF NOT EXISTS results (
+    run_id TEXT PRIMARY KEY, source_file TEXT, target_id TEXT, summary_json TEXT, created_at REAL);
+CREATE INDEX IF NOT EXISTS results_file ON results(source_file);
+"""
+
+DEFAULT_DIRNAME = ".kernelevo"
+
+
+def default_store_path(workdir: str | os.PathLike[str] | None = None) -> Path:
+    """`$KERNELEVO_STORE` if set, else `.kernelevo/store.sqlite` in the working folder."""
+    env = os.environ.get("KERNELEVO_STORE")
+    if env:
+        return Path(env)
+    return Path(workdir or os.getcwd()) / DEFAULT_DIRNAME / "store.sqlite"
+
+
+@dataclass
+class ResultSummary:
+    """What the editor shows for a target: the best verified result of one run."""
+
+    run_id: str
+    source_file: str
+    target_id: str
+    status: str
+    backend: str = ""
+    gpu: str = ""
+    created_at: float = 0.0
+    reference_ms: float | None = None
+    compile_ms: float | None = None
+    best_ms: float | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    achieved_gbps: float | None = None
+    achieved_tflops: float | None = None
+    roofline_fraction: float | None = None
+    tokens: int = 0
+    cost_usd: float = 0.0
+    verified: bool = False
+    candidate_path: str = ""
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "ResultSummary":
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass
+class RunRecord:
+    id: str
+    created_at: float
+    updated_at: float
+    task_path: str
+    task_hash: str
+    source_file: str
+    target_id: str
+    source_hash: str
+    status: str
+    config: dict[str, Any]
+    summary: dict[str, Any]
+
+
+class Store:
+    """A handle on the SQLite file; cheap to open, safe to use from several processes."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else default_store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.row_factory = sqlite3.Row
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- verdict cache -------------------------------------------------------------
+    def get_verdict(self, task_hash: str, candidate_hash: str, env_key: str) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT verdict_json FROM verdicts WHERE task_hash=? AND candidate_hash=? AND env_key=?",
+            (task_hash, candidate_hash, env_key),
+        ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
+            (task_hash, candidate_hash, env_key, verdict.get("status", ""), json.dumps(verdict), time.time()),
+        )
+
+    # -- runs ------------------------------------------------------------------------
+    def create_run(
+        self,
+        *,
+        task_path: str,
+        task_hash: str,
+        config: dict[str, Any],
+        source_file: str = "",
+        target_id: str = "",
+        source_hash: str = "",
+        run_id: str | None = None,
+    ) -> str:
+        run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        now = time.time()
+        self._db.execute(
+            "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, now, now, task_path, task_hash, source_file, target_id, source_hash, "running",
+             json.dumps(config), "{}"),
+        )
+        return run_id
+
+    def update_run(self, run_id: str, *, status: str | None = None, summary: dict[str, Any] | None = None) -> None:
+        sets, args = ["updated_at=?"], [time.time()]
+        if status is not None:
+            sets.append("status=?")
+            args.append(status)
+        if summary is not None:
+            sets.append("summary_json=?")
+            args.append(json.dumps(summary))
+        self._db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id=?", (*args, run_id))
+
+    def get_run(self, run_id: str) -> RunRecord | None:
+        row = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            row = self._db.execute("SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC", (run_id + "%",)).fetchone()
+        return _run(row) if row else None
+
+    def list_runs(self, limit: int = 50) -> list[RunRecord]:
+        rows = self._db.execute("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
+        return [_run(r) for r in rows]
+
+    # -- candidates ------------------------------------------------------------------
+    def add_candidate(
+        self,
+        run_id: str,
+        *,
+        iteration: int,
+        origin: str,
+        backend: str,
+        source: str,
+        candidate_hash: str,
+        verdict: dict[str, Any],
+        parent_id: int | None = None,
+        time_ms: float | None = None,
+        speedup_eager: float | None = None,
+        speedup_compile: float | None = None,
+        features: dict[str, Any] | None = None,
+    ) -> int:
+        cur = self._db.execute(
+            "INSERT INTO candidates (run_id, iteration, parent_id, origin, backend, source, candidate_hash, status,"
+            " time_ms, speedup_eager, speedup_compile, verdict_json, features_json, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, iteration, parent_id, origin, backend, source, candidate_hash, verdict.get("status", ""),
+             time_ms, speedup_eager, speedup_compile, json.dumps(verdict), json.dumps(features or {}), time.time()),
+        )
+        return int(cur.lastrowid)
+
+    def candidates(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT * FROM candidates WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["verdict"] = json.loads(d.pop("verdict_json") or "{}")
+            d["features"] = json.loads(d.pop("features_json") or "{}")
+            out.append(d)
+        return out
+
+    # -- LLM calls -------------------------------------------------------------------
+    def add_llm_call(self, run_id: str, *, request_hash: str, seq: int, provider: str, model: str,
+                     prompt: Any, response_text: str, usage: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT INTO llm_calls (run_id, request_hash, seq, provider, model, prompt_json, response_text,"
+            " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, request_hash, seq, provider, model, json.dumps(prompt), response_text,
+             int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)),
+             int(usage.get("cache_read_tokens", 0)), int(usage.get("cache_write_tokens", 0)),
+             float(usage.get("cost_usd", 0.0)), time.time()),
+        )
+
+    def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
+        return [dict(r) for r in rows]
+
+    def find_llm_response(self, run_id: str, request_hash: str, seq: int) -> dict[str, Any] | None:
+        row = self._db.execute(
+            "SELECT * FROM llm_calls WHERE run_id=? AND request_hash=? AND seq=?", (run_id, request_hash, seq)
+        ).fetchone()
+        return dict(row) if row else None
+
+    # -- results (what the editor reads) ----------------------------------------------
+    def put_result(self, summary: ResultSummary) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?)",
+            (summary.run_id, _norm(summary.source_file), summary.target_id, json.dumps(asdict(summary)),
+             summary.created_at or time.time()),
+        )
+
+    def results_for_file(self, path: str) -> list[ResultSummary]:
+        """Latest result per target of a file (newest run wins)."""
+        rows = self._db.execute(
+            "SELECT summary_json FROM results WHERE source_file=? ORDER BY created_at", (_norm(path),)
+        ).fetchall()
+        latest: dict[str, ResultSummary] = {}
+        for (js,) in rows:
+            s = ResultSummary.from_dict(json.loads(js))
+            latest[s.target_id] = s
+        return list(latest.values())
+
+    def iter_results(self) -> Iterator[ResultSummary]:
+        for (js,) in self._db.execute("SELECT summary_json FROM results ORDER BY created_at"):
+            yield ResultSummary.from_dict(json.loads(js))
+
+
+def _norm(path: str) -> str:
+    return os.path.realpath(path) if path else ""
+
+
+def _run(row: sqlite3.Row) -> RunRecord:
+    d = dict(row)
+    return RunRecord(
+        id=d["id"], created_at=d["created_at"], updated_at=d["updated_at"], task_path=d["task_path"],
+        task_hash=d["task_hash"], source_file=d["source_file"] or "", target_id=d["target_id"] or "",
+        source_hash=d["source_hash"] or "", status=d["status"], config=json.loads(d["config_json"] or "{}"),
+        summary=json.loads(d["summary_json"] or "{}"),
+    )
