@@ -1,0 +1,1 @@
+"""Backends a candidate can use: Triton, the CUDA fast path, load_inline."""

@@ -1,0 +1,68 @@
+"""`kernelevo doctor`: what this machine can do, and what that means for the user."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, pycuda, API keys)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from kernelevo.machine import probe
+
+    m = probe()
+    interp = _interpreter_works() if m.triton else False
+    if args.json:
+        print(json.dumps({**asdict(m), "triton_interpreter": interp}))
+        return 0
+    yes = lambda b: "yes" if b else "no"  # noqa: E731
+    print(f"GPU:                {', '.join(m.gpus) or 'none found (nvidia-smi)'}")
+    print(f"CUDA driver:        {m.driver or 'none'}")
+    print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
+    print(f"torch:              {m.torch or 'not installed'}")
+    print(f"triton:             {m.triton or 'not installed'} (interpreter works: {yes(interp)})")
+    print(f"pycuda:             {yes(m.pycuda)}")
+    for k, v in m.keys.items():
+        print(f"{k + ':':<20}{'set' if v else 'not set'}")
+    print()
+    if m.has_gpu:
+        print("Candidates run and are timed on the GPU.")
+    else:
+        print("No GPU: Triton candidates are checked in Triton's interpreter on small shapes and compiled ahead of"
+              " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured.")
+    if not m.nvcc:
+        print("No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend.")
+    if m.has_gpu and not m.pycuda:
+        print("No pycuda: the CUDA fast path (kernelevo.cuda.compile) is unavailable; pip install 'kernelevo[cuda]'.")
+    if not any(m.keys.values()):
+        print("No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
+              " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model.")
+    return 0
+
+
+def _interpreter_works() -> bool:
+    import subprocess
+    import sys
+
+    code = ("import torch, triton, triton.language as tl\n"
+            "@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p) + 1)\n"
+            "x = torch.zeros(1); k[(1,)](x); assert x.item() == 1\n")
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "probe.py")
+        with open(path, "w") as f:
+            f.write(code)
+        try:
+            r = subprocess.run([sys.executable, path], env={**os.environ, "TRITON_INTERPRET": "1"},
+                               capture_output=True, timeout=120)
+        except subprocess.TimeoutExpired:
+            return False
+    return r.returncode == 0

@@ -1,0 +1,61 @@
+"""`kernelevo verify TASK CANDIDATE [--json]`: is the candidate a correct replacement?"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kernelevo.cli import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("verify", help="check a candidate kernel against its task's PyTorch reference",
+                       description="Compile and check CANDIDATE (class ModelNew) against TASK (class Model). "
+                                   "Exit code 0 only when verified.")
+    p.add_argument("task", help="KernelBench-format task file")
+    p.add_argument("candidate", help="candidate file defining class ModelNew")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--size", choices=["small", "default"], help="input shapes (default: small without a GPU)")
+    p.add_argument("--device", choices=["cpu", "cuda"], help="where to run (default: cuda when a GPU is found)")
+    p.add_argument("--timeout", type=float, help="seconds before the candidate is stopped")
+    p.add_argument("--seed", type=int, help="base seed for the random input sets (default: fresh)")
+    p.add_argument("--no-cache", action="store_true", help="ignore a stored verdict for the same task and candidate")
+    p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelevo.store import Store
+    from kernelevo.task import TaskError
+    from kernelevo.verify import verify_candidate
+
+    store = Store(args.store) if args.store else Store()
+    try:
+        verdict = verify_candidate(args.task, args.candidate, store=store, device=args.device, size=args.size,
+                                   timeout=args.timeout, seed=args.seed, use_cache=not args.no_cache)
+    except TaskError as exc:
+        raise UserError(str(exc)) from exc
+    if args.json:
+        json.dump(verdict.to_dict(), sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_verdict(verdict))
+    return 0 if verdict.ok else 1
+
+
+def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
+    lines = [f"{verdict.status.upper()}: {verdict.reason}",
+             f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
+             f"{verdict.device.get('name', '?')}{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
+             f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}"]
+    if verdict.library_ops:
+        lines.append(f"  library ops used: {', '.join(verdict.library_ops)}")
+    for c in verdict.checks:
+        if not c.passed:
+            lines.append(f"  FAILED {c.name}: {c.message}")
+    if verdict.device.get("type") == "cpu" and verdict.status == "verified":
+        lines.append("  speed not measured: no GPU on this machine (correctness checked on the CPU)")
+    if verdict.timings:
+        t = verdict.timings
+        lines.append(f"  timings: {json.dumps(t)[:400]}")
+    return "\n".join(lines)

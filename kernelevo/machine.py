@@ -1,0 +1,60 @@
+"""What this machine can do, found cheaply (no torch import): GPU, nvcc, Triton, pycuda, keys.
+
+Used to pick how candidates are checked (real GPU, or Triton's interpreter plus
+ahead-of-time compiles) and by `kernelevo doctor`.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Machine:
+    gpus: list[str] = field(default_factory=list)
+    driver: str = ""
+    nvcc: str = ""
+    triton: str = ""
+    torch: str = ""
+    pycuda: bool = False
+    keys: dict[str, bool] = field(default_factory=dict)
+
+    @property
+    def has_gpu(self) -> bool:
+        return bool(self.gpus)
+
+
+@functools.lru_cache(maxsize=1)
+def probe() -> Machine:
+    m = Machine()
+    if os.environ.get("KERNELEVO_FORCE_CPU") != "1" and shutil.which("nvidia-smi"):
+        try:
+            out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                                 capture_output=True, text=True, timeout=20)
+            if out.returncode == 0:
+                rows = [r.split(",") for r in out.stdout.strip().splitlines() if r.strip()]
+                m.gpus = [r[0].strip() for r in rows]
+                m.driver = rows[0][1].strip() if rows and len(rows[0]) > 1 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "")
+    if nvcc:
+        try:
+            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=20)
+            m.nvcc = next((ln.split("release")[-1].split(",")[0].strip() for ln in out.stdout.splitlines()
+                           if "release" in ln), "unknown")
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+    for name in ("triton", "torch"):
+        try:
+            setattr(m, name, importlib.metadata.version(name))
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    m.pycuda = importlib.util.find_spec("pycuda") is not None
+    m.keys = {k: bool(os.environ.get(k)) for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    return m

@@ -1,0 +1,102 @@
+"""A KernelBench-format task: checked statically here, loaded for real only inside a worker.
+
+The static side (no torch) gives users one-line errors naming file and line before
+any process starts; `load_task_module` is what the worker calls.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from kernelevo.digest import text_hash
+
+
+class TaskError(Exception):
+    """The task file is unusable; the message names the file (and line) and what to do."""
+
+
+@dataclass
+class TaskFile:
+    path: Path
+    source: str
+    hash: str
+    hints: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.path.stem
+
+
+def read_task(path: str | Path) -> TaskFile:
+    """Read and statically check a task file; raises TaskError with file:line on problems."""
+    p = Path(path)
+    if not p.exists():
+        raise TaskError(f"{p}: no such task file (give a KernelBench-format .py file with class Model and get_inputs())")
+    if p.is_dir():
+        raise TaskError(f"{p}: is a folder; give a task .py file (or use a command that accepts folders)")
+    try:
+        source = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskError(f"{p}: cannot read: {exc}") from exc
+    try:
+        tree = ast.parse(source, filename=str(p))
+    except SyntaxError as exc:
+        raise TaskError(f"{p}:{exc.lineno}: syntax error: {exc.msg}") from exc
+    names = {n.name: n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    if not isinstance(names.get("Model"), ast.ClassDef):
+        raise TaskError(f"{p}:1: no top-level `class Model(nn.Module)`; a task defines Model, get_inputs() and get_init_inputs()")
+    for fn in ("get_inputs", "get_init_inputs"):
+        if not isinstance(names.get(fn), ast.FunctionDef):
+            raise TaskError(f"{p}:1: no top-level `def {fn}()`; a task defines Model, get_inputs() and get_init_inputs()")
+    return TaskFile(path=p.resolve(), source=source, hash=text_hash(source), hints=_literal_hints(tree))
+
+
+def _literal_hints(tree: ast.Module) -> dict[str, Any]:
+    """Hints that are plain literals (read without running the file)."""
+    hints: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name in ("TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS"):
+                try:
+                    hints[name] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+            elif name == "SMALL":
+                hints["SMALL"] = True
+        elif isinstance(node, ast.FunctionDef) and node.name == "get_extra_inputs":
+            hints["get_extra_inputs"] = True
+    return hints
+
+
+_counter = 0
+
+
+def import_file(path: str | Path, prefix: str) -> ModuleType:
+    """Import a .py file under a fresh module name (Triton reads kernel source from the file)."""
+    global _counter
+    _counter += 1
+    name = f"_kernelevo_{prefix}_{_counter}"
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_task_module(path: str | Path, size: str = "default") -> ModuleType:
+    """Import the task; with size 'small', apply its SMALL overrides to the module globals."""
+    module = import_file(path, "task")
+    if size == "small":
+        small = getattr(module, "SMALL", None)
+        if small is None:
+            raise TaskError(f"{path}:1: size 'small' asked for but the task has no SMALL = {{...}} overrides")
+        module.__dict__.update(small)
+    return module

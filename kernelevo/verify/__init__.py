@@ -1,0 +1,140 @@
+"""Is this candidate a correct replacement for the task's Model? The verifier's public entry point.
+
+Static checks run here (no candidate code executes in this process); everything
+dynamic runs in a worker process. Results are cached in the store by content hash.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from kernelevo import __version__
+from kernelevo.digest import text_hash
+from kernelevo.machine import probe
+from kernelevo.task import TaskError, TaskFile, read_task
+from kernelevo.verdict import Check, Verdict
+from kernelevo.verify.static import check_source
+from kernelevo.evaluate import Evaluator
+from kernelevo.worker.pool import Worker, WorkerError
+
+VERIFIER_VERSION = "1"
+
+
+def default_device() -> str:
+    return "cuda" if probe().has_gpu else "cpu"
+
+
+def default_size(device: str) -> str:
+    return "default" if device == "cuda" else "small"
+
+
+def env_key(device: str, size: str) -> str:
+    m = probe()
+    gpu = m.gpus[0] if (device == "cuda" and m.gpus) else "cpu"
+    return f"v{VERIFIER_VERSION}/{__version__}|{device}|{gpu}|{size}|torch {m.torch}|triton {m.triton}"
+
+
+def verify_candidate(
+    task: str | Path | TaskFile,
+    candidate: str | Path,
+    *,
+    evaluator: Evaluator | None = None,
+    store: Any = None,
+    device: str | None = None,
+    size: str | None = None,
+    timeout: float | None = None,
+    seed: int | None = None,
+    use_cache: bool = True,
+) -> Verdict:
+    """Verify one candidate file against a task. Raises TaskError for a broken task."""
+    t0 = time.perf_counter()
+    task_file = task if isinstance(task, TaskFile) else read_task(task)
+    cand_path = Path(candidate)
+    if not cand_path.is_file():
+        raise TaskError(f"{cand_path}: no such candidate file")
+    source = cand_path.read_text()
+    device = device or default_device()
+    size = size or default_size(device)
+    if size == "small" and not task_file.hints.get("SMALL"):
+        size = "default"
+    cand_hash = text_hash(source)
+    key = env_key(device, size)
+    if use_cache and store is not None:
+        cached = store.get_verdict(task_file.hash, cand_hash, key)
+        if cached is not None:
+            verdict = Verdict.from_dict(cached)
+            verdict.cached = True
+            return verdict
+
+    static = check_source(source, cand_path.name)
+    if static.syntax_error:
+        verdict = Verdict("compile_error", static.syntax_error, backend="unknown")
+    elif not static.ok:
+        verdict = Verdict("rejected", static.problems[0], backend=static.backend, checks=list(static.checks))
+    else:
+        verdict = _run_dynamic(task_file, cand_path, static.backend, static.checks, evaluator, device, size,
+                               timeout if timeout is not None else (300.0 if device == "cpu" else 120.0), seed)
+    verdict.task_hash, verdict.candidate_hash = task_file.hash, cand_hash
+    verdict.elapsed_s = time.perf_counter() - t0
+    m = probe()
+    verdict.versions = {"kernelevo": __version__, "torch": m.torch, "triton": m.triton, "nvcc": m.nvcc,
+                        "driver": m.driver, **verdict.versions}
+    if store is not None and verdict.status not in ("timeout",):
+        store.put_verdict(task_file.hash, cand_hash, key, verdict.to_dict())
+    return verdict
+
+
+def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check],
+                 evaluator: Evaluator | None, device: str, size: str, timeout: float, seed: int | None) -> Verdict:
+    own = evaluator is None
+    ev = evaluator or Evaluator(device)
+    w = ev.runner
+    try:
+        request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
+                   "device": device, "size": size, "seed": seed,
+                   "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", [])}
+        try:
+            reply = w.request(request, timeout)
+        except WorkerError as exc:
+            status = "timeout" if exc.kind == "timeout" else "runtime_error"
+            reason = (f"time limit of {timeout:.0f} s reached; the worker was stopped (infinite loop or hang?)"
+                      if exc.kind == "timeout" else f"{exc} while running the candidate")
+            return Verdict(status, reason, backend=backend, checks=list(static_checks), log=exc.log[-3000:])
+        if "task_error" in reply:
+            raise TaskError(reply["task_error"])
+        if "error" in reply:
+            return Verdict("runtime_error", f"worker error: {reply['error']}", backend=backend,
+                           checks=list(static_checks), log=reply.get("traceback", ""))
+        launches = reply.pop("launch_signatures", {})
+        verdict = Verdict.from_dict(reply)
+        verdict.backend = backend
+        verdict.checks = list(static_checks) + verdict.checks
+        if reply.get("integrity_violation"):
+            verdict.status = "rejected"
+            verdict.reason = f"the candidate patched {', '.join(reply['integrity_violation'])}; patching the harness is not allowed"
+        elif device == "cpu" and backend == "triton" and launches and verdict.status in ("verified", "incorrect"):
+            _aot_check(ev.compiler, cand_path, launches, verdict, timeout)
+        return verdict
+    finally:
+        if own:
+            ev.close()
+
+
+def _aot_check(w: Worker, cand_path: Path, launches: dict[str, Any], verdict: Verdict, timeout: float) -> None:
+    try:
+        reply = w.request({"op": "aot", "candidate_path": str(cand_path.resolve()), "launches": launches, "arch": 90},
+                          timeout)
+    except WorkerError as exc:
+        verdict.checks.append(Check("aot_compile_sm90", False, f"ahead-of-time compile did not finish: {exc}"))
+        verdict.status, verdict.reason = "compile_error", f"ahead-of-time compile for sm_90 did not finish: {exc}"
+        return
+    records = reply.get("records", [])
+    failed = [r for r in records if not r.get("ok")]
+    verdict.checks.append(Check("aot_compile_sm90", not failed,
+                                "compiled for sm_90: " + ", ".join(r["kernel"] for r in records) if not failed else
+                                f"kernel {failed[0]['kernel']} does not compile for sm_90: {failed[0].get('error', '')}",
+                                {"kernels": records}))
+    if failed:
+        verdict.status = "compile_error"
+        verdict.reason = f"kernel {failed[0]['kernel']} does not compile for sm_90 (H100/H200): {failed[0].get('error', '')}"

@@ -1,0 +1,109 @@
+"""Comparing a candidate's outputs with the reference's: per-dtype tolerances plus a relative L2 bound.
+
+The element-wise bound alone lets a kernel drift everywhere by just under the
+tolerance (quietly lower precision); the L2 bound catches that.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+DEFAULT_TOLERANCE: dict[str, dict[str, float]] = {
+    "float64": {"atol": 1e-7, "rtol": 1e-7, "rel_l2": 1e-9},
+    "float32": {"atol": 1e-4, "rtol": 1e-4, "rel_l2": 1e-5},
+    "float16": {"atol": 1e-2, "rtol": 1e-2, "rel_l2": 1e-3},
+    "bfloat16": {"atol": 2e-2, "rtol": 2e-2, "rel_l2": 8e-3},
+}
+
+
+def tolerance_for(dtype: torch.dtype, hint: Any = None) -> dict[str, float] | None:
+    """None means exact comparison (integers, bool)."""
+    name = str(dtype).replace("torch.", "")
+    if not dtype.is_floating_point and not dtype.is_complex:
+        return None
+    tol = dict(DEFAULT_TOLERANCE.get(name, DEFAULT_TOLERANCE["float32"]))
+    if isinstance(hint, dict):
+        if name in hint and isinstance(hint[name], dict):
+            tol.update(hint[name])
+        else:
+            tol.update({k: float(v) for k, v in hint.items() if k in ("atol", "rtol", "rel_l2")})
+    return tol
+
+
+def flatten_outputs(out: Any) -> list[Any]:
+    if isinstance(out, (tuple, list)):
+        items: list[Any] = []
+        for o in out:
+            items.extend(flatten_outputs(o))
+        return items
+    return [out]
+
+
+def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bool, str, dict[str, Any]]:
+    """Returns (passed, message, detail). Detail carries locations and magnitudes for feedback."""
+    refs, cands = flatten_outputs(ref), flatten_outputs(cand)
+    if len(refs) != len(cands):
+        return False, f"output count mismatch: expected {len(refs)} outputs, got {len(cands)}", {}
+    worst: dict[str, Any] = {}
+    for i, (r, c) in enumerate(zip(refs, cands)):
+        label = f"output {i}" if len(refs) > 1 else "output"
+        if not isinstance(r, torch.Tensor):
+            if isinstance(c, torch.Tensor) or r != c:
+                return False, f"{label}: expected {r!r}, got {c!r}", {}
+            continue
+        if type(c) is not torch.Tensor:
+            return False, f"{label}: expected a plain torch.Tensor, got {type(c).__name__}", {}
+        if c.shape != r.shape:
+            return False, f"{label}: shape mismatch: expected {tuple(r.shape)}, got {tuple(c.shape)}", {}
+        if c.dtype != r.dtype:
+            return False, f"{label}: dtype mismatch: expected {r.dtype}, got {c.dtype}", {}
+        if c.device != r.device:
+            return False, f"{label}: device mismatch: expected {r.device}, got {c.device}", {}
+        tol = tolerance_for(r.dtype, tolerance_hint)
+        rr, cc = r.detach(), c.detach()
+        if tol is None:
+            diff = rr != cc
+            n_bad = int(diff.sum())
+            if n_bad:
+                idx = _first_index(diff)
+                return False, f"{label}: {n_bad} of {rr.numel()} elements differ (exact dtype {r.dtype}); first at {idx}", {
+                    "mismatches": n_bad, "first_index": idx}
+            continue
+        r64, c64 = rr.to(torch.float64), cc.to(torch.float64)
+        ref_nonfinite = ~torch.isfinite(r64)
+        cand_nonfinite = ~torch.isfinite(c64)
+        new_nonfinite = cand_nonfinite & ~ref_nonfinite
+        if bool(new_nonfinite.any()):
+            n = int(new_nonfinite.sum())
+            idx = _first_index(new_nonfinite)
+            return False, (f"{label}: {n} NaN/Inf values where the reference is finite, first at {idx} "
+                           "(unwritten output elements read as NaN)"), {"nonfinite": n, "first_index": idx}
+        same_special = ref_nonfinite & (torch.isnan(r64) & torch.isnan(c64) | (r64 == c64))
+        if bool((ref_nonfinite & ~same_special).any()):
+            idx = _first_index(ref_nonfinite & ~same_special)
+            return False, f"{label}: non-finite reference values not reproduced, first at {idx}", {"first_index": idx}
+        finite = ~ref_nonfinite
+        err = (c64 - r64).abs().where(finite, torch.zeros_like(r64))
+        bound = tol["atol"] + tol["rtol"] * r64.abs().where(finite, torch.zeros_like(r64))
+        bad = err > bound
+        n_bad = int(bad.sum())
+        max_err = float(err.max()) if err.numel() else 0.0
+        ref_norm = float(r64.where(finite, torch.zeros_like(r64)).norm())
+        rel_l2 = float(err.norm()) / ref_norm if ref_norm > 0 else (0.0 if max_err == 0 else float("inf"))
+        where = _first_index(err == err.max()) if err.numel() else []
+        detail = {"max_abs_err": max_err, "max_err_index": where, "rel_l2": rel_l2, "mismatches": n_bad,
+                  "numel": int(rr.numel()), "tolerance": tol}
+        worst = detail if not worst or rel_l2 > worst.get("rel_l2", 0) else worst
+        if n_bad:
+            return False, (f"{label}: {n_bad} of {rr.numel()} elements outside atol={tol['atol']:g}, rtol={tol['rtol']:g}; "
+                           f"max abs error {max_err:.3g} at {where}, relative L2 error {rel_l2:.3g}"), detail
+        if rel_l2 > tol["rel_l2"]:
+            return False, (f"{label}: relative L2 error {rel_l2:.3g} exceeds {tol['rel_l2']:g} "
+                           "(lower precision than the reference?)"), detail
+    return True, "outputs match", worst
+
+
+def _first_index(mask: torch.Tensor) -> list[int]:
+    nz = mask.nonzero()
+    return [int(v) for v in nz[0]] if nz.numel() else []

@@ -1,0 +1,1 @@
+"""Worker processes: the only place candidate code runs."""

@@ -1,0 +1,62 @@
+"""What a worker process gets to see: a scrubbed environment and untouched timers.
+
+Candidate code must never see API keys, and must not leave patched timers, events
+or comparison functions behind for the next candidate in the same process.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from typing import Any, Mapping
+
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
+KEEP = {"PATH", "HOME", "LANG", "LC_ALL", "TERM"}
+
+
+def scrubbed_env(base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of the environment without anything that looks like a credential."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items()
+           if k in KEEP or not SECRET_NAME.search(k)}
+    env.update(extra or {})
+    return env
+
+
+GUARDED = [
+    ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"), ("torch.testing", "assert_close"),
+    ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "current_stream"),
+    ("torch.cuda", "Stream"), ("torch", "empty"), ("torch", "empty_like"), ("time", "perf_counter"),
+    ("time", "time"), ("time", "monotonic"), ("torch.Tensor", "__eq__"), ("torch.Tensor", "__sub__"),
+    ("torch.Tensor", "abs"), ("torch.Tensor", "copy_"), ("torch.Tensor", "clone"), ("torch.nn.Module", "__call__"),
+]
+
+
+def _lookup(owner: str, attr: str) -> Any:
+    obj: Any
+    if owner == "torch.Tensor":
+        import torch
+
+        obj = torch.Tensor
+    elif owner == "torch.nn.Module":
+        import torch
+
+        obj = torch.nn.Module
+    else:
+        obj = importlib.import_module(owner)
+    return obj, getattr(obj, attr, None)
+
+
+class Integrity:
+    """Snapshot of guarded attributes; `violations()` lists and restores anything replaced."""
+
+    def __init__(self) -> None:
+        self._orig = {(o, a): _lookup(o, a) for o, a in GUARDED}
+
+    def violations(self) -> list[str]:
+        bad = []
+        for (owner, attr), (obj, value) in self._orig.items():
+            _, now = _lookup(owner, attr)
+            if now is not value:
+                bad.append(f"{owner}.{attr}")
+                setattr(obj, attr, value)
+        return bad
