@@ -1,8 +1,13 @@
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+CANDIDATES = ROOT / "tests" / "candidates"
 
 
 def _has_gpu() -> bool:
@@ -15,6 +20,7 @@ def _has_gpu() -> bool:
 
 
 HAS_GPU = _has_gpu()
+DEVICE = "cuda" if HAS_GPU else "cpu"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -24,3 +30,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def evaluator():
+    """One pair of worker processes for the whole session: what a search does too."""
+    from kernelevo.evaluate import Evaluator
+
+    ev = Evaluator(DEVICE)
+    yield ev
+    ev.close()

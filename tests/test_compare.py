@@ -1,0 +1,49 @@
+import torch
+
+from kernelevo.verify.compare import compare_outputs, tolerance_for
+
+
+def test_exact_match_and_small_error():
+    r = torch.randn(64, 64)
+    assert compare_outputs(r, r.clone())[0]
+    assert compare_outputs(r, r + 1e-6)[0]
+
+
+def test_fp16_precision_drift_fails_fp32_l2_bound():
+    r = torch.randn(256, 256)
+    ok, msg, detail = compare_outputs(r, r.half().float())
+    assert not ok and detail["rel_l2"] > 1e-5
+
+
+def test_nan_where_reference_finite():
+    r = torch.randn(10)
+    c = r.clone()
+    c[3] = float("nan")
+    ok, msg, detail = compare_outputs(r, c)
+    assert not ok and "NaN" in msg and detail["first_index"] == [3]
+
+
+def test_shape_dtype_and_subclass():
+    r = torch.randn(4, 4)
+    assert "shape" in compare_outputs(r, torch.randn(4, 5))[1]
+    assert "dtype" in compare_outputs(r, r.double())[1]
+
+    class Sub(torch.Tensor):
+        pass
+
+    assert "plain torch.Tensor" in compare_outputs(r, r.clone().as_subclass(Sub))[1]
+
+
+def test_mismatch_location_reported():
+    r = torch.zeros(8, 8) + 1
+    c = r.clone()
+    c[2, 5] = 3.0
+    ok, msg, detail = compare_outputs(r, c)
+    assert not ok and detail["max_err_index"] == [2, 5] and detail["mismatches"] == 1
+
+
+def test_integer_exact_and_tolerance_hint():
+    assert tolerance_for(torch.int64) is None
+    assert not compare_outputs(torch.tensor([1, 2]), torch.tensor([1, 3]))[0]
+    assert tolerance_for(torch.float32, {"atol": 1e-2})["atol"] == 1e-2
+    assert tolerance_for(torch.float32, {"float32": {"rtol": 5e-3}})["rtol"] == 5e-3

@@ -1,0 +1,21 @@
+import io
+
+import pytest
+
+from kernelevo.worker import protocol
+
+
+def test_roundtrip_frames():
+    buf = io.BytesIO()
+    protocol.write(buf, {"op": "verify", "n": 3, "data": [1.5, "x"]})
+    protocol.write(buf, {"op": "exit"})
+    buf.seek(0)
+    assert protocol.read(buf) == {"op": "verify", "n": 3, "data": [1.5, "x"]}
+    assert protocol.read(buf) == {"op": "exit"}
+    assert protocol.read(buf) is None
+
+
+def test_truncated_frame():
+    data = protocol.encode({"op": "ping"})
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read(io.BytesIO(data[:-2]))

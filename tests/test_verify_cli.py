@@ -1,0 +1,63 @@
+"""`kernelevo verify`: JSON output, exit codes, one-line errors for bad input, instant re-checks."""
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CANDIDATES, EXAMPLES, ROOT
+
+SOFTMAX = EXAMPLES / "softmax.py"
+GOOD = CANDIDATES / "softmax" / "triton_ok.py"
+
+
+def kv(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "kernelevo", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, timeout=600, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_verified_json_and_cache(tmp_path):
+    r = kv("verify", SOFTMAX, GOOD, "--json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["status"] == "verified" and out["reason"] and isinstance(out["checks"], list)
+    assert (tmp_path / ".kernelevo" / "store.sqlite").exists()
+    t0 = time.monotonic()
+    r2 = kv("verify", SOFTMAX, GOOD, "--json", cwd=tmp_path)
+    assert json.loads(r2.stdout)["cached"] is True
+    assert time.monotonic() - t0 < 3.0  # no worker started for a stored verdict
+
+
+def test_rejected_exit_code_and_reason(tmp_path):
+    cand = tmp_path / "c.py"
+    cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, -1)\n")
+    r = kv("verify", SOFTMAX, cand, "--json", cwd=tmp_path)
+    assert r.returncode == 1
+    out = json.loads(r.stdout)
+    assert out["status"] == "rejected" and "no kernel" in out["reason"]
+
+
+@pytest.mark.parametrize("case", ["missing", "no_model", "syntax", "inputs_raise"])
+def test_bad_task_one_line_exit_2(tmp_path, case):
+    task = tmp_path / "task.py"
+    if case == "no_model":
+        task.write_text("import torch\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n")
+    elif case == "syntax":
+        task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x)\n        return x\n")
+    elif case == "inputs_raise":
+        task.write_text(SOFTMAX.read_text().replace("def get_inputs():", "def get_inputs():\n    raise ValueError('boom')\n\ndef _old():", 1))
+    r = kv("verify", task, GOOD, cwd=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    lines = [ln for ln in r.stderr.strip().splitlines() if ln]
+    assert len(lines) == 1, r.stderr
+    assert str(task) in lines[0]
+    if case == "syntax":
+        assert f"{task}:3:" in lines[0]
+    if case == "inputs_raise":
+        assert "get_inputs" in lines[0] and "boom" in lines[0] and f"{task}:" in lines[0]
+
+
+def test_missing_candidate_exit_2(tmp_path):
+    r = kv("verify", SOFTMAX, tmp_path / "nope.py", cwd=tmp_path)
+    assert r.returncode == 2 and "nope.py" in r.stderr

@@ -1,0 +1,93 @@
+"""Worker processes: a hanging, crashing or printing candidate costs one verdict, never the caller."""
+import os
+import time
+
+import pytest
+
+from conftest import CANDIDATES, EXAMPLES
+from kernelevo.verify import verify_candidate
+from kernelevo.worker.pool import Worker, WorkerError
+from kernelevo.worker.sandbox import scrubbed_env
+
+SOFTMAX = EXAMPLES / "softmax.py"
+GOOD = CANDIDATES / "softmax" / "triton_ok.py"
+
+
+def _candidate(tmp_path, body: str, name: str = "cand.py"):
+    src = GOOD.read_text() + "\n\n" + body
+    p = tmp_path / name
+    p.write_text(src)
+    return p
+
+
+def test_env_scrub_removes_secrets():
+    env = scrubbed_env({"ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "b", "MY_SECRET": "c", "PATH": "/bin",
+                        "HF_AUTH": "d", "CUDA_VISIBLE_DEVICES": "0"})
+    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0"}
+
+
+def test_worker_never_sees_api_key(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    with Worker("cpu") as w:
+        reply = w.request({"op": "ping"}, 60)
+    assert reply["pong"] and reply["secrets_seen"] == []
+
+
+def test_candidate_reading_key_sees_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
+    cand = tmp_path / "cand.py"
+    cand.write_text(GOOD.read_text().replace(
+        "class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'saw the key'\n\nclass ModelNew", 1))
+    v = verify_candidate(SOFTMAX, cand, device="cpu")
+    assert v.status == "verified", v.reason
+
+
+def test_hanging_candidate_stopped_within_limit(tmp_path):
+    cand = tmp_path / "hang.py"
+    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    with Worker("cpu") as w:
+        w.start()
+        t0 = time.monotonic()
+        with pytest.raises(WorkerError) as err:
+            w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                       "size": "small"}, timeout=5)
+        elapsed = time.monotonic() - t0
+        assert err.value.kind == "timeout"
+        assert elapsed < 8
+        assert not w.alive
+        assert w.request({"op": "ping"}, 60)["pong"]  # a fresh worker takes over
+
+
+def test_hang_gives_timeout_verdict(tmp_path):
+    cand = tmp_path / "hang.py"
+    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    t0 = time.monotonic()
+    v = verify_candidate(SOFTMAX, cand, device="cpu", timeout=5)
+    assert v.status == "timeout" and "time limit" in v.reason
+    assert time.monotonic() - t0 < 20
+
+
+def test_crashing_candidate_reported(tmp_path):
+    cand = tmp_path / "crash.py"
+    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        __import__('os')._exit(7)\n\n    def _unused(self, x", 1))
+    # __import__ is rejected statically; go through the worker directly to test the crash path
+    with Worker("cpu") as w:
+        with pytest.raises(WorkerError) as err:
+            w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                       "size": "small"}, timeout=60)
+        assert err.value.kind == "crash" and "exit code 7" in str(err.value)
+
+
+def test_printing_candidate_does_not_corrupt_channel(tmp_path):
+    cand = tmp_path / "noisy.py"
+    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x", 1))
+    v = verify_candidate(SOFTMAX, cand, device="cpu")
+    assert v.status == "verified", v.reason
+
+
+def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
+    cand = tmp_path / "patch.py"
+    cand.write_text(GOOD.read_text().replace("class ModelNew", "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew", 1))
+    v = verify_candidate(SOFTMAX, cand, device="cpu")
+    assert v.status == "rejected" and "torch.allclose" in v.reason
