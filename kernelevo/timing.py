@@ -1,0 +1,400 @@
+"""The timing protocol: the numbers the search trusts, measured the same way for every function.
+
+Runs inside the evaluation worker. Import this module before any candidate code is loaded:
+it keeps its own references to the clock, CUDA events and device synchronisation, so a
+candidate that monkey-patches `torch.cuda.synchronize`, `torch.cuda.Event` or
+`time.perf_counter` afterwards does not change what is measured (`tampered()` reports it).
+
+Protocol per measured call on CUDA: flush L2 (unless rotating input sets already evicts it),
+record a start event, call, synchronise the whole device (work on a private stream cannot
+escape), record the end event. Functions are warmed up, then timed round-robin in one
+process, until the median is known to `target_rel_ci` or a run/time limit is reached.
+Without CUDA the same protocol runs on a host clock, so the logic is tested on CPU.
+"""
+from __future__ import annotations
+
+import math
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Protocol, Sequence
+
+import torch
+
+# Captured at import, before untrusted code can patch them.
+_perf_counter = time.perf_counter
+_EventBase = torch.cuda.Event.__mro__[1]
+_event_record = getattr(_EventBase, "record", None)  # absent on CPU-only builds
+_event_elapsed = getattr(_EventBase, "elapsed_time", None)
+_event_synchronize = getattr(_EventBase, "synchronize", None)
+_Event = torch.cuda.Event
+_current_stream = torch.cuda.current_stream
+_cuda_synchronize = torch.cuda.synchronize
+_c_cuda_synchronize = getattr(torch._C, "_cuda_synchronize", None)
+
+_CAPTURED = {
+    "time.perf_counter": (lambda: time.perf_counter, _perf_counter),
+    "torch.cuda.Event": (lambda: torch.cuda.Event, _Event),
+    "torch.cuda.Event.record": (lambda: torch.cuda.Event.record, torch.cuda.Event.record),
+    "torch.cuda.Event.elapsed_time": (lambda: torch.cuda.Event.elapsed_time, torch.cuda.Event.elapsed_time),
+    "torch.cuda.Event.synchronize": (lambda: torch.cuda.Event.synchronize, torch.cuda.Event.synchronize),
+    "torch.cuda.synchronize": (lambda: torch.cuda.synchronize, _cuda_synchronize),
+    "torch.cuda.current_stream": (lambda: torch.cuda.current_stream, _current_stream),
+    "torch._C._cuda_synchronize": (lambda: getattr(torch._C, "_cuda_synchronize", None), _c_cuda_synchronize),
+}
+
+GRAPH_THRESHOLD_MS = 0.02  # below ~20 us launch overhead dominates: also report graph replay
+DEFAULT_FLUSH_BYTES = 256 * 1024 * 1024  # what triton.testing.do_bench uses when L2 size is unknown
+_Z95 = 1.959963984540054
+
+
+def tampered() -> list[str]:
+    """Names of timing primitives that were replaced since this module was imported."""
+    return [name for name, (now, then) in _CAPTURED.items() if now() is not then]
+
+
+@dataclass
+class Timing:
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    mean_ms: float
+    stdev_ms: float
+    spread: float  # (p90 - p10) / median
+    n_samples: int
+    graph_ms: float | None = None
+    ci_low_ms: float = 0.0  # distribution-free confidence interval of the median
+    ci_high_ms: float = 0.0
+    rel_ci: float = 0.0  # half-width of that interval over the median
+    stop_reason: str = ""  # "converged" | "max_runs" | "max_time"
+    l2_flushed: bool = False
+    graph_error: str | None = None
+    overhead_ms: float = 0.0  # median time of an empty call under the same protocol (not subtracted)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------- statistics
+
+def quantile(sorted_samples: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default)."""
+    n = len(sorted_samples)
+    if n == 0:
+        raise ValueError("no samples")
+    pos = q * (n - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    return sorted_samples[lo] + (sorted_samples[hi] - sorted_samples[lo]) * (pos - lo)
+
+
+def median_ci(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float]:
+    """Order-statistic confidence interval of the median, valid for any distribution.
+
+    The rank of the median among n samples is Binomial(n, 1/2); the normal approximation gives
+    ranks n/2 -+ z*sqrt(n)/2. With too few samples the interval is the whole range.
+    """
+    xs = sorted(samples)
+    n = len(xs)
+    if n == 0:
+        raise ValueError("no samples")
+    z = _Z95 if confidence == 0.95 else _z_for(confidence)
+    half = z * math.sqrt(n) / 2
+    lo = math.floor(n / 2 - half)  # 0-based index of the lower bound
+    hi = math.ceil(n / 2 + half) - 1
+    if lo < 0 or hi > n - 1:
+        return xs[0], xs[-1]
+    return xs[lo], xs[hi]
+
+
+def _z_for(confidence: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def relative_ci(samples: Sequence[float], confidence: float = 0.95) -> float:
+    lo, hi = median_ci(samples, confidence)
+    med = quantile(sorted(samples), 0.5)
+    if hi == lo:
+        return 0.0
+    return (hi - lo) / (2 * med) if med > 0 else math.inf
+
+
+def summarize(samples_ms: Sequence[float], *, confidence: float = 0.95, stop_reason: str = "",
+              l2_flushed: bool = False, graph_ms: float | None = None,
+              graph_error: str | None = None) -> Timing:
+    xs = sorted(samples_ms)
+    n = len(xs)
+    med = quantile(xs, 0.5)
+    p10, p90 = quantile(xs, 0.10), quantile(xs, 0.90)
+    mean = sum(xs) / n
+    stdev = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
+    lo, hi = median_ci(xs, confidence)
+    return Timing(
+        median_ms=med, p10_ms=p10, p90_ms=p90, mean_ms=mean, stdev_ms=stdev,
+        spread=(p90 - p10) / med if med > 0 else 0.0, n_samples=n, graph_ms=graph_ms,
+        ci_low_ms=lo, ci_high_ms=hi, rel_ci=relative_ci(xs, confidence), stop_reason=stop_reason,
+        l2_flushed=l2_flushed, graph_error=graph_error,
+    )
+
+
+# ---------------------------------------------------------------- L2 flush sizing
+
+def l2_flush_bytes(props: Any) -> int:
+    """Bytes to write between calls so nothing of the previous call stays in L2: twice the L2."""
+    l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+    return 2 * l2 if l2 > 0 else DEFAULT_FLUSH_BYTES
+
+
+def flush_needed(l2_bytes: int, n_input_sets: int, input_set_bytes: int | None) -> bool:
+    """Whether rotating input sets alone keeps a call's inputs out of L2.
+
+    Between two uses of one set, the other n-1 sets are touched; when they amount to twice the
+    L2 the set was evicted. Unknown sizes mean flushing.
+    """
+    if not input_set_bytes or l2_bytes <= 0:
+        return True
+    return (n_input_sets - 1) * input_set_bytes < 2 * l2_bytes
+
+
+# ---------------------------------------------------------------- timers
+
+class Timer(Protocol):
+    l2_flushed: bool
+
+    def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None: ...
+    def measure(self, fn: Callable[[int], Any], index: int) -> float: ...
+    def now(self) -> float: ...
+    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None: ...
+    def close(self) -> None: ...
+
+
+class HostTimer:
+    """Host clock: used without CUDA, and in tests with a fake clock."""
+
+    def __init__(self, clock: Callable[[], float] = _perf_counter) -> None:
+        self.clock = clock
+        self.l2_flushed = False
+
+    def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
+        pass
+
+    def measure(self, fn: Callable[[int], Any], index: int) -> float:
+        t0 = self.clock()
+        fn(index)
+        return (self.clock() - t0) * 1e3
+
+    def now(self) -> float:
+        return self.clock()
+
+    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass(frozen=True)
+class CudaApi:
+    """The CUDA calls the timer makes; tests pass a recording fake to check their order."""
+
+    new_event: Callable[[], Any]
+    record: Callable[[Any], None]
+    wait_event: Callable[[Any], None]
+    elapsed_ms: Callable[[Any, Any], float]
+    sync_device: Callable[[], None]
+    properties: Callable[[int], Any]
+    new_flush_buffer: Callable[[int, int], Any]  # (nbytes, device) -> object with zero_()
+
+
+def _real_sync_device() -> None:
+    if _c_cuda_synchronize is not None:
+        _c_cuda_synchronize()  # current device is set by the caller's device context
+    else:
+        _cuda_synchronize()
+
+
+REAL_CUDA = CudaApi(
+    new_event=lambda: _Event(enable_timing=True),
+    record=lambda ev: _event_record(ev, _current_stream()),
+    wait_event=lambda ev: _event_synchronize(ev),
+    elapsed_ms=lambda a, b: _event_elapsed(a, b),
+    sync_device=_real_sync_device,
+    properties=lambda d: torch.cuda.get_device_properties(d),
+    new_flush_buffer=lambda nbytes, d: torch.empty(nbytes // 4, dtype=torch.int32, device=f"cuda:{d}"),
+)
+
+
+class CudaTimer:
+    def __init__(self, device: int, api: CudaApi = REAL_CUDA, clock: Callable[[], float] = _perf_counter,
+                 graph_replays: int = 20) -> None:
+        self.device = device
+        self.api = api
+        self.clock = clock
+        self.graph_replays = graph_replays
+        self.l2_flushed = False
+        self._flush: Any = None
+
+    def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
+        props = self.api.properties(self.device)
+        l2 = int(getattr(props, "L2_cache_size", 0) or 0)
+        self.l2_flushed = flush_l2 and flush_needed(l2, n_input_sets, input_set_bytes)
+        if self.l2_flushed:
+            self._flush = self.api.new_flush_buffer(l2_flush_bytes(props), self.device)
+
+    def measure(self, fn: Callable[[int], Any], index: int) -> float:
+        api = self.api
+        start, end = api.new_event(), api.new_event()
+        if self._flush is not None:
+            self._flush.zero_()
+        api.record(start)
+        fn(index)
+        api.sync_device()  # before the end event: side-stream and other-thread work counts
+        api.record(end)
+        api.wait_event(end)
+        return float(api.elapsed_ms(start, end))
+
+    def now(self) -> float:
+        return self.clock()
+
+    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None:
+        """Per-call time of back-to-back replays of a CUDA graph holding several calls.
+
+        No flush inside the graph: this is the launch-free, cache-warm time (rotating input sets
+        still rotate). Work a candidate hides on a stream outside the capture is not in the
+        graph, so use this number beside the eager median, never instead of the correctness run.
+        """
+        api = self.api
+        n_inner = max(1, min(200, int(0.5 / max(eager_ms, 1e-4))))
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for i in range(3):
+                fn(i % n_input_sets)
+        torch.cuda.current_stream().wait_stream(side)
+        api.sync_device()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for j in range(n_inner):
+                fn(j % n_input_sets)
+        graph.replay()
+        api.sync_device()
+        samples = []
+        for _ in range(self.graph_replays):
+            start, end = api.new_event(), api.new_event()
+            api.record(start)
+            graph.replay()
+            api.sync_device()
+            api.record(end)
+            api.wait_event(end)
+            samples.append(float(api.elapsed_ms(start, end)) / n_inner)
+        del graph
+        return quantile(sorted(samples), 0.5)
+
+    def close(self) -> None:
+        self._flush = None
+
+
+# ---------------------------------------------------------------- the protocol
+
+def _default_timer(device: Any) -> Timer:
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = torch.device(device) if not isinstance(device, int) else torch.device("cuda", device)
+    if dev.type == "cuda":
+        return CudaTimer(dev.index if dev.index is not None else torch.cuda.current_device())
+    return HostTimer()
+
+
+def _noop(index: int) -> None:
+    return None
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[int], Any]],
+    *,
+    n_input_sets: int,
+    warmup_ms: float = 25.0,
+    min_warmup_calls: int = 2,
+    min_runs: int = 10,
+    max_runs: int = 1000,
+    max_time_s: float = 10.0,
+    target_rel_ci: float = 0.01,
+    confidence: float = 0.95,
+    flush_l2: bool = True,
+    input_set_bytes: int | None = None,
+    graph_threshold_ms: float = GRAPH_THRESHOLD_MS,
+    device: Any = None,
+    timer: Timer | None = None,
+) -> dict[str, Timing]:
+    """Time each fn (called with an input-set index, 0..n_input_sets-1 in turn) interleaved.
+
+    Every round calls every fn once, starting one fn later each round, so drift (clocks,
+    temperature, other tenants) hits all of them alike. All fns keep running until every one
+    has its median to `target_rel_ci` (half-width of the `confidence` interval over the median),
+    or `max_runs` rounds, or `max_time_s` of measuring; the sample counts stay equal. Warm-up
+    (first calls: compilation, autotuning, handle creation) is never measured. Functions whose
+    median, less the protocol's own overhead (an empty call), is under `graph_threshold_ms`
+    also get a CUDA-graph replay time. Exceptions from a fn propagate.
+    """
+    if not fns:
+        return {}
+    if n_input_sets < 1:
+        raise ValueError("n_input_sets must be >= 1")
+    if min_runs < 1 or max_runs < min_runs:
+        raise ValueError("need 1 <= min_runs <= max_runs")
+    timer = timer if timer is not None else _default_timer(device)
+    names = list(fns)
+    calls = {name: 0 for name in names}
+
+    def call(name: str) -> float:
+        index = calls[name] % n_input_sets
+        calls[name] += 1
+        return timer.measure(fns[name], index)
+
+    device_ctx = torch.cuda.device(timer.device) if isinstance(timer, CudaTimer) else nullcontext()
+    with device_ctx:
+        timer.prepare(n_input_sets, input_set_bytes, flush_l2)
+        try:
+            warmed = {name: 0.0 for name in names}
+            rounds = 0
+            while rounds < min_warmup_calls or min(warmed.values()) * 1e3 < warmup_ms:
+                for name in names:
+                    t0 = timer.now()
+                    call(name)
+                    warmed[name] += timer.now() - t0
+                rounds += 1
+                if rounds >= max_runs:
+                    break
+
+            overhead = quantile(sorted(timer.measure(_noop, 0) for _ in range(10)), 0.5)
+            samples: dict[str, list[float]] = {name: [] for name in names}
+            started = timer.now()
+            reason = "max_runs"
+            for r in range(max_runs):
+                k = r % len(names)
+                for name in names[k:] + names[:k]:
+                    samples[name].append(call(name))
+                if r + 1 >= min_runs and all(
+                        relative_ci(s, confidence) <= target_rel_ci for s in samples.values()):
+                    reason = "converged"
+                    break
+                if timer.now() - started >= max_time_s:
+                    reason = "max_time"  # a hard budget: may end before min_runs
+                    break
+
+            out = {}
+            for name in names:
+                t = summarize(samples[name], confidence=confidence, stop_reason=reason,
+                              l2_flushed=timer.l2_flushed)
+                t.overhead_ms = overhead
+                if t.median_ms - overhead < graph_threshold_ms:
+                    try:
+                        t.graph_ms = timer.graph_ms(fns[name], n_input_sets, t.median_ms)
+                    except Exception as e:  # capture refuses syncs, host work, some allocations
+                        t.graph_error = f"{type(e).__name__}: {e}"[:500]
+                out[name] = t
+            return out
+        finally:
+            timer.close()
