@@ -213,6 +213,23 @@ class Store:
             out.append(d)
         return out
 
+    def delete_candidate(self, candidate_id: int) -> None:
+        self._db.execute("DELETE FROM candidates WHERE id=?", (candidate_id,))
+
+    def set_candidate_features(self, candidate_id: int, features: dict[str, Any]) -> None:
+        row = self._db.execute("SELECT features_json FROM candidates WHERE id=?", (candidate_id,)).fetchone()
+        merged = {**json.loads(row[0] or "{}"), **features} if row else features
+        self._db.execute("UPDATE candidates SET features_json=? WHERE id=?", (json.dumps(merged), candidate_id))
+
+    def get_candidate(self, candidate_id: int) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT * FROM candidates WHERE id=?", (candidate_id,)).fetchone()
+        if row is None:
+            return None
+        d = dict(row)
+        d["verdict"] = json.loads(d.pop("verdict_json") or "{}")
+        d["features"] = json.loads(d.pop("features_json") or "{}")
+        return d
+
     # -- LLM calls -------------------------------------------------------------------
     def add_llm_call(self, run_id: str, *, request_hash: str, seq: int, provider: str, model: str,
                      prompt: Any, response_text: str, usage: dict[str, Any]) -> None:
@@ -229,6 +246,10 @@ class Store:
     def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
         return [dict(r) for r in rows]
+
+    def find_llm_call(self, run_id: str, seq: int) -> dict[str, Any] | None:
+        row = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? AND seq=? ORDER BY id DESC", (run_id, seq)).fetchone()
+        return dict(row) if row else None
 
     def find_llm_response(self, run_id: str, request_hash: str, seq: int) -> dict[str, Any] | None:
         row = self._db.execute(

@@ -1,0 +1,1 @@
+"""The search: propose kernels, evaluate them, keep the good and diverse ones, repeat."""

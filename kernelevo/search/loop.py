@@ -1,0 +1,301 @@
+"""The search loop: propose, evaluate, remember, repeat until the budget is spent.
+
+Proposals (model calls) run concurrently; evaluations run one at a time on a
+single thread, because only one candidate is timed on a GPU at a time. Everything
+is written to the store as it happens, so `--resume` continues a killed run: paid
+model answers are reused by their position (iteration, attempt), evaluated
+candidates come back from the store without running again.
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from kernelevo.digest import text_hash
+from kernelevo.llm import Budget, BudgetExhausted, LLMError, Prompt, Usage, request_hash
+from kernelevo.search.parse import NoCode, extract_code
+from kernelevo.search.population import Population, Program
+from kernelevo.search.prompt import PromptBuilder
+from kernelevo.store import Store
+from kernelevo.task import TaskFile
+from kernelevo.verdict import Verdict
+
+Events = Callable[[dict[str, Any]], None]
+REPAIRABLE = ("compile_error", "runtime_error")
+
+
+@dataclass
+class SearchConfig:
+    backend: str = "auto"
+    provider: str = "offline"
+    model: str | None = None
+    budget_tokens: int | None = None
+    budget_usd: float | None = None
+    wall_s: float | None = None
+    iterations: int | None = 10
+    patience: int | None = None
+    concurrency: int = 2
+    repair_tries: int = 3
+    seed: int = 0
+    n_islands: int = 2
+    max_tokens: int = 8192
+    device: str = "cpu"
+    size: str | None = None
+    base_url: str | None = None
+    source_file: str = ""
+    target_id: str = ""
+    source_hash: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class SearchResult:
+    run_id: str
+    status: str
+    best: Program | None
+    counts: dict[str, int]
+    usage: dict[str, Any]
+    iterations: int
+    stop_reason: str
+    baselines: dict[str, Any] = field(default_factory=dict)
+
+
+class Search:
+    def __init__(self, task: TaskFile, config: SearchConfig, *, store: Store, evaluate: Callable[[Path, int], Verdict],
+                 provider: Any = None, builder: PromptBuilder | None = None, seeds: list[tuple[str, str]] | None = None,
+                 events: Events | None = None, run_id: str | None = None, workdir: Path | None = None) -> None:
+        self.task, self.cfg, self.store = task, config, store
+        self.evaluate_fn, self.provider, self.builder = evaluate, provider, builder
+        self.seeds = seeds or []
+        self.emit = events or (lambda e: None)
+        self.population = Population(config.n_islands, seed=config.seed)
+        self.budget = Budget(tokens=config.budget_tokens, usd=config.budget_usd, wall_s=config.wall_s)
+        self.resuming = run_id is not None
+        self.run_id = run_id or store.create_run(task_path=str(task.path), task_hash=task.hash, config=config.to_dict(),
+                                                 source_file=config.source_file, target_id=config.target_id,
+                                                 source_hash=config.source_hash)
+        self.dir = (workdir or store.path.parent) / "runs" / self.run_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.gpu_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate")
+        self.next_iteration = 0
+        self.best_fitness = -1.0
+        self.last_improvement = 0
+        self.completed = 0
+        self.stop_reason = ""
+        self.calls_reused = 0
+
+    # -- resume ----------------------------------------------------------------------
+    def _restore(self) -> None:
+        """Rebuild the population, spending and position from what the store holds."""
+        done: set[int] = set()
+        for row in self.store.candidates(self.run_id):
+            if not row["features"].get("final"):
+                continue
+            done.add(row["iteration"])
+        for row in self.store.candidates(self.run_id):
+            if row["iteration"] in done:
+                self._remember(row["id"], row["source"], row["backend"], row["verdict"], row["iteration"],
+                               row["parent_id"], row["origin"])
+            else:
+                self.store.delete_candidate(row["id"])
+        for call in self.store.llm_calls(self.run_id):
+            self.budget.charge(Usage(call["input_tokens"], call["output_tokens"], call["cache_read_tokens"],
+                                     call["cache_write_tokens"], call["cost_usd"]))
+        self.next_iteration = max(done) + 1 if done else 0
+        self.completed = len(done)
+
+    # -- model calls -------------------------------------------------------------------
+    async def _ask(self, prompt: Prompt, iteration: int, attempt: int) -> str:
+        seq = iteration * 100 + attempt
+        stored = self.store.find_llm_call(self.run_id, seq)
+        if stored is not None:
+            self.calls_reused += 1
+            return stored["response_text"]
+        completion = await self.provider.complete(prompt, max_tokens=self.cfg.max_tokens, budget=self.budget)
+        self.store.add_llm_call(
+            self.run_id, request_hash=request_hash(prompt, getattr(self.provider, "model", "")), seq=seq,
+            provider=getattr(self.provider, "name", ""), model=completion.model,
+            prompt={"system": [p.text for p in prompt.system], "messages": [[m.role, m.content] for m in prompt.messages]},
+            response_text=completion.text, usage=completion.usage.to_dict())
+        return completion.text
+
+    # -- evaluation --------------------------------------------------------------------
+    async def _evaluate(self, source: str, iteration: int, attempt: int) -> dict[str, Any]:
+        path = self.dir / f"cand_{iteration:04d}_{attempt}.py"
+        path.write_text(source)
+        seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
+        loop = asyncio.get_running_loop()
+        verdict = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
+        return verdict.to_dict()
+
+    def _remember(self, cid: int, source: str, backend: str, verdict: dict[str, Any], iteration: int,
+                  parent_id: int | None, origin: str) -> Program:
+        t = verdict.get("timings") or {}
+        p = Program(id=cid, source=source, backend=backend, status=verdict.get("status", "?"),
+                    speedup=t.get("speedup_eager"), time_ms=t.get("candidate_ms"), parent_id=parent_id,
+                    island=iteration % self.population.n_islands, iteration=iteration,
+                    launches=int(verdict.get("kernel_launches") or 0) // max(1, _n_calls(verdict)),
+                    origin=origin, verdict=verdict)
+        self.population.add(p)
+        if p.verified and p.fitness > self.best_fitness + 1e-9:
+            self.best_fitness = p.fitness
+            self.last_improvement = iteration
+        return p
+
+    async def _submit(self, source: str, backend: str, iteration: int, attempt: int, parent: Program | None,
+                      origin: str, final: bool) -> Program:
+        verdict = await self._evaluate(source, iteration, attempt)
+        t = verdict.get("timings") or {}
+        cid = self.store.add_candidate(
+            self.run_id, iteration=iteration, origin=origin, backend=verdict.get("backend", backend), source=source,
+            candidate_hash=text_hash(source), verdict=verdict, parent_id=parent.id if parent else None,
+            time_ms=t.get("candidate_ms"), speedup_eager=t.get("speedup_eager"),
+            speedup_compile=t.get("speedup_compile"), features={"final": final, "attempt": attempt})
+        program = self._remember(cid, source, verdict.get("backend", backend), verdict, iteration,
+                                 parent.id if parent else None, origin)
+        self._progress(f"candidate {cid} ({origin}): {verdict.get('status')}"
+                       + (f", {program.speedup:.2f}x" if program.speedup else ""), iteration)
+        return program
+
+    def _mark_final(self, program: Program) -> None:
+        self.store.set_candidate_features(program.id, {"final": True})
+
+    # -- one iteration -------------------------------------------------------------------
+    def _backend_for(self, iteration: int) -> str:
+        if self.cfg.backend != "auto":
+            return self.cfg.backend
+        return "triton" if self.cfg.device == "cpu" or iteration % 2 == 0 else "cuda"
+
+    async def _iteration(self, iteration: int) -> None:
+        rng = random.Random(f"{self.cfg.seed}:{iteration}")
+        self.population.rng = rng
+        backend = self._backend_for(iteration)
+        island = self.population.island_for_next(iteration)
+        parent = self.population.select_parent(island)
+        if parent is not None and parent.backend not in (backend, "unknown"):
+            parent = next((p for p in self.population.elites() if p.backend == backend), None)
+        insp = self.population.inspirations(parent)
+        assert self.builder is not None
+        prompt = self.builder.improve(backend, parent, insp) if parent else self.builder.fresh(backend, insp)
+        program: Program | None = None
+        for attempt in range(self.cfg.repair_tries + 1):
+            answer = await self._ask(prompt, iteration, attempt)
+            try:
+                source = extract_code(answer)
+            except NoCode as exc:
+                verdict = Verdict("compile_error", str(exc), backend=backend).to_dict()
+                if attempt == self.cfg.repair_tries:
+                    break
+                prompt = self.builder.repair(backend, prompt, answer, "", verdict)
+                continue
+            last = attempt == self.cfg.repair_tries
+            program = await self._submit(source, backend, iteration, attempt, parent,
+                                         "llm" if attempt == 0 else "repair", final=False)
+            if program.status not in REPAIRABLE or last:
+                break
+            prompt = self.builder.repair(backend, prompt, answer, source, program.verdict)
+        if program is not None:
+            self._mark_final(program)
+        else:
+            self.store.add_candidate(self.run_id, iteration=iteration, origin="llm", backend=backend, source="",
+                                     candidate_hash="", verdict={"status": "compile_error",
+                                                                 "reason": "no code in the answer"},
+                                     features={"final": True})
+        self.completed += 1
+
+    async def _worker(self) -> None:
+        while True:
+            reason = self._stop_reason()
+            if reason:
+                self.stop_reason = self.stop_reason or reason
+                return
+            if self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
+                self.stop_reason = self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
+                return
+            iteration = self.next_iteration
+            self.next_iteration += 1
+            try:
+                await self._iteration(iteration)
+            except BudgetExhausted as exc:
+                self.stop_reason = self.stop_reason or str(exc)
+                return
+
+    def _stop_reason(self) -> str | None:
+        reason = self.budget.exhausted()
+        if reason:
+            return reason
+        if self.cfg.patience and self.completed - self.last_improvement > self.cfg.patience:
+            return f"no improvement for {self.cfg.patience} iterations"
+        return None
+
+    def _progress(self, message: str, iteration: int) -> None:
+        best = self.population.best()
+        snap = self.budget.snapshot()
+        t = (best.verdict.get("timings") or {}) if best else {}
+        self.emit({"event": "progress", "run_id": self.run_id, "iteration": iteration,
+                   "evaluated": len(self.population.programs), "best_speedup": best.speedup if best else None,
+                   "best_speedup_compile": t.get("speedup_compile"), "verified": best is not None,
+                   "tokens": snap["tokens"], "cost_usd": snap["cost_usd"], "message": message})
+
+    # -- the run -------------------------------------------------------------------------
+    async def run(self) -> SearchResult:
+        self.store.update_run(self.run_id, status="running")
+        if self.resuming:
+            self._restore()
+        self.emit({"event": "start", "run_id": self.run_id, "task": str(self.task.path), "provider": self.cfg.provider,
+                   "backend": self.cfg.backend, "resumed": self.resuming})
+        try:
+            for k, (origin, source) in enumerate(self.seeds):
+                if any(p.origin == origin and p.source == source for p in self.population.programs.values()):
+                    continue
+                prog = await self._submit(source, "triton", -1 - k, 0, None, origin, final=True)
+                self._mark_final(prog)
+            if self.provider is not None and self.builder is not None:
+                workers = [asyncio.create_task(self._worker()) for _ in range(max(1, self.cfg.concurrency))]
+                await asyncio.gather(*workers)
+            else:
+                self.stop_reason = "offline search finished"
+        except LLMError as exc:
+            self.stop_reason = f"model error: {exc}"
+            self.store.update_run(self.run_id, status="failed", summary=self._summary("failed"))
+            self.emit({"event": "error", "run_id": self.run_id, "message": str(exc)})
+            raise
+        finally:
+            self.gpu_pool.shutdown(wait=True)
+            if self.provider is not None and hasattr(self.provider, "aclose"):
+                await self.provider.aclose()
+        best = self.population.best()
+        status = "improved" if best is not None and _beats_baselines(best) else "no_improvement"
+        summary = self._summary(status)
+        self.store.update_run(self.run_id, status="done", summary=summary)
+        return SearchResult(self.run_id, status, best, self.population.counts(), self.budget.snapshot(),
+                            self.completed, self.stop_reason)
+
+    def _summary(self, status: str) -> dict[str, Any]:
+        best = self.population.best()
+        t = (best.verdict.get("timings") or {}) if best else {}
+        return {"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
+                "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
+                "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
+                "iterations": self.completed, "calls_reused": self.calls_reused}
+
+
+def _n_calls(verdict: dict[str, Any]) -> int:
+    """Forward calls made during verification (to turn total launches into launches per call)."""
+    return max(1, sum(1 for c in verdict.get("checks", []) if str(c.get("name", "")).startswith(("match[", "same_buffers"))))
+
+
+def _beats_baselines(best: Program) -> bool:
+    """Improved only when measured faster than both eager and torch.compile; unmeasured is not improved."""
+    t = best.verdict.get("timings") or {}
+    se, sc = t.get("speedup_eager"), t.get("speedup_compile")
+    if se is None:
+        return False
+    return se > 1.0 and (sc is None or sc > 1.0)

@@ -1,0 +1,125 @@
+"""The population database: MAP-Elites cells on several islands.
+
+Each island keeps, per cell of a small feature grid, its best program (the elite).
+A cell is (backend, approach, size): 'approach' is how many kernels a forward
+launches (one fused kernel vs several), 'size' a code-length bucket. Keeping the
+best of each cell, rather than the best few overall, keeps different ideas alive;
+islands evolve apart and exchange their best now and then (migration), so one
+early lucky kernel does not take over the whole run.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Program:
+    id: int
+    source: str
+    backend: str
+    status: str
+    speedup: float | None = None
+    time_ms: float | None = None
+    parent_id: int | None = None
+    island: int = 0
+    iteration: int = 0
+    launches: int = 0
+    origin: str = "llm"
+    verdict: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified"
+
+    @property
+    def fitness(self) -> float:
+        """Verified programs rank by speedup (1.0 when speed is not measured); failures below all."""
+        if not self.verified:
+            return -1.0
+        return self.speedup if self.speedup is not None else 1.0
+
+    def cell(self) -> tuple[str, str, str]:
+        lines = self.source.count("\n")
+        size = "short" if lines < 60 else "medium" if lines < 150 else "long"
+        approach = "fused" if self.launches <= 1 else "multi-kernel" if self.launches <= 3 else "many-kernels"
+        return self.backend, approach, size
+
+
+class Population:
+    def __init__(self, n_islands: int = 3, *, seed: int = 0, exploit_ratio: float = 0.7,
+                 migration_interval: int = 10) -> None:
+        self.n_islands = max(1, n_islands)
+        self.rng = random.Random(seed)
+        self.exploit_ratio = exploit_ratio
+        self.migration_interval = migration_interval
+        self.programs: dict[int, Program] = {}
+        self.islands: list[dict[tuple[str, str, str], int]] = [{} for _ in range(self.n_islands)]
+        self.added = 0
+
+    def add(self, program: Program) -> bool:
+        """Add a program; returns True when it became its cell's elite."""
+        self.programs[program.id] = program
+        self.added += 1
+        if not program.verified:
+            return False
+        cells = self.islands[program.island % self.n_islands]
+        key = program.cell()
+        current = cells.get(key)
+        if current is None or program.fitness > self.programs[current].fitness:
+            cells[key] = program.id
+            return True
+        return False
+
+    def island_for_next(self, iteration: int) -> int:
+        return iteration % self.n_islands
+
+    def best(self) -> Program | None:
+        verified = [p for p in self.programs.values() if p.verified]
+        return max(verified, key=lambda p: (p.fitness, -p.id)) if verified else None
+
+    def elites(self, island: int | None = None) -> list[Program]:
+        islands = self.islands if island is None else [self.islands[island % self.n_islands]]
+        return sorted((self.programs[i] for cells in islands for i in cells.values()),
+                      key=lambda p: (-p.fitness, p.id))
+
+    def select_parent(self, island: int) -> Program | None:
+        """Exploit (the island's best) with probability exploit_ratio, else explore (a random elite)."""
+        elites = self.elites(island) or self.elites()
+        if not elites:
+            return None
+        if self.rng.random() < self.exploit_ratio:
+            return elites[0]
+        return self.rng.choice(elites)
+
+    def inspirations(self, parent: Program | None, k_top: int = 2, k_diverse: int = 1) -> list[Program]:
+        """The best programs overall plus elites of other cells, never the parent itself."""
+        pool = [p for p in self.elites() if parent is None or p.id != parent.id]
+        top = pool[:k_top]
+        rest = [p for p in pool[k_top:] if parent is None or p.cell() != parent.cell()]
+        diverse = self.rng.sample(rest, min(k_diverse, len(rest))) if rest else []
+        return top + diverse
+
+    def maybe_migrate(self, iteration: int) -> bool:
+        """Every `migration_interval` iterations, each island's best joins the next island (a ring)."""
+        if self.n_islands < 2 or iteration == 0 or iteration % self.migration_interval:
+            return False
+        bests = [self.elites(i)[0] if self.elites(i) else None for i in range(self.n_islands)]
+        moved = False
+        for i, p in enumerate(bests):
+            if p is None:
+                continue
+            dest = self.islands[(i + 1) % self.n_islands]
+            key = p.cell()
+            cur = dest.get(key)
+            if cur is None or p.fitness > self.programs[cur].fitness:
+                dest[key] = p.id
+                moved = True
+        return moved
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.programs.values():
+            out[p.status] = out.get(p.status, 0) + 1
+        return out

@@ -1,0 +1,150 @@
+"""`kernelevo optimize` against real local HTTP servers speaking the providers' protocols.
+
+The CLI runs in a subprocess and talks through the real anthropic/openai SDKs to
+scripted servers on 127.0.0.1; candidates run in the Triton interpreter on small shapes.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CANDIDATES, EXAMPLES, ROOT
+from fakes.anthropic_server import serve_anthropic
+from fakes.openai_server import serve_openai
+from fakes.scripted_server import error, kernel_reply, slow
+from kernelevo.store import Store
+
+SOFTMAX = EXAMPLES / "softmax.py"
+GOOD = (CANDIDATES / "softmax" / "triton_ok.py").read_text()
+BROKEN = GOOD.replace("def forward(self, x", "def forward(self x", 1)  # a syntax error
+WRONG = GOOD.replace("tl.exp(", "tl.exp(1.0001 * ", 1) if "tl.exp(" in GOOD else GOOD.replace("/", "*", 1)
+KEY_CHECK = GOOD.replace("class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'key leaked'\n\n\nclass ModelNew", 1)
+
+
+def optimize(tmp_path, server_env, *args, timeout=600, wait=True):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(server_env)
+    env["PYTHONPATH"] = str(ROOT)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
+    cmd = [sys.executable, "-m", "kernelevo", "optimize", str(SOFTMAX), "--device", "cpu", "--progress", "json",
+           "--concurrency", "1", "--json-out", str(tmp_path / "out.json"), *map(str, args)]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def anthropic_env(server):
+    return {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
+
+
+def events(stdout):
+    return [json.loads(line) for line in stdout.splitlines() if line.strip()]
+
+
+def test_compile_error_fed_back_and_repaired(tmp_path):
+    with serve_anthropic([kernel_reply(BROKEN), kernel_reply(GOOD)], default=kernel_reply(GOOD)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    posts = server.posts()
+    assert len(posts) == 2
+    repair = json.dumps(posts[1].json)
+    assert "syntax error" in repair and "forward(self x" in repair
+    sys_blocks = posts[0].json["system"]
+    assert any(b.get("cache_control") for b in sys_blocks)  # stable prefix marked for prompt caching
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["candidates"] == {"compile_error": 1, "verified": 1}
+    assert out["best_candidate"] is not None and out["tokens"] > 0
+    ev = events(r.stdout)
+    assert ev[0]["event"] == "start" and ev[-1]["event"] == "done"
+    assert any(e["event"] == "progress" for e in ev)
+
+
+def test_best_verified_selected_and_budget_stops_exactly(tmp_path):
+    script = [kernel_reply(WRONG), kernel_reply(GOOD), kernel_reply(WRONG)]
+    with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "3", "--repair-tries", "0")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(server.posts()) == 3  # exactly the iteration budget
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["candidates"] == {"incorrect": 2, "verified": 1}
+    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    best = [c for c in store.candidates(out["run_id"]) if c["id"] == out["best_candidate"]][0]
+    assert best["status"] == "verified" and best["source"].strip() == GOOD.strip()
+
+
+def test_token_budget_is_never_exceeded(tmp_path):
+    with serve_anthropic([], default=kernel_reply(WRONG)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "50", "--repair-tries", "0", "--budget-tokens", "30000")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["tokens"] <= 30000
+    assert "budget" in out["stop_reason"]
+    assert 0 < len(server.posts()) < 50
+
+
+def test_rate_limit_then_success_retried(tmp_path):
+    with serve_anthropic([error(429, retry_after=0), kernel_reply(GOOD)], default=kernel_reply(GOOD)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(server.posts()) == 2
+    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
+
+
+def test_openai_compatible_endpoint(tmp_path):
+    with serve_openai([kernel_reply(GOOD)], default=kernel_reply(GOOD)) as server:
+        env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+        r = optimize(tmp_path, env, "--provider", "openai", "--model", "gpt-test", "--iterations", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert server.posts()[0].json["model"] == "gpt-test"
+    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
+
+
+def test_bad_key_is_a_clear_error(tmp_path):
+    with serve_anthropic([error(401, "invalid x-api-key")]) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "1")
+    assert r.returncode == 1
+    assert "ANTHROPIC_API_KEY" in r.stderr and "sk-ant-test" not in r.stderr + r.stdout
+
+
+def test_candidate_worker_never_sees_key(tmp_path):
+    with serve_anthropic([kernel_reply(KEY_CHECK)], default=kernel_reply(KEY_CHECK)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "1", "--repair-tries", "0")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
+
+
+def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
+    # iteration 0 answers at once; iteration 1's answer is slow, so the run is killed while waiting for it
+    script = [kernel_reply(WRONG), slow(60, kernel_reply(GOOD))]
+    with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
+        proc = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                        "--iterations", "3", "--repair-tries", "0", wait=False)
+        store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and len(server.posts()) < 2:
+            time.sleep(0.2)
+        assert len(server.posts()) == 2, proc.stderr.read() if proc.poll() is not None else "server saw too few calls"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        run_id = store.list_runs(1)[0].id
+        paid_before = len(store.llm_calls(run_id))
+        assert paid_before == 1 and len(store.candidates(run_id)) == 1
+    with serve_anthropic([], default=kernel_reply(GOOD)) as server2:
+        r = optimize(tmp_path, anthropic_env(server2), "--resume", run_id)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert len(server2.posts()) == 2  # iterations 1 and 2 only; iteration 0's paid answer was not asked again
+    calls = store.llm_calls(run_id)
+    assert sorted(c["seq"] for c in calls) == [0, 100, 200]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["run_id"] == run_id and out["candidates"] == {"incorrect": 1, "verified": 2}
