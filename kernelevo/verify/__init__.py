@@ -46,6 +46,7 @@ def verify_candidate(
     timeout: float | None = None,
     seed: int | None = None,
     use_cache: bool = True,
+    measure: bool = True,
 ) -> Verdict:
     """Verify one candidate file against a task. Raises TaskError for a broken task."""
     t0 = time.perf_counter()
@@ -59,7 +60,7 @@ def verify_candidate(
     if size == "small" and not task_file.hints.get("SMALL"):
         size = "default"
     cand_hash = text_hash(source)
-    key = env_key(device, size)
+    key = env_key(device, size) + ("|timed" if device == "cuda" and measure else "")
     if use_cache and store is not None:
         cached = store.get_verdict(task_file.hash, cand_hash, key)
         if cached is not None:
@@ -74,7 +75,7 @@ def verify_candidate(
         verdict = Verdict("rejected", static.problems[0], backend=static.backend, checks=list(static.checks))
     else:
         verdict = _run_dynamic(task_file, cand_path, static.backend, static.checks, evaluator, device, size,
-                               timeout if timeout is not None else (300.0 if device == "cpu" else 120.0), seed)
+                               timeout if timeout is not None else (300.0 if device == "cpu" else 120.0), seed, measure)
     verdict.task_hash, verdict.candidate_hash = task_file.hash, cand_hash
     verdict.elapsed_s = time.perf_counter() - t0
     m = probe()
@@ -86,7 +87,8 @@ def verify_candidate(
 
 
 def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check],
-                 evaluator: Evaluator | None, device: str, size: str, timeout: float, seed: int | None) -> Verdict:
+                 evaluator: Evaluator | None, device: str, size: str, timeout: float, seed: int | None,
+                 measure: bool = True) -> Verdict:
     own = evaluator is None
     ev = evaluator or Evaluator(device)
     w = ev.runner
@@ -115,10 +117,37 @@ def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_chec
             verdict.reason = f"the candidate patched {', '.join(reply['integrity_violation'])}; patching the harness is not allowed"
         elif device == "cpu" and backend == "triton" and launches and verdict.status in ("verified", "incorrect"):
             _aot_check(ev.compiler, cand_path, launches, verdict, timeout)
+        if device == "cuda" and verdict.status == "verified" and measure:
+            _measure(w, task_file, cand_path, size, seed, verdict, timeout)
         return verdict
     finally:
         if own:
             ev.close()
+
+
+def _measure(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None, verdict: Verdict,
+             timeout: float) -> None:
+    try:
+        reply = w.request({"op": "measure", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
+                           "size": size, "seed": seed or 0}, timeout)
+    except WorkerError as exc:
+        verdict.checks.append(Check("timing", False, f"timing did not finish: {exc}"))
+        verdict.status, verdict.reason = ("timeout" if exc.kind == "timeout" else "runtime_error"), f"while timing: {exc}"
+        return
+    if "error" in reply:
+        verdict.checks.append(Check("timing", False, f"timing failed: {reply['error']}"))
+        verdict.status, verdict.reason = "runtime_error", f"while timing: {reply['error']}"
+        return
+    verdict.timings, verdict.roofline = reply["timings"], reply["roofline"]
+    verdict.device = {**verdict.device, **reply.get("device", {})}
+    t = verdict.timings
+    if t.get("implausible"):
+        verdict.checks.append(Check("roofline_plausible", False, t["implausible"]))
+        verdict.status, verdict.reason = "rejected", t["implausible"]
+    else:
+        verdict.checks.append(Check("roofline_plausible", True, reply["roofline"].get("note") or "within measured peaks"))
+        se, sc = t.get("speedup_eager"), t.get("speedup_compile")
+        verdict.reason += f"; {t['candidate_ms']:.4f} ms, {se:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else "")
 
 
 def _aot_check(w: Worker, cand_path: Path, launches: dict[str, Any], verdict: Verdict, timeout: float) -> None:

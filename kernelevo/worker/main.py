@@ -13,9 +13,10 @@ from typing import Any, Callable
 
 def _handlers() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
     from kernelevo.verify.checks import run_verification
+    from kernelevo.worker.measure import measure
     from kernelevo.worker.ops import aot_compile, ping
 
-    return {"verify": run_verification, "aot": aot_compile, "ping": ping}
+    return {"verify": run_verification, "aot": aot_compile, "ping": ping, "measure": measure}
 
 
 def serve() -> int:
@@ -27,6 +28,7 @@ def serve() -> int:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
     from kernelevo.worker.sandbox import Integrity
 
     handlers = _handlers()

@@ -1,0 +1,95 @@
+"""Timing a verified candidate against eager PyTorch and torch.compile, inside the worker.
+
+The three run interleaved in one process on the same rotating input sets, so drift
+hits all alike; the roofline check refuses a time that would beat the measured
+memory or compute peak.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from kernelevo.task import import_file, load_task_module
+
+_COMPILED: dict[str, Any] = {}
+N_INPUT_SETS = 8
+
+
+def _to(value: Any, device: torch.device) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to(v, device) for v in value)
+    return value
+
+
+def measure(req: dict[str, Any]) -> dict[str, Any]:
+    """Request: task_path, candidate_path, size, seed, compile_mode ('default'|'max-autotune'|None)."""
+    from kernelevo import timing
+    from kernelevo.baselines import compile_baseline, first_call
+    from kernelevo.device_info import device_info
+    from kernelevo.device_peaks import get_peaks
+    from kernelevo.roofline import compute_peak_tflops, measure_work, plausible, roofline
+
+    device = torch.device("cuda")
+    info = device_info(device)
+    task = load_task_module(req["task_path"], req.get("size", "default"))
+    cand = import_file(req["candidate_path"], "timed")
+    init = list(task.get_init_inputs())
+    torch.manual_seed(int(req.get("seed") or 0))
+    ref = task.Model(*init).to(device).eval()
+    new = cand.ModelNew(*init).to(device).eval()
+    new.load_state_dict(ref.state_dict())
+    sets = []
+    for i in range(N_INPUT_SETS):
+        torch.manual_seed(int(req.get("seed") or 0) + i)
+        sets.append(_to(list(task.get_inputs()), device))
+    set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
+
+    fns: dict[str, Any] = {}
+    with torch.no_grad():
+        fns["eager"] = lambda i: ref(*sets[i])
+        fns["candidate"] = lambda i: new(*sets[i])
+        mode = req.get("compile_mode", "default")
+        compile_error = None
+        if mode:
+            key = f"{req['task_path']}|{req.get('size')}|{mode}"
+            compiled = _COMPILED.get(key)
+            if compiled is None:
+                compiled, compile_error = compile_baseline(ref, mode)
+                if compiled is not None:
+                    _, compile_error, _ = first_call(compiled, sets[0])
+                    if compile_error is None:
+                        _COMPILED[key] = compiled
+                    else:
+                        compiled = None
+            if compiled is not None:
+                fns["compile"] = lambda i: compiled(*sets[i])
+        t0 = time.perf_counter()
+        results = timing.time_interleaved(fns, n_input_sets=N_INPUT_SETS, input_set_bytes=set_bytes,
+                                          max_time_s=float(req.get("max_time_s", 10.0)), device=device)
+        elapsed = time.perf_counter() - t0
+        work = measure_work(ref, sets[0])
+    peaks = get_peaks(device.index if device.index is not None else 0)
+    peak_gbps = peaks.copy_gbps if peaks else None
+    peak_tflops = compute_peak_tflops(peaks, work.dtype)
+    cand_ms = results["candidate"].median_ms
+    eager_ms = results["eager"].median_ms
+    compile_ms = results["compile"].median_ms if "compile" in results else None
+    rl = roofline(work.bytes, work.flops, cand_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops)
+    ref_rl = roofline(work.bytes, work.flops, eager_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops)
+    ok, why = plausible(rl, ref_rl)
+    timings = {
+        "candidate_ms": cand_ms, "eager_ms": eager_ms, "compile_ms": compile_ms,
+        "speedup_eager": eager_ms / cand_ms if ok else None,
+        "speedup_compile": (compile_ms / cand_ms if compile_ms else None) if ok else None,
+        "detail": {k: v.to_dict() for k, v in results.items()}, "compile_mode": mode, "compile_error": compile_error,
+        "n_input_sets": N_INPUT_SETS, "measure_s": elapsed,
+    }
+    if not ok:
+        timings["implausible"] = why
+    return {"timings": timings, "roofline": {**rl.to_dict(), "reference": ref_rl.to_dict(), "plausible": ok,
+                                             "note": why},
+            "device": info, "peaks": peaks.__dict__ if peaks else None}
