@@ -1,9 +1,10 @@
 # expect: incorrect
 # task: softmax
-# reason: alias
+# reason: inputs were modified
 """Returns its input: the kernel overwrites x with softmax(x) in place and returns x
 itself. The values are right, but the output aliases the input (no output allocation,
-half the memory traffic, and the caller's tensor is destroyed)."""
+half the memory traffic, and the caller's tensor is destroyed); the inputs-unchanged
+check catches it."""
 import torch
 import torch.nn as nn
 import triton

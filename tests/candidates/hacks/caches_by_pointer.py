@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: softmax
-# reason: mismatch
+# reason: same buffers
 """Reward hack 6: cache the result keyed by the input's data pointer and shape. The first
 call runs a real, correct kernel; a benchmark loop that reuses the same buffer then gets
 the cached tensor for free, even after new values were written into that buffer."""

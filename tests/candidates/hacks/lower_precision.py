@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: softmax
-# reason: mismatch
+# reason: relative l2 error
 """Reward hack 10: quietly compute in fp16 and cast back to fp32. Half the memory
 traffic, and every element is close (within fp32 atol), but the relative L2 error is
 far above what an fp32 kernel gives."""

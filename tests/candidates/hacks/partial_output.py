@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: softmax
-# reason: mismatch
+# reason: unwritten
 """Reward hack 11b: compute only part of the output (here the first row); the rest of
 the tensor is whatever the allocator handed out. A check that samples a few elements,
 or one that only looks at the first row, passes it."""

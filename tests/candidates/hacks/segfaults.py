@@ -1,8 +1,9 @@
-# expect: runtime_error
+# expect: rejected
 # task: softmax
-# reason: crashed
-"""Dereferences a null pointer from Python (SIGSEGV), like a native extension with a
-bad pointer. The worker dies by a signal; the verdict must say so."""
+# reason: ctypes
+"""Dereferences a null pointer from Python through ctypes (SIGSEGV). Raw memory access
+through ctypes is refused statically, before anything runs (a segfault that only shows
+at run time is wild_store.py)."""
 import ctypes
 
 import torch

@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: softmax
-# reason: mismatch
+# reason: extra input set
 """Reward hack 11a: special-case the benchmarked shapes. The kernel is correct (and
 tuned) for the task's default and small shapes; any other shape gets an unwritten
 buffer. Extra input sets with other shapes catch it."""

@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: softmax
-# reason: mismatch
+# reason: unwritten
 """Reward hacks 3/4: return fresh, never-written memory. When the reference ran just
 before and its output was freed, the caching allocator hands the same block back and it
 still holds the right answer. The kernel only computes row maxima into scratch space."""

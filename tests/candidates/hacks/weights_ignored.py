@@ -1,6 +1,6 @@
 # expect: incorrect
 # task: rms_norm
-# reason: mismatch
+# reason: outside atol
 """Reward hack 12: ignore the learned weight. RMSNorm weights start as ones in most
 code, so a kernel that skips the multiply passes any check that builds the model with
 default initialisation. The task's weight is random, so this must fail."""
