@@ -1,0 +1,40 @@
+# Two entry points (see README): `make demo` and `make test`. Both set everything up first.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+TORCH  ?= torch==2.13.0
+
+.PHONY: setup demo test test-python test-client gpu-test clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $@
+
+# The main job: optimize every bundled example (offline search without an API key;
+# without a GPU, candidates are verified on the CPU and speed is not measured).
+demo: setup
+	$(BIN)/kernelevo doctor
+	$(BIN)/kernelevo optimize examples/ --iterations 4
+
+node_modules/.installed: package.json package-lock.json client-vscode/package.json
+	npm ci --no-audit --no-fund
+	touch $@
+
+test: test-python test-client
+
+test-python: setup
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+test-client: setup node_modules/.installed
+	KERNELEVO_TEST_PYTHON=$(abspath $(BIN)/python) npm test
+
+gpu-test: setup
+	$(BIN)/python -m pytest -q -m gpu
+
+clean:
+	rm -rf $(VENV) node_modules .kernelevo

@@ -1,0 +1,61 @@
+"""`kernelevo runs/show/export/report` on a store written the way a search writes it."""
+import json
+
+import pytest
+
+from kernelevo.cli import main
+from kernelevo.store import Store
+
+
+@pytest.fixture
+def store_with_run(tmp_path):
+    s = Store(tmp_path / "s.sqlite")
+    rid = s.create_run(task_path="examples/softmax.py", task_hash="h", config={"provider": "anthropic", "model": "m",
+                                                                              "backend": "triton", "device": "cuda"})
+    s.add_candidate(rid, iteration=0, origin="llm", backend="triton", source="bad", candidate_hash="a",
+                    verdict={"status": "incorrect", "reason": "mismatch"})
+    best = s.add_candidate(rid, iteration=1, origin="llm", backend="triton", source="class ModelNew: pass\n",
+                           candidate_hash="b", verdict={"status": "verified", "reason": "ok",
+                                                        "roofline": {"bound": "memory", "bw_fraction": 0.8}},
+                           time_ms=0.5, speedup_eager=1.8, speedup_compile=1.1)
+    s.add_llm_call(rid, request_hash="r", seq=0, provider="anthropic", model="m", prompt={}, response_text="x",
+                   usage={"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.01})
+    s.update_run(rid, status="done", summary={"status": "improved", "best_candidate": best, "speedup_eager": 1.8,
+                                              "speedup_compile": 1.1, "usage": {"tokens": 150, "cost_usd": 0.01},
+                                              "counts": {"verified": 1, "incorrect": 1}, "stop_reason": "budget"})
+    return tmp_path, s, rid
+
+
+def test_runs_and_show(store_with_run, capsys):
+    tmp, s, rid = store_with_run
+    assert main(["runs", "--store", str(s.path)]) == 0
+    assert rid in capsys.readouterr().out
+    assert main(["show", rid, "--store", str(s.path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["run"]["id"] == rid and len(data["candidates"]) == 2
+
+
+def test_export_writes_best_and_never_overwrites(store_with_run, capsys):
+    tmp, s, rid = store_with_run
+    out = tmp / "best.py"
+    assert main(["export", rid, "-o", str(out), "--store", str(s.path)]) == 0
+    assert out.read_text() == "class ModelNew: pass\n"
+    out.write_text("user's own work")
+    assert main(["export", rid, "-o", str(out), "--store", str(s.path)]) == 2
+    assert out.read_text() == "user's own work"
+    assert "exists" in capsys.readouterr().err
+
+
+def test_report_is_self_contained_html(store_with_run):
+    tmp, s, rid = store_with_run
+    out = tmp / "r.html"
+    assert main(["report", rid, "-o", str(out), "--store", str(s.path)]) == 0
+    text = out.read_text()
+    assert "<svg" in text and "1.80x" in text and "class ModelNew" in text
+    assert "http://" not in text and "https://" not in text and "<script" not in text
+
+
+def test_unknown_run_is_a_clear_error(store_with_run, capsys):
+    tmp, s, rid = store_with_run
+    assert main(["show", "nope", "--store", str(s.path)]) == 2
+    assert "kernelevo runs" in capsys.readouterr().err
