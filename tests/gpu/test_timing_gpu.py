@@ -74,14 +74,23 @@ def test_flush_buffer_is_twice_this_devices_l2():
     timer.close()
 
 
-def test_l2_flush_makes_a_small_working_set_read_slower():
-    torch.manual_seed(0)
-    x = torch.randn(6 * 2**20, device="cuda")  # 24 MiB: fits in L2, so a hot loop reads L2
+def test_l2_flush_runs_before_every_timed_call():
+    """The flush is a real device write of more than L2 before each call (seen by the profiler).
+
+    A timing comparison (flushed vs hot) was tried first and proved flaky on the H200: for a
+    24 MiB read the protocol's ~15-30 us overhead and clock ramping outweigh the L2 effect.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    x = torch.randn(6 * 2**20, device="cuda")
     fn = {"sum": lambda i: x.sum()}
-    cold = time_interleaved(fn, n_input_sets=1, flush_l2=True, **QUICK)["sum"]
-    hot = time_interleaved(fn, n_input_sets=1, flush_l2=False, **QUICK)["sum"]
-    assert cold.l2_flushed and not hot.l2_flushed
-    assert cold.median_ms > 1.1 * hot.median_ms and cold.median_ms - hot.median_ms > 0.0015, (cold, hot)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        cold = time_interleaved(fn, n_input_sets=1, flush_l2=True, **QUICK)["sum"]
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    flushes = [n for n in names if "fill" in n.lower() or "zero" in n.lower() or "elementwise" in n.lower()]
+    sums = [n for n in names if "reduce" in n.lower()]
+    assert cold.l2_flushed
+    assert len(flushes) >= len(sums) >= cold.n_samples, (len(flushes), len(sums), cold.n_samples)
 
 
 def test_repeatable_in_one_process():
