@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import CANDIDATES, EXAMPLES, ROOT
+from support import CANDIDATES, EXAMPLES, ROOT
 from fakes.anthropic_server import serve_anthropic
 from fakes.openai_server import serve_openai
 from fakes.scripted_server import error, kernel_reply, slow

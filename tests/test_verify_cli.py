@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from conftest import CANDIDATES, EXAMPLES, ROOT
+from support import CANDIDATES, EXAMPLES, ROOT
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"

@@ -1,7 +1,7 @@
 """Every bundled example has a correct Triton candidate, and the verifier says so."""
 import pytest
 
-from conftest import CANDIDATES, EXAMPLES
+from support import CANDIDATES, EXAMPLES
 from kernelevo.verify import verify_candidate
 
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CANDIDATES, EXAMPLES
+from support import CANDIDATES, EXAMPLES
 from kernelevo.verify import verify_candidate
 
 HACKS = sorted((CANDIDATES / "hacks").glob("*.py"))

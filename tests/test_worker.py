@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from conftest import CANDIDATES, EXAMPLES
+from support import CANDIDATES, EXAMPLES
 from kernelevo.verify import verify_candidate
 from kernelevo.worker.pool import Worker, WorkerError
 from kernelevo.worker.sandbox import scrubbed_env
