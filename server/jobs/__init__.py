@@ -1,0 +1,1 @@
+"""Search jobs: `kernelevo optimize` child processes started on explicit requests."""

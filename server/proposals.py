@@ -1,0 +1,210 @@
+"""What Apply would change: the planned rewrite, checked against the run and rebuilt on
+the document's current text.
+
+Refuses (with a message for the user) when the target's text differs from the text the
+search optimised (its source hash), when the file has a syntax error, or when unsaved
+edits touch the lines the rewrite replaces.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import sys
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+from pygls.uris import from_fs_path
+
+from kernelevo.store import ResultSummary
+from server.analysis import TargetInfo
+from server.present import is_improvement, result_title
+from server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
+
+if TYPE_CHECKING:
+    from server.app import KernelEvoServer
+
+logger = logging.getLogger(__name__)
+
+PLAN_COMMAND = [sys.executable, "-m", "server.plan_worker"]
+PLAN_TIMEOUT_S = 120.0
+
+
+class KernelEvoError(JsonRpcException):
+    """A request the server refuses, with a message meant for the user (LSP RequestFailed)."""
+
+    CODE = -32803
+
+
+@dataclass
+class FileChange:
+    uri: str
+    path: str
+    exists: bool           # on disk or open in the editor
+    version: int | None    # the open document's version the edits were built against
+    current: str
+    new_text: str
+    edits: list[LineEdit]
+
+
+@dataclass
+class Proposal:
+    uri: str
+    target: TargetInfo
+    result: ResultSummary
+    files: list[FileChange]
+    diff: str
+
+    @property
+    def title(self) -> str:
+        return f"Apply KernelEvo kernel to {self.target.name}: {result_title(self.result)}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runId": self.result.run_id, "targetId": self.target.id, "title": self.title,
+                "files": [{"uri": f.uri, "oldText": f.current, "newText": f.new_text} for f in self.files]}
+
+
+async def find_target(server: "KernelEvoServer", uri: str, target_id: str) -> TargetInfo:
+    st = await server.analysis.fresh(uri)
+    if st is None:
+        raise KernelEvoError(f"cannot read {uri}")
+    if st.degraded or st.errors:  # the file does not parse: the search and the rewrite both need it to
+        raise KernelEvoError(f"{os.path.basename(st.path)} has an error ({'; '.join(st.errors)[:200]}); fix it first")
+    for t in st.targets:
+        if t.id == target_id:
+            return t
+    raise KernelEvoError(f"no target '{target_id}' in {os.path.basename(st.path)} (renamed or removed?)")
+
+
+async def find_result(server: "KernelEvoServer", path: str, target_id: str, run_id: str | None) -> ResultSummary:
+    results = await server.results.for_file(path)
+    r = results.get(target_id)
+    if run_id and (r is None or r.run_id != run_id):
+        r = await server.results.result_for_run(run_id)
+        if r is not None and r.target_id != target_id:
+            r = None
+    if r is None:
+        raise KernelEvoError(f"no KernelEvo result for '{target_id}'" + (f" in run {run_id}" if run_id else ""))
+    if not is_improvement(r):
+        raise KernelEvoError(f"run {r.run_id} found no verified faster kernel for '{target_id}' (status: {r.status})")
+    if not os.path.exists(r.candidate_path):
+        raise KernelEvoError(f"the kernel of run {r.run_id} is missing: {r.candidate_path}")
+    return r
+
+
+async def searched_hash(server: "KernelEvoServer", r: ResultSummary) -> str:
+    """The target's source hash when its search started: from the run record, else from our own job."""
+    run = await server.results.run(r.run_id)
+    if run is not None and run.source_hash:
+        return run.source_hash
+    for job in server.jobs.list():
+        if job.run_id == r.run_id:
+            return job.spec.source_hash
+    return ""
+
+
+async def apply_meta(server: "KernelEvoServer", r: ResultSummary, started_hash: str) -> dict[str, Any]:
+    """What `apply_candidate` needs to know about the run (see kernelevo/targets/apply.py):
+    the result, the run's summary (dtypes, devices, shapes, init args), its task's source."""
+    meta: dict[str, Any] = dataclasses.asdict(r)
+    run = await server.results.run(r.run_id)
+    if run is not None:
+        if isinstance(run.summary, dict):
+            meta.update(run.summary)
+        if run.task_path and "task_source" not in meta and os.path.isfile(run.task_path):
+            try:
+                with open(run.task_path, encoding="utf-8") as fh:
+                    meta["task_source"] = fh.read()
+            except OSError:
+                pass
+    meta.update(run_id=r.run_id, verified=r.verified, source_hash=started_hash, backend=r.backend or meta.get("backend"))
+    meta.setdefault("gpu", r.gpu)
+    if r.created_at:
+        meta.setdefault("date", time.strftime("%Y-%m-%d", time.localtime(r.created_at)))
+    return meta
+
+
+async def check_not_stale(server: "KernelEvoServer", target: TargetInfo, r: ResultSummary) -> None:
+    expected = await searched_hash(server, r)
+    if not expected:
+        raise KernelEvoError(f"run {r.run_id} did not record the text of '{target.name}', so KernelEvo cannot "
+                             "tell whether it changed since; optimize it again")
+    if expected != target.source_hash:
+        raise KernelEvoError(f"'{target.name}' changed since the search of run {r.run_id} started; "
+                             "undo the change or optimize it again")
+
+
+async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
+    proc = await asyncio.create_subprocess_exec(
+        *PLAN_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONPATH=_pythonpath()))
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(json.dumps(request).encode()), PLAN_TIMEOUT_S)
+    except (asyncio.TimeoutError, asyncio.CancelledError):
+        proc.kill()
+        await proc.wait()
+        raise
+    try:
+        reply = json.loads(out or b"{}")
+    except ValueError:
+        reply = {"error": f"planning failed: {err.decode(errors='replace')[-500:]}"}
+    if "error" in reply:
+        if reply.get("traceback"):
+            logger.warning("apply planning failed:\n%s", reply["traceback"])
+        raise KernelEvoError(f"cannot plan the rewrite: {reply['error']}")
+    if not reply.get("files"):
+        raise KernelEvoError("cannot plan the rewrite: the plan is empty")
+    return reply
+
+
+def _pythonpath() -> str:
+    from server.analysis import _pythonpath as pp
+
+    return pp()
+
+
+def _current(server: "KernelEvoServer", path: str) -> tuple[bool, int | None, str]:
+    uri = from_fs_path(path) or path
+    got = server.open_document(uri)
+    if got is not None:
+        return True, got.version, got.source
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            return True, None, fh.read()
+    return False, None, ""
+
+
+async def build_proposal(server: "KernelEvoServer", uri: str, target_id: str, run_id: str | None = None) -> Proposal:
+    target = await find_target(server, uri, target_id)
+    path = server.path_of(uri)
+    r = await find_result(server, path, target_id, run_id)
+    await check_not_stale(server, target, r)
+    meta = await apply_meta(server, r, target.source_hash)
+    reply = await run_plan({"user_file": path, "target_id": target_id, "candidate_path": r.candidate_path,
+                            "meta": meta})
+    # The analysis may have moved on while planning: check again against the text we rebase onto.
+    target = await find_target(server, uri, target_id)
+    await check_not_stale(server, target, r)
+    files: list[FileChange] = []
+    for f in reply["files"]:
+        fpath = os.path.abspath(f["path"])
+        exists, version, current = _current(server, fpath)
+        old = f["old_text"] if exists or f["old_text"] else ""
+        if not exists:
+            edits = [LineEdit(0, 0, f["new_text"])] if f["new_text"] else []
+        elif not old and current:
+            # The plan creates a file that already exists: replace it whole (the edit is previewed).
+            n = len(current.splitlines(keepends=True))
+            edits = [] if current == f["new_text"] else [LineEdit(0, n, f["new_text"])]
+        else:
+            try:
+                edits = rebase(old, f["new_text"], current)
+            except RebaseConflict as exc:
+                raise KernelEvoError(f"{os.path.basename(fpath)}: {exc}; save or undo your edits and try again") from exc
+        files.append(FileChange(uri=from_fs_path(fpath) or fpath, path=fpath, exists=exists, version=version,
+                                current=current, new_text=apply_edits(current, edits), edits=edits))
+    return Proposal(uri=uri, target=target, result=r, files=files, diff=str(reply.get("diff") or ""))

@@ -1,0 +1,144 @@
+"""A stand-in for `kernelevo optimize ... --progress json` (tests only).
+
+Speaks the progress protocol of docs/PROTOCOLS.md and writes a result to the store like
+the real search. Behaviour comes from a JSON control file (`--control PATH`, placed
+before the real arguments by the server's `searchCommand` setting):
+{"mode": "improve" | "slow" | "crash" | "fail", "iterations": 3, "delay": 0.05,
+ "speedup": 2.31, "pidfile": "...", "worker": true}
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+
+def emit(**event) -> None:
+    sys.stdout.write(json.dumps(event) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--control", required=True)
+    ap.add_argument("spec")
+    ap.add_argument("--progress")
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--provider")
+    ap.add_argument("--model")
+    ap.add_argument("--budget-tokens")
+    ap.add_argument("--budget-usd")
+    ap.add_argument("--iterations")
+    args = ap.parse_args()
+    with open(args.control) as fh:
+        ctl = json.load(fh)
+    path, target_id = args.spec.rsplit("::", 1)
+    run_id = "fake-" + uuid.uuid4().hex[:8]
+    worker = None
+    if ctl.get("worker"):
+        worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    if ctl.get("pidfile"):
+        with open(ctl["pidfile"] + ".tmp", "w") as fh:
+            json.dump({"pid": os.getpid(), "worker": worker.pid if worker else None,
+                       "argv": sys.argv[1:], "env_store": os.environ.get("KERNELEVO_STORE")}, fh)
+        os.replace(ctl["pidfile"] + ".tmp", ctl["pidfile"])  # readers never see half a file
+
+    def on_term(signum, frame):
+        emit(event="done", run_id=run_id, status="cancelled", best_speedup=None, tokens=0, cost_usd=0.0)
+        if worker:
+            worker.kill()
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, on_term)
+    mode = ctl.get("mode", "improve")
+    iterations = int(ctl.get("iterations", 3))
+    emit(event="start", run_id=run_id, task=args.spec, provider=args.provider or "offline", backend=args.backend)
+    best = 1.0
+    for i in range(1, iterations + 1):
+        time.sleep(float(ctl.get("delay", 0.05)))
+        best = max(best, 1.0 + (float(ctl.get("speedup", 2.31)) - 1.0) * i / iterations)
+        emit(event="progress", run_id=run_id, iteration=i, evaluated=2 * i, best_speedup=round(best, 2),
+             best_speedup_compile=round(best / 1.5, 2), tokens=1000 * i, cost_usd=0.01 * i,
+             iterations=iterations, message=f"candidate {2 * i}: verified")
+        if mode == "crash" and i == 1:
+            sys.stderr.write("Traceback (most recent call last):\nRuntimeError: fake search blew up\n")
+            sys.stderr.flush()
+            os._exit(3)
+    if mode == "fail":
+        emit(event="error", message="no candidate compiled")
+        emit(event="done", run_id=run_id, status="failed", best_speedup=None, tokens=1000 * iterations, cost_usd=0.0)
+        return 1
+    write_result(path, target_id, run_id, float(ctl.get("speedup", 2.31)), args.backend, iterations)
+    emit(event="done", run_id=run_id, status="improved", best_speedup=float(ctl.get("speedup", 2.31)),
+         best_speedup_compile=1.5, tokens=1000 * iterations, cost_usd=0.01 * iterations)
+    if worker:
+        worker.kill()
+    return 0
+
+
+def write_result(path: str, target_id: str, run_id: str, speedup: float, backend: str, iterations: int) -> None:
+    from kernelevo.store import ResultSummary, Store
+    from kernelevo.targets.detect import detect_source
+
+    with open(path) as fh:
+        source = fh.read()
+    target = next(t for t in detect_source(source, path).targets if t.id == target_id)
+    store_path = os.environ["KERNELEVO_STORE"]
+    cand_dir = os.path.join(os.path.dirname(store_path), "candidates", run_id)
+    os.makedirs(cand_dir, exist_ok=True)
+    cand = os.path.join(cand_dir, "candidate.py")
+    with open(cand, "w") as fh:
+        fh.write(CANDIDATE)
+    with Store(store_path) as store:
+        store.create_run(task_path=path, task_hash="fake", config={}, source_file=os.path.realpath(path),
+                         target_id=target_id, source_hash=target.source_hash, run_id=run_id)
+        # What Apply needs to know about the verified inputs (see kernelevo/targets/apply.py).
+        store.update_run(run_id, status="improved", summary={
+            "dtypes": ["float32"], "devices": ["cuda"], "shapes": [[[2, 5, 96]], [[4, 3, 96]]],
+            "init_args": [96, 1e-6], "speedups": {"eager": speedup, "compile": 0.7 * speedup}})
+        store.put_result(ResultSummary(
+            run_id=run_id, source_file=path, target_id=target_id, status="improved",
+            backend="triton" if backend == "auto" else backend, gpu="CPU (Triton interpreter)",
+            created_at=time.time(), reference_ms=1.0, compile_ms=0.7, best_ms=1.0 / speedup,
+            speedup_eager=speedup, speedup_compile=0.7 * speedup, tokens=1000 * iterations,
+            cost_usd=0.01 * iterations, verified=True, candidate_path=cand))
+
+
+CANDIDATE = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _rms_kernel(x_ptr, w_ptr, out_ptr, n_cols, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < n_cols
+    x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0)
+    rms = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(out_ptr + row * n_cols + cols, x * rms * w, mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, hidden: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.rand(hidden) + 0.5)
+
+    def forward(self, x):
+        x2 = x.reshape(-1, x.shape[-1]).contiguous()
+        out = torch.empty_like(x2)
+        _rms_kernel[(x2.shape[0],)](x2, self.weight, out, x2.shape[1], self.eps,
+                                    BLOCK=triton.next_power_of_2(x2.shape[1]))
+        return out.reshape(x.shape)
+'''
+
+if __name__ == "__main__":
+    raise SystemExit(main())

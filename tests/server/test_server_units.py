@@ -1,0 +1,131 @@
+"""The server's pieces on their own: rebasing an edit, shifting targets, settings, and
+the child-process runner (group kill, crash, SIGTERM ignored, stray grandchild)."""
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+import pytest
+
+from server.analysis import TargetInfo, shift_targets
+from server.jobs.runner import GpuSlots, run_search
+from server.rebase import RebaseConflict, apply_edits, rebase
+from server.settings import Settings, merge
+from lsp_harness import alive
+
+
+def test_rebase_moves_hunks_past_unsaved_edits_elsewhere():
+    old = "a\nb\nc\nd\ne\n"
+    new = "a\nB\nc\nd\ne\nf\n"
+    current = "x\na\nb\nc\nd2\ne\n"
+    assert apply_edits(current, rebase(old, new, current)) == "x\na\nB\nc\nd2\ne\nf\n"
+    assert apply_edits(old, rebase(old, new, old)) == new
+
+
+def test_rebase_refuses_when_the_edited_lines_changed():
+    with pytest.raises(RebaseConflict):
+        rebase("a\nb\nc\n", "a\nB\nc\n", "a\nb!\nc\n")
+
+
+def _t(start: int, end: int) -> TargetInfo:
+    return TargetInfo(id="t", kind="module", name="M", qualname="M", path="p", start_line=start, start_col=0,
+                      end_line=end, end_col=0)
+
+
+def test_targets_shift_with_edits():
+    above, inside, below = _t(10, 20), _t(30, 40), _t(50, 60)
+    targets = [above, inside, below]
+    shift_targets(targets, 2, 2, "x\ny\n")          # two lines inserted at the top
+    assert [(t.start_line, t.end_line) for t in targets] == [(12, 22), (32, 42), (52, 62)]
+    shift_targets(targets, 35, 37, "")             # two lines deleted inside the second
+    assert [(t.start_line, t.end_line, t.edited) for t in targets] == [
+        (12, 22, False), (32, 40, True), (50, 60, False)]
+
+
+def test_settings_drop_secrets_and_untrusted_commands():
+    s, warnings = merge(Settings(), {"kernelevo": {"openaiApiKey": "sk", "searchCommand": ["x"], "gpu": "1",
+                                                   "budgetUsd": "0.5", "backend": "cuda"}}, trusted=False)
+    assert (s.gpu, s.budgetUsd, s.backend, s.searchCommand) == (1, 0.5, "cuda", None)
+    assert len(warnings) == 2 and "sk" not in " ".join(warnings)
+    s, warnings = merge(s, {"searchCommand": ["python", "fake.py"], "backend": "nope"}, trusted=True)
+    assert s.searchCommand == ["python", "fake.py"] and s.backend == "cuda" and "backend" in warnings[0]
+
+
+CHILD = r'''
+import json, os, signal, subprocess, sys, time
+mode = sys.argv[1]
+worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+print(json.dumps({"event": "start", "run_id": "r1", "worker": worker.pid}), flush=True)
+if mode == "ignore_term":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if mode == "crash":
+    print("not json", flush=True)
+    sys.stderr.write("boom\n"); sys.exit(4)
+if mode == "exit_leaving_worker":
+    print(json.dumps({"event": "done", "run_id": "r1", "status": "no_improvement"}), flush=True)
+    sys.exit(0)
+for i in range(1000):
+    print(json.dumps({"event": "progress", "run_id": "r1", "iteration": i}), flush=True)
+    time.sleep(0.05)
+'''
+
+
+async def _start(mode: str, events: list, **kw):
+    task = asyncio.ensure_future(run_search([sys.executable, "-c", CHILD, mode], on_event=events.append, **kw))
+    deadline = time.monotonic() + 10
+    while not events and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    return task, events[0]["worker"]
+
+
+@pytest.mark.asyncio
+async def test_cancel_kills_the_whole_group_even_if_sigterm_is_ignored():
+    events: list = []
+    task, worker = await _start("ignore_term", events, grace_s=0.5)
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(50):
+        if not alive(worker):
+            break
+        await asyncio.sleep(0.05)
+    assert not alive(worker)
+    assert events[-1]["event"] == "progress"
+
+
+@pytest.mark.asyncio
+async def test_a_crash_is_an_outcome_not_an_exception():
+    events: list = []
+    outcome = await run_search([sys.executable, "-c", CHILD, "crash"], on_event=events.append)
+    assert outcome.returncode == 4 and outcome.done is None and "boom" in outcome.stderr_tail
+    assert [e["event"] for e in events] == ["start"]
+
+
+@pytest.mark.asyncio
+async def test_a_worker_left_behind_does_not_hang_the_job():
+    events: list = []
+    t0 = time.monotonic()
+    outcome = await asyncio.wait_for(
+        run_search([sys.executable, "-c", CHILD, "exit_leaving_worker"], on_event=events.append), 15)
+    assert outcome.returncode == 0 and outcome.done["status"] == "no_improvement"
+    assert time.monotonic() - t0 < 8
+    await asyncio.sleep(0.2)
+    assert not alive(events[0]["worker"])
+
+
+@pytest.mark.asyncio
+async def test_gpu_slots_queue_beyond_the_limit():
+    slots, order = GpuSlots(), []
+
+    async def job(name: str, key: str) -> None:
+        await slots.acquire(key, lambda: 1)
+        order.append(f"{name}+")
+        await asyncio.sleep(0.05)
+        order.append(f"{name}-")
+        await slots.release(key)
+
+    await asyncio.gather(job("a", "gpu0"), job("b", "gpu0"), job("c", "gpu1"))
+    assert order.index("a-") < order.index("b+")
+    assert order.index("c+") < order.index("a-")
