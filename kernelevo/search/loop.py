@@ -1,7 +1,7 @@
 """The search loop: propose, evaluate, remember, repeat until the budget is spent.
 
-Proposals (model calls) run concurrently; evaluations run one at a time on a
-single thread, because only one candidate is timed on a GPU at a time. Everything
+Proposals (model calls) run concurrently; evaluations run on `eval_slots` threads
+(one per GPU: only one candidate is timed on a GPU at a time). Everything
 is written to the store as it happens, so `--resume` continues a killed run: paid
 model answers are reused by their position (iteration, attempt), evaluated
 candidates come back from the store without running again.
@@ -70,7 +70,8 @@ class SearchResult:
 class Search:
     def __init__(self, task: TaskFile, config: SearchConfig, *, store: Store, evaluate: Callable[[Path, int], Verdict],
                  provider: Any = None, builder: PromptBuilder | None = None, seeds: list[tuple[str, str]] | None = None,
-                 events: Events | None = None, run_id: str | None = None, workdir: Path | None = None) -> None:
+                 events: Events | None = None, run_id: str | None = None, workdir: Path | None = None,
+                 eval_slots: int = 1) -> None:
         self.task, self.cfg, self.store = task, config, store
         self.evaluate_fn, self.provider, self.builder = evaluate, provider, builder
         self.seeds = seeds or []
@@ -83,7 +84,7 @@ class Search:
                                                  source_hash=config.source_hash)
         self.dir = (workdir or store.path.parent) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.gpu_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate")
+        self.gpu_pool = ThreadPoolExecutor(max_workers=max(1, eval_slots), thread_name_prefix="evaluate")
         self.next_iteration = 0
         self.best_fitness = -1.0
         self.last_improvement = 0
