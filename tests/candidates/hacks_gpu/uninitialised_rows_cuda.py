@@ -1,0 +1,57 @@
+# expect: incorrect
+# task: softmax
+# device: cuda
+# reason: unwritten
+"""Uninitialised memory, CUDA fast path: a correct row-softmax kernel launched on half
+the rows (the author "processes two rows per block" in the launch but not in the
+kernel). The other half of the output is whatever the allocator handed out, which in a
+benchmark loop is often last call's correct answer. Poisoned allocations show it."""
+import numpy as np
+import torch
+import torch.nn as nn
+
+from kernelevo import cuda as kcuda
+
+SOURCE = r"""
+extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ out, int n_cols) {
+    __shared__ float red[256];
+    const size_t row = blockIdx.x;
+    const float* xr = x + row * n_cols;
+    float* outr = out + row * n_cols;
+    float m = -INFINITY;
+    for (int c = threadIdx.x; c < n_cols; c += blockDim.x) m = fmaxf(m, xr[c]);
+    red[threadIdx.x] = m;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);
+        __syncthreads();
+    }
+    m = red[0];
+    __syncthreads();
+    float sum = 0.0f;
+    for (int c = threadIdx.x; c < n_cols; c += blockDim.x) sum += expf(xr[c] - m);
+    red[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+        __syncthreads();
+    }
+    const float inv = 1.0f / red[0];
+    for (int c = threadIdx.x; c < n_cols; c += blockDim.x) outr[c] = expf(xr[c] - m) * inv;
+}
+"""
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mod = kcuda.compile(SOURCE)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        n_cols = x.shape[-1]
+        x2 = x.contiguous().view(-1, n_cols)
+        out = torch.empty_like(x2)
+        rows_per_block = 2  # the kernel handles one
+        grid = (max(x2.shape[0] // rows_per_block, 1),)
+        self.mod.softmax_rows(x2, out, np.int32(n_cols), grid=grid, block=(256,))
+        return out.view(x.shape)
