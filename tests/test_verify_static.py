@@ -55,3 +55,20 @@ def test_backends_detected():
 def test_syntax_error_names_line():
     r = check_source(KERNEL + "def broken(:\n", "cand.py")
     assert r.syntax_error and "cand.py:6" in r.syntax_error
+
+
+@pytest.mark.parametrize("snippet,needle", [
+    ("S = getattr(torch.cuda, 'Stream')\n", "getattr"),
+    ("import sys\nT = sys.modules['threading']\n", "sys.modules"),
+    ("import importlib\n", "importlib"),
+    ("import os\nos.abort()\n", "abort"),
+    ("import faulthandler\n", "faulthandler"),
+])
+def test_indirect_escapes_rejected(snippet, needle):
+    r = check_source(KERNEL + snippet + MODEL)
+    assert any(needle in p for p in r.problems), r.problems
+
+
+def test_plain_getattr_on_self_allowed():
+    r = check_source(KERNEL + "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return getattr(self, 'w', x)\n")
+    assert r.ok, r.problems

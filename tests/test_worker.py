@@ -91,3 +91,16 @@ def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
     cand.write_text(GOOD.read_text().replace("class ModelNew", "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew", 1))
     v = verify_candidate(SOFTMAX, cand, device="cpu")
     assert v.status == "rejected" and "torch.allclose" in v.reason
+
+
+def test_thread_left_running_recycles_worker(tmp_path):
+    cand = tmp_path / "thread.py"
+    cand.write_text(GOOD.read_text().replace(
+        "class ModelNew", "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\n\nclass ModelNew", 1))
+    # the static checks reject `import threading`; send the request straight to a worker to test the run-time guard
+    with Worker("cpu") as w:
+        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                           "size": "small"}, timeout=120)
+        assert "a background thread left running" in reply["integrity_violation"]
+        assert not w.alive  # recycled: the next request gets a fresh process
+        assert w.request({"op": "ping"}, 60)["pong"]

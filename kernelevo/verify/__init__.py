@@ -114,7 +114,8 @@ def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_chec
         verdict.checks = list(static_checks) + verdict.checks
         if reply.get("integrity_violation"):
             verdict.status = "rejected"
-            verdict.reason = f"the candidate patched {', '.join(reply['integrity_violation'])}; patching the harness is not allowed"
+            verdict.reason = (f"the candidate left the harness altered ({', '.join(reply['integrity_violation'])}); "
+                              "patching the harness or leaving threads behind is not allowed")
         elif device == "cpu" and backend == "triton" and launches and verdict.status in ("verified", "incorrect"):
             _aot_check(ev.compiler, cand_path, launches, verdict, timeout)
         if device == "cuda" and verdict.status == "verified" and measure:

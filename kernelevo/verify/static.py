@@ -21,6 +21,10 @@ FORBIDDEN_MODULES = {
     "signal": "signal handlers are not allowed in a candidate",
     "ctypes": "raw memory access through ctypes is not allowed",
     "pickle": "loading pickled results is not allowed",
+    "importlib": "dynamic imports are not allowed in a candidate",
+    "faulthandler": "fault handlers are not allowed in a candidate",
+    "gc": "reaching other objects through the garbage collector is not allowed",
+    "inspect": "inspecting the harness is not allowed in a candidate",
     "requests": "network access is not allowed in a candidate",
     "urllib": "network access is not allowed in a candidate",
     "http": "network access is not allowed in a candidate",
@@ -31,6 +35,9 @@ FORBIDDEN_CALLS = {
     "os.popen": "running shell commands is not allowed",
     "os.kill": "signalling processes is not allowed",
     "os._exit": "exiting the process is not allowed",
+    "os.abort": "aborting the process is not allowed",
+    "os.killpg": "signalling processes is not allowed",
+    "sys.exit": "exiting the process is not allowed",
     "torch.cuda.Stream": "side streams escape the timer; launch on torch's current stream",
     "torch.cuda.stream": "side streams escape the timer; launch on torch's current stream",
     "torch.cuda.ExternalStream": "side streams escape the timer; launch on torch's current stream",
@@ -137,6 +144,13 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             full = _resolve(_dotted(node.func), aliases)
             if full in FORBIDDEN_CALLS or full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch"):
                 bad(node, f"{full}: {FORBIDDEN_CALLS.get(full, 'side streams escape the timer')}")
+            if full in ("getattr", "builtins.getattr") and len(node.args) >= 2 and not (
+                    isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
+                    and node.args[1].value not in ("Stream", "ExternalStream", "stream")):
+                root = _resolve(_dotted(node.args[0]).split(".")[0], aliases).split(".")[0]
+                if root in PATCH_ROOTS or isinstance(node.args[1], ast.Constant):
+                    bad(node, f"getattr on {_dotted(node.args[0]) or 'an object'} with a computed or stream name: "
+                              "reach library functions directly")
             if full in ("setattr", "builtins.setattr") and node.args:
                 root = _dotted(node.args[0]).split(".")[0]
                 if root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS:
@@ -153,8 +167,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                         root = _dotted(sub).split(".")[0]
                         if root and (root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS):
                             bad(node, f"assignment to {_dotted(sub)}: patching library attributes (timers, events, allclose) is not allowed")
-        elif isinstance(node, ast.Global):
-            pass
+        elif isinstance(node, ast.Attribute) and _dotted(node) in ("sys.modules",):
+            bad(node, f"{_dotted(node)} is off limits for a candidate")
 
     if model_new is None:
         problems.append("no class ModelNew: a candidate defines class ModelNew(nn.Module) with Model's constructor and forward")

@@ -31,8 +31,11 @@ def serve() -> int:
     import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
     from kernelevo.worker.sandbox import Integrity
 
+    import threading
+
     handlers = _handlers()
     integrity = Integrity()
+    threads_at_start = threading.active_count()
     protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
     while True:
         request = protocol.read(channel_in)
@@ -51,6 +54,8 @@ def serve() -> int:
                                    "unspecified launch failure", "device-side assert")):
             reply["poisoned"] = True
         patched = integrity.violations()
+        if threading.active_count() > threads_at_start:
+            patched.append("a background thread left running")
         if patched:
             reply["integrity_violation"] = patched
         protocol.write(channel_out, reply)

@@ -74,7 +74,9 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
         work = measure_work(ref, sets[0])
     peaks = get_peaks(device.index if device.index is not None else 0)
     peak_gbps = peaks.copy_gbps if peaks else None
-    peak_tflops = compute_peak_tflops(peaks, work.dtype)
+    # A task that accepts TF32 (ALLOW_TF32 = True) is bounded by the tensor cores, not the fp32 pipes.
+    peak_tflops = compute_peak_tflops(peaks, "bfloat16" if task.__dict__.get("ALLOW_TF32") and work.dtype == "float32"
+                                      else work.dtype)
     cand_ms = results["candidate"].median_ms
     eager_ms = results["eager"].median_ms
     compile_ms = results["compile"].median_ms if "compile" in results else None

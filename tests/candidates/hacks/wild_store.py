@@ -1,6 +1,7 @@
 # expect: runtime_error
 # task: softmax
 # reason: crashed
+# reason_gpu: illegal memory access
 """A kernel bug that kills the process: the row offset is computed in elements but
 applied twice, and the store is not masked by the tensor's extent, so rows past the
 first write far outside the output (a segfault under the interpreter, an illegal

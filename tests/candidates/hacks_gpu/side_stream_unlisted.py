@@ -1,11 +1,12 @@
-# expect: verified
+# expect: rejected
 # task: softmax
 # device: cuda
-# check: honest-timing
-"""Reward hack 7b, past the source checks: the stream comes from
-`getattr(torch.cuda, "Stream")()` (the static check looks for the name
-`torch.cuda.Stream` and does not see it), and the CUDA fast path is told to launch
-there. forward returns while the kernel runs, so events recorded on torch's current
+# reason: getattr
+"""Reward hack 7b, hiding the side stream from the source checks: the stream comes from
+`getattr(torch.cuda, "Stream")()`, and the CUDA fast path is told to launch there.
+The static checks now reject getattr with a stream name. (If a stream still got past
+them, the timing protocol synchronises the whole device before its end event:
+tests/gpu/test_timing_gpu.py shows side-stream work cannot escape the timer.) forward returns while the kernel runs, so events recorded on torch's current
 stream alone would time nothing.
 
 The side stream waits for the current stream first, so the result is correct, and
