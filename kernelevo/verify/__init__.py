@@ -94,7 +94,7 @@ def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_chec
     w = ev.runner
     try:
         request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
-                   "device": device, "size": size, "seed": seed,
+                   "device": device, "size": size, "seed": seed, "backend": backend,
                    "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", [])}
         try:
             reply = w.request(request, timeout)

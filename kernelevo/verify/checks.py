@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 import traceback
 from contextlib import contextmanager
@@ -127,6 +128,9 @@ class Session:
         except Exception as exc:
             raise TaskProblem(f"{_location(exc, self.task_path)}: cannot load task: {type(exc).__name__}: {exc}") from exc
         install_launch_counters()
+        from kernelevo.backends.inline import install_load_inline_guard
+
+        install_load_inline_guard()
         try:
             self.cand = import_file(self.cand_path, "candidate")
         except SyntaxError as exc:
@@ -280,6 +284,40 @@ def _family(op: str) -> str:
     return next((name for name, ops in OP_FAMILIES.items() if op in ops), op)
 
 
+LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|gemm|cudnn|nvjet|splitK|Memcpy|Memset",
+                            re.IGNORECASE)
+GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
+
+
+def profile_kernels(run: Callable[[], Any]) -> list[str]:
+    """Names of the CUDA kernels one forward launches (the profiler sees past C++ extensions)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def kernel_check(names: list[str], ref_ops: set[str], allowed: list[str]) -> Check:
+    """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's."""
+    library = sorted({n for n in names if LIBRARY_KERNEL.search(n)})
+    custom = sorted({n for n in names if not LIBRARY_KERNEL.search(n)})
+    gemm_ref = _family_of_any(ref_ops, "gemm") and "gemm" not in {_family(a) for a in allowed}
+    gemm_used = [n for n in library if GEMM_KERNEL.search(n)]
+    detail = {"custom_kernels": custom[:20], "library_kernels": library[:20]}
+    if gemm_ref and gemm_used:
+        return Check("gpu_kernels", False, f"a library GEMM kernel ran inside the candidate ({gemm_used[0][:80]}); "
+                     "the task's matrix product must be computed by your kernel", detail)
+    if not custom:
+        return Check("gpu_kernels", False, "no custom GPU kernel ran: every kernel launched was a library kernel", detail)
+    return Check("gpu_kernels", True, f"custom kernels: {', '.join(c[:40] for c in custom[:5])}", detail)
+
+
+def _family_of_any(ops: set[str], family: str) -> bool:
+    return any(_family(op) == family for op in ops)
+
+
 def library_op_check(ref_ops: set[str], cand_ops: dict[str, int], allowed: list[str]) -> Check:
     """Reject the reference's own compute ops, matched by family (mm for addmm, _softmax for softmax)."""
     used = sorted(n for n in cand_ops if not is_neutral(n))
@@ -314,13 +352,23 @@ def run_verification(req: dict[str, Any]) -> dict[str, Any]:
     launches = total_launches() - launches_before
     checks = session.checks
     if status == "verified":
-        lib = library_op_check(session.ref_ops, session.cand_ops, list(req.get("allowed_ops") or []))
+        allowed = list(req.get("allowed_ops") or [])
+        lib = library_op_check(session.ref_ops, session.cand_ops, allowed)
         checks.append(lib)
+        kc = None
+        if lib.passed and session.device.type == "cuda":
+            with torch.no_grad():
+                kc = kernel_check(profile_kernels(lambda: session.new(*session.inputs(1))), session.ref_ops, allowed)
+            checks.append(kc)
+            if req.get("backend") == "cuda_inline" and kc.passed:
+                launches = max(launches, len(kc.detail["custom_kernels"]))
         checks.append(Check("kernel_launched", launches > 0,
                             f"{launches} kernel launches" if launches else
                             "no custom kernel launched: the outputs came from PyTorch ops", {"launches": launches}))
         if not lib.passed:
             status, reason = "rejected", lib.message
+        elif kc is not None and not kc.passed:
+            status, reason = "rejected", kc.message
         elif launches == 0:
             status, reason = "rejected", "no kernel launched: the outputs came from PyTorch ops, not a custom kernel"
     if status == "verified":
