@@ -1,0 +1,39 @@
+"""`kernelevo detect FILE... [--json]`: list what KernelEvo can optimise in files."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from kernelevo.cli import UserError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("detect", help="list optimisation targets (modules, functions, kernels) in files")
+    p.add_argument("files", nargs="+", metavar="FILE", help="Python, .cu or .cuh files")
+    p.add_argument("--json", action="store_true", help="print a JSON list of detections (one per file)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kernelevo.targets.detect import detect_file
+
+    for path in args.files:
+        if not os.path.exists(path):
+            raise UserError(f"{path}: no such file")
+        if os.path.isdir(path):
+            raise UserError(f"{path}: is a folder; give .py or .cu files")
+    detections = [detect_file(path) for path in args.files]
+    if args.json:
+        print(json.dumps([d.to_dict() for d in detections], indent=1))
+        return 0
+    for d in detections:
+        for err in d.errors:
+            print(f"{err} (targets in the rest of the file are still listed)")
+        if not d.targets:
+            print(f"{d.path}: no targets found")
+        for t in d.targets:
+            ops = ", ".join(t.ops[:6]) + (" ..." if len(t.ops) > 6 else "")
+            print(f"{t.path}:{t.start_line + 1}-{t.end_line + 1}  {t.kind:<15} {t.qualname:<28} {t.id}"
+                  + (f"  [{ops}]" if ops else ""))
+    return 0

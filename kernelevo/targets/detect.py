@@ -1,0 +1,504 @@
+"""Finding what KernelEvo can optimise in a file, from its text alone.
+
+Runs in the language server on every edit, so: no torch or triton import, one parse, one
+walk per function, and a substring pre-filter that skips files with nothing to find.
+"""
+from __future__ import annotations
+
+import ast
+import bisect
+import gc
+import os
+from dataclasses import dataclass, field
+
+from kernelevo.digest import text_hash
+from kernelevo.targets import cuda
+from kernelevo.targets.facts import ClassFacts, FuncFacts, class_facts, function_facts, is_module_base
+from kernelevo.targets.imports import collect_module_aliases, resolve_expr
+from kernelevo.targets.model import Detection, Target
+from kernelevo.targets.chunks import Chunk, ChunkCache, parse_whole
+
+_PREFILTER = ("torch", "triton", "cupy", "pycuda", "__global__", ".cu")
+_CUDA_WORDS = ("load_inline", "SourceModule", "RawKernel", "RawModule", ".cu")
+_TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit",
+                      "triton.runtime.autotune", "triton.runtime.heuristics", "triton.runtime.jit.jit")
+_SKIP_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_extra_inputs", "main"})
+_NOT_COMPUTE = (
+    "torch.manual_seed", "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_", "torch.get_",
+    "torch.is_", "torch.device", "torch.cuda.", "torch.backends.", "torch.optim", "torch.utils.", "torch.save",
+    "torch.load", "torch.compile", "torch.jit.", "torch.distributed", "torch.autograd", "torch.Generator",
+    "torch.finfo", "torch.iinfo", "torch.nn.init.", "torch.nn.utils", "torch.testing", "torch.profiler",
+    "torch.amp", "torch.autocast", "torch.onnx", "torch.hub", "torch.multiprocessing", "torch.library",
+    "torch.rand", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace",
+    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.stack", "torch.cat", "torch.numel",
+    "Tensor.float", "Tensor.half", "Tensor.bfloat16", "Tensor.double", "Tensor.contiguous", "Tensor.view",
+    "Tensor.reshape", "Tensor.flatten", "Tensor.unsqueeze", "Tensor.squeeze", "Tensor.permute", "Tensor.t",
+    "Tensor.transpose", "Tensor.expand", "Tensor.view_as", "Tensor.type_as", "Tensor.chunk", "Tensor.unbind",
+    "Tensor.narrow", "Tensor.max", "Tensor.min", "Tensor.sum", "Tensor.mean",
+)
+_CONTAINERS = frozenset({"torch.nn.Parameter", "torch.nn.ParameterList", "torch.nn.ParameterDict",
+                         "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "torch.nn.Module"})
+
+
+@dataclass
+class Analysis:
+    """Everything detection learned about one file; extraction and apply build on it."""
+
+    path: str
+    source: str
+    lines: list[str]
+    body: list[ast.stmt] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, FuncFacts] = field(default_factory=dict)
+    classes: dict[str, ClassFacts] = field(default_factory=dict)
+    every_function: list[FuncFacts] = field(default_factory=list)  # conditional redefinitions included
+    every_class: list[ClassFacts] = field(default_factory=list)
+    kernels: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    module_values: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (value, line offset)
+    offsets: dict[int, int] = field(default_factory=dict)  # id(facts or node) -> line offset of its chunk
+    detection_only: bool = False  # built from cached chunks: node line numbers are chunk-relative
+    targets: list[Target] = field(default_factory=list)
+    nodes: dict[str, ast.AST] = field(default_factory=dict)
+    cuda_sites: dict[str, cuda.CudaSite] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    _ops: dict[str, set[str]] = field(default_factory=dict)
+
+    def detection(self) -> Detection:
+        return Detection(self.path, list(self.targets), list(self.errors))
+
+    def target(self, key: str) -> Target | None:
+        return self.detection().find(key)
+
+    def class_ref(self, name: str) -> ClassFacts | None:
+        return self.classes.get(name)
+
+    def method(self, cls: ClassFacts, name: str, _depth: int = 0) -> FuncFacts | None:
+        """A method as Python would find it, through base classes defined in this file."""
+        if name in cls.methods:
+            return cls.methods[name]
+        for b in cls.bases:
+            base = self.classes.get(b)
+            if base is not None and _depth < 20:
+                found = self.method(base, name, _depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def attributes(self, cls: ClassFacts, _depth: int = 0) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for b in cls.bases:
+            base = self.classes.get(b)
+            if base is not None and _depth < 20:
+                out.update(self.attributes(base, _depth + 1))
+        out.update(cls.attributes())
+        return out
+
+    def ops(self, f: FuncFacts, _seen: set[str] | None = None) -> set[str]:
+        """Torch ops a function uses, itself or through helpers, methods and submodules in this file."""
+        if f.qualname in self._ops:
+            return self._ops[f.qualname]
+        seen = _seen if _seen is not None else set()
+        if f.qualname in seen:
+            return set(f.ops)
+        seen.add(f.qualname)
+        ops = set(f.ops)
+        for name in f.calls:
+            g = self.functions.get(name)
+            if g is not None:
+                ops |= self.ops(g, seen)
+                continue
+            c = self.classes.get(name) or self.classes.get(name.rsplit(".", 1)[0])
+            fwd = self.method(c, "forward") if c is not None else None
+            if fwd is not None:
+                ops |= self.ops(fwd, seen)
+        cls = self.classes.get(f.cls) if f.cls else None
+        if cls is not None:
+            for m in f.self_calls:
+                g = self.method(cls, m)
+                if g is not None and g is not f:
+                    ops |= self.ops(g, seen)
+            attrs = self.attributes(cls)
+            for at in f.self_attrs & attrs.keys():
+                for ctor in attrs[at]:
+                    if ctor.startswith("torch.nn.") and ctor[9:10].isupper() and ctor not in _CONTAINERS:
+                        ops.add(ctor)
+                    elif ctor in self.classes and self.classes[ctor].is_module:
+                        fwd = self.method(self.classes[ctor], "forward")
+                        if fwd is not None:
+                            ops |= self.ops(fwd, seen)
+        if _seen is None or not seen - {f.qualname}:
+            self._ops[f.qualname] = ops
+        return ops
+
+    def launchers_of(self, kernel: str) -> list[FuncFacts]:
+        out = [f for f in self.functions.values() if kernel in f.launches]
+        for c in self.classes.values():
+            out.extend(m for m in c.methods.values() if kernel in m.launches)
+        return out
+
+
+_CACHE = ChunkCache()
+
+
+def detect_file(path: str, cache: bool = True) -> Detection:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            source = fh.read()
+    except OSError as exc:
+        return Detection(path, [], [f"{path}: cannot read: {exc.strerror or exc}"])
+    return detect_source(source, path, cache)
+
+
+def detect_source(source: str, path: str, cache: bool = True) -> Detection:
+    """Targets in `source`. With `cache`, statements unchanged since the last call for `path`
+    are not parsed or analysed again (what an editor needs on each keystroke)."""
+    if not cache:
+        return analyze_source(source, path).detection()
+    with _CACHE.lock:
+        return _gc_paused(source, path, _CACHE).detection()
+
+
+def analyze_file(path: str) -> Analysis:
+    try:
+        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
+            source = fh.read()
+    except OSError as exc:
+        a = Analysis(path, "", [])
+        a.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
+        return a
+    return analyze_source(source, path)
+
+
+def analyze_source(source: str, path: str) -> Analysis:
+    """Full analysis with real line numbers in every node (for building tasks and applying kernels)."""
+    return _gc_paused(source, path, None)
+
+
+def _gc_paused(source: str, path: str, cache: ChunkCache | None) -> Analysis:
+    # Parsing allocates many small objects; the cyclic collector running mid-parse costs
+    # a third of the time and frees nothing, so it waits until we are done.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _analyze(source, path, cache)
+    finally:
+        if paused:
+            gc.enable()
+
+
+@dataclass
+class _Items:
+    """What one chunk contributes, before the file is put together (cacheable per chunk)."""
+
+    functions: list[FuncFacts] = field(default_factory=list)
+    kernels: list[tuple[str, ast.FunctionDef]] = field(default_factory=list)
+    classes: list[ClassFacts] = field(default_factory=list)
+    values: dict[str, ast.expr] = field(default_factory=dict)
+    calls: list[ast.Call] = field(default_factory=list)
+    cu_refs: list[ast.Constant] = field(default_factory=list)
+
+
+def _items(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) -> _Items:
+    out = _Items()
+    for stmt in _top_level(body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.functions.append(function_facts(stmt, stmt.name, aliases, None, want_cuda))
+            if _is_triton_kernel(stmt, aliases):
+                out.functions[-1].triton_kernel = True
+                out.kernels.append((stmt.name, stmt))
+        elif isinstance(stmt, ast.ClassDef):
+            queue = [(stmt, stmt.name)]
+            while queue:
+                node, qual = queue.pop()
+                c, nested = class_facts(node, qual, aliases, want_cuda)
+                out.classes.append(c)
+                queue.extend(nested)
+        else:
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        out.values[t.id] = stmt.value
+            if want_cuda:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Call):
+                        out.calls.append(node)
+                    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                            node.value.endswith(cuda.FILE_SUFFIXES):
+                        out.cu_refs.append(node)
+    return out
+
+
+class _Stub:
+    """Where a definition is, without its syntax tree: all cached detection needs of it."""
+
+    __slots__ = ("name", "lineno", "col_offset", "end_lineno", "end_col_offset", "decorator_list")
+
+    def __init__(self, node: ast.AST) -> None:
+        self.name = getattr(node, "name", "")
+        self.lineno, self.col_offset = node.lineno, node.col_offset
+        self.end_lineno, self.end_col_offset = node.end_lineno, node.end_col_offset
+        decorators = getattr(node, "decorator_list", None)
+        self.decorator_list = [_Stub(decorators[0])] if decorators else []
+
+
+def _lighten(items: _Items) -> None:
+    for f in items.functions:
+        f.node, f.local_values = _Stub(f.node), {}
+    items.kernels = [(name, _Stub(node)) for name, node in items.kernels]
+    for c in items.classes:
+        c.node = _Stub(c.node)
+        for m in c.methods.values():
+            m.node, m.local_values = _Stub(m.node), {}
+    items.values = {}
+
+
+def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
+    a = Analysis(path, source, source.split("\n"))
+    if path.endswith(cuda.FILE_SUFFIXES):
+        _cu_file_targets(a)
+        return a
+    if not any(w in source for w in _PREFILTER):
+        return a
+    chunks: list[Chunk]
+    if cache is None:
+        chunks, a.errors = parse_whole(source, a.lines, path)
+        a.body = [stmt for c in chunks for stmt in c.body]
+    else:
+        chunks, a.errors = cache.parse(a.lines, path)
+        a.detection_only = True
+    for c in chunks:
+        if c.parsed.aliases is None:
+            c.parsed.aliases = collect_module_aliases(c.body)
+        a.aliases.update(c.parsed.aliases)
+    want_cuda = any(w in source for w in _CUDA_WORDS)
+    key = (tuple(sorted(a.aliases.items())), want_cuda)
+    module_calls: list[tuple[ast.Call, int]] = []
+    cu_refs: list[tuple[ast.Constant, int]] = []
+    for c in chunks:
+        items = c.parsed.derived.get(key)
+        if items is None:
+            items = _items(c.body, a.aliases, want_cuda)
+            c.parsed.derived = {key: items}
+            if cache is not None and not want_cuda:
+                _lighten(items)
+                c.parsed.body = None  # a cached tree would make every full GC pass walk it
+        off = c.offset
+        for f in items.functions:
+            a.functions[f.qualname] = f
+            a.every_function.append(f)
+            a.offsets[id(f)] = off
+        a.kernels.update(items.kernels)
+        for k in items.classes:
+            a.classes[k.qualname] = k
+            a.every_class.append(k)
+            a.offsets[id(k)] = off
+            for m in k.methods.values():
+                a.offsets[id(m)] = off
+        for name, value in items.values.items():
+            a.module_values[name] = (value, off)
+        module_calls.extend((call, off) for call in items.calls)
+        cu_refs.extend((ref, off) for ref in items.cu_refs)
+    _mark_modules(a)
+    found: list[tuple[str, str, str, ast.AST, list[str], int]] = []
+    _python_targets(a, found)
+    if want_cuda:
+        _cuda_targets(a, found, module_calls, cu_refs)
+    _finish(a, found)
+    return a
+
+
+def _top_level(body: list[ast.stmt]):
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            inner: list[ast.stmt] = []
+            for part in ("body", "orelse", "finalbody"):
+                inner.extend(getattr(stmt, part, []) or [])
+            for h in getattr(stmt, "handlers", []) or []:
+                inner.extend(h.body)
+            if isinstance(stmt, ast.If) and _is_main_guard(stmt):
+                continue
+            stack.extend(reversed(inner))
+        else:
+            yield stmt
+
+
+def _is_main_guard(stmt: ast.If) -> bool:
+    t = stmt.test
+    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
+
+
+def _is_triton_kernel(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> bool:
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if resolve_expr(target, aliases) in _TRITON_DECORATORS:
+            return True
+    return False
+
+
+def _mark_modules(a: Analysis) -> None:
+    for c in a.classes.values():
+        c.is_module = False  # cached facts may carry a verdict made with other base classes
+    changed = True
+    while changed:
+        changed = False
+        for c in a.classes.values():
+            if not c.is_module and any(is_module_base(b) or (b in a.classes and a.classes[b].is_module) for b in c.bases):
+                c.is_module = changed = True
+
+
+def _is_compute(op: str) -> bool:
+    if op.startswith("torch.nn.") and op[9:10].isupper():
+        return False
+    return not op.startswith(_NOT_COMPUTE)
+
+
+def _python_targets(a: Analysis, found: list) -> None:
+    kernels = a.kernels.keys()
+    for f in a.every_function:
+        name, off = f.qualname, a.offsets[id(f)]
+        if name in kernels and f.triton_kernel:
+            found.append(("triton_kernel", name, name, f.node, [], off))
+        elif f.launches & kernels:
+            found.append(("triton_launcher", name, name, f.node, sorted(a.ops(f)), off))
+        elif name not in _SKIP_FUNCTIONS and not f.training and not name.startswith("test_"):
+            ops = a.ops(f)
+            if any(_is_compute(op) for op in ops):
+                found.append(("function", name, name, f.node, sorted(ops), off))
+    for c in a.every_class:
+        qual, off = c.qualname, a.offsets[id(c)]
+        fwd = c.methods.get("forward")
+        for m in c.methods.values():
+            if m.launches & kernels and (m is fwd or not c.is_module):
+                found.append(("triton_launcher", c.node.name, m.qualname, m.node, sorted(a.ops(m)), off))
+        if c.is_module and fwd is not None and not fwd.launches & kernels:
+            ops = a.ops(fwd)
+            if ops:
+                found.append(("module", c.node.name, qual, c.node, sorted(ops), off))
+
+
+def _cuda_targets(a: Analysis, found: list, module_calls: list[tuple[ast.Call, int]],
+                  cu_refs: list[tuple[ast.Constant, int]]) -> None:
+    scopes: list[tuple[str | None, list[tuple[ast.Call, int]], dict[str, ast.expr], int]] = [(None, module_calls, {}, 0)]
+    every = a.every_function + [m for c in a.every_class for m in c.methods.values()]
+    for f in every:
+        off = a.offsets[id(f)]
+        scopes.append((f.qualname, [(call, off) for call in f.calls_nodes], f.local_values, off))
+        cu_refs.extend((ref, off) for ref in f.cu_refs)
+    for owner, calls, local_values, local_off in scopes:
+        for call, off in calls:
+            loader = cuda.loader_of(call, a.aliases)
+            if loader is None:
+                continue
+            strings = cuda.string_nodes(cuda.source_arg(call, loader), off, local_values, local_off, a.module_values)
+            if not strings:
+                continue
+            offs = {id(node): o for node, o in strings}
+            name = cuda.site_name(call, loader, [node for node, _ in strings],
+                                  lambda node: _node_text(a, node, offs[id(node)])) or f"cuda_{call.lineno + off}"
+            where, where_off = max(strings, key=lambda so: ("__global__" in _node_text(a, so[0], so[1]),
+                                                            so[0].end_lineno - so[0].lineno))
+            found.append(("cuda_inline", name, name, where, [], where_off))
+            a.cuda_sites.setdefault(name, cuda.CudaSite(call, loader, [s for s, _ in strings], name, owner))
+    seen: set[str] = set()
+    for ref, off in cu_refs:
+        if ref.value not in seen:
+            seen.add(ref.value)
+            found.append(("cuda_file", os.path.basename(ref.value), ref.value, ref, [], off))
+
+
+def _node_text(a: Analysis, node: ast.AST, off: int) -> str:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    l0, c0, l1, c1 = _span(a, node, off)
+    return _slice(a.lines, l0, c0, l1, c1)
+
+
+def _char_col(line: str, byte_col: int) -> int:
+    if line.isascii():
+        return byte_col
+    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+
+def _utf16(line: str, char_col: int) -> int:
+    if line.isascii():
+        return char_col
+    return char_col + sum(1 for ch in line[:char_col] if ord(ch) > 0xFFFF)
+
+
+def _span(a: Analysis, node: ast.AST, off: int) -> tuple[int, int, int, int]:
+    """Character span (line, col, end line, end col) of a node, decorators included."""
+    l0, b0 = node.lineno - 1 + off, node.col_offset
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        d = decorators[0]
+        l0 = d.lineno - 1 + off
+        line = a.lines[l0]
+        at = line.rfind("@", 0, _char_col(line, d.col_offset))
+        c0 = at if at >= 0 else _char_col(line, d.col_offset)
+    else:
+        c0 = _char_col(a.lines[l0], b0)
+    l1 = node.end_lineno - 1 + off
+    c1 = _char_col(a.lines[l1], node.end_col_offset)
+    return l0, c0, l1, c1
+
+
+def _slice(lines: list[str], l0: int, c0: int, l1: int, c1: int) -> str:
+    if l0 == l1:
+        return lines[l0][c0:c1]
+    return "\n".join([lines[l0][c0:]] + lines[l0 + 1:l1] + [lines[l1][:c1]])
+
+
+def _finish(a: Analysis, found: list) -> None:
+    made: list[tuple[Target, ast.AST]] = []
+    for kind, name, qual, node, ops, off in found:
+        l0, c0, l1, c1 = _span(a, node, off)
+        text = _slice(a.lines, l0, c0, l1, c1)
+        t = Target(
+            id=f"{kind}:{qual}", kind=kind, name=name, qualname=qual, path=a.path,
+            start_line=l0, start_col=_utf16(a.lines[l0], c0), end_line=l1, end_col=_utf16(a.lines[l1], c1),
+            ops=ops, source_hash=text_hash(text),
+        )
+        made.append((t, node))
+    _dedupe_ids([t for t, _ in made])
+    made.sort(key=lambda tn: (tn[0].start_line, tn[0].start_col, tn[0].id))
+    a.targets = [t for t, _ in made]
+    a.nodes = {t.id: n for t, n in made}
+
+
+def _dedupe_ids(targets: list[Target]) -> None:
+    groups: dict[str, list[Target]] = {}
+    for t in targets:
+        groups.setdefault(t.id, []).append(t)
+    for same in groups.values():
+        if len(same) > 1:
+            for t in same:
+                t.id = f"{t.id}@{t.source_hash[:8]}"
+            seen: dict[str, int] = {}
+            for t in same:
+                n = seen.get(t.id, 0)
+                seen[t.id] = n + 1
+                if n:
+                    t.id = f"{t.id}#{n + 1}"
+
+
+def _cu_file_targets(a: Analysis) -> None:
+    starts = [0]
+    for line in a.lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+
+    def pos(offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(starts, offset) - 1
+        return line, offset - starts[line]
+
+    made = []
+    for k in cuda.kernels_in(a.source):
+        (l0, c0), (l1, c1) = pos(k.start), pos(k.end)
+        made.append(Target(
+            id=f"cuda_file:{k.name}", kind="cuda_file", name=k.name, qualname=k.name, path=a.path,
+            start_line=l0, start_col=_utf16(a.lines[l0], c0), end_line=l1, end_col=_utf16(a.lines[l1], c1),
+            ops=[], source_hash=text_hash(a.source[k.start:k.end]),
+        ))
+    _dedupe_ids(made)
+    a.targets = made

@@ -1,0 +1,321 @@
+"""Building a self-contained KernelBench-format task from a target in a user's file.
+
+The reference is the user's own code, copied verbatim with exactly what it needs from the
+file (imports, constants, helpers), so the search optimises what the user runs, and the task
+keeps working when the user's file changes. Nothing here imports torch; the check that the
+task runs happens in a child process (`task_check`).
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from kernelevo.targets.detect import Analysis, analyze_file
+from kernelevo.targets.imports import resolve_expr
+from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, find_inputs
+from kernelevo.targets.model import Target
+from kernelevo.targets.reference import Reference, NoReference, resolve_reference
+
+RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
+
+
+class ExtractError(Exception):
+    """The target cannot become a task; the message names file:line and what to do."""
+
+
+@dataclass
+class BuiltTask:
+    text: str
+    target: Target
+    reference: str
+    inputs: str
+    path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TaskCheck:
+    ok: bool | None  # None: could not be checked here (e.g. needs a CUDA GPU)
+    message: str
+    detail: dict = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+
+def find_target(a: Analysis, key: str) -> Target:
+    t = a.detection().find(key)
+    if t is None:
+        names = ", ".join(t.qualname for t in a.targets) or "none"
+        extra = f" ({'; '.join(a.errors)})" if a.errors else ""
+        raise ExtractError(f"{a.path}: no target {key!r}; targets here: {names}{extra}")
+    return t
+
+
+def build_task(user_file: str, key: str, script: str | None = None, out_dir: str | None = None,
+               write: bool = True, timeout: float = 300.0) -> BuiltTask:
+    """Extract target `key` (id, qualname or name) from `user_file` into a task file."""
+    if not os.path.isfile(user_file):
+        raise ExtractError(f"{user_file}: no such file")
+    if user_file.endswith((".cu", ".cuh")):
+        user_file, key = _launcher_file_for(user_file, key)
+    a = analyze_file(user_file)
+    t = find_target(a, key)
+    try:
+        ref = resolve_reference(a, t)
+        inputs = find_inputs(a, ref, script, timeout)
+    except (NoReference, NoExampleInputs) as exc:
+        raise ExtractError(str(exc)) from exc
+    text = task_source(a, t, ref, inputs)
+    built = BuiltTask(text, t, ref.qualname, inputs.note)
+    if write:
+        out = out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks")
+        os.makedirs(out, exist_ok=True)
+        stem = os.path.splitext(os.path.basename(user_file))[0]
+        built.path = os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}.py")
+        tmp = built.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, built.path)
+        from kernelevo.task import TaskError, read_task
+
+        try:
+            read_task(built.path)
+        except TaskError as exc:
+            raise ExtractError(f"built task is malformed (a KernelEvo bug): {exc}") from exc
+    return built
+
+
+def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
+    """A .cu kernel's reference lives in the Python file next to it that compiles it."""
+    base = os.path.basename(cu_file)
+    folder = os.path.dirname(os.path.abspath(cu_file))
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            path = os.path.join(os.path.dirname(cu_file), name)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                if base not in fh.read():
+                    continue
+            for t in analyze_file(path).targets:
+                if t.kind == "cuda_file" and os.path.basename(t.qualname) == base:
+                    return path, t.id
+    raise ExtractError(f"{cu_file}:1: no Python file next to it compiles {base}; add a launcher that loads it "
+                       f"(e.g. torch.utils.cpp_extension.load(sources=[...]))")
+
+
+def _bindings(stmt: ast.stmt) -> set[str]:
+    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+        return set()
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    if isinstance(stmt, (ast.If, ast.Try, ast.With)):
+        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and \
+                isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__":
+            return set()
+        inner = list(stmt.body) + list(getattr(stmt, "orelse", [])) + list(getattr(stmt, "finalbody", []))
+        for h in getattr(stmt, "handlers", []):
+            inner.extend(h.body)
+        return set().union(*(_bindings(s) for s in inner)) if inner else set()
+    return set()
+
+
+def _uses(node: ast.AST, skip: set[int] = frozenset()) -> set[str]:
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if id(n) in skip:
+            continue
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]:
+    index: dict[str, list[ast.stmt]] = {}
+    for stmt in a.body:
+        if id(stmt) in exclude:
+            continue
+        for name in _bindings(stmt):
+            index.setdefault(name, []).append(stmt)
+    chosen: dict[int, ast.stmt] = {}
+    todo = list(wanted)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for stmt in index.get(name, []):
+            if id(stmt) not in chosen:
+                chosen[id(stmt)] = stmt
+                todo.extend(_uses(stmt) - seen)
+    return sorted(chosen.values(), key=lambda s: s.lineno)
+
+
+def _stmt_text(a: Analysis, stmt: ast.stmt) -> str:
+    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return "\n".join(a.lines[first - 1:stmt.end_lineno]).rstrip()
+
+
+def _example_decorators(a: Analysis, node: ast.AST) -> list[ast.expr]:
+    out = []
+    for dec in getattr(node, "decorator_list", []):
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if resolve_expr(target, a.aliases) == "kernelevo.example":
+            out.append(dec)
+    return out
+
+
+def reference_text(a: Analysis, ref: Reference) -> str:
+    """The reference's own lines, dedented to top level, without @kernelevo.example."""
+    node = ref.node
+    drop: set[int] = set()
+    for dec in _example_decorators(a, node):
+        drop.update(range(dec.lineno - 1, dec.end_lineno))
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+    indent = node.col_offset
+    lines = []
+    for i in range(first, node.end_lineno):
+        if i in drop:
+            continue
+        line = a.lines[i].rstrip("\r")
+        lines.append(line[indent:] if line[:indent].strip() == "" else line)
+    return "\n".join(lines)
+
+
+def _call_args(fn: ast.FunctionDef, skip_self: bool) -> tuple[str, str]:
+    """(signature text, call text) for forwarding every argument of `fn`."""
+    args = fn.args
+    sig_args = ast.arguments(
+        posonlyargs=[], args=list(args.posonlyargs) + list(args.args), vararg=args.vararg,
+        kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults, kwarg=args.kwarg, defaults=args.defaults,
+    )
+    names = [p.arg for p in sig_args.args]
+    if skip_self and names:
+        names = names[1:]
+        sig_args.args = sig_args.args[1:]
+    call = list(names)
+    if args.vararg:
+        call.append("*" + args.vararg.arg)
+    call += [f"{k.arg}={k.arg}" for k in args.kwonlyargs]
+    if args.kwarg:
+        call.append("**" + args.kwarg.arg)
+    return ast.unparse(sig_args), ", ".join(call)
+
+
+def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
+    """Imports of the user's own modules: relative ones made absolute, their root put on sys.path."""
+    if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return _stmt_text(a, stmt)
+    folder = os.path.dirname(os.path.abspath(a.path))
+    if isinstance(stmt, ast.ImportFrom) and stmt.level:
+        pkg = []
+        root = folder
+        while os.path.exists(os.path.join(root, "__init__.py")):
+            pkg.insert(0, os.path.basename(root))
+            root = os.path.dirname(root)
+        if len(pkg) < stmt.level:
+            raise ExtractError(f"{a.path}:{stmt.lineno}: relative import outside a package; cannot extract it")
+        base = pkg[: len(pkg) - stmt.level + 1]
+        module = ".".join(base + ([stmt.module] if stmt.module else []))
+        paths.add(root)
+        return ast.unparse(ast.ImportFrom(module=module, names=stmt.names, level=0))
+    tops = [n.name.split(".")[0] for n in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module.split(".")[0]]
+    for top in tops:
+        if os.path.exists(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top)):
+            paths.add(folder)
+    return _stmt_text(a, stmt)
+
+
+def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:
+    skip = {id(d) for d in _example_decorators(a, ref.node)}
+    wanted = _uses(ref.node, skip) | inputs.uses
+    for stmt in inputs.statements:
+        wanted |= _uses(stmt)
+    top = next((s for s in a.body if s.lineno <= ref.node.lineno <= s.end_lineno), None)
+    exclude = {id(ref.node), id(top)} | {id(s) for s in inputs.statements}
+    if ref.kind == "class" and top is not ref.node:
+        exclude.discard(id(top))  # a nested class may use its outer class's other members
+    closure = [s for s in _closure(a, wanted, exclude) if s is not ref.node]
+    clash = set(RESERVED) & set().union(*(_bindings(s) for s in closure), {ref.name} - {"Model"}) if closure else set()
+    if clash - {"Model"} or ("Model" in clash and ref.name != "Model"):
+        raise ExtractError(f"{t.location()}: the file defines {', '.join(sorted(clash))}, names a task reserves")
+    paths: set[str] = set()
+    body = [_localize(a, s, paths) for s in closure]
+    bound = set().union(*(_bindings(s) for s in closure)) if closure else set()
+    head = [
+        f'"""KernelEvo task: {ref.qualname} from {os.path.basename(a.path)} (lines {t.start_line + 1}-{t.end_line + 1}).',
+        "",
+        f"Target {t.id}; the reference is the user's code, copied verbatim with what it needs",
+        f"from the file. Example inputs: {inputs.note}.",
+        '"""',
+    ]
+    pre = [_stmt_text(a, s) for s in a.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+    if paths:
+        pre.append("import sys")
+        pre += [f"sys.path.insert(0, {p!r})" for p in sorted(paths)]
+    if "torch" not in bound:
+        pre.append("import torch")
+    ref_text = reference_text(a, ref)
+    if ref.kind == "class":
+        if ref.name != "Model":
+            ref_text = re.sub(rf"^(\s*class\s+){re.escape(ref.name)}\b", r"\1Model", ref_text, count=1, flags=re.M)
+            ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
+    else:
+        sig, call = _call_args(ref.node, skip_self=False)
+        ref_text += (
+            f"\n\n\nclass Model(torch.nn.Module):\n    \"\"\"Calls {ref.qualname}, the code under optimisation.\"\"\"\n\n"
+            f"    def forward(self, {sig}):\n        return {ref.qualname}({call})"
+        ).replace("forward(self, )", "forward(self)")
+    parts = ["\n".join(head), "\n".join(pre)] if pre else ["\n".join(head)]
+    parts += _grouped(closure, body) + [ref_text]
+    parts += [_stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
+    if inputs.code:
+        parts.append(inputs.code.rstrip())
+    return "\n\n\n".join(p for p in parts if p.strip()) + "\n"
+
+
+def _grouped(closure: list[ast.stmt], texts: list[str]) -> list[str]:
+    """Runs of imports or of simple assignments stay together, as people write them."""
+    out: list[str] = []
+    prev: str | None = None
+    for stmt, text in zip(closure, texts):
+        kind = "import" if isinstance(stmt, (ast.Import, ast.ImportFrom)) else \
+            "assign" if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.end_lineno - stmt.lineno < 3 else None
+        if out and kind is not None and kind == prev:
+            out[-1] += "\n" + text
+        else:
+            out.append(text)
+        prev = kind
+    return out
+
+
+def check_task(task_path: str, timeout: float = 300.0) -> TaskCheck:
+    """Run the task once (Model(*get_init_inputs())(*get_inputs())) in a child process, time-limited."""
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "kernelevo.targets.task_check", task_path],
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return TaskCheck(False, f"{task_path}: did not finish within {timeout:.0f} s", elapsed_s=timeout)
+    elapsed = time.monotonic() - t0
+    for line in reversed(proc.stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                data = json.loads(line)
+            except ValueError:
+                continue
+            return TaskCheck(data.get("ok"), data.get("message", ""), data, elapsed)
+    tail = " | ".join((proc.stderr or "").strip().splitlines()[-3:])
+    return TaskCheck(False, f"{task_path}: check process failed (exit {proc.returncode}): {tail}", elapsed_s=elapsed)

@@ -1,0 +1,236 @@
+"""What each function and class in a file does, in one pass over its syntax tree.
+
+Facts are local (calls, attributes, launches); detect.py joins them across the file, so a
+method that calls a helper which calls `torch.softmax` still counts as using it.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from kernelevo.targets.imports import bind_import, dotted, resolve
+
+# Methods that, called on anything, are almost surely called on a tensor.
+TENSOR_METHODS = frozenset(
+    """abs add add_ addcmul addmm amax amin argmax argmin baddbmm bfloat16 bmm ceil chunk clamp clamp_ clamp_min
+    contiguous cos cumsum div div_ double erf exp exp_ expand expand_as flatten flip float floor gather half
+    index_add index_select log log1p log_softmax logsumexp masked_fill masked_fill_ matmul max mean min mm mul
+    mul_ nan_to_num narrow neg norm permute pow prod reciprocal relu relu_ repeat repeat_interleave reshape
+    roll rsqrt scatter scatter_add sigmoid sign silu sin softmax softplus sqrt square squeeze std sub sub_ sum
+    t tanh topk transpose tril triu type_as unbind unflatten unsqueeze var view view_as where""".split()
+)
+TRAINING_METHODS = frozenset({"backward", "zero_grad"})
+_STEP_OWNERS = ("optim", "opt", "optimizer", "scheduler", "sched", "scaler")
+
+
+@dataclass
+class FuncFacts:
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    qualname: str
+    cls: str | None = None
+    ops: set[str] = field(default_factory=set)
+    calls: set[str] = field(default_factory=set)
+    self_calls: set[str] = field(default_factory=set)
+    self_attrs: set[str] = field(default_factory=set)
+    self_assigned: dict[str, set[str]] = field(default_factory=dict)
+    launches: set[str] = field(default_factory=set)
+    names: set[str] = field(default_factory=set)
+    local_values: dict[str, ast.expr] = field(default_factory=dict)
+    calls_nodes: list[ast.Call] = field(default_factory=list)
+    cu_refs: list[ast.Constant] = field(default_factory=list)
+    training: bool = False
+    triton_kernel: bool = False
+
+
+@dataclass
+class ClassFacts:
+    node: ast.ClassDef
+    qualname: str
+    bases: list[str]
+    methods: dict[str, FuncFacts] = field(default_factory=dict)
+    class_attrs: set[str] = field(default_factory=set)
+    is_module: bool = False
+
+    def attributes(self) -> dict[str, set[str]]:
+        """Attributes set on `self` anywhere in the class, with the constructors that build them."""
+        out: dict[str, set[str]] = {}
+        for m in self.methods.values():
+            for k, v in m.self_assigned.items():
+                out.setdefault(k, set()).update(v)
+        return out
+
+
+def function_facts(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    aliases: dict[str, str],
+    cls: str | None = None,
+    want_cuda: bool = False,
+) -> FuncFacts:
+    f = FuncFacts(fn, qualname, cls)
+    for stmt in fn.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            aliases = dict(aliases)
+            bind_import(stmt, aliases)
+    ops = f.ops
+    names_add, self_attrs_add = f.names.add, f.self_attrs.add
+    Call, Name, Attribute, Subscript, Constant = ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Constant
+    Assign, AnnAssign, BinOp, MatMult, AST = ast.Assign, ast.AnnAssign, ast.BinOp, ast.MatMult, ast.AST
+    fields_of = _CHILD_FIELDS
+    # One explicit-stack walk over the body only (decorators such as example-input lambdas are
+    # not what the function does); leaves and hot node types are handled inline because this
+    # loop is most of detection's time.
+    stack: list = list(fn.body)
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        t = type(node)
+        if t is Name:
+            names_add(node.id)
+            continue
+        if t is Constant:
+            if want_cuda and type(node.value) is str and node.value.endswith((".cu", ".cuh")):
+                f.cu_refs.append(node)
+            continue
+        if t is Attribute:
+            v = node.value
+            if type(v) is Name and v.id == "self":
+                self_attrs_add(node.attr)
+            else:
+                push(v)
+            continue
+        if t is Call:
+            func = node.func
+            ft = type(func)
+            if ft is Name:
+                full = aliases.get(func.id)
+                if full is None:
+                    f.calls.add(func.id)
+                elif full.startswith("torch."):
+                    ops.add(full)
+            elif ft is Attribute:
+                _attribute_call(f, func, aliases)
+            elif ft is Subscript:
+                v = func.value
+                if type(v) is Name:
+                    f.launches.add(v.id)
+                elif type(v) is Call and v.args and type(v.args[0]) is Name:
+                    f.launches.add(v.args[0].id)
+            if want_cuda:
+                f.calls_nodes.append(node)
+            push(func)
+            extend(node.args)
+            for kw in node.keywords:
+                push(kw.value)
+            continue
+        if t is BinOp:
+            if type(node.op) is MatMult:
+                ops.add("torch.matmul")
+            push(node.left)
+            push(node.right)
+            continue
+        if t is Assign or t is AnnAssign:
+            _assignment(f, node, aliases)
+        fields = fields_of.get(t)
+        if fields is None:
+            fields = fields_of[t] = tuple(n for n in getattr(t, "_fields", ()) if n not in _SKIP_FIELDS)
+        for name in fields:
+            v = getattr(node, name, None)
+            if type(v) is list:
+                extend(v)
+            elif isinstance(v, AST):
+                push(v)
+    return f
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_SKIP_FIELDS = frozenset({"ctx", "op", "ops", "type_comment", "kind", "decorator_list"})
+
+
+def _attribute_call(f: FuncFacts, func: ast.Attribute, aliases: dict[str, str]) -> None:
+    d = dotted(func)
+    attr = func.attr
+    full = None
+    if d is not None:
+        root = d.split(".", 1)[0]
+        if root == "self":
+            if d.count(".") == 1:
+                f.self_calls.add(attr)
+                return
+        else:
+            full = resolve(d, aliases)
+            if full is None:
+                f.calls.add(d)
+            elif full.startswith("torch."):
+                f.ops.add(full)
+                return
+    if full is None and attr in TENSOR_METHODS:
+        f.ops.add("Tensor." + attr)
+    if attr in TRAINING_METHODS or attr == "step" and d is not None and d.split(".")[-2].lower().startswith(_STEP_OWNERS):
+        f.training = True
+
+
+def _assignment(f: FuncFacts, node: ast.Assign | ast.AnnAssign, aliases: dict[str, str]) -> None:
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    value = node.value
+    for tgt in targets:
+        if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self":
+            f.self_assigned[tgt.attr] = constructors(value, aliases) if value is not None else set()
+        elif isinstance(tgt, ast.Name) and value is not None:
+            f.local_values[tgt.id] = value
+
+
+def constructors(value: ast.expr, aliases: dict[str, str]) -> set[str]:
+    """Callables invoked to build a value: `torch.nn.Linear`, or bare names of same-file classes."""
+    out: set[str] = set()
+    for node in ast.walk(value):
+        if isinstance(node, ast.Call):
+            d = dotted(node.func)
+            if d is None:
+                continue
+            full = resolve(d, aliases)
+            out.add(full if full is not None else d)
+    return out
+
+
+def is_module_base(name: str) -> bool:
+    """`torch.nn.Module`, `torch.nn.Linear`, `pl.LightningModule`: bases that make a class a module."""
+    last = name.rsplit(".", 1)[-1]
+    return (name.startswith("torch.nn.") and last[:1].isupper() and not name.startswith("torch.nn.parameter")) or (
+        last.endswith("Module") and last != "ModuleType"
+    )
+
+
+def class_facts(
+    node: ast.ClassDef, qualname: str, aliases: dict[str, str], want_cuda: bool
+) -> tuple[ClassFacts, list[tuple[ast.ClassDef, str]]]:
+    """Facts for a class's methods, plus its nested classes (to be visited in turn)."""
+    bases = []
+    for b in node.bases:
+        d = dotted(b)
+        if d is not None:
+            bases.append(resolve(d, aliases) or d)
+    c = ClassFacts(node, qualname, bases)
+    nested: list[tuple[ast.ClassDef, str]] = []
+    for stmt in node.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            c.methods[stmt.name] = function_facts(stmt, f"{qualname}.{stmt.name}", aliases, qualname, want_cuda)
+        elif isinstance(stmt, ast.ClassDef):
+            nested.append((stmt, f"{qualname}.{stmt.name}"))
+        elif isinstance(stmt, ast.Assign):
+            c.class_attrs.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            c.class_attrs.add(stmt.target.id)
+    for m in c.methods.values():
+        for name in ("register_buffer", "register_parameter"):
+            if name in m.self_calls:
+                for sub in ast.walk(m.node):
+                    if (
+                        isinstance(sub, ast.Call)
+                        and isinstance(sub.func, ast.Attribute)
+                        and sub.func.attr == name
+                        and sub.args
+                        and isinstance(sub.args[0], ast.Constant)
+                    ):
+                        m.self_assigned.setdefault(str(sub.args[0].value), set())
+    return c, nested

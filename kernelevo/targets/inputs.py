@@ -1,0 +1,270 @@
+"""Where a task's example inputs come from, in order of preference:
+
+1. shapes and dtypes captured while a script the user names runs (in a child process);
+2. `@kernelevo.example(lambda: (...), init=lambda: (...))` on the target;
+3. `# kernelevo: inputs = (...)` / `# kernelevo: init = (...)` comments just above it;
+4. KernelBench-style `get_inputs()` / `get_init_inputs()` in the file, when they fit it.
+
+Without any of them the error says exactly what to add.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+from kernelevo.targets.detect import Analysis
+from kernelevo.targets.imports import resolve_expr
+from kernelevo.targets.reference import Reference
+
+HINT_NAMES = ("SMALL", "TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS", "get_extra_inputs")
+_COMMENT = re.compile(r"#\s*kernelevo:\s*(inputs|init)\s*=\s*(.+?)\s*$")
+_AS_LIST = "def _kernelevo_list(v):\n    return list(v) if isinstance(v, (list, tuple)) else [v]\n"
+
+
+class NoExampleInputs(Exception):
+    """No example inputs for the target; the message says what to add."""
+
+
+@dataclass
+class ExampleInputs:
+    source: str
+    code: str
+    note: str
+    uses: set[str] = field(default_factory=set)
+    statements: list[ast.stmt] = field(default_factory=list)
+
+
+def find_inputs(a: Analysis, ref: Reference, script: str | None = None, timeout: float = 300.0) -> ExampleInputs:
+    if script is not None:  # asked for explicitly: real shapes beat examples
+        return inputs_from_capture(capture_from_script(script, a.path, ref, timeout), script)
+    found = _from_decorator(a, ref) or _from_comments(a, ref) or _from_get_inputs(a, ref)
+    if found is None:
+        raise NoExampleInputs(suggestion(a, ref))
+    return found
+
+
+def required_params(fn: ast.FunctionDef, skip_self: bool) -> list[str]:
+    args = fn.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if skip_self and positional:
+        positional = positional[1:]
+    return positional[: len(positional) - len(args.defaults)] if args.defaults else positional
+
+
+def _names(expr: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
+
+
+def _getters(inputs_expr: str, init_expr: str | None) -> str:
+    init = f"_kernelevo_list({init_expr})" if init_expr else "[]"
+    return (
+        f"{_AS_LIST}\n\ndef get_inputs():\n    return _kernelevo_list({inputs_expr})\n\n\n"
+        f"def get_init_inputs():\n    return {init}\n"
+    )
+
+
+def _needs_init(ref: Reference) -> bool:
+    return ref.kind == "class" and ref.init is not None and bool(required_params(ref.init, True))
+
+
+def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
+    for dec in ref.node.decorator_list:
+        if not isinstance(dec, ast.Call) or resolve_expr(dec.func, a.aliases) != "kernelevo.example":
+            continue
+        make = dec.args[0] if dec.args else next((k.value for k in dec.keywords if k.arg == "make_inputs"), None)
+        init = dec.args[1] if len(dec.args) > 1 else next((k.value for k in dec.keywords if k.arg == "init"), None)
+        where = f"{a.path}:{dec.lineno}"
+        if make is None:
+            raise NoExampleInputs(f"{where}: @kernelevo.example needs a callable, e.g. lambda: (torch.randn(8, 64),)")
+        texts = [_call_text(a, e) for e in (make, init)]
+        if init is None and _needs_init(ref):
+            raise NoExampleInputs(
+                f"{where}: {ref.name}({', '.join(required_params(ref.init, True))}) needs constructor arguments; "
+                f"add init=lambda: (...) to @kernelevo.example"
+            )
+        uses = _names(make) | (_names(init) if init is not None else set())
+        return ExampleInputs("decorator", _getters(texts[0], texts[1]), f"@kernelevo.example at {where}", uses)
+    return None
+
+
+def _call_text(a: Analysis, e: ast.expr | None) -> str | None:
+    if e is None:
+        return None
+    if isinstance(e, ast.Lambda):
+        return ast.get_source_segment(a.source, e.body) or ast.unparse(e.body)
+    return f"({ast.get_source_segment(a.source, e) or ast.unparse(e)})()"
+
+
+def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
+    first = min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list]) - 1
+    found: dict[str, tuple[str, int]] = {}
+    line = first - 1
+    while line >= 0 and a.lines[line].strip().startswith("#"):
+        m = _COMMENT.search(a.lines[line])
+        if m:
+            found.setdefault(m.group(1), (m.group(2), line + 1))
+        line -= 1
+    if "inputs" not in found:
+        return None
+    uses: set[str] = set()
+    for key, (expr, lineno) in found.items():
+        try:
+            uses |= _names(ast.parse(expr, mode="eval"))
+        except SyntaxError as exc:
+            raise NoExampleInputs(f"{a.path}:{lineno}: `# kernelevo: {key} = ...` is not a Python expression: {exc.msg}")
+    if "init" not in found and _needs_init(ref):
+        raise NoExampleInputs(
+            f"{a.path}:{first + 1}: {ref.name}({', '.join(required_params(ref.init, True))}) needs constructor "
+            f"arguments; add `# kernelevo: init = (...)` above it"
+        )
+    code = _getters(found["inputs"][0], found["init"][0] if "init" in found else None)
+    return ExampleInputs("comment", code, f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}", uses)
+
+
+def _top_function(a: Analysis, name: str) -> ast.FunctionDef | None:
+    for stmt in a.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            return stmt
+    return None
+
+
+def _literal_len(fn: ast.FunctionDef | None) -> int | None:
+    if fn is None:
+        return 0
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, (ast.List, ast.Tuple)):
+            return len(stmt.value.elts)
+    return None
+
+
+def _from_get_inputs(a: Analysis, ref: Reference) -> ExampleInputs | None:
+    get_inputs = _top_function(a, "get_inputs")
+    if get_inputs is None:
+        return None
+    get_init = _top_function(a, "get_init_inputs")
+    owners = [t for t in a.targets if t.kind in ("module", "function", "triton_launcher")]
+    fits = ref.name == "Model" or len(owners) == 1
+    if not fits:
+        n_in, n_init = _literal_len(get_inputs), _literal_len(get_init)
+        n_args = len(required_params(ref.call, ref.kind == "class"))
+        n_ctor = len(required_params(ref.init, True)) if ref.init is not None else 0
+        fits = n_in == n_args and n_init == n_ctor
+    if not fits:
+        return None
+    statements: list[ast.stmt] = [get_inputs] + ([get_init] if get_init is not None else [])
+    for stmt in a.body:
+        bound = {t.id for t in getattr(stmt, "targets", []) if isinstance(t, ast.Name)}
+        if isinstance(stmt, ast.FunctionDef):
+            bound = {stmt.name}
+        if bound & set(HINT_NAMES):
+            statements.append(stmt)
+    code = "" if get_init is not None else "def get_init_inputs():\n    return []\n"
+    uses = set().union(*(_names(s) for s in statements))
+    if "SMALL" in uses or any("SMALL" in {t.id for t in getattr(s, "targets", []) if isinstance(t, ast.Name)} for s in statements):
+        for stmt in statements:
+            if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
+                uses |= {k.value for k in stmt.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return ExampleInputs("get_inputs", code, f"get_inputs() at {a.path}:{get_inputs.lineno}", uses, statements)
+
+
+def suggestion(a: Analysis, ref: Reference) -> str:
+    """The exact lines to add, named after the target's own parameters."""
+    params = required_params(ref.call, ref.kind == "class") or ["x"]
+    inputs = _tuple_text(["torch.randn(8, 1024)"] * len(params))
+    ctor = required_params(ref.init, True) if _needs_init(ref) else []
+    init = f", init=lambda: {_tuple_text(['1024'] * len(ctor))}" if ctor else ""
+    line = min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list])
+    meaning = f"arguments ({', '.join(params)})" + (f", constructor arguments ({', '.join(ctor)})" if ctor else "")
+    return (
+        f"{a.path}:{line}: no example inputs for {ref.qualname}; add `@kernelevo.example(lambda: {inputs}{init})` "
+        f"above it (with `import kernelevo`; shapes and dtypes as in real use for {meaning}), or add "
+        "KernelBench-style get_inputs()/get_init_inputs() to the file, or pass --script SCRIPT that runs this "
+        "code so its shapes are captured"
+    )
+
+
+def _tuple_text(items: list[str]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def capture_from_script(script: str, user_file: str, ref: Reference, timeout: float = 300.0) -> dict:
+    """Run `script` in a child process and record the target's first call (shapes, dtypes, devices)."""
+    if not os.path.isfile(script):
+        raise NoExampleInputs(f"{script}: no such script")
+    init_q = f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
+    call_q = f"{ref.cls.qualname}.{ref.call.name}" if ref.cls is not None else ref.qualname
+    with tempfile.TemporaryDirectory(prefix="kernelevo-capture-") as tmp:
+        spec = {
+            "script": os.path.abspath(script), "file": os.path.realpath(user_file), "init": init_q,
+            "call": call_q, "method": ref.cls is not None, "out": os.path.join(tmp, "captured.json"),
+        }
+        spec_path = os.path.join(tmp, "spec.json")
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh)
+        try:
+            proc = subprocess.run(
+                [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
+                capture_output=True, text=True, timeout=timeout,
+            )
+        except subprocess.TimeoutExpired:
+            raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+        if not os.path.exists(spec["out"]):
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            raise NoExampleInputs(
+                f"{script}: exited (code {proc.returncode}) without calling {call_q}"
+                + (": " + " | ".join(tail) if tail else "")
+            )
+        with open(spec["out"]) as fh:
+            return json.load(fh)
+
+
+def _value_code(spec: dict, what: str) -> str:
+    kind = spec.get("kind")
+    if kind == "tensor":
+        dims = [str(d) for d in spec["shape"]]
+        shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+        dtype = spec["dtype"]
+        if dtype == "bool":
+            return f"torch.rand({shape}) < 0.5"
+        if spec.get("integer"):
+            return f"torch.randint({spec.get('min', 0)}, {spec.get('max', 0) + 1}, {shape}, dtype=torch.{dtype})"
+        return f"torch.randn({shape}, dtype=torch.{dtype})"
+    if kind == "value":
+        return spec["repr"]
+    if kind in ("list", "tuple"):
+        items = ", ".join(_value_code(s, what) for s in spec["items"])
+        return f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
+    if kind == "dataclass":
+        return f"{spec['type']}({', '.join(f'{k}={v}' for k, v in spec['fields'].items())})"
+    raise NoExampleInputs(
+        f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
+        "use @kernelevo.example(...) to say how to make it"
+    )
+
+
+def inputs_from_capture(captured: dict, script: str) -> ExampleInputs:
+    args = captured["args"]
+    names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
+    parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names)]
+    init = [_value_code(s, f"{script}: constructor argument {n!r}") for s, n in
+            zip(captured.get("init") or [], captured.get("init_names") or [])]
+    described = "; ".join(_describe(n, s) for n, s in zip(names, args))
+    code = (
+        f"def get_inputs():\n    # captured from {os.path.basename(script)}: {described}\n"
+        f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
+    )
+    uses = {"torch"} | {s["type"] for s in list(args) + list(captured.get("init") or []) if s.get("kind") == "dataclass"}
+    return ExampleInputs("script", code, f"captured while running {script}", uses)
+
+
+def _describe(name: str, spec: dict) -> str:
+    if spec.get("kind") == "tensor":
+        layout = "contiguous" if spec.get("contiguous", True) else "non-contiguous"
+        return f"{name} {spec['dtype']}{list(spec['shape'])} on {spec.get('device', 'cpu')} ({layout})"
+    return f"{name} = {spec.get('repr', spec.get('type', '?'))}"

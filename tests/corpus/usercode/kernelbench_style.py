@@ -1,0 +1,26 @@
+import torch
+import torch.nn as nn
+
+batch_size = 16
+dim = 1024
+
+SMALL = {"batch_size": 4, "dim": 96}
+
+
+class Model(nn.Module):
+    """Scaled softmax with a temperature, KernelBench style."""
+
+    def __init__(self, temperature: float):
+        super().__init__()
+        self.temperature = temperature
+
+    def forward(self, x):
+        return torch.softmax(x / self.temperature, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return [0.7]

@@ -1,0 +1,44 @@
+"""`kernelevo detect` and `kernelevo task` from the command line."""
+import json
+from pathlib import Path
+
+from kernelevo.cli import main
+
+CORPUS = Path(__file__).parent / "corpus" / "usercode"
+
+
+def test_detect_lists_targets_and_errors(capsys):
+    assert main(["detect", str(CORPUS / "broken.py"), str(CORPUS / "triton_ops.py")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{CORPUS / 'broken.py'}:19: invalid syntax (targets in the rest of the file are still listed)"
+    assert any(line.startswith(f"{CORPUS / 'broken.py'}:6-14  module") and "module:GatedMLP" in line for line in out)
+    assert any("triton_launcher" in line and "FusedRMSNorm.forward" in line for line in out)
+
+
+def test_detect_json(capsys):
+    assert main(["detect", "--json", str(CORPUS / "model.py"), str(CORPUS / "ext" / "scale_kernel.cu")]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["path"] for d in data] == [str(CORPUS / "model.py"), str(CORPUS / "ext" / "scale_kernel.cu")]
+    rms = next(t for t in data[0]["targets"] if t["id"] == "module:RMSNorm")
+    assert (rms["start_line"], rms["end_line"], rms["kind"]) == (53, 64, "module")
+    assert data[1]["targets"][0]["id"] == "cuda_file:row_scale_kernel" and data[0]["errors"] == []
+
+
+def test_detect_missing_file_is_a_user_error(capsys, tmp_path):
+    assert main(["detect", str(tmp_path / "nope.py")]) == 2
+    assert "nope.py: no such file" in capsys.readouterr().err
+
+
+def test_task_builds_and_checks(capsys, tmp_path):
+    assert main(["task", f"{CORPUS / 'kernelbench_style.py'}::Model", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"task: {tmp_path / 'kernelbench_style__Model.py'}" in out and "check ok" in out
+    assert (tmp_path / "kernelbench_style__Model.py").exists()
+
+
+def test_task_errors_are_one_line(capsys, tmp_path):
+    assert main(["task", f"{CORPUS / 'model.py'}::RMSNorm", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
+    assert main(["task", str(CORPUS / "model.py")]) == 2
+    assert "expected FILE::NAME" in capsys.readouterr().err

@@ -1,0 +1,153 @@
+"""Building KernelBench-format tasks from targets in the corpus, and checking they run (child processes)."""
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kernelevo.targets.extract import ExtractError, build_task, check_task
+from kernelevo.task import read_task
+
+CORPUS = Path(__file__).parent / "corpus" / "usercode"
+
+
+def build(name: str, key: str, tmp_path, **kw):
+    return build_task(str(CORPUS / name), key, out_dir=str(tmp_path), **kw)
+
+
+def test_decorator_inputs_function_target_with_constants(tmp_path):
+    task = build("model.py", "fused_bias_gelu", tmp_path)
+    assert task.path == str(tmp_path / "model__fused_bias_gelu.py")
+    text = Path(task.path).read_text()
+    assert "GELU_C = math.sqrt(2.0 / math.pi)" in text and "import math" in text  # constants and their imports
+    code = text.split('"""', 2)[2]
+    assert "@kernelevo" not in code and "import kernelevo" not in code  # the task does not need KernelEvo
+    assert "class Model(torch.nn.Module)" in text and "return fused_bias_gelu(x, bias)" in text
+    assert "RMSNorm" not in text and "Transformer" not in text  # only what the target needs
+    read_task(task.path)
+    check = check_task(task.path)
+    assert check.ok is True, check.message
+    assert "float32[8, 256], float32[256] -> output float32[8, 256]" in check.message
+
+
+def test_comment_inputs_module_target(tmp_path):
+    task = build("model.py", "SwiGLU", tmp_path)
+    assert task.inputs.startswith("`# kernelevo:` comments")
+    text = task.text
+    assert "class Model(nn.Module):" in text and "SwiGLU = Model" in text
+    assert "import torch.nn.functional as F" in text and "from torch import nn" in text
+    assert "return _kernelevo_list((64, 4))" in text
+
+
+def test_helpers_methods_and_future_import_come_along(tmp_path):
+    (tmp_path / "work").mkdir()
+    src = (CORPUS / "model.py").read_text().replace(
+        "class Attention(nn.Module):",
+        "# kernelevo: inputs = (torch.randn(2, 8, 64),)\n# kernelevo: init = (Config(),)\nclass Attention(nn.Module):")
+    user = tmp_path / "work" / "model.py"
+    user.write_text(src)
+    task = build_task(str(user), "Attention", out_dir=str(tmp_path))
+    text = task.text
+    assert text.index("from __future__ import annotations") < text.index("import torch")
+    for needed in ("def rope_tables(", "def apply_rotary(", "def rotate_half(", "ROPE_BASE = ", "class Config:",
+                   "from dataclasses import dataclass", "def _split(self"):
+        assert needed in text
+    assert "class Block" not in text and "GELU_C" not in text
+    check = check_task(task.path)
+    assert check.ok is True, check.message
+
+
+def test_kernelbench_style_file_uses_its_get_inputs_and_small(tmp_path):
+    task = build("kernelbench_style.py", "Model", tmp_path)
+    assert task.inputs.startswith("get_inputs()")
+    assert 'SMALL = {"batch_size": 4, "dim": 96}' in task.text and "batch_size = 16" in task.text
+    assert read_task(task.path).hints.get("SMALL")
+    check = check_task(task.path)
+    assert check.ok is True and "SMALL sizes" in check.message and "float32[4, 96]" in check.message
+
+
+def test_triton_kernel_reference_is_its_launcher(tmp_path):
+    task = build("triton_ops.py", "_add_kernel", tmp_path)
+    assert task.reference == "add" and task.target.id == "triton_kernel:_add_kernel"
+    assert "@triton.jit\ndef _add_kernel(" in task.text and "return add(x, y)" in task.text
+    assert "_softmax_kernel" not in task.text
+    check = check_task(task.path)  # runs the existing kernel under the Triton interpreter
+    assert check.ok is True, check.message
+
+
+def test_module_launcher_and_missing_inputs_message(tmp_path):
+    with pytest.raises(ExtractError) as exc:
+        build("triton_ops.py", "_rmsnorm_kernel", tmp_path)
+    msg = str(exc.value)
+    assert "triton_ops.py:58: no example inputs for FusedRMSNorm" in msg
+    assert "@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))" in msg
+    assert "constructor arguments (dim)" in msg and "\n" not in msg
+
+
+def test_cuda_targets_resolve_to_python_launchers(tmp_path):
+    for name, key, ref in [("inline_cuda.py", "fused_bias_relu", "bias_relu"), ("cupy_kernels.py", "scale", "scale"),
+                           ("ext/scale_kernel.cu", "row_scale_kernel", "row_scale")]:
+        with pytest.raises(ExtractError, match=rf"no example inputs for {ref}\b"):
+            build(name, key, tmp_path)
+    with pytest.raises(ExtractError, match="no function or nn.Module in cupy_kernels.py uses saxpy_mod"):
+        build("cupy_kernels.py", "saxpy", tmp_path)
+
+
+def test_cuda_inline_task_is_written_but_not_run_without_gpu(tmp_path):
+    src = (CORPUS / "inline_cuda.py").read_text().replace(
+        "def bias_relu(", "# kernelevo: inputs = (torch.randn(64, 256), torch.randn(256))\ndef bias_relu(")
+    user = tmp_path / "inline_cuda.py"
+    user.write_text(src)
+    task = build_task(str(user), "cuda_inline:fused_bias_relu", out_dir=str(tmp_path / "tasks"))
+    for needed in ("CUDA_SRC = r\"\"\"", "CPP_SRC = ", "_ext = None", "def _load():", "load_inline(",
+                   "from torch.utils.cpp_extension import load_inline"):
+        assert needed in task.text
+    check = check_task(task.path)
+    assert check.ok is None and "CUDA GPU" in check.message
+
+
+def test_inputs_captured_from_a_training_script(tmp_path):
+    task = build("model.py", "RMSNorm", tmp_path, script=str(CORPUS / "train.py"))
+    assert task.inputs.startswith("captured while running")
+    assert "x float32[4, 32, 64] on cpu (contiguous)" in task.text
+    assert "return [torch.randn((4, 32, 64), dtype=torch.float32)]" in task.text
+    assert "return [64, 1e-06]" in task.text
+    loss = build("train.py", "LabelSmoothingLoss", tmp_path, script=str(CORPUS / "train.py"))
+    assert "torch.randint(" in loss.text and "dtype=torch.int64" in loss.text  # token ids keep their range
+    assert check_task(loss.path).ok is True
+
+
+def test_captured_constructor_objects(tmp_path):
+    task = build("model.py", "Attention", tmp_path, script=str(CORPUS / "train.py"))
+    assert "return [Config(dim=64, n_heads=4, n_layers=2, hidden_mult=4, vocab=256, max_seq=128)]" in task.text
+    with pytest.raises(ExtractError, match="constructor argument 'fn' is an object of type Attention"):
+        build("model.py", "Block.ScaledResidual", tmp_path, script=str(CORPUS / "train.py"))
+
+
+def test_script_that_never_calls_the_target(tmp_path):
+    script = tmp_path / "noop.py"
+    script.write_text("print('hello')\n")
+    with pytest.raises(ExtractError, match="without calling RMSNorm.forward"):
+        build("model.py", "RMSNorm", tmp_path, script=str(script))
+
+
+def test_unknown_target_lists_what_exists(tmp_path):
+    with pytest.raises(ExtractError, match="no target 'Nope'; targets here: rope_tables, fused_bias_gelu"):
+        build("model.py", "Nope", tmp_path)
+
+
+def test_failing_reference_is_reported_with_location(tmp_path):
+    user = tmp_path / "bad.py"
+    user.write_text("import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 5),)\ndef f(x):\n"
+                    "    return torch.mm(x, x)\n")
+    task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
+    check = check_task(task.path)
+    assert check.ok is False and "bad__f.py:" in check.message and "RuntimeError" in check.message
+
+
+def test_check_has_a_time_limit(tmp_path):
+    user = tmp_path / "slow.py"
+    user.write_text("import time\nimport torch\n\n\n# kernelevo: inputs = (torch.randn(4),)\ndef f(x):\n"
+                    "    time.sleep(60)\n    return torch.relu(x)\n")
+    task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
+    check = check_task(task.path, timeout=8)
+    assert check.ok is False and "did not finish within 8 s" in check.message
