@@ -1,6 +1,5 @@
 """Target detection on the realistic corpus in tests/corpus/usercode (no torch import, exact ranges)."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -1,5 +1,4 @@
 """Building KernelBench-format tasks from targets in the corpus, and checking they run (child processes)."""
-import shutil
 from pathlib import Path
 
 import pytest

@@ -6,22 +6,19 @@ walk per function, and a substring pre-filter that skips files with nothing to f
 from __future__ import annotations
 
 import ast
-import bisect
 import gc
 import os
 from dataclasses import dataclass, field
 
-from kernelevo.digest import text_hash
 from kernelevo.targets import cuda
-from kernelevo.targets.facts import ClassFacts, FuncFacts, class_facts, function_facts, is_module_base
-from kernelevo.targets.imports import collect_module_aliases, resolve_expr
+from kernelevo.targets.facts import ClassFacts, FuncFacts, chunk_facts, is_module_base, lighten
+from kernelevo.targets.imports import collect_module_aliases
 from kernelevo.targets.model import Detection, Target
+from kernelevo.targets.spans import cu_file_targets, make_targets, node_span, slice_text
 from kernelevo.targets.chunks import Chunk, ChunkCache, parse_whole
 
 _PREFILTER = ("torch", "triton", "cupy", "pycuda", "__global__", ".cu")
 _CUDA_WORDS = ("load_inline", "SourceModule", "RawKernel", "RawModule", ".cu")
-_TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit",
-                      "triton.runtime.autotune", "triton.runtime.heuristics", "triton.runtime.jit.jit")
 _SKIP_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_extra_inputs", "main"})
 _NOT_COMPUTE = (
     "torch.manual_seed", "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_", "torch.get_",
@@ -186,76 +183,10 @@ def _gc_paused(source: str, path: str, cache: ChunkCache | None) -> Analysis:
             gc.enable()
 
 
-@dataclass
-class _Items:
-    """What one chunk contributes, before the file is put together (cacheable per chunk)."""
-
-    functions: list[FuncFacts] = field(default_factory=list)
-    kernels: list[tuple[str, ast.FunctionDef]] = field(default_factory=list)
-    classes: list[ClassFacts] = field(default_factory=list)
-    values: dict[str, ast.expr] = field(default_factory=dict)
-    calls: list[ast.Call] = field(default_factory=list)
-    cu_refs: list[ast.Constant] = field(default_factory=list)
-
-
-def _items(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) -> _Items:
-    out = _Items()
-    for stmt in _top_level(body):
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.functions.append(function_facts(stmt, stmt.name, aliases, None, want_cuda))
-            if _is_triton_kernel(stmt, aliases):
-                out.functions[-1].triton_kernel = True
-                out.kernels.append((stmt.name, stmt))
-        elif isinstance(stmt, ast.ClassDef):
-            queue = [(stmt, stmt.name)]
-            while queue:
-                node, qual = queue.pop()
-                c, nested = class_facts(node, qual, aliases, want_cuda)
-                out.classes.append(c)
-                queue.extend(nested)
-        else:
-            if isinstance(stmt, ast.Assign):
-                for t in stmt.targets:
-                    if isinstance(t, ast.Name):
-                        out.values[t.id] = stmt.value
-            if want_cuda:
-                for node in ast.walk(stmt):
-                    if isinstance(node, ast.Call):
-                        out.calls.append(node)
-                    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                            node.value.endswith(cuda.FILE_SUFFIXES):
-                        out.cu_refs.append(node)
-    return out
-
-
-class _Stub:
-    """Where a definition is, without its syntax tree: all cached detection needs of it."""
-
-    __slots__ = ("name", "lineno", "col_offset", "end_lineno", "end_col_offset", "decorator_list")
-
-    def __init__(self, node: ast.AST) -> None:
-        self.name = getattr(node, "name", "")
-        self.lineno, self.col_offset = node.lineno, node.col_offset
-        self.end_lineno, self.end_col_offset = node.end_lineno, node.end_col_offset
-        decorators = getattr(node, "decorator_list", None)
-        self.decorator_list = [_Stub(decorators[0])] if decorators else []
-
-
-def _lighten(items: _Items) -> None:
-    for f in items.functions:
-        f.node, f.local_values = _Stub(f.node), {}
-    items.kernels = [(name, _Stub(node)) for name, node in items.kernels]
-    for c in items.classes:
-        c.node = _Stub(c.node)
-        for m in c.methods.values():
-            m.node, m.local_values = _Stub(m.node), {}
-    items.values = {}
-
-
 def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
     a = Analysis(path, source, source.split("\n"))
     if path.endswith(cuda.FILE_SUFFIXES):
-        _cu_file_targets(a)
+        a.targets = cu_file_targets(path, source, a.lines)
         return a
     if not any(w in source for w in _PREFILTER):
         return a
@@ -277,10 +208,10 @@ def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
     for c in chunks:
         items = c.parsed.derived.get(key)
         if items is None:
-            items = _items(c.body, a.aliases, want_cuda)
+            items = chunk_facts(c.body, a.aliases, want_cuda)
             c.parsed.derived = {key: items}
             if cache is not None and not want_cuda:
-                _lighten(items)
+                lighten(items)
                 c.parsed.body = None  # a cached tree would make every full GC pass walk it
         off = c.offset
         for f in items.functions:
@@ -303,38 +234,10 @@ def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
     _python_targets(a, found)
     if want_cuda:
         _cuda_targets(a, found, module_calls, cu_refs)
-    _finish(a, found)
+    made = make_targets(a.path, a.lines, found)
+    a.targets = [t for t, _ in made]
+    a.nodes = {t.id: n for t, n in made}
     return a
-
-
-def _top_level(body: list[ast.stmt]):
-    stack = list(reversed(body))
-    while stack:
-        stmt = stack.pop()
-        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
-            inner: list[ast.stmt] = []
-            for part in ("body", "orelse", "finalbody"):
-                inner.extend(getattr(stmt, part, []) or [])
-            for h in getattr(stmt, "handlers", []) or []:
-                inner.extend(h.body)
-            if isinstance(stmt, ast.If) and _is_main_guard(stmt):
-                continue
-            stack.extend(reversed(inner))
-        else:
-            yield stmt
-
-
-def _is_main_guard(stmt: ast.If) -> bool:
-    t = stmt.test
-    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
-
-
-def _is_triton_kernel(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> bool:
-    for dec in fn.decorator_list:
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if resolve_expr(target, aliases) in _TRITON_DECORATORS:
-            return True
-    return False
 
 
 def _mark_modules(a: Analysis) -> None:
@@ -411,94 +314,4 @@ def _cuda_targets(a: Analysis, found: list, module_calls: list[tuple[ast.Call, i
 def _node_text(a: Analysis, node: ast.AST, off: int) -> str:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
-    l0, c0, l1, c1 = _span(a, node, off)
-    return _slice(a.lines, l0, c0, l1, c1)
-
-
-def _char_col(line: str, byte_col: int) -> int:
-    if line.isascii():
-        return byte_col
-    return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
-
-
-def _utf16(line: str, char_col: int) -> int:
-    if line.isascii():
-        return char_col
-    return char_col + sum(1 for ch in line[:char_col] if ord(ch) > 0xFFFF)
-
-
-def _span(a: Analysis, node: ast.AST, off: int) -> tuple[int, int, int, int]:
-    """Character span (line, col, end line, end col) of a node, decorators included."""
-    l0, b0 = node.lineno - 1 + off, node.col_offset
-    decorators = getattr(node, "decorator_list", None)
-    if decorators:
-        d = decorators[0]
-        l0 = d.lineno - 1 + off
-        line = a.lines[l0]
-        at = line.rfind("@", 0, _char_col(line, d.col_offset))
-        c0 = at if at >= 0 else _char_col(line, d.col_offset)
-    else:
-        c0 = _char_col(a.lines[l0], b0)
-    l1 = node.end_lineno - 1 + off
-    c1 = _char_col(a.lines[l1], node.end_col_offset)
-    return l0, c0, l1, c1
-
-
-def _slice(lines: list[str], l0: int, c0: int, l1: int, c1: int) -> str:
-    if l0 == l1:
-        return lines[l0][c0:c1]
-    return "\n".join([lines[l0][c0:]] + lines[l0 + 1:l1] + [lines[l1][:c1]])
-
-
-def _finish(a: Analysis, found: list) -> None:
-    made: list[tuple[Target, ast.AST]] = []
-    for kind, name, qual, node, ops, off in found:
-        l0, c0, l1, c1 = _span(a, node, off)
-        text = _slice(a.lines, l0, c0, l1, c1)
-        t = Target(
-            id=f"{kind}:{qual}", kind=kind, name=name, qualname=qual, path=a.path,
-            start_line=l0, start_col=_utf16(a.lines[l0], c0), end_line=l1, end_col=_utf16(a.lines[l1], c1),
-            ops=ops, source_hash=text_hash(text),
-        )
-        made.append((t, node))
-    _dedupe_ids([t for t, _ in made])
-    made.sort(key=lambda tn: (tn[0].start_line, tn[0].start_col, tn[0].id))
-    a.targets = [t for t, _ in made]
-    a.nodes = {t.id: n for t, n in made}
-
-
-def _dedupe_ids(targets: list[Target]) -> None:
-    groups: dict[str, list[Target]] = {}
-    for t in targets:
-        groups.setdefault(t.id, []).append(t)
-    for same in groups.values():
-        if len(same) > 1:
-            for t in same:
-                t.id = f"{t.id}@{t.source_hash[:8]}"
-            seen: dict[str, int] = {}
-            for t in same:
-                n = seen.get(t.id, 0)
-                seen[t.id] = n + 1
-                if n:
-                    t.id = f"{t.id}#{n + 1}"
-
-
-def _cu_file_targets(a: Analysis) -> None:
-    starts = [0]
-    for line in a.lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def pos(offset: int) -> tuple[int, int]:
-        line = bisect.bisect_right(starts, offset) - 1
-        return line, offset - starts[line]
-
-    made = []
-    for k in cuda.kernels_in(a.source):
-        (l0, c0), (l1, c1) = pos(k.start), pos(k.end)
-        made.append(Target(
-            id=f"cuda_file:{k.name}", kind="cuda_file", name=k.name, qualname=k.name, path=a.path,
-            start_line=l0, start_col=_utf16(a.lines[l0], c0), end_line=l1, end_col=_utf16(a.lines[l1], c1),
-            ops=[], source_hash=text_hash(a.source[k.start:k.end]),
-        ))
-    _dedupe_ids(made)
-    a.targets = made
+    return slice_text(a.lines, *node_span(a.lines, node, off))

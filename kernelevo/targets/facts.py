@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kernelevo.targets.imports import bind_import, dotted, resolve
+from kernelevo.targets.imports import bind_import, dotted, resolve, resolve_expr
 
 # Methods that, called on anything, are almost surely called on a tensor.
 TENSOR_METHODS = frozenset(
@@ -20,6 +20,8 @@ TENSOR_METHODS = frozenset(
     t tanh topk transpose tril triu type_as unbind unflatten unsqueeze var view view_as where""".split()
 )
 TRAINING_METHODS = frozenset({"backward", "zero_grad"})
+TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit",
+                      "triton.runtime.autotune", "triton.runtime.heuristics", "triton.runtime.jit.jit")
 _STEP_OWNERS = ("optim", "opt", "optimizer", "scheduler", "sched", "scaler")
 
 
@@ -234,3 +236,100 @@ def class_facts(
                     ):
                         m.self_assigned.setdefault(str(sub.args[0].value), set())
     return c, nested
+
+
+@dataclass
+class ChunkFacts:
+    """What one chunk contributes, before the file is put together (cacheable per chunk)."""
+
+    functions: list[FuncFacts] = field(default_factory=list)
+    kernels: list[tuple[str, ast.FunctionDef]] = field(default_factory=list)
+    classes: list[ClassFacts] = field(default_factory=list)
+    values: dict[str, ast.expr] = field(default_factory=dict)
+    calls: list[ast.Call] = field(default_factory=list)
+    cu_refs: list[ast.Constant] = field(default_factory=list)
+
+
+def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) -> ChunkFacts:
+    out = ChunkFacts()
+    for stmt in top_level(body):
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.functions.append(function_facts(stmt, stmt.name, aliases, None, want_cuda))
+            if is_triton_kernel(stmt, aliases):
+                out.functions[-1].triton_kernel = True
+                out.kernels.append((stmt.name, stmt))
+        elif isinstance(stmt, ast.ClassDef):
+            queue = [(stmt, stmt.name)]
+            while queue:
+                node, qual = queue.pop()
+                c, nested = class_facts(node, qual, aliases, want_cuda)
+                out.classes.append(c)
+                queue.extend(nested)
+        else:
+            if isinstance(stmt, ast.Assign):
+                for t in stmt.targets:
+                    if isinstance(t, ast.Name):
+                        out.values[t.id] = stmt.value
+            if want_cuda:
+                for node in ast.walk(stmt):
+                    if isinstance(node, ast.Call):
+                        out.calls.append(node)
+                    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                            node.value.endswith((".cu", ".cuh")):
+                        out.cu_refs.append(node)
+    return out
+
+
+class _Stub:
+    """Where a definition is, without its syntax tree: all cached detection needs of it."""
+
+    __slots__ = ("name", "lineno", "col_offset", "end_lineno", "end_col_offset", "decorator_list")
+
+    def __init__(self, node: ast.AST) -> None:
+        self.name = getattr(node, "name", "")
+        self.lineno, self.col_offset = node.lineno, node.col_offset
+        self.end_lineno, self.end_col_offset = node.end_lineno, node.end_col_offset
+        decorators = getattr(node, "decorator_list", None)
+        self.decorator_list = [_Stub(decorators[0])] if decorators else []
+
+
+def lighten(items: ChunkFacts) -> None:
+    """Keep positions, drop syntax trees: for cached chunks that only detection will read."""
+    for f in items.functions:
+        f.node, f.local_values = _Stub(f.node), {}
+    items.kernels = [(name, _Stub(node)) for name, node in items.kernels]
+    for c in items.classes:
+        c.node = _Stub(c.node)
+        for m in c.methods.values():
+            m.node, m.local_values = _Stub(m.node), {}
+    items.values = {}
+
+
+def top_level(body: list[ast.stmt]):
+    stack = list(reversed(body))
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            inner: list[ast.stmt] = []
+            for part in ("body", "orelse", "finalbody"):
+                inner.extend(getattr(stmt, part, []) or [])
+            for h in getattr(stmt, "handlers", []) or []:
+                inner.extend(h.body)
+            if isinstance(stmt, ast.If) and is_main_guard(stmt):
+                continue
+            stack.extend(reversed(inner))
+        else:
+            yield stmt
+
+
+def is_main_guard(stmt: ast.If) -> bool:
+    t = stmt.test
+    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
+
+
+def is_triton_kernel(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> bool:
+    for dec in fn.decorator_list:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if resolve_expr(target, aliases) in TRITON_DECORATORS:
+            return True
+    return False
