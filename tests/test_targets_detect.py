@@ -172,7 +172,9 @@ def test_files_without_torch_are_skipped_fast():
 
 def test_detection_imports_no_torch_or_triton():
     code = (
-        "import sys, json\nfrom kernelevo.targets.detect import detect_file\nimport glob\n"
+        "import sys, json, glob, pkgutil, importlib\nimport kernelevo.targets as pkg\n"
+        "for m in pkgutil.iter_modules(pkg.__path__): importlib.import_module('kernelevo.targets.' + m.name)\n"
+        "from kernelevo.targets.detect import detect_file\n"
         f"n = sum(len(detect_file(p).targets) for p in glob.glob({str(CORPUS)!r} + '/**/*.*', recursive=True))\n"
         "print(json.dumps([n, 'torch' in sys.modules, 'triton' in sys.modules]))\n"
     )
