@@ -1,0 +1,77 @@
+"""What every generated candidate shares with its task: constructor and forward signatures
+and the parameter names a state_dict copy needs. No torch here."""
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+STATE_HELPER = '''
+
+def _state(module, name, shape, dtype, parameter):
+    """Registers a parameter or buffer under Model's (dotted) name, so load_state_dict fits."""
+    *path, leaf = name.split(".")
+    for part in path:
+        if part not in module._modules:
+            module.add_module(part, nn.Module())
+        module = module._modules[part]
+    value = torch.zeros(shape, dtype=dtype)
+    if parameter:
+        module.register_parameter(leaf, nn.Parameter(value))
+    else:
+        module.register_buffer(leaf, value)
+'''
+
+
+class SignatureError(Exception):
+    pass
+
+
+def signature_text(fn: Any) -> list[str]:
+    """Parameter list of a method as source text, without self and annotations."""
+    out: list[str] = []
+    for i, p in enumerate(inspect.signature(fn).parameters.values()):
+        if i == 0 and p.name == "self":
+            continue
+        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        text = prefix + p.name
+        if p.default is not p.empty:
+            try:
+                ast.literal_eval(repr(p.default))
+                text += f"={p.default!r}"
+            except (ValueError, SyntaxError):
+                text += "=None"
+        if p.kind == p.KEYWORD_ONLY and not any(o.startswith("*") for o in out):
+            out.append("*")
+        out.append(text)
+    return out
+
+
+def forward_names(forward_params: list[str], count: int) -> list[str]:
+    """Expressions naming the first `count` forward arguments (get_inputs() order)."""
+    names: list[str] = []
+    star = None
+    for p in forward_params:
+        if p.startswith("**") or p == "*":
+            continue
+        if p.startswith("*"):
+            star = p[1:]
+            continue
+        names.append(p.split("=")[0])
+    if len(names) < count:
+        if star is None:
+            raise SignatureError(f"get_inputs() returns {count} values but forward takes {len(names)}")
+        names += [f"{star}[{i}]" for i in range(count - len(names))]
+    return names[:count]
+
+
+def model_class(init_params: list[str], forward_params: list[str], state: list[dict[str, Any]],
+                forward_body: list[str]) -> str:
+    """`class ModelNew` with Model's signatures; forward_body lines are indented here."""
+    init = ["        super().__init__()"]
+    for s in state:
+        init.append(f"        _state(self, {s['name']!r}, {tuple(s['shape'])!r}, {s['dtype']}, {s['parameter']})")
+    return ("\n\nclass ModelNew(nn.Module):\n"
+            f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
+            f"    def forward({', '.join(['self'] + forward_params)}):\n"
+            + "\n".join("        " + line for line in forward_body) + "\n")

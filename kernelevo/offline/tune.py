@@ -1,0 +1,129 @@
+"""Parameter search over a candidate's launch and tile parameters, budgeted by evaluations.
+
+A small evolutionary search: start from the source's own values, mutate the best few
+(one or two parameters, mostly to a neighbouring power of two), never evaluate a
+configuration twice, enumerate outright when the space fits in the budget. `evaluate`
+must verify correctness as well as time: a configuration it rejects (None) is skipped,
+which is how invalid tiles (a row that no longer fits one block) drop out. The best
+configuration is written into the source as literals, so the result needs no
+autotuning at run time. Deterministic for a seed (given a deterministic `evaluate`).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kernelevo.offline.tunables import Tunable, apply_config, autotune_variants, find_tunables
+
+__all__ = ["Trial", "TuneResult", "find_tunables", "tune"]
+
+
+@dataclass
+class Trial:
+    config: dict[str, int]  # tunable name -> value; {"autotune": i} for a stripped autotune config
+    time: float | None  # None: rejected by evaluate
+    label: str = ""
+
+
+@dataclass
+class TuneResult:
+    best_source: str
+    best_time: float | None  # None: no configuration passed evaluate
+    history: list[Trial] = field(default_factory=list)
+    best_config: dict[str, int] = field(default_factory=dict)
+    note: str = ""
+
+
+def _space_size(tunables: list[Tunable]) -> int:
+    return math.prod(len(t.choices) for t in tunables) if tunables else 1
+
+
+def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random) -> tuple[int, ...]:
+    child = list(parent)
+    count = 1 if rng.random() < 0.7 or len(tunables) == 1 else 2
+    for i in rng.sample(range(len(tunables)), min(count, len(tunables))):
+        choices = tunables[i].choices
+        pos = choices.index(child[i]) if child[i] in choices else 0
+        if rng.random() < 0.8:
+            pos = min(max(pos + rng.choice((-1, 1)), 0), len(choices) - 1)
+        else:
+            pos = rng.randrange(len(choices))
+        child[i] = choices[pos]
+    return tuple(child)
+
+
+def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: int, seed: int = 0,
+         tunables: list[Tunable] | None = None) -> TuneResult:
+    """Best source found within budget_evals calls of evaluate (lower time is better)."""
+    rng = random.Random(seed)
+    history: list[Trial] = []
+    budget = max(0, budget_evals)
+    note = ""
+
+    base_source, base_time, evaluated_base = source, None, False
+    variants = autotune_variants(source) if "autotune" in source else []
+    if variants is None:
+        note = "@triton.autotune configs are built at run time; left in place"
+    elif variants:
+        best_i = None
+        for i, (label, text) in enumerate(variants[:budget]):
+            t = evaluate(text)
+            history.append(Trial({"autotune": i}, t, label))
+            if t is not None and (base_time is None or t < base_time):
+                base_time, best_i = t, i
+        budget -= min(budget, len(variants))
+        base_source = variants[best_i if best_i is not None else 0][1]
+        evaluated_base = best_i is not None
+        note = f"@triton.autotune stripped: config {best_i if best_i is not None else 0} of {len(variants)}"
+
+    tunables = find_tunables(base_source) if tunables is None else tunables
+    names = [t.name for t in tunables]
+    start = tuple(t.value for t in tunables)
+    seen: dict[tuple[int, ...], float | None] = {}
+    if evaluated_base:
+        seen[start] = base_time
+
+    def run(values: tuple[int, ...]) -> float | None:
+        nonlocal budget
+        config = dict(zip(names, values))
+        t = evaluate(apply_config(base_source, tunables, config))
+        budget -= 1
+        seen[values] = t
+        history.append(Trial(config, t))
+        return t
+
+    if start not in seen and budget > 0:
+        run(start)
+    if tunables and budget > 0:
+        size = _space_size(tunables)
+        if size - len(seen) <= budget:
+            rest = [v for v in itertools.product(*(t.choices for t in tunables)) if v not in seen]
+            rng.shuffle(rest)
+            for values in rest:
+                run(values)
+        else:
+            stale = 0
+            while budget > 0 and stale < 200:
+                valid = sorted((t, v) for v, t in seen.items() if t is not None)
+                if valid:
+                    elite = [v for _, v in valid[:5]]
+                    a, b = rng.choice(elite), rng.choice(elite)
+                    parent = a if seen[a] <= seen[b] else b  # type: ignore[operator]
+                    child = _mutate(parent, tunables, rng)
+                else:
+                    child = tuple(rng.choice(t.choices) for t in tunables)
+                if child in seen:
+                    stale += 1
+                    continue
+                stale = 0
+                run(child)
+
+    valid = [(t, v) for v, t in seen.items() if t is not None]
+    if not valid:
+        return TuneResult(base_source, base_time, history, {}, note)
+    best_time, best_values = min(valid, key=lambda p: p[0])
+    best_config = dict(zip(names, best_values))
+    return TuneResult(apply_config(base_source, tunables, best_config), best_time, history, best_config, note)

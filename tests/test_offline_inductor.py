@@ -1,0 +1,345 @@
+"""Compiler-seeded candidates: Inductor's kernels extracted into a standalone Triton candidate.
+
+On this CPU machine Inductor's Triton backend for CPU tensors generates the kernels and
+the candidate runs under TRITON_INTERPRET=1; on a GPU the same path runs for CUDA.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kernelevo.offline.inductor import NotExtractable, capture_inductor, extract_inductor, rewrite
+
+REPO = Path(__file__).resolve().parents[1]
+
+FUSED_TASK = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    rows = 64
+    dim = 256
+    SMALL = {"rows": 6, "dim": 40}
+
+
+    class Model(nn.Module):
+        """An elementwise chain and two row reductions: pointwise and reduction kernels."""
+        def __init__(self, dim):
+            super().__init__()
+            self.bias = nn.Parameter(torch.randn(dim))
+
+        def forward(self, x, y):
+            return F.gelu(x * 2.0 + self.bias) + torch.softmax(y, dim=-1) * y.amax(-1, keepdim=True)
+
+
+    def get_inputs():
+        return [torch.randn(rows, dim), torch.randn(rows, dim)]
+
+
+    def get_init_inputs():
+        return [dim]
+
+
+    def get_extra_inputs():
+        return [[torch.randn(rows + 3, dim), torch.randn(rows + 3, dim)],
+                [torch.randn(2, rows, dim), torch.randn(2, rows, dim)]]
+''')
+
+LINEAR_TASK = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+    SMALL = {{}}
+    {allowed}
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(24, 16)
+
+        def forward(self, x):
+            return torch.relu(self.proj(x))
+
+
+    def get_inputs():
+        return [torch.randn(8, 24)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+RUN_BOTH = textwrap.dedent('''
+    import json, sys
+    import torch
+    from kernelevo.task import import_file, load_task_module
+    task_path, cand_path, size, device = sys.argv[1:5]
+    task = load_task_module(task_path, size=size)
+    cand = import_file(cand_path, "cand")
+    torch.manual_seed(0)
+    ref = task.Model(*task.get_init_inputs()).to(device)
+    new = cand.ModelNew(*task.get_init_inputs()).to(device)
+    new.load_state_dict(ref.state_dict())
+    sets = [task.get_inputs()] + [list(s) for s in getattr(task, "get_extra_inputs", lambda: [])()]
+    errors = []
+    for inputs in sets:
+        inputs = [x.to(device) for x in inputs]
+        with torch.no_grad():
+            errors.append(float((ref(*inputs) - new(*inputs)).abs().max()))
+    print(json.dumps(errors))
+''')
+
+
+def _run_both(task: Path, candidate: Path, size: str, device: str) -> list[float]:
+    env = {**os.environ}
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    proc = subprocess.run([sys.executable, "-c", RUN_BOTH, str(task), str(candidate), size, device],
+                          capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Path) -> None:
+    task = tmp_path / "fused.py"
+    task.write_text(FUSED_TASK)
+    result = extract_inductor(task, device="cpu", size="small")
+    assert result.reason is None, result.reason + result.detail
+    source = result.source
+    assert source is not None
+    for inductor_only in ("torch._inductor", "triton_heuristics", "triton_helpers", "async_compile",
+                          "torch.compile(", "autotune", "libdevice"):
+        assert inductor_only not in source, inductor_only
+    assert "@triton.jit" in source and "class ModelNew(nn.Module)" in source
+    assert "def __init__(self, dim)" in source and "def forward(self, x, y)" in source
+    assert "_state(self, 'bias', (40,), torch.float32, True)" in source
+    assert "XBLOCK=" in source and "num_warps=" in source, "launch configs are literals the search can vary"
+    assert "x.dim() == 2" in source and "x.dim() == 3" in source, "one variant per input rank"
+
+    from kernelevo.verify.static import check_source
+
+    assert check_source(source).ok, check_source(source).problems
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(source)
+    errors = _run_both(task, candidate, "small", "cpu")
+    assert len(errors) == 3 and max(errors) < 1e-4, errors
+
+    from kernelevo.offline.tunables import find_tunables
+
+    names = {t.name.split(".")[-1].split("@")[0] for t in find_tunables(source)}
+    assert {"XBLOCK", "num_warps"} <= names
+
+
+def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: Path, monkeypatch) -> None:
+    task = tmp_path / "linear.py"
+    task.write_text(LINEAR_TASK.format(allowed=""))
+    captured = capture_inductor(task, device="cpu", size="small")
+    assert captured["ok"], captured.get("reason")
+    with pytest.raises(NotExtractable, match="addmm.*ALLOWED_LIBRARY_OPS"):
+        rewrite(captured)
+    import kernelevo.offline.inductor as inductor
+
+    failed = inductor.InductorResult(None, "not extractable: ... addmm ...")
+    monkeypatch.setattr(inductor, "extract_inductor", lambda *a, **k: failed)
+    with pytest.raises(NotExtractable, match="addmm"):
+        inductor.inductor_candidate(task, device="cpu", size="small")
+
+    # the same capture, for a task that allows the library GEMM
+    task.write_text(LINEAR_TASK.format(allowed='ALLOWED_LIBRARY_OPS = ["aten.addmm"]'))
+    source = rewrite({**captured, "library_ops": ["aten.addmm"]})
+    assert "torch.addmm(" in source and "@triton.jit" in source
+    assert "self.get_parameter('proj.weight')" in source
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(source)
+    assert max(_run_both(task, candidate, "small", "cpu")) < 1e-4
+
+
+def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
+    task = tmp_path / "broken.py"
+    task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {'a': x}\n"
+                    "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n")
+    result = extract_inductor(task, device="cpu")
+    assert result.source is None and "tuple/list of tensors" in result.reason
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["fused", "linear"])
+def test_extracts_cuda_kernels_on_the_gpu(tmp_path: Path, name: str) -> None:
+    """On the GPU: Inductor's CUDA Triton kernels (a Triton GEMM template for the linear
+    layer, since the task allows no library GEMM) as a candidate that matches the reference."""
+    task = tmp_path / f"{name}.py"
+    task.write_text(FUSED_TASK if name == "fused" else LINEAR_TASK.format(allowed=""))
+    result = extract_inductor(task, device="cuda", size="default")
+    assert result.source is not None, f"{result.reason}\n{result.detail}"
+    assert "extern_kernels" not in result.source and "torch.addmm" not in result.source
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(result.source)
+    errors = _run_both(task, candidate, "default", "cuda")
+    assert max(errors) < 1e-3, errors
+
+
+HANDMADE_KERNEL = textwrap.dedent("""
+    import triton
+    import triton.language as tl
+
+    from torch._inductor.runtime import triton_helpers, triton_heuristics
+    from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+    from torch._inductor.runtime.hints import AutotuneHint, ReductionHint, TileHint, DeviceProperties
+    triton_helpers.set_driver_to_gpu()
+
+    @triton_heuristics.pointwise(
+        size_hints={'x': 1024},
+        filename=__file__,
+        triton_meta={'signature': {'in_ptr0': '*fp32', 'out_ptr0': '*fp32', 'xnumel': 'i32', 'XBLOCK': 'constexpr'}},
+        min_elem_per_thread=0
+    )
+    @triton.jit
+    def triton_poi_fused_tanh_0(in_ptr0, out_ptr0, xnumel, XBLOCK : tl.constexpr):
+        xoffset = tl.program_id(0) * XBLOCK
+        xindex = xoffset + tl.arange(0, XBLOCK)[:]
+        xmask = xindex < xnumel
+        tmp0 = tl.load(in_ptr0 + (xindex), xmask)
+        tmp1 = triton_helpers.maximum(tmp0, tl.full([1], 0.0, tl.float32))
+        tmp2 = libdevice.tanh(tl_math.exp(tmp1))
+        tl.store(out_ptr0 + (xindex), tmp2, xmask)
+""")
+
+HANDMADE_WRAPPER = textwrap.dedent("""
+    class Runner:
+        def call(self, args):
+            arg0_1, arg1_1 = args
+            args.clear()
+            s0 = arg0_1
+            assert_size_stride(arg1_1, (s0, ), (1, ), 'input')
+            assert_alignment(arg1_1, 16, 'input')
+            with torch.cuda._DeviceGuard(0):
+                torch.cuda.set_device(0)
+                buf0 = empty_strided_cuda((s0, ), (1, ), torch.float32)
+                stream0 = get_raw_stream(0)
+                triton_poi_fused_tanh_0.run(reinterpret_tensor(arg1_1, (s0, ), (1, ), 0), buf0, s0, stream=stream0)
+                del arg1_1
+            return (buf0, )
+""")
+
+
+def _handmade(device: str, wrapper: str = HANDMADE_WRAPPER) -> dict:
+    kernel = {"source": HANDMADE_KERNEL, "heuristic": "POINTWISE", "constants": {},
+              "signature": [["in_ptr0", "*fp32"], ["out_ptr0", "*fp32"], ["xnumel", "i32"], ["XBLOCK", "constexpr"]],
+              "configs": [{"kwargs": {"XBLOCK": 256}, "num_warps": 4, "num_stages": 1}],
+              "inductor_meta": {"grid_type": "Grid1D"}}
+    return {"ok": True, "device": device, "library_ops": [], "state": [], "init_params": [], "forward_params": ["x"],
+            "output": "tensor",
+            "variants": [{"key": [["tensor", 1, "torch.float32"]], "wrapper": wrapper, "kernels": {"triton_poi_fused_tanh_0": kernel},
+                          "placeholders": [{"source": "L['flat'][0].size()[0]"}, {"source": "L['flat'][0]"}]}]}
+
+
+def test_rewrite_replaces_inductor_runtime_idioms() -> None:
+    source = rewrite(_handmade("cuda"))
+    compile(source, "candidate.py", "exec")
+    assert "torch._inductor" not in source and "triton_helpers" not in source and "tl_math" not in source
+    assert "_DeviceGuard" not in source and "set_device" not in source and "stream" not in source
+    assert "from triton.language.extra import libdevice" in source and "libdevice.tanh(tl.math.exp(" in source
+    assert "def _ke_maximum(" in source and "_ke_maximum(tmp0" in source
+    assert "torch.empty_strided((s0,), (1,), dtype=torch.float32, device=device)" in source
+    assert "_reinterpret(arg1_1" in source
+    assert "triton_poi_fused_tanh_0[lambda meta: (triton.cdiv(s0, meta['XBLOCK']), 1, 1)](" in source
+    assert "XBLOCK=256, num_warps=4, num_stages=1)" in source
+    assert "return _call_v0([x.size(0), x], x.device)[0]" in source
+    on_cpu = rewrite(_handmade("cpu"))
+    assert "libdevice" not in on_cpu and "_ke_tanh(tl.math.exp(" in on_cpu, "the interpreter has no libdevice"
+    with pytest.raises(NotExtractable, match="aten.sort"):
+        rewrite(_handmade("cpu", HANDMADE_WRAPPER.replace("del arg1_1", "buf1 = aten.sort.default(buf0)")))
+
+
+HELPER_CHECK = textwrap.dedent('''
+    import importlib.util, json, sys
+    import torch
+    spec = importlib.util.spec_from_file_location("helpers_under_test", sys.argv[1])
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    torch.manual_seed(0)
+    x = torch.randn(4, 16) * 3
+    x[1, 3] = float("nan")
+    a = torch.randint(-20, 20, (4, 16), dtype=torch.int32)
+    b = torch.randint(1, 7, (4, 16), dtype=torch.int32) * (torch.randint(0, 2, (4, 16), dtype=torch.int32) * 2 - 1)
+    out = {k: torch.empty(4, 16) for k in ("tanh", "log1p", "expm1", "trunc", "isnan", "isinf")}
+    stats = torch.empty(4, 3)
+    amax = torch.empty(4, dtype=torch.int64)
+    amin = torch.empty(4, dtype=torch.int64)
+    fdiv = torch.empty_like(a)
+    rem = torch.empty_like(a)
+    y = x.nan_to_num(0.0)
+    xe = x.clone(); xe[0, 0] = float("inf")
+    mod.helpers_kernel[(4,)](x, xe, y, a, b, out["tanh"], out["log1p"], out["expm1"], out["trunc"], out["isnan"],
+                             out["isinf"], stats, amax, amin, fdiv, rem, N=16)
+    xs = x.abs()
+    checks = {
+        "tanh": torch.allclose(out["tanh"], torch.tanh(x), atol=1e-6, equal_nan=True),
+        "log1p": torch.allclose(out["log1p"], torch.log1p(xs), rtol=1e-6, atol=1e-7, equal_nan=True),
+        "expm1": torch.allclose(out["expm1"], torch.expm1(x * 1e-3), rtol=1e-5, atol=1e-9, equal_nan=True),
+        "trunc": torch.equal(out["trunc"].nan_to_num(7), torch.trunc(x).nan_to_num(7)),
+        "isnan": torch.equal(out["isnan"], torch.isnan(x).float()),
+        "isinf": torch.equal(out["isinf"], torch.isinf(xe).float()),
+        "welford": torch.allclose(stats[:, 0], y.mean(1), atol=1e-5)
+                   and torch.allclose(stats[:, 1], y.var(1, unbiased=False) * 16, rtol=1e-4)
+                   and torch.all(stats[:, 2] == 16).item(),
+        "argmax": torch.equal(amax, torch.argmax(x, 1)),
+        "argmin": torch.equal(amin, torch.argmin(x, 1)),
+        "div_floor": torch.equal(fdiv, torch.div(a, b, rounding_mode="floor")),
+        "remainder": torch.equal(rem, torch.remainder(a, b)),
+    }
+    print(json.dumps(checks))
+''')
+
+HELPER_KERNEL = textwrap.dedent('''
+    @triton.jit
+    def helpers_kernel(x_ptr, xe_ptr, y_ptr, a_ptr, b_ptr, tanh_ptr, log1p_ptr, expm1_ptr, trunc_ptr, isnan_ptr,
+                       isinf_ptr, stats_ptr, amax_ptr, amin_ptr, fdiv_ptr, rem_ptr, N: tl.constexpr):
+        row = tl.program_id(0)
+        cols = tl.arange(0, N)
+        x = tl.load(x_ptr + row * N + cols)
+        tl.store(tanh_ptr + row * N + cols, _ke_tanh(x))
+        tl.store(log1p_ptr + row * N + cols, _ke_log1p(tl.abs(x)))
+        tl.store(expm1_ptr + row * N + cols, _ke_expm1(x * 1e-3))
+        tl.store(trunc_ptr + row * N + cols, _ke_trunc(x))
+        tl.store(isnan_ptr + row * N + cols, _ke_isnan(x).to(tl.float32))
+        tl.store(isinf_ptr + row * N + cols, _ke_isinf(tl.load(xe_ptr + row * N + cols)).to(tl.float32))
+        y = tl.load(y_ptr + row * N + cols)[None, :]
+        half = N // 2
+        mean = tl.zeros([1, N], tl.float32)
+        m2 = tl.zeros([1, N], tl.float32)
+        weight = tl.zeros([1, N], tl.float32)
+        mean, m2, weight = _ke_welford_reduce(y, mean, m2, weight, True)
+        m, v, w = _ke_welford(mean, m2, weight, 1)
+        tl.store(stats_ptr + row * 3, tl.sum(m, 0))
+        tl.store(stats_ptr + row * 3 + 1, tl.sum(v, 0))
+        tl.store(stats_ptr + row * 3 + 2, tl.sum(w, 0))
+        idx = cols.to(tl.int64)[None, :]
+        _, imax = _ke_max_with_index(x[None, :], idx, 1)
+        _, imin = _ke_min_with_index(x[None, :], idx, 1)
+        tl.store(amax_ptr + row, tl.sum(imax, 0))
+        tl.store(amin_ptr + row, tl.sum(imin, 0))
+        a = tl.load(a_ptr + row * N + cols)
+        b = tl.load(b_ptr + row * N + cols)
+        tl.store(fdiv_ptr + row * N + cols, _ke_div_floor_integer(a, b))
+        tl.store(rem_ptr + row * N + cols, _ke_remainder_integer(a, b))
+''')
+
+
+def test_standalone_helpers_match_torch_under_the_interpreter(tmp_path: Path) -> None:
+    from kernelevo.offline.inductor_helpers import HELPERS, helper_sources
+
+    module = "import torch\nimport triton\nimport triton.language as tl\n\n\n" + helper_sources(set(HELPERS)) + HELPER_KERNEL
+    path = tmp_path / "helpers.py"
+    path.write_text(module)
+    proc = subprocess.run([sys.executable, "-c", HELPER_CHECK, str(path)], capture_output=True, text=True, timeout=300,
+                          cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    checks = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert all(checks.values()), checks

@@ -1,0 +1,237 @@
+"""Parameter search: finding tunables, searching them, writing the best back as literals."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from kernelevo.offline.tunables import apply_config, autotune_variants, find_tunables
+from kernelevo.offline.tune import tune
+
+REPO = Path(__file__).resolve().parents[1]
+
+TRITON_SOURCE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+    ROWS = 2
+
+
+    @triton.jit
+    def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK_SIZE: tl.constexpr, ACTIVATION: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offs < n
+        y = tl.load(x_ptr + offs, mask=mask) * factor
+        if ACTIVATION == 1:
+            y = tl.where(y < 0, 0.0, y)
+        tl.store(out_ptr + offs, y, mask=mask)
+
+
+    @triton.jit
+    def row_sum_kernel(x_ptr, out_ptr, n_cols, ROWS_PER_PROGRAM: tl.constexpr, BLOCK: tl.constexpr):
+        rows = tl.program_id(0) * ROWS_PER_PROGRAM + tl.arange(0, ROWS_PER_PROGRAM)
+        acc = tl.zeros([ROWS_PER_PROGRAM, BLOCK], tl.float32)
+        for start in range(0, n_cols, BLOCK):
+            cols = start + tl.arange(0, BLOCK)
+            acc += tl.load(x_ptr + rows[:, None] * n_cols + cols[None, :], mask=cols[None, :] < n_cols, other=0.0)
+        tl.store(out_ptr + rows, tl.sum(acc, axis=1))
+
+
+    class ModelNew(nn.Module):
+        def __init__(self):
+            super().__init__()
+
+        def forward(self, x):
+            out = torch.empty_like(x)
+            n = x.numel()
+            scale_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, out, n, 2.0, BLOCK_SIZE=64, ACTIVATION=1, num_warps=4)
+            sums = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
+            row_sum_kernel[(x.shape[0] // ROWS,)](out, sums, x.shape[1], ROWS_PER_PROGRAM=ROWS, BLOCK=32)
+            return sums
+''')
+
+AUTOTUNED_SOURCE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 16}, num_warps=2),
+                              triton.Config({"BLOCK_SIZE": 32}, num_warps=4, num_stages=2)], key=["n"])
+    @triton.jit
+    def double_kernel(x_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offs < n
+        tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def forward(self, x):
+            out = torch.empty_like(x)
+            n = x.numel()
+            double_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, out, n,)
+            return out
+''')
+
+CUDA_SOURCE = textwrap.dedent('''
+    source = """
+    #define BLOCK_SIZE 256
+    #define NUM_CLASSES 1000
+    constexpr int TILE = 16;
+    template <int VEC>
+    __global__ void k(float* x) {}
+    void launch(float* x) { k<4><<<10, BLOCK_SIZE>>>(x); }
+    """
+    def forward(mod, x):
+        mod.k(x, block=(128, 1, 1), grid=(4, 1))
+''')
+
+
+def test_finds_triton_launch_tunables_and_leaves_semantic_constants() -> None:
+    tunables = {t.name: t for t in find_tunables(TRITON_SOURCE)}
+    names = set(tunables)
+    assert any(n.startswith("scale_kernel.BLOCK_SIZE") for n in names)
+    assert any(n.startswith("scale_kernel.num_warps") for n in names)
+    assert any(n.startswith("ROWS@") for n in names), "a tile size bound to a variable is found at its assignment"
+    assert any(n.startswith("row_sum_kernel.BLOCK@") for n in names)
+    assert any(n.startswith("row_sum_kernel.num_warps") and tunables[n].kind == "insert" for n in names)
+    assert not any("ACTIVATION" in n for n in names), "a switch is not a tile size"
+    block = next(t for n, t in tunables.items() if n.startswith("scale_kernel.BLOCK_SIZE"))
+    assert block.value == 64 and all(c & (c - 1) == 0 for c in block.choices) and 512 in block.choices
+    warps = next(t for n, t in tunables.items() if n.startswith("scale_kernel.num_warps"))
+    assert warps.choices == [1, 2, 4, 8, 16]
+
+
+def test_apply_config_rewrites_literals_and_inserts_keywords() -> None:
+    tunables = find_tunables(TRITON_SOURCE)
+    by = {t.name.split("@")[0]: t for t in tunables}
+    config = {by["scale_kernel.BLOCK_SIZE"].name: 256, by["ROWS"].name: 4, by["row_sum_kernel.num_warps"].name: 8,
+              by["row_sum_kernel.num_stages"].name: 2}
+    out = apply_config(TRITON_SOURCE, tunables, config)
+    assert "BLOCK_SIZE=256, ACTIVATION=1" in out
+    assert "\nROWS = 4\n" in out
+    assert "BLOCK=32, num_stages=2, num_warps=8)" in out
+    compile(out, "rewritten.py", "exec")
+    assert {t.name.split("@")[0]: t.value for t in find_tunables(out)}["scale_kernel.BLOCK_SIZE"] == 256
+
+
+def test_finds_cuda_tunables() -> None:
+    names = {t.name.split("@")[0]: t for t in find_tunables(CUDA_SOURCE)}
+    assert names["BLOCK_SIZE"].value == 256
+    assert names["TILE"].value == 16
+    assert names["k<4>"].value == 4
+    assert names["block.x"].value == 128 and max(names["block.x"].choices) <= 1024
+    assert "NUM_CLASSES" not in names
+
+
+def _cost(target: dict[str, int], invalid: dict[str, int] | None = None):
+    """A fake timer: a function of the parameters found in the source."""
+    calls: list[str] = []
+
+    def evaluate(source: str) -> float | None:
+        calls.append(source)
+        values = {t.name.split("@")[0]: t.value for t in find_tunables(source)}
+        for name, limit in (invalid or {}).items():
+            if values[name] < limit:
+                return None
+        return 1.0 + sum(abs(math.log2(values[k]) - math.log2(v)) ** 2 for k, v in target.items())
+
+    return evaluate, calls
+
+
+def test_tune_finds_the_optimum_of_a_synthetic_cost() -> None:
+    target = {"scale_kernel.BLOCK_SIZE": 256, "scale_kernel.num_warps": 8, "row_sum_kernel.BLOCK": 128,
+              "row_sum_kernel.num_warps": 2, "ROWS": 1}
+    evaluate, calls = _cost(target)
+    tunables = find_tunables(TRITON_SOURCE)
+    assert math.prod(len(t.choices) for t in tunables) > 10_000  # far larger than the budget
+    result = tune(TRITON_SOURCE, evaluate, budget_evals=120, seed=3)
+    assert len(calls) <= 120 and len(result.history) == len(calls)
+    found = {k.split("@")[0]: v for k, v in result.best_config.items()}
+    for name, value in target.items():
+        assert found[name] == value, (name, found)
+    assert result.best_time == 1.0
+    assert evaluate(result.best_source) == 1.0, "the best configuration is written into the source"
+
+
+def test_tune_is_deterministic_for_a_seed_and_skips_invalid_configs() -> None:
+    target = {"scale_kernel.BLOCK_SIZE": 16, "row_sum_kernel.BLOCK": 32}
+    runs = []
+    for _ in range(2):
+        evaluate, _ = _cost(target, invalid={"scale_kernel.BLOCK_SIZE": 32})
+        runs.append(tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=7))
+    assert [(t.config, t.time) for t in runs[0].history] == [(t.config, t.time) for t in runs[1].history]
+    assert any(t.time is None for t in runs[0].history), "the fake timer rejects small blocks"
+    best = {k.split("@")[0]: v for k, v in runs[0].best_config.items()}
+    assert best["scale_kernel.BLOCK_SIZE"] >= 32, "a rejected configuration is never the result"
+    assert runs[0].best_time is not None
+
+
+def test_tune_enumerates_a_space_smaller_than_the_budget() -> None:
+    source = "x = 1\n"
+    assert tune(source, lambda s: 1.0, budget_evals=5, seed=0).best_source == source
+    tunables = [t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.num_warps")]
+    evaluate, calls = _cost({"scale_kernel.num_warps": 16})
+    result = tune(TRITON_SOURCE, evaluate, budget_evals=50, seed=1, tunables=tunables)
+    assert len(calls) == 5 and list(result.best_config.values()) == [16]
+
+
+def test_tune_with_nothing_valid_returns_the_source_unchanged() -> None:
+    result = tune(TRITON_SOURCE, lambda s: None, budget_evals=6, seed=0)
+    assert result.best_time is None and result.best_source == TRITON_SOURCE and len(result.history) == 6
+
+
+def test_autotune_is_stripped_by_picking_the_best_config() -> None:
+    variants = autotune_variants(AUTOTUNED_SOURCE)
+    assert variants is not None and len(variants) == 2
+    assert all("autotune" not in text for _, text in variants)
+    assert "n, BLOCK_SIZE=32, num_warps=4, num_stages=2)" in variants[1][1]
+
+    def evaluate(source: str) -> float | None:
+        return 1.0 if "BLOCK_SIZE=32" in source and "num_warps=4" in source else 2.0
+
+    result = tune(AUTOTUNED_SOURCE, evaluate, budget_evals=8, seed=0)
+    assert "@triton.autotune" not in result.best_source
+    assert result.history[0].config == {"autotune": 0} and result.history[1].config == {"autotune": 1}
+    assert "BLOCK_SIZE=32" in result.best_source and result.best_time == 1.0
+    assert len(result.history) <= 8
+
+
+CHECK = textwrap.dedent('''
+    import importlib.util, json, os, sys
+    assert os.environ.get("TRITON_INTERPRET") == "1"
+    import torch
+    out = {}
+    for name, path in json.loads(sys.argv[1]).items():
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        x = torch.randn(8, 96)
+        got = mod.ModelNew()(x)
+        expect = torch.relu(x * 2).sum(1) if name.startswith("rowsum") else x * 2
+        out[name] = bool(torch.allclose(got, expect, atol=1e-4, rtol=1e-4))
+    print(json.dumps(out))
+''')
+
+
+def test_written_back_sources_still_run_correctly_under_the_interpreter(tmp_path: Path) -> None:
+    target = {"scale_kernel.BLOCK_SIZE": 128, "row_sum_kernel.BLOCK": 16, "ROWS": 4, "row_sum_kernel.num_warps": 2}
+    evaluate, _ = _cost(target)
+    best = tune(TRITON_SOURCE, evaluate, budget_evals=60, seed=0).best_source
+    assert "BLOCK_SIZE=128" in best and "ROWS = 4" in best
+    stripped = tune(AUTOTUNED_SOURCE, lambda s: 1.0 if "BLOCK_SIZE=16" in s else 2.0, budget_evals=3, seed=0).best_source
+    paths = {}
+    for name, text in (("rowsum", best), ("double", stripped)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text)
+        paths[name] = str(path)
+    proc = subprocess.run([sys.executable, "-c", CHECK, json.dumps(paths)], capture_output=True, text=True,
+                          timeout=300, cwd=REPO, env={**__import__("os").environ, "TRITON_INTERPRET": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rowsum": True, "double": True}
