@@ -4,7 +4,7 @@ Speaks the progress protocol of docs/PROTOCOLS.md and writes a result to the sto
 the real search. Behaviour comes from a JSON control file (`--control PATH`, placed
 before the real arguments by the server's `searchCommand` setting):
 {"mode": "improve" | "slow" | "crash" | "fail", "iterations": 3, "delay": 0.05,
- "speedup": 2.31, "pidfile": "...", "worker": true}
+ "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false}
 """
 from __future__ import annotations
 
@@ -60,7 +60,12 @@ def main() -> int:
     emit(event="start", run_id=run_id, task=args.spec, provider=args.provider or "offline", backend=args.backend)
     best = 1.0
     for i in range(1, iterations + 1):
-        time.sleep(float(ctl.get("delay", 0.05)))
+        if ctl.get("burn"):  # keep a core busy, as a real search's worker does
+            end = time.monotonic() + float(ctl.get("delay", 0.05))
+            while time.monotonic() < end:
+                sum(k * k for k in range(1000))
+        else:
+            time.sleep(float(ctl.get("delay", 0.05)))
         best = max(best, 1.0 + (float(ctl.get("speedup", 2.31)) - 1.0) * i / iterations)
         emit(event="progress", run_id=run_id, iteration=i, evaluated=2 * i, best_speedup=round(best, 2),
              best_speedup_compile=round(best / 1.5, 2), tokens=1000 * i, cost_usd=0.01 * i,
