@@ -17,7 +17,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 FAKE_SEARCH = HERE / "fakes" / "fake_search.py"
-SERVER = [sys.executable, str(HERE / "serve_for_tests.py")]
+SERVER = [sys.executable, "-m", "server"]
 CLIENTS = {"vscode": "visual-studio-code", "neovim": "neovim"}
 
 
