@@ -80,7 +80,7 @@ class AnalysisWorker:
 
     async def _ensure(self) -> asyncio.subprocess.Process:
         if self._proc is None or self._proc.returncode is not None:
-            env = dict(os.environ, PYTHONPATH=_pythonpath())
+            env = dict(os.environ, PYTHONPATH=child_pythonpath())
             self._proc = await asyncio.create_subprocess_exec(
                 *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=None, cwd=self.cwd, env=env, limit=64 * 1024 * 1024)
@@ -122,7 +122,7 @@ class AnalysisWorker:
             pass
 
 
-def _pythonpath() -> str:
+def child_pythonpath() -> str:
     """The worker imports `server` and `kernelevo` as this process does, even when run from elsewhere."""
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     parts = [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]

@@ -21,7 +21,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
-from server.analysis import TargetInfo
+from server.analysis import TargetInfo, child_pythonpath
 from server.present import is_improvement, result_title
 from server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
 
@@ -141,7 +141,7 @@ async def check_not_stale(server: "KernelEvoServer", target: TargetInfo, r: Resu
 async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
         *PLAN_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONPATH=_pythonpath()))
+        stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONPATH=child_pythonpath()))
     try:
         out, err = await asyncio.wait_for(proc.communicate(json.dumps(request).encode()), PLAN_TIMEOUT_S)
     except (asyncio.TimeoutError, asyncio.CancelledError):
@@ -159,12 +159,6 @@ async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
     if not reply.get("files"):
         raise KernelEvoError("cannot plan the rewrite: the plan is empty")
     return reply
-
-
-def _pythonpath() -> str:
-    from server.analysis import _pythonpath as pp
-
-    return pp()
 
 
 def _current(server: "KernelEvoServer", path: str) -> tuple[bool, int | None, str]:
