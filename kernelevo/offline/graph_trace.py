@@ -52,8 +52,9 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
     torch.manual_seed(0)
     model = module.Model(*module.get_init_inputs()).eval()
     inputs = list(module.get_inputs())
-    state = [(n, t.detach(), "param") for n, t in model.named_parameters()]
-    state += [(n, t, "buffer") for n, t in model.named_buffers()]
+    from kernelevo.offline.skeleton import state_entries
+
+    state = [(n, t, "param" if is_param else "buffer") for n, t, is_param in state_entries(model)]
     names = [n for n, _, _ in state]
     k = len(state)
 
@@ -112,7 +113,7 @@ def _tolerance(module: Any, dtype: Any) -> tuple[float, float]:
     return DEFAULT_TOL.get(str(dtype), (0.0, 0.0))
 
 
-def check(task_path: str, size: str, candidates: dict[str, str]) -> dict[str, str | None]:
+def check(task_path: str, size: str, candidates: dict[str, str], device: str = "cpu") -> dict[str, str | None]:
     """name -> None when the candidate matches the reference on every input set, else why not."""
     import torch
 
@@ -124,12 +125,13 @@ def check(task_path: str, size: str, candidates: dict[str, str]) -> dict[str, st
         try:
             cand = import_file(path, "template")
             torch.manual_seed(0)
-            ref = module.Model(*module.get_init_inputs()).eval()
-            new = cand.ModelNew(*module.get_init_inputs())
+            ref = module.Model(*module.get_init_inputs()).eval().to(device)
+            new = cand.ModelNew(*module.get_init_inputs()).to(device)
             new.load_state_dict(ref.state_dict())
             sets = [module.get_inputs()] + [list(s) for s in getattr(module, "get_extra_inputs", lambda: [])()]
             problem = None
             for inputs in sets:
+                inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
                 with torch.no_grad():
                     expected = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
                     got = new(*inputs)

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kernelevo.offline.skeleton import signature_text
+from kernelevo.offline.skeleton import signature_text, state_entries
 
 SCALAR_DTYPES = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
 
@@ -135,7 +135,7 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     if hasattr(module, "get_extra_inputs"):
         input_sets += [list(s) for s in module.get_extra_inputs()]
 
-    state = [(n, t, True) for n, t in model.named_parameters()] + [(n, t, False) for n, t in model.named_buffers()]
+    state = state_entries(model)
     names = [n for n, _, _ in state]
     k = len(state)
 

@@ -222,7 +222,9 @@ class _CallBody(ast.NodeTransformer):
             return node
         if name.startswith("extern_kernels."):
             op = name.split(".", 1)[1]
-            if op in EXTERN_TO_ATEN and EXTERN_TO_ATEN[op] in self.allowed:
+            if op not in EXTERN_TO_ATEN:
+                raise NotExtractable(f"Inductor calls the extern kernel {op}, which has no standalone equivalent here")
+            if EXTERN_TO_ATEN[op] in self.allowed:
                 node.func = ast.Attribute(ast.Name("torch", ast.Load()), EXTERN_TO_ATEN[op], ast.Load())
                 return node
             raise NotExtractable(f"Inductor calls the library op {op} (extern kernel); the task does not allow it "

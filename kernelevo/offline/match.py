@@ -72,7 +72,7 @@ def match_graph(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for module in TEMPLATES:
         try:
             params = module.match(graph)
-        except (Unsupported, KeyError, IndexError, TypeError):
+        except Exception:  # a graph a matcher did not foresee is a graph it does not match
             params = None
         if params is not None:
             found.append((module.__name__.rsplit(".", 1)[-1], params))
@@ -89,6 +89,8 @@ def generate_all(data: dict[str, Any]) -> Instantiation:
             result.candidates += modules[family].generate(graph, params)
         except Unsupported as exc:
             result.rejected[family] = f"pattern matched but not generated: {exc}"
+        except Exception as exc:  # a generator bug must not end the search
+            result.rejected[family] = f"template generator failed: {type(exc).__name__}: {exc}"
     return result
 
 

@@ -75,3 +75,16 @@ def model_class(init_params: list[str], forward_params: list[str], state: list[d
             f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
             f"    def forward({', '.join(['self'] + forward_params)}):\n"
             + "\n".join("        " + line for line in forward_body) + "\n")
+
+
+def state_entries(model: Any) -> list[tuple[str, Any, bool]]:
+    """(name, tensor, is_parameter) for everything Model's state_dict carries, in a stable order.
+    A non-persistent buffer is not in the state_dict, so a candidate could not receive it."""
+    persistent = set(model.state_dict().keys())
+    entries = [(n, t.detach(), True) for n, t in model.named_parameters()]
+    for n, t in model.named_buffers():
+        if n not in persistent:
+            raise SignatureError(f"buffer {n} is not in Model's state_dict (persistent=False); "
+                                 "a candidate cannot receive its value")
+        entries.append((n, t, False))
+    return entries

@@ -153,7 +153,7 @@ class _Finder:
                     literal = self.scope_assignment(node, kw.value.id)
                     value = _int_literal(literal) if literal is not None else None
                     label = f"{kw.value.id}@L{getattr(literal, 'lineno', node.lineno)}"
-                if value is None or literal is None or not _pow2(value):
+                if value is None or literal is None or (kw.arg != "num_stages" and not _pow2(value)):
                     continue
                 self.add(label, literal, value, choices or tile_choices(value))
             if "**" in present:

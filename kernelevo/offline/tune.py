@@ -56,11 +56,17 @@ def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random
 
 
 def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: int, seed: int = 0,
-         tunables: list[Tunable] | None = None) -> TuneResult:
-    """Best source found within budget_evals calls of evaluate (lower time is better)."""
+         tunables: list[Tunable] | None = None, recheck: int = 0) -> TuneResult:
+    """Best source found within budget_evals calls of evaluate (lower time is better).
+
+    recheck: that many of the budget go to timing the best few configurations a second
+    time at the end; they are ranked by the mean of both timings (noisy timers flatter
+    whichever configuration got lucky once).
+    """
     rng = random.Random(seed)
     history: list[Trial] = []
-    budget = max(0, budget_evals)
+    recheck = max(0, min(recheck, budget_evals // 2))
+    budget = max(0, budget_evals - recheck)
     note = ""
 
     base_source, base_time, evaluated_base = source, None, False
@@ -121,6 +127,13 @@ def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: 
                 stale = 0
                 run(child)
 
+    if recheck:
+        ranked = sorted((t, v) for v, t in seen.items() if t is not None)[:recheck]
+        for first, values in ranked:
+            config = dict(zip(names, values))
+            again = evaluate(apply_config(base_source, tunables, config))
+            history.append(Trial(config, again, "recheck"))
+            seen[values] = None if again is None else (first + again) / 2
     valid = [(t, v) for v, t in seen.items() if t is not None]
     if not valid:
         return TuneResult(base_source, base_time, history, {}, note)

@@ -36,6 +36,17 @@ class Graph:
         self.nodes = {n["name"]: n for n in self.data["nodes"]}
         self.placeholders = {p["name"]: p for p in self.data["placeholders"]}
         self.order = [n["name"] for n in self.data["nodes"]]
+        for node in self.data["nodes"]:
+            self._functionalize(node)
+
+    def _functionalize(self, node: dict[str, Any]) -> None:
+        """`aten.add_.Scalar(t, ...)` on an intermediate that nothing else reads is `aten.add.Scalar`."""
+        op, _, overload = node["target"].removeprefix("aten.").partition(".")
+        if not node["target"].startswith("aten.") or not op.endswith("_") or op.startswith("_"):
+            return
+        target = refs(node["args"][0])[0] if node["args"] and refs(node["args"][0]) else None
+        if target in self.nodes and len(self.users(target)) == 1:
+            node["target"] = f"aten.{op[:-1]}.{overload}"
 
     def get(self, name: str) -> dict[str, Any]:
         return self.nodes.get(name) or self.placeholders[name]
