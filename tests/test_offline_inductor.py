@@ -79,28 +79,30 @@ RUN_BOTH = textwrap.dedent('''
     import json, sys
     import torch
     from kernelevo.task import import_file, load_task_module
-    task_path, cand_path, size, device = sys.argv[1:5]
+    task_path, size, device, *cand_paths = sys.argv[1:]
     task = load_task_module(task_path, size=size)
-    cand = import_file(cand_path, "cand")
-    torch.manual_seed(0)
-    ref = task.Model(*task.get_init_inputs()).to(device)
-    new = cand.ModelNew(*task.get_init_inputs()).to(device)
-    new.load_state_dict(ref.state_dict())
-    sets = [task.get_inputs()] + [list(s) for s in getattr(task, "get_extra_inputs", lambda: [])()]
     errors = []
-    for inputs in sets:
-        inputs = [x.to(device) for x in inputs]
-        with torch.no_grad():
-            errors.append(float((ref(*inputs) - new(*inputs)).abs().max()))
+    for cand_path in cand_paths:
+        cand = import_file(cand_path, "cand")
+        torch.manual_seed(0)
+        ref = task.Model(*task.get_init_inputs()).to(device)
+        new = cand.ModelNew(*task.get_init_inputs()).to(device)
+        new.load_state_dict(ref.state_dict())
+        sets = [task.get_inputs()] + [list(s) for s in getattr(task, "get_extra_inputs", lambda: [])()]
+        for inputs in sets:
+            inputs = [x.to(device) for x in inputs]
+            with torch.no_grad():
+                errors.append(float((ref(*inputs) - new(*inputs)).abs().max()))
     print(json.dumps(errors))
 ''')
 
 
-def _run_both(task: Path, candidate: Path, size: str, device: str) -> list[float]:
+def _run_both(task: Path, candidates: list[Path], size: str, device: str) -> list[float]:
+    """Max abs error of each candidate against the reference, per input set."""
     env = {**os.environ}
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
-    proc = subprocess.run([sys.executable, "-c", RUN_BOTH, str(task), str(candidate), size, device],
+    proc = subprocess.run([sys.executable, "-c", RUN_BOTH, str(task), size, device, *map(str, candidates)],
                           capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -125,15 +127,24 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
     from kernelevo.verify.static import check_source
 
     assert check_source(source).ok, check_source(source).problems
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(source)
-    errors = _run_both(task, candidate, "small", "cpu")
-    assert len(errors) == 3 and max(errors) < 1e-4, errors
+    from kernelevo.offline.tunables import apply_config, find_tunables
 
-    from kernelevo.offline.tunables import find_tunables
-
-    names = {t.name.split(".")[-1].split("@")[0] for t in find_tunables(source)}
+    tunables = find_tunables(source)
+    names = {t.name.split(".")[-1].split("@")[0] for t in tunables}
     assert {"XBLOCK", "num_warps"} <= names
+    # other block sizes than Inductor's: the grids follow them
+    other = {t.name: t.choices[-1] if t.value != t.choices[-1] else t.choices[0] for t in tunables if "BLOCK" in t.name}
+    candidate, retuned = tmp_path / "candidate.py", tmp_path / "retuned.py"
+    candidate.write_text(source)
+    retuned.write_text(apply_config(source, tunables, other))
+    errors = _run_both(task, [candidate, retuned], "small", "cpu")
+    assert len(errors) == 6 and max(errors) < 1e-4, errors
+
+    from kernelevo.verify import verify_candidate
+
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason
+    assert any(c.name.startswith("aot") and c.passed for c in verdict.checks), "compiles for sm_90 too"
 
 
 def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: Path, monkeypatch) -> None:
@@ -157,7 +168,7 @@ def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: 
     assert "self.get_parameter('proj.weight')" in source
     candidate = tmp_path / "candidate.py"
     candidate.write_text(source)
-    assert max(_run_both(task, candidate, "small", "cpu")) < 1e-4
+    assert max(_run_both(task, [candidate], "small", "cpu")) < 1e-4
 
 
 def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
@@ -180,7 +191,7 @@ def test_extracts_cuda_kernels_on_the_gpu(tmp_path: Path, name: str) -> None:
     assert "extern_kernels" not in result.source and "torch.addmm" not in result.source
     candidate = tmp_path / "candidate.py"
     candidate.write_text(result.source)
-    errors = _run_both(task, candidate, "default", "cuda")
+    errors = _run_both(task, [candidate], "default", "cuda")
     assert max(errors) < 1e-3, errors
 
 
