@@ -4,10 +4,10 @@
  * and how configuration, trust and server messages are handled.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, test } from 'node:test';
+import { after, afterEach, beforeEach, test } from 'node:test';
 import { activate } from '../../src/extension';
 import { control, LanguageClient } from '../mock/languageclient';
 import { changeConfiguration, grantTrust, mock, Uri, workspace } from '../mock/vscode';
@@ -16,6 +16,7 @@ import manifest from '../../package.json';
 
 const dir = mkdtempSync(join(tmpdir(), 'kevo-activate-'));
 mkdirSync(join(dir, 'ws'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A "python" that answers the extension's install check with `reply`. */
 function fakePython(name: string, reply: object): string {

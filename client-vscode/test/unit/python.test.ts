@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -96,9 +96,13 @@ test('the install command is exact: editable from a checkout, else from the pack
 
 test('a KernelEvo checkout is recognised by its pyproject', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kevo-'));
-  assert.equal(isKernelEvoCheckout(dir), false);
-  writeFileSync(join(dir, 'pyproject.toml'), '[project]\nname = "kernelevo"\nversion = "0.1.0"\n');
-  assert.equal(isKernelEvoCheckout(dir), true);
-  writeFileSync(join(dir, 'pyproject.toml'), '[project]\nname = "kernelevo-plugins"\n');
-  assert.equal(isKernelEvoCheckout(dir), false);
+  try {
+    assert.equal(isKernelEvoCheckout(dir), false);
+    writeFileSync(join(dir, 'pyproject.toml'), '[project]\nname = "kernelevo"\nversion = "0.1.0"\n');
+    assert.equal(isKernelEvoCheckout(dir), true);
+    writeFileSync(join(dir, 'pyproject.toml'), '[project]\nname = "kernelevo-plugins"\n');
+    assert.equal(isKernelEvoCheckout(dir), false);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
