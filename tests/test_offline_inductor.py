@@ -123,6 +123,7 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
     assert "_state(self, 'bias', (40,), torch.float32, True)" in source
     assert "XBLOCK=" in source and "num_warps=" in source, "launch configs are literals the search can vary"
     assert "x.dim() == 2" in source and "x.dim() == 3" in source, "one variant per input rank"
+    assert ", 40), (40, 1)" in source, "a size no input set varies is specialised (and checked)"
 
     from kernelevo.verify.static import check_source
 

@@ -66,6 +66,25 @@ def _input_key(inputs: list[Any]) -> list[Any]:
     return key
 
 
+def _varying_dims(input_sets: list[list[Any]]) -> dict[int, set[int]]:
+    """Per input, the dims (counted from the right) whose size is not the same in every input
+    set: those stay symbolic in the kernels, every other size is specialised, as the task
+    never asks for another (a weight's width, a fixed vocabulary)."""
+    import torch
+
+    out: dict[int, set[int]] = {}
+    for i in range(len(input_sets[0])):
+        shapes = [list(s[i].shape) for s in input_sets if i < len(s) and isinstance(s[i], torch.Tensor)]
+        if not shapes:
+            continue
+        longest = max(len(shape) for shape in shapes)
+        for back in range(1, longest + 1):
+            sizes = {shape[-back] if back <= len(shape) else None for shape in shapes}
+            if len(sizes) > 1:
+                out.setdefault(i, set()).add(-back)
+    return out
+
+
 def _kernel_meta(name: str, source: str, workdir: Path) -> dict[str, Any]:
     """Import one generated kernel with Inductor's autotuner replaced by a recorder."""
     from torch._inductor.runtime import triton_heuristics
@@ -160,6 +179,8 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     else:
         raise RuntimeError(f"the reference returns {type(sample).__name__}; only a tensor or a tuple/list of tensors is supported")
 
+    varying = _varying_dims(input_sets)
+    result["dynamic_dims"] = {str(i): sorted(d) for i, d in varying.items()}
     seen_keys: list[Any] = []
     with tempfile.TemporaryDirectory(prefix="kernelevo_inductor_") as tmp:
         for inputs in input_sets:
@@ -189,10 +210,15 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
             flat = [t.detach() for _, t, _ in state] + [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
             for t in flat[:k]:
                 torch._dynamo.mark_static(t)
+            for i, dims in varying.items():
+                x = flat[k + i]
+                for back in dims:
+                    if isinstance(x, torch.Tensor) and back >= -x.dim():
+                        torch._dynamo.maybe_mark_dynamic(x, x.dim() + back)
             GraphLowering.save_output_code = staticmethod(save)
             torch._dynamo.reset()
             try:
-                torch.compile(flat_forward, backend=backend, dynamic=True, fullgraph=True)(*flat)
+                torch.compile(flat_forward, backend=backend, dynamic=None, fullgraph=True)(*flat)
             except Exception as exc:  # the capture hook stops every compile
                 if "wrapper" not in captured:
                     raise RuntimeError(f"torch.compile failed: {type(exc).__name__}: {str(exc)[:500]}") from exc

@@ -3,7 +3,8 @@
 Pure text and AST work: no torch here. The candidate keeps Inductor's kernels as plain
 `@triton.jit` functions launched with literal configs (the parameter search can vary
 them), replays the wrapper's `call()` allocations and launches, and dispatches on the
-inputs' rank and dtype between the variants Inductor compiled (sizes stay symbolic).
+inputs' rank and dtype between the variants Inductor compiled (sizes that differ between
+the task's input sets stay symbolic; the others are specialised and checked).
 Anything it cannot reproduce faithfully raises NotExtractable with the reason.
 """
 from __future__ import annotations
