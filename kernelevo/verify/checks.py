@@ -190,7 +190,8 @@ class Session:
             torch.manual_seed(seed)
             return _to(list(extra), self.device)
         torch.manual_seed(seed)
-        values = self._task_call(lambda: list(self.task.get_inputs()), "get_inputs()")
+        with torch.device(self.device):  # random inputs drawn on the device: CPU generation of GBs takes seconds
+            values = self._task_call(lambda: list(self.task.get_inputs()), "get_inputs()")
         for t in _tensors(values):
             if t.is_floating_point() and t.numel() and not bool(t.any()):
                 raise TaskProblem(f"{self.task_path}: get_inputs() returned an all-zero tensor; inputs must be random")
@@ -260,7 +261,9 @@ class Session:
                             rerun_seed=seed + 1 if i == 0 else None)
         extra_fn = getattr(self.task, "get_extra_inputs", None)
         if extra_fn is not None:
-            for j, extra in enumerate(self._task_call(lambda: list(extra_fn()), "get_extra_inputs()")):
+            with torch.device(self.device):
+                extras = self._task_call(lambda: list(extra_fn()), "get_extra_inputs()")
+            for j, extra in enumerate(extras):
                 self.verify_set(f"extra input set {j + 1}", self.inputs(seeds[0] + j, extra), candidate_first=True,
                                 rerun_seed=None)
         self.checks.append(Check("candidate_ran_first", True, "the candidate ran before the reference on fresh memory"))

@@ -45,7 +45,8 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     sets = []
     for i in range(N_INPUT_SETS):
         torch.manual_seed(int(req.get("seed") or 0) + i)
-        sets.append(_to(list(task.get_inputs()), device))
+        with torch.device(device):
+            sets.append(_to(list(task.get_inputs()), device))
     set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
 
     fns: dict[str, Any] = {}
