@@ -43,6 +43,7 @@ class Verdict:
     versions: dict[str, str] = field(default_factory=dict)
     timings: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
+    inputs: list[list[dict[str, Any]]] = field(default_factory=list)
     log: str = ""
     elapsed_s: float = 0.0
     cached: bool = False

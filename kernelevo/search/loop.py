@@ -282,10 +282,27 @@ class Search:
     def _summary(self, status: str) -> dict[str, Any]:
         best = self.population.best()
         t = (best.verdict.get("timings") or {}) if best else {}
-        return {"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
+        return {**_apply_meta(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
                 "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                 "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
                 "iterations": self.completed, "calls_reused": self.calls_reused}
+
+
+def _apply_meta(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:
+    """What `kernelevo apply` needs to guard the kernel: the inputs it was verified on, and where."""
+    if best is None:
+        return {}
+    v = best.verdict
+    inputs = v.get("inputs") or []
+    tensors = [a for row in inputs for a in row if a.get("kind") == "tensor"]
+    t = v.get("timings") or {}
+    return {"verified": True, "run_id": run_id, "backend": "cuda" if best.backend.startswith("cuda") else best.backend,
+            "gpu": (v.get("device") or {}).get("name", ""), "date": time.strftime("%Y-%m-%d"),
+            "inputs": inputs, "dtypes": sorted({a["dtype"] for a in tensors}),
+            "devices": sorted({a["device"] for a in tensors}),
+            "shapes": [[a["shape"] for a in row if a.get("kind") == "tensor"] for row in inputs],
+            "speedups": {"eager": t.get("speedup_eager"), "compile": t.get("speedup_compile")},
+            "source_hash": cfg.source_hash, "target_id": cfg.target_id, "source_file": cfg.source_file}
 
 
 def _n_calls(verdict: dict[str, Any]) -> int:

@@ -115,6 +115,7 @@ class Session:
         self.checks: list[Check] = []
         self.ref_ops: set[str] = set()
         self.cand_ops: dict[str, int] = {}
+        self.inputs_checked: list[list[dict[str, Any]]] = []
 
     def check(self, name: str, passed: bool, message: str, _status: str = "incorrect", **detail: Any) -> None:
         self.checks.append(Check(name, passed, message, detail))
@@ -218,6 +219,10 @@ class Session:
         return out
 
     def verify_set(self, label: str, args: list[Any], candidate_first: bool, rerun_seed: int | None) -> None:
+        self.inputs_checked.append([
+            {"kind": "tensor", "shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
+             "device": a.device.type, "contiguous": a.is_contiguous()} if isinstance(a, torch.Tensor)
+            else {"kind": "value", "repr": repr(a)[:200]} for a in args])
         ref_args = _clone(args)
         before = _clone(args)
         if candidate_first:
@@ -380,6 +385,7 @@ def run_verification(req: dict[str, Any]) -> dict[str, Any]:
     verdict = Verdict(
         status=status, reason=reason, checks=checks, kernel_launches=launches,
         library_ops=sorted(n for n in session.cand_ops if not is_neutral(n)), log=log,
+        inputs=session.inputs_checked if status == "verified" else [],
         elapsed_s=time.perf_counter() - t0,
         device={"type": session.device.type,
                 "name": torch.cuda.get_device_name(session.device) if session.device.type == "cuda" else "cpu",
