@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
     print(f"torch:              {m.torch or 'not installed'}")
     print(f"triton:             {m.triton or 'not installed'} (interpreter works: {yes(interp)})")
-    print(f"pycuda:             {yes(m.pycuda)}")
+    print(f"CUDA fast path:     {'ready (nvcc + driver)' if (m.nvcc and m.has_gpu) else 'compile-only (no GPU)' if m.nvcc else 'unavailable (no nvcc)'}")
     for k, v in m.keys.items():
         print(f"{k + ':':<20}{'set' if v else 'not set'}")
     print()
@@ -38,8 +38,6 @@ def run(args: argparse.Namespace) -> int:
               " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured.")
     if not m.nvcc:
         print("No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend.")
-    if m.has_gpu and not m.pycuda:
-        print("No pycuda: the CUDA fast path (kernelevo.cuda.compile) is unavailable; pip install 'kernelevo[cuda]'.")
     if not any(m.keys.values()):
         print("No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
               " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model.")
