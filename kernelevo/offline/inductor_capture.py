@@ -32,13 +32,15 @@ def _configure(device: str, library_ops: list[str]) -> None:
     import torch._inductor.config as cfg
     import torch.fx.experimental._config as fx_cfg
 
-    cfg.fx_graph_cache = False
-    cfg.autotune_local_cache = False
-    cfg.triton.cudagraphs = False
-    cfg.graph_partition = False  # one call() with every launch inline
-    cfg.freezing = False
-    dynamo_cfg.specialize_float = True
-    fx_cfg.use_duck_shape = False  # equal sizes must not become one symbol
+    settings = [
+        (cfg, "fx_graph_cache", False), (cfg, "autotune_local_cache", False), (cfg.triton, "cudagraphs", False),
+        (cfg, "graph_partition", False),  # one call() with every launch inline
+        (cfg, "freezing", False), (dynamo_cfg, "specialize_float", True),
+        (fx_cfg, "use_duck_shape", False),  # equal sizes must not become one symbol
+    ]
+    for module, name, value in settings:
+        if hasattr(module, name):  # older torch versions lack some of them
+            setattr(module, name, value)
     if device == "cpu":
         cfg.cpu_backend = "triton"
         import torch.utils._triton as torch_triton
@@ -52,6 +54,13 @@ def _configure(device: str, library_ops: list[str]) -> None:
         cfg.max_autotune_gemm = True
         cfg.max_autotune_gemm_backends = "TRITON"
     torch._dynamo.reset()
+
+
+def _source_name(grapharg: Any) -> str | None:
+    if grapharg is None:
+        return None
+    name = grapharg.source.name
+    return name() if callable(name) else name  # a method in older torch versions
 
 
 def _input_key(inputs: list[Any]) -> list[Any]:
@@ -91,7 +100,8 @@ def _kernel_meta(name: str, source: str, workdir: Path) -> dict[str, Any]:
 
     seen: dict[str, Any] = {}
 
-    def record(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, **_: Any):
+    def record(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, *_: Any,
+               **__: Any):
         seen["configs"] = [
             {"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages} for c in configs
         ]
@@ -204,7 +214,7 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                         if isinstance(value, torch.Tensor):
                             static = [d if isinstance(d, int) else None for d in value.shape]
                         captured["placeholders"].append(
-                            {"source": arg.source.name if arg is not None else None, "static_shape": static})
+                            {"source": _source_name(arg), "static_shape": static})
                 return compile_fx(gm, example_inputs)
 
             flat = [t.detach() for _, t, _ in state] + [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]

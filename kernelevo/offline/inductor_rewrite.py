@@ -241,6 +241,10 @@ class _CallBody(ast.NodeTransformer):
 
     def _launch(self, call: ast.Call, kernel: str) -> ast.Call:
         info = self.kernels[kernel]
+        unknown = [k.arg for k in call.keywords if k.arg != "stream"]
+        if unknown:
+            raise NotExtractable(f"kernel {kernel} is launched with {', '.join(map(str, unknown))}= "
+                                 "(an Inductor launch convention this extraction does not know)")
         final, params = self.registry.add(kernel, info, self.suffix)
         sig = info["signature"]
         constants = info.get("constants", {})
