@@ -3,3 +3,32 @@
 Importing this package stays cheap; torch and triton load only in the modules (and child
 processes) that need them.
 """
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+
+def propose_offline(task_path: str | Path, *, device: str, size: str,
+                    log: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
+    """The offline search's seed candidates: matching templates, then the Inductor extraction.
+
+    Each comes back as (origin, source); the verifier judges them like any other candidate.
+    Failures to extract are reported through `log`, never raised: a seed is a bonus.
+    """
+    from kernelevo.offline.inductor import extract_inductor
+    from kernelevo.offline.match import instantiate_report
+
+    say = log or (lambda message: None)
+    seeds: list[tuple[str, str]] = []
+    report = instantiate_report(task_path, check=False)
+    for name, source in report.candidates:
+        seeds.append((f"template:{name}", source))
+    if not report.candidates:
+        say(f"offline: {report.note or 'no template matches'}")
+    result = extract_inductor(task_path, device=device, size=size)
+    if result.source:
+        seeds.append(("inductor", result.source))
+    else:
+        say(f"offline: Inductor extraction not used: {result.reason}")
+    return seeds

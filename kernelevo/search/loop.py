@@ -50,6 +50,9 @@ class SearchConfig:
     source_file: str = ""
     target_id: str = ""
     source_hash: str = ""
+    offline_seeds: bool = True
+    tune_evals: int = 12
+    tune_top: int = 2
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -91,6 +94,7 @@ class Search:
         self.completed = 0
         self.stop_reason = ""
         self.calls_reused = 0
+        self.notes: list[str] = []
 
     # -- resume ----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -263,6 +267,7 @@ class Search:
                 await asyncio.gather(*workers)
             else:
                 self.stop_reason = "offline search finished"
+            await self._tune_best()
         except LLMError as exc:
             self.stop_reason = f"model error: {exc}"
             self.store.update_run(self.run_id, status="failed", summary=self._summary("failed"))
@@ -279,13 +284,41 @@ class Search:
         return SearchResult(self.run_id, status, best, self.population.counts(), self.budget.snapshot(),
                             self.completed, self.stop_reason)
 
+    async def _tune_best(self) -> None:
+        """Parameter search (tiles, warps, stages) over the best verified kernels, LLM-written or not."""
+        if self.cfg.tune_evals <= 0 or self.cfg.tune_top <= 0:
+            return
+        if self.cfg.device != "cuda":
+            self.notes.append("parameter search skipped: it needs measured times (no GPU)")
+            return
+        from kernelevo.offline.tune import tune
+
+        loop = asyncio.get_running_loop()
+        parents = sorted((p for p in self.population.programs.values() if p.verified and p.time_ms),
+                         key=lambda p: (p.time_ms, p.id))[: self.cfg.tune_top]
+        for k, parent in enumerate(parents):
+            if any(p.parent_id == parent.id and p.origin == "tune" for p in self.population.programs.values()):
+                continue  # tuned before a resume
+            iteration, attempts = -1000 - k, iter(range(10_000))
+
+            def evaluate(source: str, parent: Program = parent, iteration: int = iteration) -> float | None:
+                fut = asyncio.run_coroutine_threadsafe(
+                    self._submit(source, parent.backend, iteration, next(attempts), parent, "tune", final=True), loop)
+                prog = fut.result()
+                return prog.time_ms if prog.verified else None
+
+            result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate,
+                                                                   budget_evals=self.cfg.tune_evals, seed=self.cfg.seed))
+            if result.note:
+                self.notes.append(f"tuning candidate {parent.id}: {result.note}")
+
     def _summary(self, status: str) -> dict[str, Any]:
         best = self.population.best()
         t = (best.verdict.get("timings") or {}) if best else {}
         return {**_apply_meta(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
                 "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                 "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
-                "iterations": self.completed, "calls_reused": self.calls_reused}
+                "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes}
 
 
 def _apply_meta(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:

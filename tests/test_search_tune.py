@@ -1,0 +1,62 @@
+"""The search's parameter-search phase, with a fake evaluator standing in for the GPU."""
+import asyncio
+import math
+import re
+
+from support import EXAMPLES
+from kernelevo.search.loop import Search, SearchConfig
+from kernelevo.store import Store
+from kernelevo.task import read_task
+from kernelevo.verdict import Verdict
+
+SEED = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, o_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(o_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        o = torch.empty_like(x)
+        k[(triton.cdiv(x.numel(), 64),)](x, o, x.numel(), BLOCK_SIZE=64, num_warps=4)
+        return o
+'''
+
+
+def fake_gpu(path, seed):
+    src = path.read_text()
+    block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
+    warps = int(re.search(r"num_warps=(\d+)", src).group(1))
+    ms = 1.0 + abs(math.log2(block) - 8) + 0.1 * abs(math.log2(warps) - 3)
+    return Verdict("verified", "ok", backend="triton", kernel_launches=1,
+                   timings={"candidate_ms": ms, "eager_ms": 2.0, "compile_ms": 1.5, "speedup_eager": 2.0 / ms,
+                            "speedup_compile": 1.5 / ms})
+
+
+def test_tuning_improves_the_seed_and_is_honest(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
+    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store, evaluate=fake_gpu,
+                    seeds=[("template:copy", SEED)])
+    result = asyncio.run(search.run())
+    best = result.best
+    assert best.origin == "tune" and "BLOCK_SIZE=256" in best.source and "num_warps=8" in best.source
+    assert best.time_ms == 1.0 and result.status == "improved"
+    rows = store.candidates(result.run_id)
+    assert sum(r["origin"] == "tune" for r in rows) <= 24
+
+
+def test_no_tuning_without_measured_times(tmp_path):
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cpu", tune_evals=8)
+    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store,
+                    evaluate=lambda p, s: Verdict("verified", "ok", backend="triton", kernel_launches=1),
+                    seeds=[("template:copy", SEED)])
+    result = asyncio.run(search.run())
+    assert result.status == "no_improvement"  # verified but never measured faster: nothing proposed
+    assert "parameter search skipped" in store.get_run(result.run_id).summary["notes"][0]
