@@ -1,11 +1,11 @@
-# expect: runtime_error
+# expect: rejected
 # task: softmax
 # device: cuda
-# reason: crashed
+# reason: faulthandler
 """A worker that dies mid-forward (SIGSEGV), after a correct kernel was launched: what a
-driver fault or a broken extension does. No static check stands in the way (the
-segfault comes from CPython's own faulthandler test hook), so the process really
-crashes; the verdict is runtime_error and the next candidate gets a fresh worker."""
+driver fault or a broken extension does. The segfault comes from CPython's
+faulthandler test hook, which the static checks now refuse (`import faulthandler`);
+real run-time crashes are covered by hacks/wild_store.py and the worker tests."""
 import faulthandler
 
 import torch
