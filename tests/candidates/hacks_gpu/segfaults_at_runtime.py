@@ -1,13 +1,12 @@
-# expect: rejected
+# expect: runtime_error
 # task: softmax
 # device: cuda
-# reason: faulthandler
+# reason: crashed
 """A worker that dies mid-forward (SIGSEGV), after a correct kernel was launched: what a
-driver fault or a broken extension does. The segfault comes from CPython's
-faulthandler test hook, which the static checks now refuse (`import faulthandler`);
-real run-time crashes are covered by hacks/wild_store.py and the worker tests."""
-import faulthandler
-
+driver fault or a broken extension does. It passes the static checks (numpy's as_strided
+reads far outside a one-element array), so the process really crashes; the verdict is
+runtime_error and the next candidate gets a fresh worker."""
+import numpy as np
 import torch
 import torch.nn as nn
 import triton
@@ -33,5 +32,5 @@ class ModelNew(nn.Module):
         x2 = x.contiguous().view(-1, n_cols)
         out = torch.empty_like(x2)
         softmax_kernel[(x2.shape[0],)](x2, out, n_cols, BLOCK_SIZE=triton.next_power_of_2(n_cols))
-        faulthandler._sigsegv()
+        np.lib.stride_tricks.as_strided(np.zeros(1), shape=(1 << 40,), strides=(1 << 24,)).sum()
         return out.view(x.shape)
