@@ -6,18 +6,31 @@ while the GPU is busy.
 """
 from __future__ import annotations
 
+import os
+from typing import Any
+
 from kernelevo.worker.pool import Worker
 
 
 class Evaluator:
-    def __init__(self, device: str) -> None:
-        self.device = device
-        self.runner = Worker(device)
-        self.compiler = Worker("compile")
+    """`gpu` pins the run worker to one GPU (a CUDA_VISIBLE_DEVICES entry: an index or a UUID);
+    `compiler` is a compile worker shared with other evaluators (anything with Worker's
+    `request`), which this evaluator then does not close."""
+
+    def __init__(self, device: str, *, gpu: int | str | None = None, compiler: Any = None) -> None:
+        self.device, self.gpu = device, gpu
+        env = None
+        if gpu is not None:
+            env = {"CUDA_VISIBLE_DEVICES": str(gpu),
+                   "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
+        self.runner = Worker(device, env=env)
+        self._owns_compiler = compiler is None
+        self.compiler = compiler if compiler is not None else Worker("compile")
 
     def close(self) -> None:
         self.runner.close()
-        self.compiler.close()
+        if self._owns_compiler:
+            self.compiler.close()
 
     def __enter__(self) -> "Evaluator":
         return self

@@ -1,23 +1,27 @@
 """The optimize job: from a task file to a stored, exported result.
 
-Wires the parts together: the evaluator (workers), the proposer (a language model
-or the offline search), the search loop and the store. The CLI and the benchmarks
-call `optimize_task`.
+Wires the parts together: the dispatcher (worker processes on every GPU, or Ray actors),
+the proposer (a language model or the offline search), the search loop and the store.
+The CLI and the benchmarks call `optimize_task`, or `optimize_many` for many targets
+sharing the GPUs and one budget.
 """
 from __future__ import annotations
 
 import asyncio
 import os
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from kernelevo.evaluate import Evaluator
+from kernelevo.llm import Budget, Usage
+from kernelevo.llm.budget import Reservation
 from kernelevo.machine import probe
+from kernelevo.scale import Dispatcher
 from kernelevo.search.loop import Search, SearchConfig, SearchResult
 from kernelevo.search.prompt import PromptBuilder, TaskContext
 from kernelevo.store import ResultSummary, Store
-from kernelevo.task import TaskFile, read_task
+from kernelevo.task import TaskError, TaskFile, read_task
 
 Events = Callable[[dict[str, Any]], None]
 
@@ -44,20 +48,17 @@ def default_provider() -> str:
     return "offline"
 
 
-def hardware_description(device: str) -> str:
+def hardware_description(device: str, gpu_name: str | None = None) -> str:
     m = probe()
-    if device != "cuda" or not m.gpus:
+    if device != "cuda" or not (gpu_name or m.gpus):
         return ("no GPU on this machine: the kernel is checked in Triton's interpreter and compiled for sm_90 "
                 "(H100/H200); write it for an NVIDIA Hopper GPU")
-    return f"{m.gpus[0]} (driver {m.driver}, torch {m.torch}, triton {m.triton})"
+    return f"{gpu_name or m.gpus[0]} (driver {m.driver}, torch {m.torch}, triton {m.triton})"
 
 
-def make_evaluate(task: TaskFile, evaluator: Evaluator, store: Store, size: str | None) -> Callable[[Path, int], Any]:
-    from kernelevo.verify import verify_candidate
-
+def make_evaluate(task: TaskFile, dispatcher: Dispatcher, size: str | None) -> Callable[[Path, int], Any]:
     def evaluate(path: Path, seed: int) -> Any:
-        return verify_candidate(task, path, evaluator=evaluator, store=store, device=evaluator.device, size=size,
-                                seed=seed)
+        return dispatcher.evaluate(task, path, seed, size=size)
 
     return evaluate
 
@@ -72,8 +73,28 @@ def offline_seeds(task: TaskFile, device: str, size: str | None) -> list[tuple[s
     return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default")))
 
 
+def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: Dispatcher, events: Events | None,
+            resume: str | None, provider: Any) -> Search:
+    if provider is None and config.provider != "offline":
+        from kernelevo.llm import make_provider
+
+        provider = make_provider(config.provider, config.model, base_url=config.base_url,
+                                 max_concurrency=max(1, config.concurrency))
+    gpu_name = dispatcher.pool.pinned_model(task.hash) if config.device == "cuda" else None
+    builder = PromptBuilder(TaskContext(task_name=task.name, reference=task.source,
+                                        hardware=hardware_description(config.device, gpu_name),
+                                        baselines="not measured (no GPU)" if config.device == "cpu" else "measured per candidate",
+                                        triton_version=probe().triton)) if provider is not None else None
+    seeds = offline_seeds(task, config.device, config.size) if config.offline_seeds and not resume else []
+    return Search(task, config, store=store, evaluate=make_evaluate(task, dispatcher, config.size), provider=provider,
+                  builder=builder, seeds=seeds, events=events, run_id=resume,
+                  eval_slots=dispatcher.capacity_for(task))
+
+
 def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, events: Events | None = None,
-                  resume: str | None = None, provider: Any = None) -> SearchResult:
+                  resume: str | None = None, provider: Any = None, dispatcher: Dispatcher | None = None) -> SearchResult:
+    """One search. Without `dispatcher`, a local one is opened for it (every visible GPU, or
+    one CPU worker) and closed at the end."""
     task = read_task(task_path)
     if resume:
         run = store.get_run(resume)
@@ -81,22 +102,101 @@ def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, 
             raise ValueError(f"no run {resume!r} in {store.path}; `kernelevo runs` lists them")
         config = SearchConfig(**{k: v for k, v in run.config.items() if k in SearchConfig.__dataclass_fields__})
         resume = run.id
-    if provider is None and config.provider != "offline":
-        from kernelevo.llm import make_provider
+    own = dispatcher is None
+    if dispatcher is None:
+        from kernelevo.scale.local import LocalDispatcher
 
-        provider = make_provider(config.provider, config.model, base_url=config.base_url,
-                                 max_concurrency=max(1, config.concurrency))
-    builder = PromptBuilder(TaskContext(task_name=task.name, reference=task.source,
-                                        hardware=hardware_description(config.device),
-                                        baselines="not measured (no GPU)" if config.device == "cpu" else "measured per candidate",
-                                        triton_version=probe().triton)) if provider is not None else None
-    with Evaluator(config.device) as evaluator:
-        seeds = offline_seeds(task, config.device, config.size) if not resume else []
-        search = Search(task, config, store=store, evaluate=make_evaluate(task, evaluator, store, config.size),
-                        provider=provider, builder=builder, seeds=seeds, events=events, run_id=resume)
+        dispatcher = LocalDispatcher(config.device, store=store)
+    try:
+        search = _search(task, config, store=store, dispatcher=dispatcher, events=events, resume=resume,
+                         provider=provider)
         result = asyncio.run(search.run())
+    finally:
+        if own:
+            dispatcher.close()
     _store_result(store, task, config, result)
     return result
+
+
+class BudgetShare(Budget):
+    """One search's part of a shared budget: every reservation and charge goes to the shared
+    budget (which decides), while `snapshot` reports what this search spent."""
+
+    def __init__(self, shared: Budget) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def reserve(self, tokens: int, usd: float = 0.0) -> Reservation:
+        r = self.shared.reserve(tokens, usd)
+        with self._lock:
+            self._open[r.id] = r
+        return r
+
+    def charge(self, usage: Usage, reservation: Reservation | None = None) -> None:
+        self.shared.charge(usage, reservation)
+        with self._lock:
+            if reservation is not None:
+                self._open.pop(reservation.id, None)
+            self.used = self.used + usage
+
+    def release(self, reservation: Reservation) -> None:
+        self.shared.release(reservation)
+        with self._lock:
+            self._open.pop(reservation.id, None)
+
+    def exhausted(self) -> str | None:
+        return self.shared.exhausted()
+
+
+@dataclass
+class TargetOutcome:
+    """One target of `optimize_many`: its search's result, or why it has none."""
+
+    task_path: Path
+    origin: dict[str, str]
+    result: SearchResult | None = None
+    error: str | None = None
+    elapsed_s: float = 0.0
+
+
+def optimize_many(targets: list[tuple[Path, dict[str, str]]], config: SearchConfig, *, store: Store,
+                  dispatcher: Dispatcher, events: Events | None = None, parallel: int | None = None,
+                  provider_factory: Callable[[], Any] | None = None) -> list[TargetOutcome]:
+    """Searches for many targets at once, sharing the dispatcher's GPUs and one budget.
+
+    Tokens, dollars and wall time are spent from one Budget (a later target gets what the
+    earlier ones left); iterations are per target. `parallel` searches run at once (default:
+    as many as there are slots, at least 2); the others wait their turn."""
+    budget = Budget(tokens=config.budget_tokens, usd=config.budget_usd, wall_s=config.wall_s)
+    outcomes = [TargetOutcome(Path(p), dict(origin)) for p, origin in targets]
+    emit = events or (lambda e: None)
+
+    async def one(out: TargetOutcome, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            t0 = time.monotonic()
+            try:
+                task = read_task(out.task_path)
+                cfg = replace(config, **out.origin)
+                # off the event loop: the offline proposer may take seconds (it compiles), other searches go on
+                search = await asyncio.to_thread(
+                    _search, task, cfg, store=store, dispatcher=dispatcher,
+                    events=lambda e, name=task.name: emit({**e, "task": name}), resume=None,
+                    provider=provider_factory() if provider_factory else None)
+                search.budget = BudgetShare(budget)
+                out.result = await search.run()
+                _store_result(store, task, cfg, out.result)
+            except TaskError as exc:
+                out.error = str(exc)
+            except Exception as exc:  # one failed target must not stop the others
+                out.error = f"{type(exc).__name__}: {exc}"
+            out.elapsed_s = time.monotonic() - t0
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(max(1, parallel or max(2, dispatcher.capacity)))
+        await asyncio.gather(*(one(o, gate) for o in outcomes))
+
+    asyncio.run(main())
+    return outcomes
 
 
 def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: SearchResult) -> None:

@@ -1,7 +1,10 @@
 """`kernelevo optimize TARGET`: search for a faster verified kernel.
 
 TARGET is a KernelBench-format task file, a folder of them (each is optimized in
-turn), or FILE::NAME for a target found in ordinary code (`kernelevo detect`).
+turn), or FILE::NAME for a target found in ordinary code (`kernelevo detect`). With
+`--all`, every target of a file or folder is searched at once, sharing the GPUs and one
+budget, with a combined report. Candidates are evaluated on every visible GPU (`--gpus`),
+on N CPU workers without a GPU (`--workers`), or on a Ray cluster (`--cluster`).
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import json
 import signal
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--wall-time", type=float, help="stop after this many seconds")
     p.add_argument("--iterations", type=int, default=None, help="number of proposal iterations (default 20)")
     p.add_argument("--patience", type=int, help="stop after N iterations without improvement")
-    p.add_argument("--concurrency", type=int, default=2, help="model proposals in flight at once")
+    p.add_argument("--concurrency", type=int, default=None,
+                   help="model proposals in flight at once per search (default: 2, or one per GPU when more)")
     p.add_argument("--repair-tries", type=int, default=3, help="times a failing candidate goes back to the model")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=["cpu", "cuda"], help="where candidates run (default: cuda when found)")
@@ -38,14 +43,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json-out", metavar="FILE", help="write the run summary as JSON")
     p.add_argument("--progress", choices=["text", "json", "none"], default="text")
     p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
+    p.add_argument("--no-offline-seeds", action="store_false", dest="offline_seeds",
+                   help="do not seed the search with template and Inductor-extracted candidates")
+    p.add_argument("--all", action="store_true", dest="all_targets",
+                   help="search every target of FILE (or of every file in a folder) at once: shared GPUs, one budget, "
+                        "a combined report")
+    p.add_argument("--gpus", type=_gpu_list, metavar="0,1,...",
+                   help="GPUs to evaluate on (nvidia-smi indexes; default: every visible GPU)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="evaluation workers without a GPU (default 1), or Ray workers with --cluster "
+                        "(default: one per GPU of the cluster, or per CPU when it has none)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="evaluate on a Ray cluster: auto, local (start one here), ray://HOST:PORT or HOST:PORT "
+                        "(needs: pip install 'kernelevo[ray]')")
     p.set_defaults(handler=run)
+
+
+def _gpu_list(text: str) -> list[int]:
+    try:
+        gpus = [int(g) for g in text.split(",") if g.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected GPU indexes like 0,1,3") from None
+    if not gpus or any(g < 0 for g in gpus):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected GPU indexes like 0,1,3")
+    return gpus
 
 
 def _tasks(target: str) -> list[tuple[Path, dict[str, str]]]:
     if "::" in target:
-        from kernelevo.targets.build import build_task_for_cli
-
-        return [build_task_for_cli(target)]
+        return [_build_target(*target.split("::", 1))]
     path = Path(target)
     if path.is_dir():
         tasks = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
@@ -54,7 +80,66 @@ def _tasks(target: str) -> list[tuple[Path, dict[str, str]]]:
         return [(p, {}) for p in tasks]
     if not path.exists():
         raise UserError(f"{path}: no such file; give a task file, a folder of tasks or FILE::NAME")
+    if not _is_task(path) and _user_targets(path):
+        raise UserError(f"{path}: not a task file; give one target (FILE::NAME, see `kernelevo detect {path}`) "
+                        "or search them all with --all")
     return [(path, {})]
+
+
+def _is_task(path: Path) -> bool:
+    from kernelevo.task import TaskError, read_task
+
+    try:
+        read_task(path)
+        return True
+    except TaskError:
+        return False
+
+
+def _user_targets(path: Path) -> list[Any]:
+    from kernelevo.targets.detect import detect_file
+
+    return list(detect_file(str(path)).targets)
+
+
+def _build_target(file: str, name: str) -> tuple[Path, dict[str, str]]:
+    """A task built from a target in ordinary code, and where it came from."""
+    from kernelevo.targets.extract import ExtractError, build_task
+
+    if not Path(file).is_file():
+        raise UserError(f"{file}: no such file")
+    try:
+        built = build_task(file, name)
+    except ExtractError as exc:
+        raise UserError(str(exc)) from exc
+    assert built.path is not None
+    return Path(built.path), {"source_file": str(Path(file).resolve()), "target_id": built.target.id,
+                              "source_hash": built.target.source_hash}
+
+
+def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[str]]:
+    """Every target under TARGET (task files as they are, targets in ordinary code built into
+    tasks) and, for those that could not be built, why."""
+    if "::" in target:
+        return [_build_target(*target.split("::", 1))], []
+    path = Path(target)
+    if not path.exists():
+        raise UserError(f"{path}: no such file or folder")
+    files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_")) if path.is_dir() else [path]
+    found: list[tuple[Path, dict[str, str]]] = []
+    skipped: list[str] = []
+    for f in files:
+        if _is_task(f):
+            found.append((f, {}))
+            continue
+        for t in _user_targets(f):
+            try:
+                found.append(_build_target(str(f), t.id))
+            except UserError as exc:
+                skipped.append(str(exc))
+    if not found:
+        raise UserError(f"{path}: no target could be searched" + (f" ({skipped[0]})" if skipped else ""))
+    return found, skipped
 
 
 class Printer:
@@ -71,7 +156,8 @@ class Printer:
         elif self.mode == "text" and event.get("event") == "progress":
             best = event.get("best_speedup")
             best_s = f"{best:.2f}x" if best else ("verified, speed not measured" if event.get("verified") else "none yet")
-            line = (f"iter {event['iteration']:>3} · evaluated {event['evaluated']} · best {best_s} · "
+            line = ((f"{event['task']}: " if event.get("task") else "")
+                    + f"iter {event['iteration']:>3} · evaluated {event['evaluated']} · best {best_s} · "
                     f"{event['tokens']:,} tokens · ${event['cost_usd']:.2f} · {event['message']}")
             sys.stderr.write(("\r\033[K" if self.tty else "") + line + ("" if self.tty else "\n"))
             sys.stderr.flush()
@@ -83,21 +169,16 @@ class Printer:
 
 def run(args: argparse.Namespace) -> int:
     from kernelevo.machine import probe
-    from kernelevo.optimize import default_provider, optimize_task
-    from kernelevo.search.loop import SearchConfig
+    from kernelevo.optimize import default_provider
     from kernelevo.store import Store
     from kernelevo.task import TaskError
 
+    if args.all_targets and args.resume:
+        raise UserError("--all and --resume do not go together; resume one run at a time")
     store = Store(args.store) if args.store else Store()
-    device = args.device or ("cuda" if probe().has_gpu else "cpu")
     provider = args.provider or default_provider()
     printer = Printer(args.progress)
-
-    def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    summaries = []
+    skipped: list[str] = []
     if args.resume:
         run_rec = store.get_run(args.resume)
         if run_rec is None:
@@ -105,58 +186,130 @@ def run(args: argparse.Namespace) -> int:
         targets = [(Path(run_rec.task_path), {})]
     else:
         try:
-            targets = _tasks(args.target)
+            targets, skipped = _all_targets(args.target) if args.all_targets else (_tasks(args.target), [])
         except TaskError as exc:
             raise UserError(str(exc)) from exc
-    for task_path, origin in targets:
-        cfg = SearchConfig(backend=args.backend, provider=provider, model=args.model, budget_tokens=args.budget_tokens,
-                           budget_usd=args.budget_usd, wall_s=args.wall_time,
-                           iterations=args.iterations if args.iterations is not None else 20, patience=args.patience,
-                           concurrency=args.concurrency, repair_tries=args.repair_tries, seed=args.seed, device=device,
-                           size=args.size, base_url=args.base_url, **origin)
-        t0 = time.monotonic()
-        try:
-            result = optimize_task(task_path, cfg, store=store, events=printer, resume=args.resume)
-        except TaskError as exc:
-            raise UserError(str(exc)) from exc
-        except KeyboardInterrupt:
+    for why in skipped:
+        print(f"kernelevo: skipped: {why}", file=sys.stderr)
+    device = args.device or (None if args.cluster else ("cuda" if probe().has_gpu else "cpu"))
+    dispatcher = _open_dispatcher(args, device, store)
+    try:
+        return _run_targets(args, targets, dispatcher, store, provider, printer)
+    finally:
+        dispatcher.close()
+
+
+def _open_dispatcher(args: argparse.Namespace, device: str | None, store: Any) -> Any:
+    from kernelevo.scale import DispatchError, open_dispatcher
+
+    if device == "cpu" and args.gpus and not args.cluster:
+        print("kernelevo: --gpus ignored: candidates run on the CPU here (use --workers N)", file=sys.stderr)
+    try:
+        return open_dispatcher(device, gpus=None if device == "cpu" else args.gpus, workers=args.workers,
+                               cluster=args.cluster, store=store)
+    except DispatchError as exc:
+        raise UserError(str(exc)) from exc
+
+
+def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, str]]], dispatcher: Any, store: Any,
+                 provider: str, printer: "Printer") -> int:
+    from kernelevo.optimize import optimize_many, optimize_task
+    from kernelevo.search.loop import SearchConfig
+    from kernelevo.task import TaskError
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    started: list[str] = []
+
+    def events(event: dict[str, Any]) -> None:
+        if event.get("event") == "start":
+            started.append(event["run_id"])
+        printer(event)
+
+    device = dispatcher.device
+    concurrency = args.concurrency if args.concurrency is not None else max(2, dispatcher.capacity)
+    cfg = SearchConfig(backend=args.backend, provider=provider, model=args.model, budget_tokens=args.budget_tokens,
+                       budget_usd=args.budget_usd, wall_s=args.wall_time,
+                       iterations=args.iterations if args.iterations is not None else 20, patience=args.patience,
+                       concurrency=concurrency, repair_tries=args.repair_tries, seed=args.seed, device=device,
+                       size=args.size, base_url=args.base_url, offline_seeds=args.offline_seeds)
+    summaries: list[dict[str, Any]] = []
+    failed = False
+    try:
+        if args.all_targets:
+            t0 = time.monotonic()
+            outcomes = optimize_many(targets, cfg, store=store, dispatcher=dispatcher, events=events)
             printer.done()
-            runs = store.list_runs(1)
-            if runs and runs[0].status == "running":
-                store.update_run(runs[0].id, status="cancelled")
-                printer({"event": "done", "run_id": runs[0].id, "status": "cancelled"})
-                print(f"stopped; resume with: kernelevo optimize --resume {runs[0].id} {args.target}", file=sys.stderr)
-            return 130
-        except Exception as exc:  # model errors carry a message meant for the user
-            from kernelevo.llm import LLMError
-
-            if isinstance(exc, LLMError):
+            for o in outcomes:
+                if o.result is None:
+                    failed = True
+                    summaries.append({"task": str(o.task_path), "target_id": o.origin.get("target_id"),
+                                      "status": "failed", "error": o.error, "elapsed_s": round(o.elapsed_s, 1)})
+                    printer({"event": "error", "task": o.task_path.stem, "message": o.error})
+                    continue
+                summary = _summary(o.task_path, o.result, device, o.elapsed_s, o.origin)
+                summaries.append(summary)
+                _done(printer, summary, o.task_path.stem)
+            if args.progress != "json":
+                print(_table(summaries, cfg, dispatcher, time.monotonic() - t0))
+        else:
+            for task_path, origin in targets:
+                t0 = time.monotonic()
+                try:
+                    result = optimize_task(task_path, replace(cfg, **origin), store=store, events=events,
+                                           resume=args.resume, dispatcher=dispatcher)
+                except TaskError as exc:
+                    raise UserError(str(exc)) from exc
                 printer.done()
-                print(f"kernelevo: error: {exc}", file=sys.stderr)
-                return 1
-            raise
+                summary = _summary(task_path, result, device, time.monotonic() - t0, origin)
+                summaries.append(summary)
+                _done(printer, summary)
+                if args.progress != "json":
+                    print(_format(summary))
+    except KeyboardInterrupt:
         printer.done()
-        summary = _summary(task_path, result, device, time.monotonic() - t0)
-        summaries.append(summary)
-        printer({"event": "done", "run_id": result.run_id, "status": result.status,
-                 "best_speedup": summary["best_speedup_eager"], "best_speedup_compile": summary["best_speedup_compile"],
-                 "tokens": summary["tokens"], "cost_usd": summary["cost_usd"]})
-        if args.progress != "json":
-            print(_format(summary))
+        for run_id in started:
+            rec = store.get_run(run_id)
+            if rec is not None and rec.status == "running":
+                store.update_run(run_id, status="cancelled")
+                printer({"event": "done", "run_id": run_id, "status": "cancelled"})
+                print(f"stopped; resume with: kernelevo optimize --resume {run_id} {args.target}", file=sys.stderr)
+        return 130
+    except Exception as exc:  # model errors carry a message meant for the user
+        from kernelevo.llm import LLMError
+
+        if isinstance(exc, LLMError):
+            printer.done()
+            print(f"kernelevo: error: {exc}", file=sys.stderr)
+            return 1
+        raise
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(summaries if len(summaries) > 1 else summaries[0], indent=2))
-    return 0
+        out = summaries if (args.all_targets or len(summaries) > 1) else summaries[0]
+        Path(args.json_out).write_text(json.dumps(out, indent=2))
+    return 1 if failed else 0
 
 
-def _summary(task_path: Path, result: Any, device: str, elapsed: float) -> dict[str, Any]:
+def _done(printer: "Printer", s: dict[str, Any], task: str | None = None) -> None:
+    event = {"event": "done", "run_id": s["run_id"], "status": s["status"], "best_speedup": s["best_speedup_eager"],
+             "best_speedup_compile": s["best_speedup_compile"], "tokens": s["tokens"], "cost_usd": s["cost_usd"]}
+    printer({**event, "task": task} if task else event)
+
+
+def _summary(task_path: Path, result: Any, device: str, elapsed: float,
+             origin: dict[str, str] | None = None) -> dict[str, Any]:
     best = result.best
     t = (best.verdict.get("timings") or {}) if best else {}
+    where = (best.verdict.get("device") or {}) if best else {}
     return {"task": str(task_path), "run_id": result.run_id, "status": result.status, "device": device,
             "best_candidate": best.id if best else None, "best_backend": best.backend if best else None,
             "best_speedup_eager": t.get("speedup_eager"), "best_speedup_compile": t.get("speedup_compile"),
             "tokens": result.usage.get("tokens", 0), "cost_usd": result.usage.get("cost_usd", 0.0),
             "candidates": result.counts, "iterations": result.iterations, "stop_reason": result.stop_reason,
-            "speed_measured": bool(t), "elapsed_s": round(elapsed, 1)}
+            "speed_measured": bool(t), "elapsed_s": round(elapsed, 1), "gpu": where.get("gpu_name"),
+            "worker": where.get("worker"), **({"target_id": origin["target_id"], "source_file": origin["source_file"]}
+                                               if origin and origin.get("target_id") else {})}
 
 
 def _format(s: dict[str, Any]) -> str:
@@ -172,4 +325,37 @@ def _format(s: dict[str, Any]) -> str:
                      f"{s['best_speedup_eager']:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else ""))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s["candidates"].items())) or "none"
     lines.append(f"  candidates: {counts} · {s['tokens']:,} tokens · ${s['cost_usd']:.2f} · {s['elapsed_s']} s")
+    return "\n".join(lines)
+
+
+def _table(summaries: list[dict[str, Any]], cfg: Any, dispatcher: Any, elapsed: float) -> str:
+    """The combined report of `--all`: one row per target, then what was spent in all."""
+    def x(v: float | None) -> str:
+        return f"{v:.2f}x" if v else "-"
+
+    rows = [("target", "status", "vs eager", "vs compile", "verified/evaluated", "gpu", "time")]
+    for s in summaries:
+        name = (f"{Path(s['source_file']).name}::{s['target_id'].split(':', 1)[-1]}" if s.get("target_id")
+                and s.get("source_file") else Path(s["task"]).name)
+        if s["status"] == "failed":
+            rows.append((name, "failed", "-", "-", "-", "-", f"{s['elapsed_s']} s"))
+            continue
+        counts = s["candidates"]
+        rows.append((name, s["status"], x(s["best_speedup_eager"]), x(s["best_speedup_compile"]),
+                     f"{counts.get('verified', 0)}/{sum(counts.values())}", s.get("gpu") or "-", f"{s['elapsed_s']} s"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines += [f"  {s['task']}: {s['error']}" for s in summaries if s["status"] == "failed"]
+    tokens = sum(s.get("tokens", 0) for s in summaries)
+    cost = sum(s.get("cost_usd", 0.0) for s in summaries)
+    limits = [f"{cfg.budget_tokens:,} tokens" if cfg.budget_tokens else "", f"${cfg.budget_usd:.2f}" if cfg.budget_usd
+              else "", f"{cfg.wall_s:.0f} s" if cfg.wall_s else ""]
+    budget = " · one budget: " + ", ".join(v for v in limits if v) if any(limits) else ""
+    st = dispatcher.stats()
+    per = ", ".join(f"{k} {v}" for k, v in st["per_worker"].items())
+    improved = sum(1 for s in summaries if s["status"] == "improved")
+    lines.append(f"{len(summaries)} targets · {improved} improved · {tokens:,} tokens · ${cost:.2f}{budget} · "
+                 f"{st['evaluations']} evaluations on {st['workers']} workers ({per})"
+                 + (f" · {st['requeued']} re-queued after lost workers" if st.get("requeued") else "")
+                 + f" · {elapsed:.1f} s")
     return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""Every GPU of this machine: a run worker per GPU (pinned with CUDA_VISIBLE_DEVICES), one
+shared pool of compile workers, and candidates sent to whichever GPU is free.
+
+Without a GPU the same dispatcher runs N CPU workers (Triton's interpreter), which is
+how the tests exercise it.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import socket
+import subprocess
+import threading
+from pathlib import Path
+from typing import Any
+
+from kernelevo.evaluate import Evaluator
+from kernelevo.scale import annotate, lost_worker
+from kernelevo.scale.slots import DispatchError, Slot, SlotPool
+from kernelevo.task import TaskFile, read_task
+from kernelevo.verdict import Verdict
+from kernelevo.worker.pool import Worker
+
+RETIRE_AFTER = 3  # workers lost in a row before a slot is given up (a broken GPU)
+
+
+def smi_gpus() -> list[dict[str, str]]:
+    """nvidia-smi's GPUs (index, uuid, name), in its (PCI bus) order; [] without a GPU."""
+    if os.environ.get("KERNELEVO_FORCE_CPU") == "1" or shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    rows = [[c.strip() for c in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()]
+    return [{"index": r[0], "uuid": r[1], "name": r[2]} for r in rows if len(r) == 3] if out.returncode == 0 else []
+
+
+def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]:
+    """(CUDA_VISIBLE_DEVICES entry, model) for each GPU to use: `wanted` nvidia-smi indexes,
+    else those CUDA_VISIBLE_DEVICES leaves visible, else all."""
+    rows = smi_gpus()
+    by_index = {int(r["index"]): r for r in rows if r["index"].isdigit()}
+    if wanted is not None:
+        missing = [g for g in wanted if g not in by_index]
+        if missing:
+            have = ", ".join(map(str, sorted(by_index))) or "none"
+            raise DispatchError(f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (nvidia-smi lists: {have})")
+        return [(g, by_index[g]["name"]) for g in wanted]
+    env = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if env is None:
+        return [(i, r["name"]) for i, r in sorted(by_index.items())]
+    out: list[tuple[int | str, str]] = []
+    for entry in (e.strip() for e in env.split(",")):
+        if entry.isdigit() and int(entry) in by_index:
+            out.append((int(entry), by_index[int(entry)]["name"]))
+        elif entry.startswith(("GPU-", "MIG-")):
+            row = next((r for r in rows if r["uuid"].startswith(entry)), None)
+            out.append((entry, row["name"] if row else "unknown GPU"))
+        else:
+            break  # CUDA ignores everything after an invalid entry
+    return out
+
+
+class CompilePool:
+    """Compile workers shared by all run workers; looks like one Worker to the verifier."""
+
+    def __init__(self, size: int) -> None:
+        self._workers = [Worker("compile") for _ in range(max(1, size))]
+        self._free: queue.Queue[Worker] = queue.Queue()
+        for w in self._workers:
+            self._free.put(w)
+
+    def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        w = self._free.get()
+        try:
+            return w.request(message, timeout)
+        finally:
+            self._free.put(w)
+
+    def close(self) -> None:
+        for w in self._workers:
+            w.close()
+
+
+class SlotCache:
+    """The store's verdict cache as one slot sees it: verdicts from another GPU model are
+    not reused, lost-worker verdicts are not kept, and what is kept says where it came from."""
+
+    def __init__(self, store: Any, slot: Slot) -> None:
+        self.store, self.slot = store, slot
+        self.key: str | None = None
+
+    def get_verdict(self, task_hash: str, candidate_hash: str, env_key: str) -> dict[str, Any] | None:
+        self.key = env_key
+        cached = self.store.get_verdict(task_hash, candidate_hash, env_key)
+        made_on = ((cached or {}).get("device") or {}).get("gpu_name")
+        return None if cached is None or (made_on and made_on != self.slot.gpu_name) else cached
+
+    def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+        self.key = env_key
+        if not lost_worker(verdict):
+            verdict = {**verdict, "device": {**(verdict.get("device") or {}), **self.slot.describe()}}
+            self.store.put_verdict(task_hash, candidate_hash, env_key, verdict)
+
+
+class LocalDispatcher:
+    """Thread-safe; `capacity` evaluations run at once (one per slot)."""
+
+    def __init__(self, device: str | None = None, *, gpus: list[int] | None = None, workers: int | None = None,
+                 store: Any = None, timeout: float | None = None, retries: int = 2) -> None:
+        from kernelevo.verify import default_device
+
+        self.device = device or default_device()
+        self.store, self.timeout, self.retries = store, timeout, retries
+        self._lock = threading.Lock()
+        self.lost = self.requeued = 0
+        host = socket.gethostname()
+        if self.device == "cuda":
+            found = visible_gpus(gpus)
+            if not found:
+                raise DispatchError("no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu")
+            self.compile = CompilePool(min(len(found), 4))
+            slots = [Slot(f"gpu{g}", name, Evaluator("cuda", gpu=g, compiler=self.compile), gpu_index=g, host=host)
+                     for g, name in found]
+        else:
+            n = max(1, workers or 1)
+            self.compile = CompilePool(n)
+            slots = [Slot(f"cpu{k}", "cpu", Evaluator(self.device, compiler=self.compile), host=host)
+                     for k in range(n)]
+        self.pool = SlotPool(slots)
+
+    @property
+    def capacity(self) -> int:
+        return self.pool.capacity
+
+    def capacity_for(self, task: TaskFile) -> int:
+        return self.pool.capacity_for(task.hash)
+
+    def warm(self) -> None:
+        """Start every run worker now, in parallel, instead of on first use."""
+        threads = [threading.Thread(target=s.handle.runner.start) for s in self.pool if not s.handle.runner.alive]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def evaluate(self, task: str | Path | TaskFile, candidate: str | Path, seed: int | None = None, *,
+                 size: str | None = None) -> Verdict:
+        from kernelevo.verify import verify_candidate
+
+        task_file = task if isinstance(task, TaskFile) else read_task(task)
+        attempts = 0
+        while True:
+            slot = self.pool.acquire(task_file.hash, str(candidate))
+            attempts += 1
+            try:
+                cache = SlotCache(self.store, slot) if self.store is not None else None
+                verdict = verify_candidate(task_file, candidate, evaluator=slot.handle, store=cache, device=self.device,
+                                           size=size, timeout=self.timeout, seed=seed)
+                lost = lost_worker(verdict)
+                if lost:
+                    self._lose(slot)
+                else:
+                    slot.losses = 0
+                    slot.evaluations += 1
+            finally:
+                self.pool.release(slot)
+            if lost and attempts <= self.retries:
+                with self._lock:
+                    self.requeued += 1
+                continue
+            return annotate(verdict, slot, attempts)
+
+    def _lose(self, slot: Slot) -> None:
+        with self._lock:
+            self.lost += 1
+        slot.losses += 1
+        if slot.losses >= RETIRE_AFTER and len(self.pool) > 1:
+            self.pool.retire(slot)
+            slot.handle.close()
+
+    def in_flight(self) -> list[tuple[Slot, str]]:
+        return self.pool.in_flight()
+
+    def stats(self) -> dict[str, Any]:
+        per = {s.label: s.evaluations for s in self.pool}
+        return {"kind": "local", "device": self.device, "workers": len(per), "models": self.pool.models(),
+                "evaluations": sum(per.values()), "per_worker": per, "lost_workers": self.lost,
+                "requeued": self.requeued}
+
+    def close(self) -> None:
+        for s in self.pool:
+            s.handle.close()
+        self.compile.close()
+
+    def __enter__(self) -> "LocalDispatcher":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
