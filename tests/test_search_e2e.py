@@ -31,7 +31,7 @@ def optimize(tmp_path, server_env, *args, timeout=600, wait=True):
     env["PYTHONPATH"] = str(ROOT)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
     cmd = [sys.executable, "-m", "kernelevo", "optimize", str(SOFTMAX), "--device", "cpu", "--progress", "json",
-           "--concurrency", "1", "--json-out", str(tmp_path / "out.json"), *map(str, args)]
+           "--concurrency", "1", "--no-offline-seeds", "--json-out", str(tmp_path / "out.json"), *map(str, args)]
     if not wait:
         return subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True)
@@ -148,3 +148,19 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
     assert sorted(c["seq"] for c in calls) == [0, 100, 200]
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["run_id"] == run_id and out["candidates"] == {"incorrect": 1, "verified": 2}
+
+
+def test_offline_results_seed_the_llm_population(tmp_path):
+    with serve_anthropic([], default=kernel_reply(GOOD)) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(anthropic_env(server), PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
+        r = subprocess.run([sys.executable, "-m", "kernelevo", "optimize", str(SOFTMAX), "--device", "cpu",
+                            "--progress", "json", "--concurrency", "1", "--provider", "anthropic", "--model", "m",
+                            "--iterations", "1", "--json-out", str(tmp_path / "out.json")],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    first = json.dumps(server.posts()[0].json)
+    assert "current kernel to improve" in first  # the model starts from the best offline kernel, not from scratch
+    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    origins = {c["origin"] for c in store.candidates(json.loads((tmp_path / "out.json").read_text())["run_id"])}
+    assert any(o.startswith("template:") for o in origins) and "llm" in origins
