@@ -68,6 +68,7 @@ def main() -> int:
                      "roofline_fraction": frac, "evaluations": len(cands),
                      "verified": sum(c["status"] == "verified" for c in cands), "proposed": result.status == "improved",
                      "elapsed_s": round(time.monotonic() - t0, 1)})
+        print(f"done {task.stem}: {json.dumps(rows[-1])}", flush=True)
     f = lambda x, d=3: f"{x:.{d}f}" if isinstance(x, (int, float)) else "-"  # noqa: E731
     print(f"offline suite on {device} ({probe().gpus[0] if probe().gpus else 'no GPU: speed not measured'})")
     print(f"{'task':<18}{'eager ms':>10}{'compile':>10}{'offline':>10}{'x eager':>9}{'x comp':>8}{'roof':>6}"
