@@ -25,6 +25,17 @@ def _to(value: Any, device: torch.device) -> Any:
     return value
 
 
+_INFO: dict[str, Any] = {}
+
+
+def _device_info(fn: Any, device: torch.device) -> dict[str, Any]:
+    """Device facts once per worker (nvidia-smi is a subprocess); clocks are as read at the first timing."""
+    key = str(device)
+    if key not in _INFO:
+        _INFO[key] = fn(device)
+    return _INFO[key]
+
+
 def measure(req: dict[str, Any]) -> dict[str, Any]:
     """Request: task_path, candidate_path, size, seed, compile_mode ('default'|'max-autotune'|None)."""
     from kernelevo import timing
@@ -33,8 +44,18 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     from kernelevo.device_peaks import get_peaks
     from kernelevo.roofline import compute_peak_tflops, measure_work, plausible, roofline
 
+    phases: dict[str, float] = {}
+    tick = time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal tick
+        now = time.perf_counter()
+        phases[name] = round(now - tick, 4)
+        tick = now
+
     device = torch.device("cuda")
-    info = device_info(device)
+    info = _device_info(device_info, device)
+    lap("device_info_s")
     task = load_task_module(req["task_path"], req.get("size", "default"))
     cand = import_file(req["candidate_path"], "timed")
     init = list(task.get_init_inputs())
@@ -47,6 +68,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
         torch.manual_seed(int(req.get("seed") or 0) + i)
         with torch.device(device):
             sets.append(_to(list(task.get_inputs()), device))
+    lap("setup_s")
     set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
 
     fns: dict[str, Any] = {}
@@ -68,12 +90,16 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
                         compiled = None
             if compiled is not None:
                 fns["compile"] = lambda i: compiled(*sets[i])
+        lap("compile_baseline_s")
         t0 = time.perf_counter()
         results = timing.time_interleaved(fns, n_input_sets=N_INPUT_SETS, input_set_bytes=set_bytes,
                                           max_time_s=float(req.get("max_time_s", 10.0)), device=device)
         elapsed = time.perf_counter() - t0
+        lap("timing_s")
         work = measure_work(ref, sets[0])
+        lap("work_count_s")
     peaks = get_peaks(device.index if device.index is not None else 0)
+    lap("peaks_s")
     peak_gbps = peaks.copy_gbps if peaks else None
     # A task that accepts TF32 (ALLOW_TF32 = True) is bounded by the tensor cores, not the fp32 pipes.
     peak_tflops = compute_peak_tflops(peaks, "bfloat16" if task.__dict__.get("ALLOW_TF32") and work.dtype == "float32"
@@ -89,7 +115,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
         "speedup_eager": eager_ms / cand_ms if ok else None,
         "speedup_compile": (compile_ms / cand_ms if compile_ms else None) if ok else None,
         "detail": {k: v.to_dict() for k, v in results.items()}, "compile_mode": mode, "compile_error": compile_error,
-        "n_input_sets": N_INPUT_SETS, "measure_s": elapsed,
+        "n_input_sets": N_INPUT_SETS, "measure_s": elapsed, "phases": phases,
     }
     if not ok:
         timings["implausible"] = why
