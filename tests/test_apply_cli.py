@@ -1,0 +1,61 @@
+"""From a function in ordinary code to a search, and the verified kernel back into the code.
+
+`kernelevo optimize FILE::NAME` (a scripted model on a local server) then `kernelevo apply RUN`;
+the generated regression test runs under the Triton interpreter.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+from support import ROOT
+from fakes.anthropic_server import serve_anthropic
+from fakes.scripted_server import kernel_reply
+
+CORPUS = ROOT / "tests" / "corpus"
+
+
+def kv(args, cwd, env=None):
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    e.update(env or {}, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(cwd / "xdg"))
+    return subprocess.run([sys.executable, "-m", "kernelevo", *args], cwd=cwd, env=e, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_optimize_target_then_apply_round_trip(tmp_path):
+    shutil.copy(CORPUS / "usercode" / "model.py", tmp_path / "model.py")
+    original = (tmp_path / "model.py").read_text()
+    code = (CORPUS / "candidates" / "bias_gelu_triton.py").read_text()
+    with serve_anthropic([], default=kernel_reply(code)) as server:
+        r = kv(["optimize", "model.py::fused_bias_gelu", "--provider", "anthropic", "--model", "m", "--iterations", "1",
+                "--no-offline-seeds", "--concurrency", "1", "--device", "cpu", "--json-out", "out.json"], tmp_path,
+               {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    run_id = json.loads((tmp_path / "out.json").read_text())["run_id"]
+
+    refused = kv(["apply", run_id], tmp_path)  # verified on the CPU, never measured faster
+    assert refused.returncode == 2 and "--force" in refused.stderr
+    assert (tmp_path / "model.py").read_text() == original
+
+    dry = kv(["apply", run_id, "--force", "--dry-run"], tmp_path)
+    assert dry.returncode == 0 and "+++ b/model.py" in dry.stdout
+    assert (tmp_path / "model.py").read_text() == original  # a dry run writes nothing
+
+    done = kv(["apply", run_id, "--force"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    new = (tmp_path / "model.py").read_text()
+    assert "_kernelevo_fused_bias_gelu.supports(x, bias)" in new
+    assert new.replace("\n", "").count("def fused_bias_gelu") == 1
+    kernel = tmp_path / "model_kernelevo_fused_bias_gelu.py"
+    test = tmp_path / "test_model_kernelevo_fused_bias_gelu.py"
+    assert kernel.exists() and test.exists() and run_id in kernel.read_text()
+
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=600)
+    assert t.returncode == 0, t.stdout[-3000:] + t.stderr[-2000:]
+
+    again = kv(["apply", run_id, "--force"], tmp_path)  # the target changed (it was applied): refused, nothing lost
+    assert again.returncode == 2 and "changed since the search started" in again.stderr
+    assert (tmp_path / "model.py").read_text() == new
