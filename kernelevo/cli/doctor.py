@@ -6,7 +6,7 @@ import json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, pycuda, API keys)")
+    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
