@@ -142,6 +142,15 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     return found, skipped
 
 
+def _phase(iteration: int) -> str:
+    """Seeds and tuning run outside the numbered model iterations."""
+    if iteration <= -1000:
+        return "tuning  "
+    if iteration < 0:
+        return "seed    "
+    return f"iter {iteration:>3}"
+
+
 class Printer:
     """Progress on the terminal (one updating line) or as JSON lines for the language server."""
 
@@ -157,7 +166,7 @@ class Printer:
             best = event.get("best_speedup")
             best_s = f"{best:.2f}x" if best else ("verified, speed not measured" if event.get("verified") else "none yet")
             line = ((f"{event['task']}: " if event.get("task") else "")
-                    + f"iter {event['iteration']:>3} · evaluated {event['evaluated']} · best {best_s} · "
+                    + f"{_phase(event['iteration'])} · evaluated {event['evaluated']} · best {best_s} · "
                     f"{event['tokens']:,} tokens · ${event['cost_usd']:.2f} · {event['message']}")
             sys.stderr.write(("\r\033[K" if self.tty else "") + line + ("" if self.tty else "\n"))
             sys.stderr.flush()
