@@ -13,6 +13,7 @@ import ast
 import re
 from typing import Any
 
+from kernelevo.ast_names import dotted_name
 from kernelevo.offline.inductor_helpers import HELPERS, LIBDEVICE_IN_TL, LIBDEVICE_OWN, helper_sources
 from kernelevo.offline.skeleton import STATE_HELPER, SignatureError, forward_names, model_class
 
@@ -157,14 +158,6 @@ class _Kernels:
         return text
 
 
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
 
 
 class _CallBody(ast.NodeTransformer):
@@ -179,7 +172,7 @@ class _CallBody(ast.NodeTransformer):
         self.uses_overflow_grid = False
 
     def visit_With(self, node: ast.With) -> Any:
-        items = [_dotted(i.context_expr.func) if isinstance(i.context_expr, ast.Call) else _dotted(i.context_expr)
+        items = [dotted_name(i.context_expr.func) if isinstance(i.context_expr, ast.Call) else dotted_name(i.context_expr)
                  for i in node.items]
         if all(i.endswith("_DeviceGuard") or i.endswith("device") for i in items):
             out: list[ast.AST] = []
@@ -191,7 +184,7 @@ class _CallBody(ast.NodeTransformer):
 
     def visit_Expr(self, node: ast.Expr) -> Any:
         if isinstance(node.value, ast.Call):
-            name = _dotted(node.value.func)
+            name = dotted_name(node.value.func)
             if name in ("assert_alignment", "torch.cuda.set_device", "torch.cuda._set_device"):
                 return None
             if name == "assert_size_stride":
@@ -203,13 +196,13 @@ class _CallBody(ast.NodeTransformer):
         return self.generic_visit(node)
 
     def visit_Assign(self, node: ast.Assign) -> Any:
-        if isinstance(node.value, ast.Call) and _dotted(node.value.func) == "get_raw_stream":
+        if isinstance(node.value, ast.Call) and dotted_name(node.value.func) == "get_raw_stream":
             return None
         return self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         if name in ("empty_strided_cpu", "empty_strided_cuda", "empty_strided", "torch.empty_strided"):
             size, stride, *rest = node.args
             keywords = [k for k in node.keywords if k.arg not in ("device", "dtype")]
@@ -286,9 +279,9 @@ def _check_calls(fn: ast.FunctionDef, kernel_names: set[str], library: set[str])
     for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
             continue
-        if isinstance(node.func, ast.Subscript) and _dotted(node.func.value) in kernel_names:
+        if isinstance(node.func, ast.Subscript) and dotted_name(node.func.value) in kernel_names:
             continue
-        name = _dotted(node.func)
+        name = dotted_name(node.func)
         if name in ok_funcs or name.startswith("math.") or name.startswith("torch.ops.aten."):
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in ALLOWED_METHODS and name.split(".")[0] in local:

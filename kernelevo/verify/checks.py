@@ -67,11 +67,12 @@ def poisoned_allocations(enabled: bool = True) -> Iterator[None]:
         torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
 
 
-def _to(value: Any, device: torch.device) -> Any:
+def to_device(value: Any, device: torch.device) -> Any:
+    """Tensors (also inside lists and tuples) moved to `device`; other values as they are."""
     if isinstance(value, torch.Tensor):
         return value.to(device)
     if isinstance(value, (list, tuple)):
-        return type(value)(_to(v, device) for v in value)
+        return type(value)(to_device(v, device) for v in value)
     return value
 
 
@@ -189,14 +190,14 @@ class Session:
     def inputs(self, seed: int, extra: list[Any] | None = None) -> list[Any]:
         if extra is not None:
             torch.manual_seed(seed)
-            return _to(list(extra), self.device)
+            return to_device(list(extra), self.device)
         torch.manual_seed(seed)
         with torch.device(self.device):  # random inputs drawn on the device: CPU generation of GBs takes seconds
             values = self._task_call(lambda: list(self.task.get_inputs()), "get_inputs()")
         for t in _tensors(values):
             if t.is_floating_point() and t.numel() and not bool(t.any()):
                 raise TaskProblem(f"{self.task_path}: get_inputs() returned an all-zero tensor; inputs must be random")
-        return _to(values, self.device)
+        return to_device(values, self.device)
 
     def run_candidate(self, args: list[Any], label: str) -> Any:
         rec = OpRecorder()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from kernelevo.ast_names import dotted_name
 from kernelevo.verdict import Check
 
 FORBIDDEN_MODULES = {
@@ -67,15 +68,6 @@ class StaticReport:
         return not self.problems and self.syntax_error is None
 
 
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -115,13 +107,13 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
-                full = _resolve(_dotted(target), aliases)
+                full = _resolve(dotted_name(target), aliases)
                 if full in ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit"):
                     jit_kernels.append(node.name)
             if node.name in DUNDER_HOOKS:
                 bad(node, f"{node.name} hooks are not allowed: a candidate returns plain tensors (tensor subclasses can compute lazily)")
         elif isinstance(node, ast.ClassDef):
-            bases = [_resolve(_dotted(b), aliases) for b in node.bases]
+            bases = [_resolve(dotted_name(b), aliases) for b in node.bases]
             if node.name == "ModelNew":
                 model_new = node
                 if any(b.split(".")[-1] == "Model" for b in bases):
@@ -141,20 +133,20 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
                 bad(node, "try/except is not allowed: a fallback to PyTorch hides a failing kernel; let errors surface")
         elif isinstance(node, ast.Call):
-            full = _resolve(_dotted(node.func), aliases)
+            full = _resolve(dotted_name(node.func), aliases)
             if full in FORBIDDEN_CALLS or full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch"):
                 bad(node, f"{full}: {FORBIDDEN_CALLS.get(full, 'side streams escape the timer')}")
             if full in ("getattr", "builtins.getattr") and len(node.args) >= 2 and not (
                     isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
                     and node.args[1].value not in ("Stream", "ExternalStream", "stream")):
-                root = _resolve(_dotted(node.args[0]).split(".")[0], aliases).split(".")[0]
+                root = _resolve(dotted_name(node.args[0]).split(".")[0], aliases).split(".")[0]
                 if root in PATCH_ROOTS or isinstance(node.args[1], ast.Constant):
-                    bad(node, f"getattr on {_dotted(node.args[0]) or 'an object'} with a computed or stream name: "
+                    bad(node, f"getattr on {dotted_name(node.args[0]) or 'an object'} with a computed or stream name: "
                               "reach library functions directly")
             if full in ("setattr", "builtins.setattr") and node.args:
-                root = _dotted(node.args[0]).split(".")[0]
+                root = dotted_name(node.args[0]).split(".")[0]
                 if root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS:
-                    bad(node, f"setattr on {_dotted(node.args[0])}: patching library objects is not allowed")
+                    bad(node, f"setattr on {dotted_name(node.args[0])}: patching library objects is not allowed")
             if full.endswith("cpp_extension.load_inline") or full == "load_inline":
                 uses_inline = True
             if full in ("kernelevo.cuda.compile",) or (full.endswith(".compile") and _resolve(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"):
@@ -164,11 +156,11 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             for t in targets:
                 for sub in ast.walk(t):
                     if isinstance(sub, ast.Attribute):
-                        root = _dotted(sub).split(".")[0]
+                        root = dotted_name(sub).split(".")[0]
                         if root and (root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS):
-                            bad(node, f"assignment to {_dotted(sub)}: patching library attributes (timers, events, allclose) is not allowed")
-        elif isinstance(node, ast.Attribute) and _dotted(node) in ("sys.modules",):
-            bad(node, f"{_dotted(node)} is off limits for a candidate")
+                            bad(node, f"assignment to {dotted_name(sub)}: patching library attributes (timers, events, allclose) is not allowed")
+        elif isinstance(node, ast.Attribute) and dotted_name(node) in ("sys.modules",):
+            bad(node, f"{dotted_name(node)} is off limits for a candidate")
 
     if model_new is None:
         problems.append("no class ModelNew: a candidate defines class ModelNew(nn.Module) with Model's constructor and forward")

@@ -12,17 +12,10 @@ from typing import Any
 import torch
 
 from kernelevo.task import import_file, load_task_module
+from kernelevo.verify.checks import to_device
 
 _COMPILED: dict[str, Any] = {}
 N_INPUT_SETS = 8
-
-
-def _to(value: Any, device: torch.device) -> Any:
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to(v, device) for v in value)
-    return value
 
 
 _INFO: dict[str, Any] = {}
@@ -67,7 +60,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     for i in range(N_INPUT_SETS):
         torch.manual_seed(int(req.get("seed") or 0) + i)
         with torch.device(device):
-            sets.append(_to(list(task.get_inputs()), device))
+            sets.append(to_device(list(task.get_inputs()), device))
     lap("setup_s")
     set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
 
