@@ -1,6 +1,6 @@
 import torch
 
-from kernelevo.verify.checks import library_op_check
+from kernelevo.verify.opwatch import library_op_check
 from kernelevo.verify.opwatch import OpRecorder
 
 

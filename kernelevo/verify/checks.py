@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import time
 import traceback
 from contextlib import contextmanager
@@ -20,7 +19,8 @@ import torch
 from kernelevo.task import import_file, load_task_module
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.compare import compare_outputs, flatten_outputs
-from kernelevo.verify.opwatch import LAUNCHES, OpRecorder, install_launch_counters, is_neutral, total_launches
+from kernelevo.verify.opwatch import (LAUNCHES, OpRecorder, install_launch_counters, is_neutral, kernel_check,
+                                      library_op_check, needs_profile, profile_kernels, total_launches)
 
 
 class TaskProblem(Exception):
@@ -275,78 +275,6 @@ class Session:
         self.checks.append(Check("candidate_ran_first", True, "the candidate ran before the reference on fresh memory"))
 
 
-OP_FAMILIES = {
-    "gemm": {"aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.matmul", "aten.linear", "aten._addmm_activation",
-             "aten.addmv", "aten.mv", "aten.dot", "aten.addbmm", "aten.einsum", "aten._scaled_mm", "aten._int_mm"},
-    "softmax": {"aten._softmax", "aten.softmax", "aten._log_softmax", "aten.log_softmax", "aten._safe_softmax"},
-    "norm": {"aten.native_layer_norm", "aten.layer_norm", "aten.rms_norm", "aten._fused_rms_norm",
-             "aten.native_group_norm", "aten.group_norm", "aten.native_batch_norm", "aten._native_batch_norm_legit",
-             "aten._native_batch_norm_legit_no_training", "aten.batch_norm"},
-    "conv": {"aten.convolution", "aten.conv2d", "aten.conv1d", "aten.conv3d", "aten._convolution", "aten.cudnn_convolution"},
-    "attention": {"aten._scaled_dot_product_flash_attention", "aten._scaled_dot_product_efficient_attention",
-                  "aten.scaled_dot_product_attention", "aten._scaled_dot_product_cudnn_attention"},
-    "cross_entropy": {"aten.nll_loss_forward", "aten.nll_loss", "aten.cross_entropy_loss", "aten.nll_loss2d_forward"},
-}
-
-
-def _family(op: str) -> str:
-    return next((name for name, ops in OP_FAMILIES.items() if op in ops), op)
-
-
-LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|gemm|cudnn|nvjet|splitK|Memcpy|Memset",
-                            re.IGNORECASE)
-GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
-
-
-def profile_kernels(run: Callable[[], Any]) -> list[str]:
-    """Names of the CUDA kernels one forward launches (the profiler sees past C++ extensions)."""
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        run()
-        torch.cuda.synchronize()
-    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-
-
-def kernel_check(names: list[str], ref_ops: set[str], allowed: list[str]) -> Check:
-    """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's."""
-    library = sorted({n for n in names if LIBRARY_KERNEL.search(n)})
-    custom = sorted({n for n in names if not LIBRARY_KERNEL.search(n)})
-    gemm_ref = _family_of_any(ref_ops, "gemm") and "gemm" not in {_family(a) for a in allowed}
-    gemm_used = [n for n in library if GEMM_KERNEL.search(n)]
-    detail = {"custom_kernels": custom[:20], "library_kernels": library[:20]}
-    if gemm_ref and gemm_used:
-        return Check("gpu_kernels", False, f"a library GEMM kernel ran inside the candidate ({gemm_used[0][:80]}); "
-                     "the task's matrix product must be computed by your kernel", detail)
-    if not custom:
-        return Check("gpu_kernels", False, "no custom GPU kernel ran: every kernel launched was a library kernel", detail)
-    return Check("gpu_kernels", True, f"custom kernels: {', '.join(c[:40] for c in custom[:5])}", detail)
-
-
-def _needs_profile(backend: str | None, ref_ops: set[str]) -> bool:
-    """The profiler (seconds to start) runs where the dispatcher cannot see everything: a C++
-    extension's own kernels, and library GEMM/conv/attention kernels launched behind it."""
-    return backend == "cuda_inline" or any(_family(op) in ("gemm", "conv", "attention") for op in ref_ops)
-
-
-def _family_of_any(ops: set[str], family: str) -> bool:
-    return any(_family(op) == family for op in ops)
-
-
-def library_op_check(ref_ops: set[str], cand_ops: dict[str, int], allowed: list[str]) -> Check:
-    """Reject the reference's own compute ops, matched by family (mm for addmm, _softmax for softmax)."""
-    used = sorted(n for n in cand_ops if not is_neutral(n))
-    ref_families = {_family(op) for op in ref_ops}
-    allowed_families = {_family(op) for op in allowed}
-    banned = sorted(n for n in used if _family(n) in ref_families and _family(n) not in allowed_families)
-    if banned:
-        return Check("library_ops", False,
-                     f"the candidate calls the reference op(s) {', '.join(banned)} itself; compute them in your kernel",
-                     {"used": used, "reference_ops": sorted(ref_ops), "banned": banned})
-    return Check("library_ops", True, f"library ops used: {', '.join(used) or 'none'}",
-                 {"used": used, "reference_ops": sorted(ref_ops)})
-
-
 def run_verification(req: dict[str, Any]) -> dict[str, Any]:
     """Entry point called by the worker; returns a verdict dict or {'task_error': message}."""
     t0 = time.perf_counter()
@@ -374,7 +302,7 @@ def run_verification(req: dict[str, Any]) -> dict[str, Any]:
         lib = library_op_check(session.ref_ops, session.cand_ops, allowed)
         checks.append(lib)
         kc = None
-        if lib.passed and session.device.type == "cuda" and _needs_profile(req.get("backend"), session.ref_ops):
+        if lib.passed and session.device.type == "cuda" and needs_profile(req.get("backend"), session.ref_ops):
             t1 = time.perf_counter()
             with torch.no_grad():
                 kc = kernel_check(profile_kernels(lambda: session.new(*session.inputs(1))), session.ref_ops, allowed)

@@ -7,11 +7,14 @@ op recorder, since the interpreter itself uses torch ops on CPU).
 from __future__ import annotations
 
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+
+from kernelevo.verdict import Check
 
 NEUTRAL_OPS = {
     "empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "zeros", "zeros_like", "new_zeros",
@@ -128,3 +131,75 @@ def total_launches() -> int:
     except (ImportError, AttributeError):
         pass
     return n
+
+
+OP_FAMILIES = {
+    "gemm": {"aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten.matmul", "aten.linear", "aten._addmm_activation",
+             "aten.addmv", "aten.mv", "aten.dot", "aten.addbmm", "aten.einsum", "aten._scaled_mm", "aten._int_mm"},
+    "softmax": {"aten._softmax", "aten.softmax", "aten._log_softmax", "aten.log_softmax", "aten._safe_softmax"},
+    "norm": {"aten.native_layer_norm", "aten.layer_norm", "aten.rms_norm", "aten._fused_rms_norm",
+             "aten.native_group_norm", "aten.group_norm", "aten.native_batch_norm", "aten._native_batch_norm_legit",
+             "aten._native_batch_norm_legit_no_training", "aten.batch_norm"},
+    "conv": {"aten.convolution", "aten.conv2d", "aten.conv1d", "aten.conv3d", "aten._convolution", "aten.cudnn_convolution"},
+    "attention": {"aten._scaled_dot_product_flash_attention", "aten._scaled_dot_product_efficient_attention",
+                  "aten.scaled_dot_product_attention", "aten._scaled_dot_product_cudnn_attention"},
+    "cross_entropy": {"aten.nll_loss_forward", "aten.nll_loss", "aten.cross_entropy_loss", "aten.nll_loss2d_forward"},
+}
+
+
+def _family(op: str) -> str:
+    return next((name for name, ops in OP_FAMILIES.items() if op in ops), op)
+
+
+LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|gemm|cudnn|nvjet|splitK|Memcpy|Memset",
+                            re.IGNORECASE)
+GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
+
+
+def profile_kernels(run: Callable[[], Any]) -> list[str]:
+    """Names of the CUDA kernels one forward launches (the profiler sees past C++ extensions)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+def kernel_check(names: list[str], ref_ops: set[str], allowed: list[str]) -> Check:
+    """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's."""
+    library = sorted({n for n in names if LIBRARY_KERNEL.search(n)})
+    custom = sorted({n for n in names if not LIBRARY_KERNEL.search(n)})
+    gemm_ref = _family_of_any(ref_ops, "gemm") and "gemm" not in {_family(a) for a in allowed}
+    gemm_used = [n for n in library if GEMM_KERNEL.search(n)]
+    detail = {"custom_kernels": custom[:20], "library_kernels": library[:20]}
+    if gemm_ref and gemm_used:
+        return Check("gpu_kernels", False, f"a library GEMM kernel ran inside the candidate ({gemm_used[0][:80]}); "
+                     "the task's matrix product must be computed by your kernel", detail)
+    if not custom:
+        return Check("gpu_kernels", False, "no custom GPU kernel ran: every kernel launched was a library kernel", detail)
+    return Check("gpu_kernels", True, f"custom kernels: {', '.join(c[:40] for c in custom[:5])}", detail)
+
+
+def needs_profile(backend: str | None, ref_ops: set[str]) -> bool:
+    """The profiler (seconds to start) runs where the dispatcher cannot see everything: a C++
+    extension's own kernels, and library GEMM/conv/attention kernels launched behind it."""
+    return backend == "cuda_inline" or any(_family(op) in ("gemm", "conv", "attention") for op in ref_ops)
+
+
+def _family_of_any(ops: set[str], family: str) -> bool:
+    return any(_family(op) == family for op in ops)
+
+
+def library_op_check(ref_ops: set[str], cand_ops: dict[str, int], allowed: list[str]) -> Check:
+    """Reject the reference's own compute ops, matched by family (mm for addmm, _softmax for softmax)."""
+    used = sorted(n for n in cand_ops if not is_neutral(n))
+    ref_families = {_family(op) for op in ref_ops}
+    allowed_families = {_family(op) for op in allowed}
+    banned = sorted(n for n in used if _family(n) in ref_families and _family(n) not in allowed_families)
+    if banned:
+        return Check("library_ops", False,
+                     f"the candidate calls the reference op(s) {', '.join(banned)} itself; compute them in your kernel",
+                     {"used": used, "reference_ops": sorted(ref_ops), "banned": banned})
+    return Check("library_ops", True, f"library ops used: {', '.join(used) or 'none'}",
+                 {"used": used, "reference_ops": sorted(ref_ops)})
