@@ -8,7 +8,6 @@ sharing the GPUs and one budget.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,25 +25,21 @@ from kernelevo.task import TaskError, TaskFile, read_task
 Events = Callable[[dict[str, Any]], None]
 
 
-def has_api_key(provider: str | None = None) -> bool:
-    try:
-        from kernelevo.llm.config import load_config
-
-        cfg = load_config()
-        if cfg.provider and provider is None:
-            provider = cfg.provider
-    except Exception:
-        cfg = None
-    names = {"anthropic": ["ANTHROPIC_API_KEY"], "openai": ["OPENAI_API_KEY"]}
-    wanted = names.get(provider or "", ["ANTHROPIC_API_KEY", "OPENAI_API_KEY"])
-    return any(os.environ.get(k) for k in wanted)
-
-
 def default_provider() -> str:
-    if os.environ.get("ANTHROPIC_API_KEY"):
-        return "anthropic"
-    if os.environ.get("OPENAI_API_KEY"):
-        return "openai"
+    """The config file's provider, else the first of anthropic and openai with a key (from the
+    environment or the config file), else the offline search."""
+    from kernelevo.llm import AuthError, load_config
+    from kernelevo.llm.config import resolve_endpoint
+
+    config = load_config()
+    if config.provider:
+        return config.provider
+    for name in ("anthropic", "openai"):
+        try:
+            resolve_endpoint(name, config=config)
+            return name
+        except AuthError:
+            continue
     return "offline"
 
 

@@ -251,12 +251,6 @@ class Store:
         row = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? AND seq=? ORDER BY id DESC", (run_id, seq)).fetchone()
         return dict(row) if row else None
 
-    def find_llm_response(self, run_id: str, request_hash: str, seq: int) -> dict[str, Any] | None:
-        row = self._db.execute(
-            "SELECT * FROM llm_calls WHERE run_id=? AND request_hash=? AND seq=?", (run_id, request_hash, seq)
-        ).fetchone()
-        return dict(row) if row else None
-
     # -- results (what the editor reads) ----------------------------------------------
     def put_result(self, summary: ResultSummary) -> None:
         self._db.execute(

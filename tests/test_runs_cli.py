@@ -59,3 +59,4 @@ def test_unknown_run_is_a_clear_error(store_with_run, capsys):
     tmp, s, rid = store_with_run
     assert main(["show", "nope", "--store", str(s.path)]) == 2
     assert "kernelevo runs" in capsys.readouterr().err
+

@@ -20,8 +20,8 @@ def test_runs_candidates_and_calls(tmp_path):
     run = s.get_run(rid[:12])
     assert run is not None and run.status == "done" and run.summary == {"best": cid}
     assert [c["id"] for c in s.candidates(rid)] == [cid]
-    assert s.find_llm_response(rid, "r", 0)["output_tokens"] == 5
-    assert s.find_llm_response(rid, "r", 1) is None
+    assert s.find_llm_call(rid, 0)["output_tokens"] == 5
+    assert s.find_llm_call(rid, 1) is None
 
 
 def test_results_latest_per_target(tmp_path):

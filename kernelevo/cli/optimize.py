@@ -185,7 +185,12 @@ def run(args: argparse.Namespace) -> int:
     if args.all_targets and args.resume:
         raise UserError("--all and --resume do not go together; resume one run at a time")
     store = Store(args.store) if args.store else Store()
-    provider = args.provider or default_provider()
+    from kernelevo.llm import LLMError
+
+    try:
+        provider = args.provider or default_provider()
+    except LLMError as exc:  # a broken config file
+        raise UserError(str(exc)) from exc
     printer = Printer(args.progress)
     skipped: list[str] = []
     if args.resume:

@@ -182,6 +182,7 @@ class Search:
         rng = random.Random(f"{self.cfg.seed}:{iteration}")
         self.population.rng = rng
         backend = self._backend_for(iteration)
+        self.population.maybe_migrate(iteration)
         island = self.population.island_for_next(iteration)
         parent = self.population.select_parent(island)
         if parent is not None and parent.backend not in (backend, "unknown"):
