@@ -10,7 +10,6 @@ from __future__ import annotations
 from lsprotocol import types
 
 from server.proposals import FileChange, Proposal
-from server.rebase import LineEdit
 
 ANNOTATION_ID = "kernelevo.apply"
 

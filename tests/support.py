@@ -1,21 +1,25 @@
-"""Paths and machine facts shared by the tests (import from here, not from conftest)."""
-import shutil
+"""Paths, machine facts and the CLI runner shared by the tests (import from here, not from conftest)."""
+import os
 import subprocess
+import sys
 from pathlib import Path
+
+from kernelevo.machine import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 CANDIDATES = ROOT / "tests" / "candidates"
 
-
-def _has_gpu() -> bool:
-    if shutil.which("nvidia-smi") is None:
-        return False
-    try:
-        return subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-HAS_GPU = _has_gpu()
+HAS_GPU = probe().has_gpu
 DEVICE = "cuda" if HAS_GPU else "cpu"
+
+
+def run_kernelevo(args, cwd, env=None, *, wait=True, timeout=600):
+    """`python -m kernelevo ARGS` in `cwd`, with no provider keys or config from the developer's machine."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    e.update(env or {}, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(Path(cwd) / "xdg"))
+    cmd = [sys.executable, "-m", "kernelevo", *map(str, args)]
+    if not wait:
+        return subprocess.Popen(cmd, cwd=cwd, env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from support import ROOT
+from support import ROOT, run_kernelevo
 from fakes.anthropic_server import serve_anthropic
 from fakes.scripted_server import kernel_reply
 
@@ -17,10 +17,7 @@ CORPUS = ROOT / "tests" / "corpus"
 
 
 def kv(args, cwd, env=None):
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    e.update(env or {}, PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(cwd / "xdg"))
-    return subprocess.run([sys.executable, "-m", "kernelevo", *args], cwd=cwd, env=e, capture_output=True, text=True,
-                          timeout=600)
+    return run_kernelevo(args, cwd, env)
 
 
 def test_optimize_target_then_apply_round_trip(tmp_path):

@@ -6,13 +6,10 @@ scripted servers on 127.0.0.1; candidates run in the Triton interpreter on small
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
-import pytest
 
-from support import CANDIDATES, EXAMPLES, ROOT
+from support import CANDIDATES, EXAMPLES, run_kernelevo
 from fakes.anthropic_server import serve_anthropic
 from fakes.openai_server import serve_openai
 from fakes.scripted_server import error, kernel_reply, slow
@@ -25,17 +22,10 @@ WRONG = GOOD.replace("tl.exp(", "tl.exp(1.0001 * ", 1) if "tl.exp(" in GOOD else
 KEY_CHECK = GOOD.replace("class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'key leaked'\n\n\nclass ModelNew", 1)
 
 
-def optimize(tmp_path, server_env, *args, timeout=600, wait=True):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update(server_env)
-    env["PYTHONPATH"] = str(ROOT)
-    env["XDG_CONFIG_HOME"] = str(tmp_path / "xdg")
-    cmd = [sys.executable, "-m", "kernelevo", "optimize", str(SOFTMAX), "--device", "cpu", "--progress", "json",
-           "--concurrency", "1", "--no-offline-seeds", "--json-out", str(tmp_path / "out.json"), *map(str, args)]
-    if not wait:
-        return subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                start_new_session=True)
-    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+def optimize(tmp_path, server_env, *args, timeout=600, wait=True, seeds=False):
+    return run_kernelevo(["optimize", SOFTMAX, "--device", "cpu", "--progress", "json", "--concurrency", "1",
+                          *([] if seeds else ["--no-offline-seeds"]), "--json-out", tmp_path / "out.json", *args],
+                         tmp_path, server_env, wait=wait, timeout=timeout)
 
 
 def anthropic_env(server):
@@ -152,12 +142,8 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
 
 def test_offline_results_seed_the_llm_population(tmp_path):
     with serve_anthropic([], default=kernel_reply(GOOD)) as server:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(anthropic_env(server), PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path / "xdg"))
-        r = subprocess.run([sys.executable, "-m", "kernelevo", "optimize", str(SOFTMAX), "--device", "cpu",
-                            "--progress", "json", "--concurrency", "1", "--provider", "anthropic", "--model", "m",
-                            "--iterations", "1", "--json-out", str(tmp_path / "out.json")],
-                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "m", "--iterations", "1",
+                     seeds=True)
     assert r.returncode == 0, r.stderr[-3000:]
     first = json.dumps(server.posts()[0].json)
     assert "current kernel to improve" in first  # the model starts from the best offline kernel, not from scratch

@@ -1,20 +1,17 @@
 """`kernelevo verify`: JSON output, exit codes, one-line errors for bad input, instant re-checks."""
 import json
-import subprocess
-import sys
 import time
 
 import pytest
 
-from support import CANDIDATES, EXAMPLES, ROOT
+from support import CANDIDATES, EXAMPLES, run_kernelevo
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
 
 
 def kv(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "kernelevo", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    return run_kernelevo(args, cwd)
 
 
 def test_verified_json_and_cache(tmp_path):

@@ -1,5 +1,4 @@
 """Worker processes: a hanging, crashing or printing candidate costs one verdict, never the caller."""
-import os
 import time
 
 import pytest
