@@ -166,8 +166,43 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             r.verdict("inline", path, "cached", timeout=600.0)
     finally:
         r.close()
+    try:
+        pipelined = pipelined_queue(device, work, n_queue)
+    finally:
         shutil.rmtree(root, ignore_errors=True)
-    return summarize(r.rows, device, queue_s, n_queue, caches, args)
+    data = summarize(r.rows, device, queue_s, n_queue, caches, args)
+    data["pipelined"] = pipelined
+    print(f"pipelined queue (dispatcher, compile ahead): {pipelined['n']} cold candidates in {pipelined['seconds']:.1f} s"
+          f" = {pipelined['per_minute']:.1f} per {'GPU-' if device == 'cuda' else 'CPU-'}minute, statuses "
+          f"{pipelined['statuses']}", flush=True)
+    return data
+
+
+def pipelined_queue(device: str, work: Path, n: int) -> dict[str, Any]:
+    """The same kind of queue through the dispatcher, with more candidates in flight than GPUs, so
+    each candidate compiles in the compile pool while the GPU runs the one before (as a search does)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kernelevo.scale.local import LocalDispatcher
+
+    print(f"pipelined queue of {n} through the dispatcher (warm-up first, not counted):", flush=True)
+    with LocalDispatcher(device) as d:
+        d.warm()
+        for backend in ("triton", "cuda"):
+            d.evaluate(TASK, SOURCES[backend])
+        paths = []
+        for i in range(n):
+            backend = "triton" if i % 2 == 0 else "cuda"
+            nonce = secrets.token_hex(8)
+            paths.append(work / f"{backend}_p{nonce}.py")
+            paths[-1].write_text(nonce_variant(SOURCES[backend].read_text(), nonce))
+        t0 = time.perf_counter()
+        with ThreadPoolExecutor(d.capacity + 2) as pool:
+            verdicts = list(pool.map(lambda p: d.evaluate(TASK, p), paths))
+        seconds = time.perf_counter() - t0
+    ahead = [next((c.detail.get("seconds") for c in v.checks if c.name == "compiled_ahead"), None) for v in verdicts]
+    return {"n": n, "seconds": seconds, "per_minute": n / seconds * 60, "gpus": d.capacity,
+            "statuses": sorted({v.status for v in verdicts}), "compile_ahead_s": ahead}
 
 
 def summarize(rows: list[dict[str, Any]], device: str, queue_s: float, n_queue: int, caches: dict[str, str],

@@ -19,13 +19,15 @@ class Evaluator:
 
     def __init__(self, device: str, *, gpu: int | str | None = None, compiler: Any = None) -> None:
         self.device, self.gpu = device, gpu
-        env = None
+        from kernelevo.precompile import arch_env
+
+        env = arch_env(device)
         if gpu is not None:
-            env = {"CUDA_VISIBLE_DEVICES": str(gpu),
-                   "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")}
+            env.update({"CUDA_VISIBLE_DEVICES": str(gpu),
+                        "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")})
         self.runner = Worker(device, env=env)
         self._owns_compiler = compiler is None
-        self.compiler = compiler if compiler is not None else Worker("compile")
+        self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 
     def close(self) -> None:
         self.runner.close()

@@ -6,8 +6,11 @@ candidate that monkey-patches `torch.cuda.synchronize`, `torch.cuda.Event` or
 `time.perf_counter` afterwards does not change what is measured (`tampered()` reports it).
 
 Protocol per measured call on CUDA: flush L2 (unless rotating input sets already evicts it),
-record a start event, call, synchronise the whole device (work on a private stream cannot
-escape), record the end event. Functions are warmed up, then timed round-robin in one
+record a start event, call, record an end event on the stream, synchronise the whole device,
+record a second end event. The stream time is what is reported (it agrees with do_bench);
+when the device-wide time exceeds it by more than an empty call's synchronisation gap,
+work escaped the stream (a side stream, a thread) and the device-wide figures are reported
+instead, flagged `escaped_stream`. Functions are warmed up, then timed round-robin in one
 process, until the median is known to `target_rel_ci` or a run/time limit is reached.
 Without CUDA the same protocol runs on a host clock, so the logic is tested on CPU.
 """
@@ -43,7 +46,7 @@ _CAPTURED = {
     "torch._C._cuda_synchronize": (lambda: getattr(torch._C, "_cuda_synchronize", None), _c_cuda_synchronize),
 }
 
-GRAPH_THRESHOLD_MS = 0.02  # below ~20 us launch overhead dominates: also report graph replay
+GRAPH_THRESHOLD_MS = 0.05  # measured calls under 50 us (kernels of ~20 us plus launch latency): also graph replay
 DEFAULT_FLUSH_BYTES = 256 * 1024 * 1024  # what triton.testing.do_bench uses when L2 size is unknown
 _Z95 = 1.959963984540054
 
@@ -70,6 +73,8 @@ class Timing:
     l2_flushed: bool = False
     graph_error: str | None = None
     overhead_ms: float = 0.0  # median time of an empty call under the same protocol (not subtracted)
+    synced_ms: float | None = None  # median with the whole device synchronised before the end event
+    escaped_stream: bool = False  # work outlived the stream: the figures above are the device-wide ones
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -162,6 +167,7 @@ def flush_needed(l2_bytes: int, n_input_sets: int, input_set_bytes: int | None) 
 
 class Timer(Protocol):
     l2_flushed: bool
+    last_synced_ms: float | None  # device-wide time of the last call, where the timer has one
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None: ...
     def measure(self, fn: Callable[[int], Any], index: int) -> float: ...
@@ -176,6 +182,7 @@ class HostTimer:
     def __init__(self, clock: Callable[[], float] = _perf_counter) -> None:
         self.clock = clock
         self.l2_flushed = False
+        self.last_synced_ms: float | None = None
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
         pass
@@ -235,6 +242,7 @@ class CudaTimer:
         self.graph_replays = graph_replays
         self.l2_flushed = False
         self._flush: Any = None
+        self.last_synced_ms: float | None = None
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
         props = self.api.properties(self.device)
@@ -244,15 +252,23 @@ class CudaTimer:
             self._flush = self.api.new_flush_buffer(l2_flush_bytes(props), self.device)
 
     def measure(self, fn: Callable[[int], Any], index: int) -> float:
+        """The stream time of one call; the device-wide time is kept in `last_synced_ms`.
+
+        The stream end event is recorded right after the call (as do_bench does); the whole
+        device is then synchronised and a second end event recorded, so work hidden on a
+        side stream or another thread shows as a gap between the two (see `time_interleaved`).
+        """
         api = self.api
-        start, end = api.new_event(), api.new_event()
+        start, end, synced = api.new_event(), api.new_event(), api.new_event()
         if self._flush is not None:
             self._flush.zero_()
         api.record(start)
         fn(index)
-        api.sync_device()  # before the end event: side-stream and other-thread work counts
         api.record(end)
-        api.wait_event(end)
+        api.sync_device()  # before the last end event: side-stream and other-thread work counts
+        api.record(synced)
+        api.wait_event(synced)
+        self.last_synced_ms = float(api.elapsed_ms(start, synced))
         return float(api.elapsed_ms(start, end))
 
     def now(self) -> float:
@@ -307,6 +323,12 @@ def _default_timer(device: Any) -> Timer:
     return HostTimer()
 
 
+def escaped(stream_ms: float, synced_ms: float, sync_gap_ms: float) -> bool:
+    """Whether work outlived the call's stream: the device-wide time exceeds the stream time by
+    more than an empty call's synchronisation gap plus 5 % (at least 5 us)."""
+    return synced_ms - stream_ms > sync_gap_ms + max(0.05 * stream_ms, 0.005)
+
+
 def _noop(index: int) -> None:
     return None
 
@@ -348,12 +370,18 @@ def time_interleaved(
     names = list(fns)
     calls = {name: 0 for name in names}
 
+    synced: dict[str, list[float]] = {name: [] for name in names}
+
     def call(name: str) -> float:
         index = calls[name] % n_input_sets
         calls[name] += 1
-        return timer.measure(fns[name], index)
+        ms = timer.measure(fns[name], index)
+        if getattr(timer, "last_synced_ms", None) is not None:
+            synced[name].append(timer.last_synced_ms)  # type: ignore[arg-type]
+        return ms
 
-    device_ctx = torch.cuda.device(timer.device) if isinstance(timer, CudaTimer) else nullcontext()
+    real_gpu = isinstance(timer, CudaTimer) and timer.api is REAL_CUDA
+    device_ctx = torch.cuda.device(timer.device) if real_gpu else nullcontext()
     with device_ctx:
         timer.prepare(n_input_sets, input_set_bytes, flush_l2)
         try:
@@ -368,8 +396,11 @@ def time_interleaved(
                 if rounds >= max_runs:
                     break
 
-            overhead = quantile(sorted(timer.measure(_noop, 0) for _ in range(10)), 0.5)
+            empty = [(timer.measure(_noop, 0), getattr(timer, "last_synced_ms", None)) for _ in range(10)]
+            overhead = quantile(sorted(e[0] for e in empty), 0.5)
+            sync_gap = (quantile(sorted(e[1] for e in empty), 0.5) - overhead) if empty[0][1] is not None else 0.0
             samples: dict[str, list[float]] = {name: [] for name in names}
+            synced = {name: [] for name in names}
             started = timer.now()
             reason = "max_runs"
             for r in range(max_runs):
@@ -388,6 +419,13 @@ def time_interleaved(
             for name in names:
                 t = summarize(samples[name], confidence=confidence, stop_reason=reason,
                               l2_flushed=timer.l2_flushed)
+                if synced[name]:
+                    whole = summarize(synced[name], confidence=confidence, stop_reason=reason,
+                                      l2_flushed=timer.l2_flushed)
+                    if escaped(t.median_ms, whole.median_ms, sync_gap):
+                        t = whole
+                        t.escaped_stream = True
+                    t.synced_ms = whole.median_ms
                 t.overhead_ms = overhead
                 if t.median_ms - overhead < graph_threshold_ms:
                     try:

@@ -44,7 +44,7 @@ class Verdict:
     timings: dict[str, Any] = field(default_factory=dict)
     roofline: dict[str, Any] = field(default_factory=dict)
     inputs: list[list[dict[str, Any]]] = field(default_factory=list)
-    phases: dict[str, float] = field(default_factory=dict)
+    phases: dict[str, Any] = field(default_factory=dict)
     log: str = ""
     elapsed_s: float = 0.0
     cached: bool = False

@@ -30,9 +30,11 @@ def with_nonce(source: str, nonce: object) -> str:
 
 
 def slow(source: str, marker, seconds: float = 3.0) -> str:
-    """A correct candidate that announces itself (a file) and then takes its time."""
-    return source.replace("import torch\n", f"import pathlib\nimport time\nimport torch\n"
-                          f"pathlib.Path({str(marker)!r}).write_text('started')\ntime.sleep({seconds})\n", 1)
+    """A correct candidate that announces itself (a file) and then takes its time, in the run worker
+    only (the compile worker, which imports it first to compile ahead, runs no interpreter)."""
+    return source.replace("import torch\n", f"import os\nimport pathlib\nimport time\nimport torch\n"
+                          "if os.environ.get('TRITON_INTERPRET') == '1':\n"
+                          f"    pathlib.Path({str(marker)!r}).write_text('started')\n    time.sleep({seconds})\n", 1)
 
 
 # -- slots ----------------------------------------------------------------------------------

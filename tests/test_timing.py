@@ -231,7 +231,7 @@ def test_graph_threshold_discounts_protocol_overhead():
             return 0.004
 
     clock = FakeClock()
-    out = time_interleaved({"tiny": constant(clock, 0.01), "mid": constant(clock, 0.03)}, n_input_sets=1,
+    out = time_interleaved({"tiny": constant(clock, 0.01), "mid": constant(clock, 0.06)}, n_input_sets=1,
                            warmup_ms=0, min_runs=3, timer=SlowProtocol(clock))
     assert out["tiny"].median_ms == pytest.approx(0.025) and out["tiny"].overhead_ms == pytest.approx(0.015)
     assert out["tiny"].graph_ms == 0.004  # 25 us read, but 10 us of it is the kernel
@@ -318,7 +318,8 @@ def test_cuda_protocol_order_flush_start_call_sync_end():
     assert cuda.flush_nbytes == 100 * 2**20 and timer.l2_flushed
     ms = timer.measure(lambda i: cuda.log.append(f"call {i}"), 3)
     assert ms == 1.25
-    assert cuda.log == ["flush", "record ev1", "call 3", "sync", "record ev2", "wait ev2"]
+    assert cuda.log == ["flush", "record ev1", "call 3", "record ev2", "sync", "record ev3", "wait ev3"]
+    assert timer.last_synced_ms == 1.25
 
 
 def test_cuda_protocol_skips_flush_when_rotation_evicts():
@@ -327,7 +328,7 @@ def test_cuda_protocol_skips_flush_when_rotation_evicts():
     timer.prepare(n_input_sets=8, input_set_bytes=30 * 2**20, flush_l2=True)
     timer.measure(lambda i: cuda.log.append("call"), 0)
     assert cuda.flush_nbytes is None and not timer.l2_flushed
-    assert cuda.log == ["record ev1", "call", "sync", "record ev2", "wait ev2"]
+    assert cuda.log == ["record ev1", "call", "record ev2", "sync", "record ev3", "wait ev3"]
 
 
 def test_cuda_protocol_without_flush_when_disabled():
@@ -343,3 +344,50 @@ def test_timing_serialises_to_plain_data():
                                                  "spread", "n_samples", "graph_ms"}
     assert all(isinstance(v, (int, float, str, bool, type(None))) for v in d.values())
     assert not math.isnan(d["spread"])
+
+
+class SimulatedGpu:
+    """A device clock: each call adds its stream work and may leave side-stream work running;
+    events read the clock, a device synchronisation waits for the side work (plus 10 us)."""
+
+    def __init__(self):
+        self.now, self.side_until, self.stamps, self.n = 0.0, 0.0, {}, 0
+
+    def api(self):
+        def new_event():
+            self.n += 1
+            return self.n
+
+        def record(ev):
+            self.stamps[ev] = self.now
+
+        def sync():
+            self.now = max(self.now, self.side_until) + 0.010
+
+        return CudaApi(new_event=new_event, record=record, wait_event=lambda ev: None,
+                       elapsed_ms=lambda a, b: self.stamps[b] - self.stamps[a], sync_device=sync,
+                       properties=lambda d: SimpleNamespace(L2_cache_size=0),
+                       new_flush_buffer=lambda nbytes, d: None)
+
+    def kernel(self, stream_ms, side_ms=0.0):
+        def fn(i):
+            self.now += stream_ms
+            self.side_until = self.now + side_ms
+        return fn
+
+
+def test_stream_time_reported_when_nothing_escapes():
+    gpu = SimulatedGpu()
+    out = time_interleaved({"k": gpu.kernel(0.200)}, n_input_sets=1, timer=CudaTimer(0, api=gpu.api()),
+                           graph_threshold_ms=0, min_runs=5, max_runs=5, warmup_ms=0)["k"]
+    assert out.median_ms == pytest.approx(0.200) and not out.escaped_stream
+    assert out.synced_ms == pytest.approx(0.210)
+
+
+def test_side_stream_work_is_timed_device_wide():
+    gpu = SimulatedGpu()
+    out = time_interleaved({"honest": gpu.kernel(0.200), "hides": gpu.kernel(0.001, side_ms=0.199)},
+                           n_input_sets=1, timer=CudaTimer(0, api=gpu.api()), graph_threshold_ms=0,
+                           min_runs=5, max_runs=5, warmup_ms=0)
+    assert not out["honest"].escaped_stream
+    assert out["hides"].escaped_stream and out["hides"].median_ms == pytest.approx(0.210)

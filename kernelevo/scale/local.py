@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.evaluate import Evaluator
+from kernelevo.precompile import Precompiled, arch_env, precompile
 from kernelevo.scale import annotate, lost_worker
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskFile, read_task
@@ -67,8 +68,8 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
 class CompilePool:
     """Compile workers shared by all run workers; looks like one Worker to the verifier."""
 
-    def __init__(self, size: int) -> None:
-        self._workers = [Worker("compile") for _ in range(max(1, size))]
+    def __init__(self, size: int, env: dict[str, str] | None = None) -> None:
+        self._workers = [Worker("compile", env=env) for _ in range(max(1, size))]
         self._free: queue.Queue[Worker] = queue.Queue()
         for w in self._workers:
             self._free.put(w)
@@ -122,7 +123,7 @@ class LocalDispatcher:
             found = visible_gpus(gpus)
             if not found:
                 raise DispatchError("no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu")
-            self.compile = CompilePool(min(len(found), 4))
+            self.compile = CompilePool(max(2, min(2 * len(found), 8)), env=arch_env("cuda"))
             slots = [Slot(f"gpu{g}", name, Evaluator("cuda", gpu=g, compiler=self.compile), gpu_index=g, host=host)
                      for g, name in found]
         else:
@@ -152,6 +153,7 @@ class LocalDispatcher:
         from kernelevo.verify import verify_candidate
 
         task_file = task if isinstance(task, TaskFile) else read_task(task)
+        ahead = self._compile_ahead(task_file, Path(candidate), seed, size)
         attempts = 0
         while True:
             slot = self.pool.acquire(task_file.hash, str(candidate))
@@ -159,7 +161,8 @@ class LocalDispatcher:
             try:
                 cache = SlotCache(self.store, slot) if self.store is not None else None
                 verdict = verify_candidate(task_file, candidate, evaluator=slot.handle, store=cache, device=self.device,
-                                           size=size, timeout=self.timeout, seed=seed)
+                                           size=size, timeout=self.timeout, seed=seed,
+                                           precompiled=ahead if attempts == 1 else None)
                 lost = lost_worker(verdict)
                 if lost:
                     self._lose(slot)
@@ -173,6 +176,20 @@ class LocalDispatcher:
                     self.requeued += 1
                 continue
             return annotate(verdict, slot, attempts)
+
+    def _compile_ahead(self, task: TaskFile, candidate: Path, seed: int | None, size: str | None) -> Precompiled | None:
+        """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it)."""
+        from kernelevo.verify import resolve_size
+        from kernelevo.verify.static import check_source
+
+        try:
+            static = check_source(candidate.read_text(), candidate.name)
+        except OSError:
+            return None
+        if not static.ok:
+            return None
+        return precompile(self.compile, task.path, candidate, static.backend, device=self.device,
+                          size=resolve_size(task, self.device, size), seed=seed, timeout=self.timeout)
 
     def _lose(self, slot: Slot) -> None:
         with self._lock:

@@ -87,7 +87,8 @@ class Search:
                                                  source_hash=config.source_hash)
         self.dir = (workdir or store.path.parent) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.gpu_pool = ThreadPoolExecutor(max_workers=max(1, eval_slots), thread_name_prefix="evaluate")
+        # two more threads than slots: the next candidates compile ahead while every GPU is busy
+        self.gpu_pool = ThreadPoolExecutor(max_workers=max(1, eval_slots) + 2, thread_name_prefix="evaluate")
         self.next_iteration = 0
         self.best_fitness = -1.0
         self.last_improvement = 0

@@ -16,6 +16,7 @@ from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.static import check_source
 from kernelevo.evaluate import Evaluator
+from kernelevo.precompile import Precompiled, gpu_arch, precompile
 from kernelevo.worker.pool import Worker, WorkerError
 
 VERIFIER_VERSION = "1"
@@ -27,6 +28,12 @@ def default_device() -> str:
 
 def default_size(device: str) -> str:
     return "default" if device == "cuda" else "small"
+
+
+def resolve_size(task: TaskFile, device: str, size: str | None) -> str:
+    """The input size a verification uses: small shapes on CPU where the task defines them."""
+    size = size or default_size(device)
+    return "default" if size == "small" and not task.hints.get("SMALL") else size
 
 
 def env_key(device: str, size: str) -> str:
@@ -47,8 +54,13 @@ def verify_candidate(
     seed: int | None = None,
     use_cache: bool = True,
     measure: bool = True,
+    precompiled: Precompiled | None = None,
 ) -> Verdict:
-    """Verify one candidate file against a task. Raises TaskError for a broken task."""
+    """Verify one candidate file against a task. Raises TaskError for a broken task.
+
+    `precompiled` is the result of compiling ahead (the dispatcher does it before taking a
+    GPU); without it the evaluator's compile worker compiles first, then the run worker runs.
+    """
     t0 = time.perf_counter()
     task_file = task if isinstance(task, TaskFile) else read_task(task)
     cand_path = Path(candidate)
@@ -56,9 +68,7 @@ def verify_candidate(
         raise TaskError(f"{cand_path}: no such candidate file")
     source = cand_path.read_text()
     device = device or default_device()
-    size = size or default_size(device)
-    if size == "small" and not task_file.hints.get("SMALL"):
-        size = "default"
+    size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)
     key = env_key(device, size) + ("|timed" if device == "cuda" and measure else "")
     if use_cache and store is not None:
@@ -74,8 +84,24 @@ def verify_candidate(
     elif not static.ok:
         verdict = Verdict("rejected", static.problems[0], backend=static.backend, checks=list(static.checks))
     else:
-        verdict = _run_dynamic(task_file, cand_path, static.backend, static.checks, evaluator, device, size,
-                               timeout if timeout is not None else (300.0 if device == "cpu" else 120.0), seed, measure)
+        limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
+        own = evaluator is None
+        ev = evaluator or Evaluator(device)
+        try:
+            if precompiled is None:
+                precompiled = precompile(ev.compiler, task_file.path, cand_path, static.backend, device=device,
+                                         size=size, seed=seed, timeout=limit)
+            ahead = precompiled.check(gpu_arch() if device == "cuda" else 90)
+            if precompiled.conclusive:
+                verdict = Verdict(precompiled.status, precompiled.reason, backend=static.backend,
+                                  checks=[*static.checks, ahead])
+            else:
+                verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
+                                       size, limit, seed, measure, precompiled.kernels)
+            verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
+        finally:
+            if own:
+                ev.close()
     verdict.task_hash, verdict.candidate_hash = task_file.hash, cand_hash
     verdict.elapsed_s = time.perf_counter() - t0
     m = probe()
@@ -86,44 +112,40 @@ def verify_candidate(
     return verdict
 
 
-def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check],
-                 evaluator: Evaluator | None, device: str, size: str, timeout: float, seed: int | None,
-                 measure: bool = True) -> Verdict:
-    own = evaluator is None
-    ev = evaluator or Evaluator(device)
+def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check], ev: Evaluator,
+                 device: str, size: str, timeout: float, seed: int | None, measure: bool = True,
+                 compiled_ahead: list[str] | None = None) -> Verdict:
     w = ev.runner
+    request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
+               "device": device, "size": size, "seed": seed, "backend": backend,
+               "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", [])}
     try:
-        request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
-                   "device": device, "size": size, "seed": seed, "backend": backend,
-                   "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", [])}
-        try:
-            reply = w.request(request, timeout)
-        except WorkerError as exc:
-            status = "timeout" if exc.kind == "timeout" else "runtime_error"
-            reason = (f"time limit of {timeout:.0f} s reached; the worker was stopped (infinite loop or hang?)"
-                      if exc.kind == "timeout" else f"{exc} while running the candidate")
-            return Verdict(status, reason, backend=backend, checks=list(static_checks), log=exc.log[-3000:])
-        if "task_error" in reply:
-            raise TaskError(reply["task_error"])
-        if "error" in reply:
-            return Verdict("runtime_error", f"worker error: {reply['error']}", backend=backend,
-                           checks=list(static_checks), log=reply.get("traceback", ""))
-        launches = reply.pop("launch_signatures", {})
-        verdict = Verdict.from_dict(reply)
-        verdict.backend = backend
-        verdict.checks = list(static_checks) + verdict.checks
-        if reply.get("integrity_violation"):
-            verdict.status = "rejected"
-            verdict.reason = (f"the candidate left the harness altered ({', '.join(reply['integrity_violation'])}); "
-                              "patching the harness or leaving threads behind is not allowed")
-        elif device == "cpu" and backend == "triton" and launches and verdict.status in ("verified", "incorrect"):
-            _aot_check(ev.compiler, cand_path, launches, verdict, timeout)
-        if device == "cuda" and verdict.status == "verified" and measure:
-            _measure(w, task_file, cand_path, size, seed, verdict, timeout)
-        return verdict
-    finally:
-        if own:
-            ev.close()
+        reply = w.request(request, timeout)
+    except WorkerError as exc:
+        status = "timeout" if exc.kind == "timeout" else "runtime_error"
+        reason = (f"time limit of {timeout:.0f} s reached; the worker was stopped (infinite loop or hang?)"
+                  if exc.kind == "timeout" else f"{exc} while running the candidate")
+        return Verdict(status, reason, backend=backend, checks=list(static_checks), log=exc.log[-3000:])
+    if "task_error" in reply:
+        raise TaskError(reply["task_error"])
+    if "error" in reply:
+        return Verdict("runtime_error", f"worker error: {reply['error']}", backend=backend,
+                       checks=list(static_checks), log=reply.get("traceback", ""))
+    launches = reply.pop("launch_signatures", {})
+    verdict = Verdict.from_dict(reply)
+    verdict.backend = backend
+    verdict.checks = list(static_checks) + verdict.checks
+    if reply.get("integrity_violation"):
+        verdict.status = "rejected"
+        verdict.reason = (f"the candidate left the harness altered ({', '.join(reply['integrity_violation'])}); "
+                          "patching the harness or leaving threads behind is not allowed")
+    elif device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
+        missed = {k: v for k, v in launches.items() if k not in (compiled_ahead or [])}
+        if missed:  # launched in the interpreter but not reached by the compile-ahead pass
+            _aot_check(ev.compiler, cand_path, missed, verdict, timeout)
+    if device == "cuda" and verdict.status == "verified" and measure:
+        _measure(w, task_file, cand_path, size, seed, verdict, timeout)
+    return verdict
 
 
 def _measure(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None, verdict: Verdict,

@@ -117,6 +117,7 @@ class Session:
         self.ref_ops: set[str] = set()
         self.cand_ops: dict[str, int] = {}
         self.inputs_checked: list[list[dict[str, Any]]] = []
+        self.set_seconds: list[float] = []
 
     def check(self, name: str, passed: bool, message: str, _status: str = "incorrect", **detail: Any) -> None:
         self.checks.append(Check(name, passed, message, detail))
@@ -220,6 +221,13 @@ class Session:
         return out
 
     def verify_set(self, label: str, args: list[Any], candidate_first: bool, rerun_seed: int | None) -> None:
+        t0 = time.perf_counter()
+        try:
+            self._verify_set(label, args, candidate_first, rerun_seed)
+        finally:
+            self.set_seconds.append(round(time.perf_counter() - t0, 4))
+
+    def _verify_set(self, label: str, args: list[Any], candidate_first: bool, rerun_seed: int | None) -> None:
         self.inputs_checked.append([
             {"kind": "tensor", "shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
              "device": a.device.type, "contiguous": a.is_contiguous()} if isinstance(a, torch.Tensor)
@@ -291,6 +299,7 @@ def run_verification(req: dict[str, Any]) -> dict[str, Any]:
         launches_before = total_launches() - LAUNCHES.count
         session.run()
         phases["checks_s"] = round(time.perf_counter() - t0 - phases["load_s"], 4)
+        phases["per_set_s"] = session.set_seconds  # type: ignore[assignment]
     except TaskProblem as exc:
         return {"task_error": str(exc)}
     except CandidateFailure as exc:

@@ -1,6 +1,7 @@
 """The worker's loop: read a request, run it, answer. Started by `pool.py`, never by users.
 
-Requests: {"op": "ping"}, {"op": "verify", ...} (see verify/checks.py), {"op": "aot", ...}
+Requests: {"op": "ping"}, {"op": "verify", ...} (see verify/checks.py), {"op": "measure", ...}
+(worker/measure.py), {"op": "precompile", ...} (worker/precompile.py), {"op": "aot", ...}
 (compile launched Triton kernels for a GPU target), {"op": "exit"}.
 """
 from __future__ import annotations
@@ -15,8 +16,28 @@ def _handlers() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
     from kernelevo.verify.checks import run_verification
     from kernelevo.worker.measure import measure
     from kernelevo.worker.ops import aot_compile, ping
+    from kernelevo.worker.precompile import precompile
 
-    return {"verify": run_verification, "aot": aot_compile, "ping": ping, "measure": measure}
+    return {"verify": run_verification, "aot": aot_compile, "ping": ping, "measure": measure,
+            "precompile": precompile}
+
+
+def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]) -> dict[str, Any]:
+    """Run under cProfile and dump `<pid>-<n>-<op>.prof` into $KERNELEVO_WORKER_PROFILE (bench/profile_verdict.py)."""
+    import cProfile
+    import itertools
+
+    global _PROFILE_COUNT
+    _PROFILE_COUNT = _PROFILE_COUNT or itertools.count(1)
+    prof = cProfile.Profile()
+    try:
+        return prof.runcall(handler, request)
+    finally:
+        name = f"{os.getpid()}-{next(_PROFILE_COUNT):03d}-{request.get('op')}.prof"
+        prof.dump_stats(os.path.join(os.environ["KERNELEVO_WORKER_PROFILE"], name))
+
+
+_PROFILE_COUNT: Any = None
 
 
 def serve() -> int:
@@ -29,24 +50,29 @@ def serve() -> int:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
-    from kernelevo.worker.sandbox import Integrity
+    from kernelevo.worker.sandbox import Integrity, new_threads
 
     import threading
 
+    if os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
+        from kernelevo.worker.warmup import warm_up
+
+        warm_up()
     handlers = _handlers()
+    profile_dir = os.environ.get("KERNELEVO_WORKER_PROFILE")
     integrity = Integrity()
-    threads_at_start = threading.active_count()
     protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
     while True:
         request = protocol.read(channel_in)
         if request is None or request.get("op") == "exit":
             return 0
+        threads_before = {t.ident for t in threading.enumerate()}
         handler = handlers.get(request.get("op", ""))
         if handler is None:
             protocol.write(channel_out, {"error": f"unknown op {request.get('op')!r}"})
             continue
         try:
-            reply = handler(request)
+            reply = _profiled(handler, request) if profile_dir else handler(request)
         except BaseException as exc:  # a worker answers every request it survives
             reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
         text = f"{reply.get('reason', '')} {reply.get('error', '')}".lower()
@@ -54,8 +80,9 @@ def serve() -> int:
                                    "unspecified launch failure", "device-side assert")):
             reply["poisoned"] = True
         patched = integrity.violations()
-        if threading.active_count() > threads_at_start:
-            patched.append("a background thread left running")
+        left = new_threads(threads_before)
+        if left:
+            patched.append(f"a background thread left running ({', '.join(left[:3])})")
         if patched:
             reply["integrity_violation"] = patched
         protocol.write(channel_out, reply)

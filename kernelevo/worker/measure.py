@@ -13,6 +13,7 @@ import torch
 
 from kernelevo.task import import_file, load_task_module
 from kernelevo.verify.checks import to_device
+from kernelevo.worker.sandbox import TrustedThreads
 
 _COMPILED: dict[str, Any] = {}
 N_INPUT_SETS = 8
@@ -74,9 +75,10 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
             key = f"{req['task_path']}|{req.get('size')}|{mode}"
             compiled = _COMPILED.get(key)
             if compiled is None:
-                compiled, compile_error = compile_baseline(ref, mode)
-                if compiled is not None:
-                    _, compile_error, _ = first_call(compiled, sets[0])
+                with TrustedThreads():  # Inductor's compile pool keeps threads for the next compile
+                    compiled, compile_error = compile_baseline(ref, mode)
+                    if compiled is not None:
+                        _, compile_error, _ = first_call(compiled, sets[0])
                     if compile_error is None:
                         _COMPILED[key] = compiled
                     else:

@@ -60,3 +60,34 @@ class Integrity:
                 bad.append(f"{owner}.{attr}")
                 setattr(obj, attr, value)
         return bad
+
+
+_TRUSTED_THREADS: set[int] = set()
+
+
+class TrustedThreads:
+    """Threads the harness itself starts (torch.compile's compile pool) are not a candidate's doing.
+
+    Used as `with TrustedThreads(): compile_baseline(...)`: threads that appear inside
+    the block are exempt from the 'no background thread left running' rule.
+    """
+
+    def __enter__(self) -> "TrustedThreads":
+        import threading
+
+        self._before = {t.ident for t in threading.enumerate()}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import threading
+
+        _TRUSTED_THREADS.update(t.ident for t in threading.enumerate()
+                                if t.ident is not None and t.ident not in self._before)
+
+
+def new_threads(before: set[int | None]) -> list[str]:
+    """Names of live threads started since `before` (a set of idents) that the harness did not start."""
+    import threading
+
+    return [t.name for t in threading.enumerate()
+            if t.is_alive() and t.ident not in before and t.ident not in _TRUSTED_THREADS]

@@ -192,3 +192,40 @@ def test_bench_cli_times_reference_compile_and_candidates(tmp_path):
         assert row["status"] == "verified" and row["median_ms"] > 0, (name, row)
         assert row["speedup_eager"] > 0 and row["speedup_compile"] > 0 and row["achieved_gbps"] > 0, (name, row)
         assert 0 < row["roofline_fraction"] <= 1.1, (name, row)
+
+
+def test_worker_kept_across_timed_verdicts(tmp_path):
+    """torch.compile's own threads once made every timed verdict recycle the worker (a 15 s
+    restart each); consecutive verdicts must now share one warm process and its baseline."""
+    with Evaluator("cuda") as ev:
+        first = verify_candidate(SOFTMAX, GOOD, evaluator=ev, use_cache=False)
+        pid = ev.runner.proc.pid
+        second = verify_candidate(SOFTMAX, GOOD, evaluator=ev, use_cache=False)
+        assert first.status == second.status == "verified", (first.reason, second.reason)
+        assert ev.runner.alive and ev.runner.proc.pid == pid and ev.runner.restarts == 0
+        assert second.timings["phases"]["compile_baseline_s"] < 0.5, second.timings["phases"]
+        assert second.phases["checks_s"] < 3.0, second.phases
+
+
+def test_kernels_compiled_ahead_are_cache_hits_on_the_gpu(tmp_path, monkeypatch):
+    """The compile worker (no GPU) must produce the very cache entries the run worker's JIT looks up:
+    after compiling ahead, verifying the candidate on the GPU compiles nothing new."""
+    import secrets
+
+    from kernelevo.precompile import precompile
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("KERNELEVO_CACHE", str(tmp_path / "kernelevo"))
+    cand = tmp_path / "fresh.py"
+    cand.write_text(GOOD.read_text().replace("cols = tl.arange", f"# {secrets.token_hex(8)}\n    cols = tl.arange", 1))
+    cache = tmp_path / "triton"
+    with Evaluator("cuda") as ev:
+        ev.runner.start()  # its warm-up compiles its own kernel first
+        ahead = precompile(ev.compiler, SOFTMAX, cand, "triton", device="cuda", size="default")
+        assert ahead.status == "compiled", ahead.reason
+        before = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
+        v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False, measure=False, precompiled=ahead)
+        after = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
+    assert v.status == "verified", v.reason
+    assert not [p for p in after - before if p.suffix == ".cubin"], "the run worker recompiled a kernel"
+    assert not [p for p in after - before if "launcher" in p.name], "the run worker rebuilt a launcher"

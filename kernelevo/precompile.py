@@ -1,0 +1,87 @@
+"""Compile ahead: a candidate's kernels are built in a compile worker before a GPU is taken.
+
+The dispatcher calls `precompile` while the GPU is still busy with the previous
+candidate; the run worker then finds every kernel in the compile caches (Triton's,
+the fast path's cubins, load_inline's build folders) and the GPU never waits for a
+compiler while work is queued. A compile error found here is the verdict: the
+candidate never reaches the GPU.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from kernelevo.verdict import Check
+from kernelevo.worker.pool import WorkerError
+
+BUILD_TIMEOUT_S = 600.0
+
+
+@dataclass
+class Precompiled:
+    status: str                       # "compiled" | "partial" | "compile_error" | "timeout" | "skipped"
+    reason: str = ""
+    kernels: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def conclusive(self) -> bool:
+        """True when the candidate must not go on to the GPU."""
+        return self.status in ("compile_error", "timeout")
+
+    def check(self, arch: int) -> Check:
+        ok = not self.conclusive
+        message = {"compiled": f"compiled ahead for sm_{arch}: {', '.join(self.kernels) or 'no Triton launch'}",
+                   "partial": f"partly compiled ahead ({', '.join(self.kernels) or 'nothing'}): {self.reason}",
+                   "skipped": "not compiled ahead"}.get(self.status, self.reason)
+        return Check("compiled_ahead", ok, message, {"kernels": self.kernels, "seconds": round(self.seconds, 3),
+                                                     "status": self.status})
+
+
+@lru_cache(maxsize=1)
+def gpu_arch() -> int:
+    """The compute capability of this machine's first GPU as 90, 100...; 90 (H100/H200) without one."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        first = out.stdout.split()[0] if out.returncode == 0 and out.stdout.split() else ""
+        major, minor = first.split(".")
+        return int(major) * 10 + int(minor)
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return 90
+
+
+def arch_env(device: str) -> dict[str, str]:
+    """Both the compile and the run workers build load_inline extensions for the same arch list, or
+    their content-hashed build folders would differ."""
+    if device != "cuda" or os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return {}
+    arch = gpu_arch()
+    return {"TORCH_CUDA_ARCH_LIST": f"{arch // 10}.{arch % 10}"}
+
+
+def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, backend: str, *, device: str,
+               size: str, seed: int | None = None, timeout: float | None = None) -> Precompiled:
+    """Compile the candidate's kernels in `compiler` (a compile Worker or CompilePool)."""
+    if backend not in ("triton", "cuda", "cuda_inline"):
+        return Precompiled("skipped")
+    limit = timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
+    request = {"op": "precompile", "task_path": str(task_path), "candidate_path": str(Path(candidate).resolve()),
+               "backend": backend, "size": size, "seed": seed or 0, "arch": gpu_arch() if device == "cuda" else 90,
+               "build_inline": device == "cuda"}
+    try:
+        reply = compiler.request(request, limit)
+    except WorkerError as exc:
+        if exc.kind == "timeout":
+            return Precompiled("timeout", f"time limit of {limit:.0f} s reached while compiling ahead (importing the "
+                                          "candidate, ModelNew() and forward on meta tensors); the compile worker "
+                                          "was stopped (infinite loop, hang, or a build that is too slow?)")
+        return Precompiled("partial", f"the compile worker crashed ({exc}); compiling on the GPU worker instead")
+    if "error" in reply:
+        return Precompiled("partial", f"compile worker: {reply['error']}")
+    return Precompiled(reply["status"], reply.get("reason", ""), list(reply.get("kernels", [])),
+                       float(reply.get("seconds", 0.0)))

@@ -1,0 +1,148 @@
+"""Compiling a candidate for the GPU in a compile worker, before the GPU's run worker sees it.
+
+The compile worker has no GPU. It imports the candidate and calls ModelNew.forward on
+the task's inputs as meta tensors (shapes, dtypes and alignment, no data), with Triton
+pointed at a stand-in driver for the GPU's architecture and every launch turned into
+a compile. Triton's binder then computes the same specialisations the run worker's
+will, so the kernels land in the shared Triton cache under the keys the run worker
+looks up. The CUDA fast path (nvcc cubins) and load_inline builds are content-hashed
+caches already: importing the candidate here fills them.
+
+Only compile errors are conclusive. Anything else the forward pass does on meta tensors
+(`.item()`, an `is_cuda` assertion) just leaves the rest to the run worker's JIT.
+"""
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+COMPILE_ERRORS = ("CompilationError", "CudaCompileError", "CompileTimeAssertionFailure")
+
+
+class _CompileOnlyDriver:
+    """What Triton's JIT asks the active driver while binding and compiling a launch."""
+
+    def __init__(self, arch: int) -> None:
+        from triton.backends.compiler import GPUTarget
+
+        self.target = GPUTarget("cuda", arch, 32)
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_active_torch_device(self) -> Any:
+        import torch
+
+        return torch.device("meta")
+
+
+@contextmanager
+def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
+    """Launches compile for sm_<arch> and return without running; kernel names go to `compiled`."""
+    from triton.runtime.autotuner import Autotuner
+    from triton.runtime.driver import driver
+    from triton.runtime.jit import JITFunction
+
+    original, original_tuned = JITFunction.run, Autotuner.run
+
+    def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+        kernel = original(self, *args, grid=grid, warmup=True, **kwargs)
+        compiled.append(getattr(self, "__name__", "kernel"))
+        _build_launcher(kernel)
+        return kernel
+
+    def run_tuned(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+        """Every configuration compiles (the run worker's autotuner will try them all)."""
+        for config in self.configs:
+            self.fn.run(*args, grid=grid, warmup=True, **{**kwargs, **config.all_kwargs()})
+
+    previous = driver._active
+    driver.set_active(_CompileOnlyDriver(arch))  # type: ignore[arg-type]
+    JITFunction.run, Autotuner.run = run, run_tuned  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        JITFunction.run, Autotuner.run = original, original_tuned  # type: ignore[method-assign]
+        driver._active = previous
+
+
+def _build_launcher(kernel: Any) -> None:
+    """Triton compiles a small C launcher (gcc, ~1 s) per argument signature the first time a kernel
+    runs; building it here puts it in the shared cache too. Needs libcuda to link (GPU machines only)."""
+    try:
+        from triton.backends.nvidia.driver import CudaLauncher
+
+        CudaLauncher(kernel.src, kernel.metadata)
+    except Exception:  # no libcuda here, or another Triton version: the run worker builds it instead
+        pass
+
+
+def _input_sets(task: Any, seed: int) -> list[list[Any]]:
+    import torch
+
+    sets = []
+    torch.manual_seed(seed)
+    with torch.device("meta"):
+        sets.append(list(task.get_inputs()))
+        extra = getattr(task, "get_extra_inputs", None)
+        if extra is not None:
+            sets.extend(list(e) for e in extra())
+    return [[a.to("meta") if isinstance(a, torch.Tensor) else a for a in s] for s in sets]
+
+
+def precompile(req: dict[str, Any]) -> dict[str, Any]:
+    """Request: task_path, candidate_path, backend, size, arch (e.g. 90), build_inline (GPU machines:
+    build load_inline extensions for real instead of checking their sources).
+
+    Reply: {"status": "compiled" | "compile_error" | "partial", "reason", "kernels", "seconds"}.
+    """
+    import torch
+
+    from kernelevo import cuda
+    from kernelevo.task import import_file, load_task_module
+
+    t0 = time.perf_counter()
+    arch = int(req.get("arch") or 90)
+    backend = req.get("backend", "triton")
+    os.environ["KERNELEVO_CUDA_ARCH"] = f"sm_{arch}"
+    compiled: list[str] = []
+    note = ""
+    try:
+        task = load_task_module(req["task_path"], req.get("size", "default"))
+        if backend == "cuda_inline" and req.get("build_inline"):
+            cuda.set_compile_only(False)  # a real build into the content-hashed folder the run worker will use
+        from kernelevo.backends.inline import install_load_inline_guard
+
+        install_load_inline_guard()
+        with triton_compile_only(arch, compiled):
+            cand = import_file(req["candidate_path"], "precompile")
+            model = cand.ModelNew(*task.get_init_inputs())  # some candidates compile in __init__
+            if backend == "triton":
+                model = model.to("meta").eval()
+                with torch.no_grad():
+                    for args in _input_sets(task, int(req.get("seed") or 0)):
+                        try:
+                            model(*args)
+                        except Exception as exc:
+                            if type(exc).__name__ in COMPILE_ERRORS:
+                                raise
+                            note = f"forward on meta tensors stopped: {type(exc).__name__}: {str(exc)[:200]}"
+                            break
+    except Exception as exc:
+        name = type(exc).__name__
+        if name in COMPILE_ERRORS or "CompilationError" in name:
+            return {"status": "compile_error", "reason": f"{name}: {str(exc)[:3000]}", "kernels": compiled,
+                    "seconds": time.perf_counter() - t0}
+        note = f"{name} while compiling ahead: {str(exc)[:300]}"
+    finally:
+        cuda.set_compile_only(None)
+    return {"status": "partial" if note else "compiled", "reason": note, "kernels": sorted(set(compiled)),
+            "seconds": time.perf_counter() - t0}

@@ -1,0 +1,83 @@
+"""Compiling ahead: a candidate's kernels are compiled for the GPU in a compile worker (no GPU),
+into the caches the run worker reads, and a compile error ends the verdict there."""
+from pathlib import Path
+
+import pytest
+
+from support import CANDIDATES, EXAMPLES
+from kernelevo.evaluate import Evaluator
+from kernelevo.precompile import precompile
+from kernelevo.verify import verify_candidate
+from kernelevo.worker.pool import Worker
+
+SOFTMAX = EXAMPLES / "softmax.py"
+GOOD = CANDIDATES / "softmax" / "triton_ok.py"
+
+# tl.arange needs a power-of-two range: the interpreter accepts 1000, the compiler does not.
+BAD_COMPILE = GOOD.read_text().replace("tl.arange(0, BLOCK_SIZE)", "tl.arange(0, 1000)")
+FORWARD = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+ITEM_FIRST = GOOD.read_text().replace(FORWARD, FORWARD + "        assert x.abs().sum().item() >= 0\n", 1)
+
+
+@pytest.fixture
+def caches(tmp_path, monkeypatch):
+    env = {"TRITON_CACHE_DIR": str(tmp_path / "triton"), "KERNELEVO_CACHE": str(tmp_path / "kernelevo")}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return env
+
+
+def cubins(folder: str) -> list[Path]:
+    return sorted(Path(folder).rglob("*.cubin"))
+
+
+def test_triton_kernels_compiled_for_sm90_into_the_shared_cache(caches):
+    with Worker("compile") as w:
+        ahead = precompile(w, SOFTMAX, GOOD, "triton", device="cpu", size="small")
+    assert ahead.status == "compiled", ahead.reason
+    assert ahead.kernels == ["softmax_kernel"]
+    assert cubins(caches["TRITON_CACHE_DIR"]), "the cubin lands in the Triton cache the run worker shares"
+
+
+def test_compile_error_is_the_verdict_and_the_gpu_worker_is_never_used(caches, tmp_path):
+    assert "tl.arange(0, 1000)" in BAD_COMPILE
+    cand = tmp_path / "bad.py"
+    cand.write_text(BAD_COMPILE)
+    with Evaluator("cpu") as ev:
+        v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False)
+        assert ev.runner.proc is None, "a candidate that does not compile must not reach the run worker"
+    assert v.status == "compile_error", v.reason
+    assert "arange" in v.reason
+    check = next(c for c in v.checks if c.name == "compiled_ahead")
+    assert not check.passed
+
+
+def test_forward_that_needs_data_is_compiled_by_the_run_worker_instead(caches, tmp_path):
+    assert ".item()" in ITEM_FIRST
+    cand = tmp_path / "item.py"
+    cand.write_text(ITEM_FIRST)
+    with Evaluator("cpu") as ev:
+        v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False)
+    assert v.status == "verified", v.reason
+    check = next(c for c in v.checks if c.name == "compiled_ahead")
+    assert check.passed and check.detail["status"] == "partial" and "meta" in check.message
+    assert any(c.name == "aot_compile_sm90" and c.passed for c in v.checks), "the interpreter's launches still compile"
+    assert "precompile_s" in v.phases
+
+
+def test_cuda_fast_path_cubin_cached_ahead(caches):
+    with Worker("compile") as w:
+        ahead = precompile(w, SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", "cuda", device="cpu", size="small")
+    assert ahead.status == "compiled", ahead.reason
+    assert list((Path(caches["KERNELEVO_CACHE"]) / "cuda").rglob("*")), "nvcc's cubin cached by content hash"
+
+
+def test_dispatcher_compiles_before_taking_a_slot(caches, tmp_path):
+    from kernelevo.scale.local import LocalDispatcher
+
+    cand = tmp_path / "bad.py"
+    cand.write_text(BAD_COMPILE)
+    with LocalDispatcher("cpu", workers=1) as d:
+        v = d.evaluate(SOFTMAX, cand)
+        assert all(s.handle.runner.proc is None for s in d.pool), "no run worker started for a compile error"
+    assert v.status == "compile_error"
