@@ -32,6 +32,7 @@ def main() -> int:
     ap.add_argument("folders", nargs="*", help="extra KernelBench-format task folders")
     ap.add_argument("--tune-evals", type=int, default=12)
     ap.add_argument("--only", help="comma-separated task names")
+    ap.add_argument("--gpus", help="comma-separated GPU indexes (default: all visible)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "offline_suite.json"))
     args = ap.parse_args()
 
@@ -49,11 +50,16 @@ def main() -> int:
         tasks = [t for t in tasks if t.stem in keep]
     store = Store(Path(tempfile.mkdtemp(prefix="offline_suite_")) / "store.sqlite")
     rows = []
+    from kernelevo.scale.local import LocalDispatcher
+
+    # one dispatcher for the whole suite: the workers start (and warm up) once, not per task
+    dispatcher = LocalDispatcher(device, store=store, gpus=[int(g) for g in args.gpus.split(",")] if args.gpus else None)
+    dispatcher.warm()
     for task in tasks:
         t0 = time.monotonic()
         cfg = SearchConfig(provider="offline", device=device, iterations=0, tune_evals=args.tune_evals, seed=0)
         try:
-            result = optimize_task(task, cfg, store=store)
+            result = optimize_task(task, cfg, store=store, dispatcher=dispatcher)
         except Exception as exc:  # one broken task must not hide the others
             rows.append({"task": task.stem, "error": f"{type(exc).__name__}: {exc}"[:300]})
             continue
@@ -69,6 +75,7 @@ def main() -> int:
                      "verified": sum(c["status"] == "verified" for c in cands), "proposed": result.status == "improved",
                      "elapsed_s": round(time.monotonic() - t0, 1)})
         print(f"done {task.stem}: {json.dumps(rows[-1])}", flush=True)
+    dispatcher.close()
     f = lambda x, d=3: f"{x:.{d}f}" if isinstance(x, (int, float)) else "-"  # noqa: E731
     print(f"offline suite on {device} ({probe().gpus[0] if probe().gpus else 'no GPU: speed not measured'})")
     print(f"{'task':<18}{'eager ms':>10}{'compile':>10}{'offline':>10}{'x eager':>9}{'x comp':>8}{'roof':>6}"

@@ -2,7 +2,7 @@
 
 For n = 1..N GPUs, a queue of --per-gpu x n correct candidates (the examples' triton_ok.py,
 each with a fresh nonce comment, so no verdict is cached) goes through the local
-dispatcher with n evaluations in flight, as a search does. Every candidate gets the full
+dispatcher with n + 2 evaluations in flight, as a search does (two compile ahead). Every candidate gets the full
 verdict (compile, verification, timing against eager and torch.compile). Throughput is
 candidates per minute; the ratio to linear is throughput(n) / (n x throughput(1)).
 
@@ -98,7 +98,7 @@ def main() -> int:
                     per_worker[v.device["worker"]] = per_worker.get(v.device["worker"], 0) + 1
 
             t = time.monotonic()
-            with ThreadPoolExecutor(n) as ex:
+            with ThreadPoolExecutor(n + 2) as ex:
                 list(ex.map(one, queue))
             wall = time.monotonic() - t
             rate = len(queue) / wall * 60

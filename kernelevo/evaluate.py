@@ -29,6 +29,17 @@ class Evaluator:
         self._owns_compiler = compiler is None
         self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 
+    def warm(self) -> None:
+        """Start both workers now, side by side (each imports torch; the run worker also warms up)."""
+        import threading
+
+        workers = [w for w in (self.runner, self.compiler) if isinstance(w, Worker) and not w.alive]
+        threads = [threading.Thread(target=w.start) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
     def close(self) -> None:
         self.runner.close()
         if self._owns_compiler:

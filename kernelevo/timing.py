@@ -6,7 +6,9 @@ candidate that monkey-patches `torch.cuda.synchronize`, `torch.cuda.Event` or
 `time.perf_counter` afterwards does not change what is measured (`tampered()` reports it).
 
 Protocol per measured call on CUDA: flush L2 (unless rotating input sets already evicts it),
-record a start event, call, record an end event on the stream, synchronise the whole device,
+queue a short spin kernel (so the device is still busy while the host launches the call's
+kernels: launch latency is not timed; the spin grows until the start event is reached only
+after the launch), record a start event, call, record an end event on the stream, synchronise the whole device,
 record a second end event. The stream time is what is reported (it agrees with do_bench);
 when the device-wide time exceeds it by more than an empty call's synchronisation gap,
 work escaped the stream (a side stream, a thread) and the device-wide figures are reported
@@ -30,6 +32,8 @@ _EventBase = torch.cuda.Event.__mro__[1]
 _event_record = getattr(_EventBase, "record", None)  # absent on CPU-only builds
 _event_elapsed = getattr(_EventBase, "elapsed_time", None)
 _event_synchronize = getattr(_EventBase, "synchronize", None)
+_event_query = getattr(_EventBase, "query", None)
+_cuda_sleep = getattr(torch.cuda, "_sleep", None)
 _Event = torch.cuda.Event
 _current_stream = torch.cuda.current_stream
 _cuda_synchronize = torch.cuda.synchronize
@@ -213,6 +217,8 @@ class CudaApi:
     sync_device: Callable[[], None]
     properties: Callable[[int], Any]
     new_flush_buffer: Callable[[int, int], Any]  # (nbytes, device) -> object with zero_()
+    delay: Callable[[int], None] = lambda cycles: None  # a kernel that spins `cycles` clock cycles
+    reached: Callable[[Any], bool] = lambda ev: False  # has the device passed this event yet?
 
 
 def _real_sync_device() -> None:
@@ -230,7 +236,12 @@ REAL_CUDA = CudaApi(
     sync_device=_real_sync_device,
     properties=lambda d: torch.cuda.get_device_properties(d),
     new_flush_buffer=lambda nbytes, d: torch.empty(nbytes // 4, dtype=torch.int32, device=f"cuda:{d}"),
+    delay=lambda cycles: _cuda_sleep(cycles) if _cuda_sleep is not None else None,
+    reached=lambda ev: bool(_event_query(ev)) if _event_query is not None else False,
 )
+
+MIN_DELAY_CYCLES = 20_000       # ~10 us at 2 GHz
+MAX_DELAY_CYCLES = 20_000_000
 
 
 class CudaTimer:
@@ -243,6 +254,7 @@ class CudaTimer:
         self.l2_flushed = False
         self._flush: Any = None
         self.last_synced_ms: float | None = None
+        self.delay_cycles = MIN_DELAY_CYCLES
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
         props = self.api.properties(self.device)
@@ -262,8 +274,11 @@ class CudaTimer:
         start, end, synced = api.new_event(), api.new_event(), api.new_event()
         if self._flush is not None:
             self._flush.zero_()
+        api.delay(self.delay_cycles)  # the device is busy while the host launches the call's kernels
         api.record(start)
         fn(index)
+        if api.reached(start) and self.delay_cycles < MAX_DELAY_CYCLES:
+            self.delay_cycles *= 2  # the device waited for the host: launch latency was timed; longer next time
         api.record(end)
         api.sync_device()  # before the last end event: side-stream and other-thread work counts
         api.record(synced)
@@ -299,9 +314,9 @@ class CudaTimer:
         samples = []
         for _ in range(self.graph_replays):
             start, end = api.new_event(), api.new_event()
+            api.delay(self.delay_cycles)
             api.record(start)
             graph.replay()
-            api.sync_device()
             api.record(end)
             api.wait_event(end)
             samples.append(float(api.elapsed_ms(start, end)) / n_inner)

@@ -18,5 +18,17 @@ def evaluator():
     from kernelevo.evaluate import Evaluator
 
     ev = Evaluator(DEVICE)
+    ev.warm()
     yield ev
     ev.close()
+
+
+def pytest_runtest_logreport(report):
+    """With KERNELEVO_FAILURES=FILE, each failure's report is appended as it happens: a device run
+    stopped by its time limit still leaves the reasons behind (pytest prints them only at the end)."""
+    import os
+
+    path = os.environ.get("KERNELEVO_FAILURES")
+    if path and report.failed:
+        with open(path, "a") as f:
+            f.write(f"=== {report.nodeid} ({report.when})\n{report.longreprtext[-4000:]}\n")

@@ -308,6 +308,7 @@ class RecordingCuda:
             sync_device=lambda: self.log.append("sync"),
             properties=lambda d: SimpleNamespace(L2_cache_size=self.l2),
             new_flush_buffer=new_flush_buffer,
+            delay=lambda cycles: self.log.append("delay"),
         )
 
 
@@ -318,7 +319,7 @@ def test_cuda_protocol_order_flush_start_call_sync_end():
     assert cuda.flush_nbytes == 100 * 2**20 and timer.l2_flushed
     ms = timer.measure(lambda i: cuda.log.append(f"call {i}"), 3)
     assert ms == 1.25
-    assert cuda.log == ["flush", "record ev1", "call 3", "record ev2", "sync", "record ev3", "wait ev3"]
+    assert cuda.log == ["flush", "delay", "record ev1", "call 3", "record ev2", "sync", "record ev3", "wait ev3"]
     assert timer.last_synced_ms == 1.25
 
 
@@ -328,7 +329,7 @@ def test_cuda_protocol_skips_flush_when_rotation_evicts():
     timer.prepare(n_input_sets=8, input_set_bytes=30 * 2**20, flush_l2=True)
     timer.measure(lambda i: cuda.log.append("call"), 0)
     assert cuda.flush_nbytes is None and not timer.l2_flushed
-    assert cuda.log == ["record ev1", "call", "record ev2", "sync", "record ev3", "wait ev3"]
+    assert cuda.log == ["delay", "record ev1", "call", "record ev2", "sync", "record ev3", "wait ev3"]
 
 
 def test_cuda_protocol_without_flush_when_disabled():
@@ -391,3 +392,19 @@ def test_side_stream_work_is_timed_device_wide():
                            min_runs=5, max_runs=5, warmup_ms=0)
     assert not out["honest"].escaped_stream
     assert out["hides"].escaped_stream and out["hides"].median_ms == pytest.approx(0.210)
+
+
+def test_spin_before_the_start_grows_until_the_host_launches_in_time():
+    """If the device had already passed the start event when the call returned, it sat idle waiting
+    for the launch (timed as kernel time): the spin kernel before the start doubles."""
+    seen = []
+    passed = iter([True, True, False, False])
+    api = CudaApi(new_event=lambda: object(), record=lambda ev: None, wait_event=lambda ev: None,
+                  elapsed_ms=lambda a, b: 1.0, sync_device=lambda: None,
+                  properties=lambda d: SimpleNamespace(L2_cache_size=0), new_flush_buffer=lambda n, d: None,
+                  delay=seen.append, reached=lambda ev: next(passed))
+    timer = CudaTimer(0, api=api)
+    for _ in range(4):
+        timer.measure(lambda i: None, 0)
+    assert seen == [timing.MIN_DELAY_CYCLES, 2 * timing.MIN_DELAY_CYCLES, 4 * timing.MIN_DELAY_CYCLES,
+                    4 * timing.MIN_DELAY_CYCLES]

@@ -1,4 +1,5 @@
 """Worker processes: a hanging, crashing or printing candidate costs one verdict, never the caller."""
+import os
 import time
 
 import pytest
@@ -121,3 +122,44 @@ def test_threads_started_by_the_harness_are_not_a_violation():
         assert new_threads(before) == ["candidate-side-work"]
     finally:
         stop.set()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(line.startswith("State:") and "Z" in line.split()[1] for line in f)
+    except FileNotFoundError:
+        return True
+
+
+def test_worker_dies_with_its_engine(tmp_path):
+    """An engine killed mid-candidate (a time limit, kill -9) must not leave a busy worker behind,
+    still holding a GPU with a spinning kernel. (An idle worker exits on its closed pipe anyway.)"""
+    import signal
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    hang = tmp_path / "hang.py"
+    hang.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n"
+                                             "            pass\n\n    def _unused(self, x", 1))
+    request = {"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(hang), "device": "cpu", "size": "small"}
+    code = ("from kernelevo.worker import protocol\nfrom kernelevo.worker.pool import Worker\nw = Worker('cpu')\n"
+            f"w.start()\nprotocol.write(w.proc.stdin, {request!r})\n"
+            "print(w.proc.pid, flush=True)\nimport time\ntime.sleep(120)\n")
+    engine = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                              start_new_session=True)
+    try:
+        worker_pid = int(engine.stdout.readline())
+        time.sleep(1.0)  # the worker is inside the hanging forward now
+        assert not _gone(worker_pid)
+        os.kill(engine.pid, signal.SIGKILL)
+        engine.wait(10)
+        deadline = time.monotonic() + 10
+        while not _gone(worker_pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _gone(worker_pid), "the worker outlived the engine"
+    finally:
+        if engine.poll() is None:
+            engine.kill()

@@ -19,14 +19,18 @@ def propose_offline(task_path: str | Path, *, device: str, size: str,
     from kernelevo.offline.inductor import extract_inductor
     from kernelevo.offline.match import instantiate_report
 
+    from concurrent.futures import ThreadPoolExecutor
+
     say = log or (lambda message: None)
     seeds: list[tuple[str, str]] = []
-    report = instantiate_report(task_path, check=False)
+    with ThreadPoolExecutor(2) as pool:  # two child processes, each paying its own torch import: side by side
+        matched = pool.submit(instantiate_report, task_path, check=False)
+        extracted = pool.submit(extract_inductor, task_path, device=device, size=size)
+        report, result = matched.result(), extracted.result()
     for name, source in report.candidates:
         seeds.append((f"template:{name}", source))
     if not report.candidates:
         say(f"offline: {report.note or 'no template matches'}")
-    result = extract_inductor(task_path, device=device, size=size)
     if result.source:
         seeds.append(("inductor", result.source))
     else:

@@ -141,8 +141,10 @@ class LocalDispatcher:
         return self.pool.capacity_for(task.hash)
 
     def warm(self) -> None:
-        """Start every run worker now, in parallel, instead of on first use."""
-        threads = [threading.Thread(target=s.handle.runner.start) for s in self.pool if not s.handle.runner.alive]
+        """Start every run worker and compile worker now, in parallel, instead of on first use."""
+        starts = [s.handle.runner.start for s in self.pool if not s.handle.runner.alive]
+        starts += [w.start for w in self.compile._workers if not w.alive]
+        threads = [threading.Thread(target=start) for start in starts]
         for t in threads:
             t.start()
         for t in threads:

@@ -40,6 +40,20 @@ def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict
 _PROFILE_COUNT: Any = None
 
 
+def _exit_with_parent(parent: int) -> None:
+    """A worker never outlives its engine: when the parent is gone (killed, or a time limit stopped
+    it), the worker's whole process group goes too, even mid-candidate (a spinning kernel, a build)."""
+    import signal
+    import time
+
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    try:
+        os.killpg(os.getpgid(0), signal.SIGKILL)
+    finally:
+        os._exit(1)
+
+
 def serve() -> int:
     from kernelevo.worker import protocol
 
@@ -54,6 +68,8 @@ def serve() -> int:
 
     import threading
 
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch",
+                     daemon=True).start()
     if os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
         from kernelevo.worker.warmup import warm_up
 
