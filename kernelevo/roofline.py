@@ -1,10 +1,12 @@
 """How close a time is to the physical floor, and whether it is below it.
 
-Bytes and FLOPs here are lower bounds on the work any correct implementation must do: each
-input (parameters and buffers included) read once, each output written once, and only the
-FLOPs `FlopCounterMode` counts (matrix products, convolutions, attention). A time that beats
-those bounds by more than the tolerance is not a speedup but a measurement or evaluation bug
-(or a reward hack), and is flagged. Compare only flushed (cold-L2) times against these.
+The roofline figures count each input (parameters and buffers included) read once, each
+output written once, and only the FLOPs `FlopCounterMode` counts (matrix products,
+convolutions, attention). What flags a time as faster than physics is stricter about what
+is certain: every output must be written, but a kernel may legitimately skip inputs (the
+masked half of a causal softmax), so the bandwidth floor is the written bytes alone. A time
+that beats a floor by more than the tolerance is not a speedup but a measurement or
+evaluation bug (or a reward hack). Compare only flushed (cold-L2) times against these.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ class Work:
     bytes: int
     flops: int | None  # None: nothing FlopCounterMode counts (elementwise, reductions...)
     dtype: str = ""    # the widest floating dtype among the inputs, to pick the compute peak
+    written: int | None = None  # bytes of the outputs alone: what no correct kernel can skip
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Roofline:
     peak_gbps: float | None = None
     peak_tflops: float | None = None
     tolerance: float = OVER_LIMIT_TOLERANCE
+    written_fraction: float | None = None  # outputs-only bandwidth over the peak: the fraction that flags
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +67,12 @@ def _storage_bytes(tensors: Iterable[torch.Tensor]) -> dict[int, int]:
         spans.setdefault(st.data_ptr(), set()).add((t.data_ptr(), t.numel() * t.element_size()))
         size[st.data_ptr()] = st.nbytes()
     return {k: min(sum(n for _, n in v), size[k]) for k, v in spans.items()}
+
+
+def written_bytes(inputs: Any, outputs: Any, params: Iterable[torch.Tensor] = ()) -> int:
+    """Bytes of the outputs that do not share storage with an input or parameter."""
+    read = _storage_bytes(list(_tensors(inputs)) + list(params))
+    return sum(n for k, n in _storage_bytes(_tensors(outputs)).items() if k not in read)
 
 
 def io_bytes(inputs: Any, outputs: Any, params: Iterable[torch.Tensor] = ()) -> int:
@@ -101,7 +111,8 @@ def measure_work(model: Callable[..., Any], inputs: Sequence[Any]) -> Work:
         params = list(model.parameters()) + list(model.buffers())
     flops, out = count_flops(model, *inputs)
     dtype = widest_float_dtype(inputs, params)
-    return Work(bytes=io_bytes(inputs, out, params), flops=flops, dtype=str(dtype).replace("torch.", "") if dtype else "")
+    return Work(bytes=io_bytes(inputs, out, params), flops=flops, dtype=str(dtype).replace("torch.", "") if dtype else "",
+                written=written_bytes(inputs, out, params))
 
 
 def compute_peak_tflops(peaks: Any, dtype: str | torch.dtype | None) -> float | None:
@@ -120,7 +131,9 @@ def compute_peak_tflops(peaks: Any, dtype: str | torch.dtype | None) -> float | 
 
 
 def roofline(work_bytes: int, flops: int | None, time_ms: float, *, peak_gbps: float | None,
-             peak_tflops: float | None, tolerance: float = OVER_LIMIT_TOLERANCE) -> Roofline:
+             peak_tflops: float | None, tolerance: float = OVER_LIMIT_TOLERANCE,
+             written: int | None = None) -> Roofline:
+    """`written`: the output bytes; when given, only they set the bandwidth floor that flags a time."""
     if time_ms <= 0:
         raise ValueError(f"time must be positive, got {time_ms} ms")
     seconds = time_ms / 1e3
@@ -132,11 +145,14 @@ def roofline(work_bytes: int, flops: int | None, time_ms: float, *, peak_gbps: f
     flop_floor = flops / (peak_tflops * 1e12) * 1e3 if (flops and peak_tflops) else None
     floors = [f for f in (mem_floor, flop_floor) if f is not None]
     bound = "compute" if (flop_floor is not None and (mem_floor is None or flop_floor > mem_floor)) else "memory"
-    over = any(f is not None and f > 1 + tolerance for f in (bw_frac, flop_frac))
+    written_frac = (written / seconds / 1e9 / peak_gbps) if (written is not None and peak_gbps) else None
+    floor_frac = written_frac if written is not None else bw_frac
+    over = any(f is not None and f > 1 + tolerance for f in (floor_frac, flop_frac))
     return Roofline(bytes=work_bytes, flops=flops, time_ms=time_ms, achieved_gbps=gbps,
                     achieved_tflops=tflops, bw_fraction=bw_frac, flop_fraction=flop_frac, bound=bound,
                     over_limit=over, floor_ms=max(floors) if floors else None,
-                    peak_gbps=peak_gbps, peak_tflops=peak_tflops, tolerance=tolerance)
+                    peak_gbps=peak_gbps, peak_tflops=peak_tflops, tolerance=tolerance,
+                    written_fraction=written_frac)
 
 
 def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[bool, str]:
@@ -151,7 +167,11 @@ def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[b
         return True, ("roofline check skipped: the reference also exceeds the measured peak, so "
                       "the byte/FLOP count is not a lower bound for this task")
     parts = []
-    if candidate.bw_fraction is not None and candidate.bw_fraction > 1 + candidate.tolerance:
+    if candidate.written_fraction is not None and candidate.written_fraction > 1 + candidate.tolerance:
+        parts.append(f"writing the outputs alone would take {candidate.written_fraction:.0%} of the measured "
+                     f"{candidate.peak_gbps:.0f} GB/s")
+    elif (candidate.written_fraction is None and candidate.bw_fraction is not None
+          and candidate.bw_fraction > 1 + candidate.tolerance):
         parts.append(f"{candidate.achieved_gbps:.0f} GB/s is {candidate.bw_fraction:.0%} of the "
                      f"measured {candidate.peak_gbps:.0f} GB/s")
     if candidate.flop_fraction is not None and candidate.flop_fraction > 1 + candidate.tolerance:

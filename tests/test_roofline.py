@@ -139,3 +139,21 @@ def test_compute_peak_by_dtype():
 def test_non_positive_time_is_an_error():
     with pytest.raises(ValueError):
         roofline(10, None, 0.0, **H200)
+
+
+def test_skipping_inputs_is_not_faster_than_physics_but_skipping_outputs_is():
+    """A causal softmax may skip the masked half of its input: 126 % of the peak counting every
+    input byte is legitimate as long as writing the outputs alone fits under the peak."""
+    n = 256 * 2**20  # 256 MiB in, 256 MiB out
+    masked = roofline(2 * n, None, 0.1023, **H200, written=n)
+    assert masked.bw_fraction > 1.2 and not masked.over_limit
+    assert plausible(masked) == (True, "")
+    cached = roofline(2 * n, None, 0.03, **H200, written=n)  # not even the outputs could be written
+    ok, reason = plausible(cached)
+    assert cached.over_limit and not ok and "writing the outputs alone" in reason
+
+
+def test_measure_work_counts_the_outputs_written():
+    x = torch.randn(64, 32)
+    work = measure_work(lambda t: t.softmax(-1), (x,))
+    assert work.written == x.numel() * 4 and work.bytes == 2 * x.numel() * 4

@@ -102,8 +102,9 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     cand_ms = results["candidate"].median_ms
     eager_ms = results["eager"].median_ms
     compile_ms = results["compile"].median_ms if "compile" in results else None
-    rl = roofline(work.bytes, work.flops, cand_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops)
-    ref_rl = roofline(work.bytes, work.flops, eager_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops)
+    rl = roofline(work.bytes, work.flops, cand_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops, written=work.written)
+    ref_rl = roofline(work.bytes, work.flops, eager_ms, peak_gbps=peak_gbps, peak_tflops=peak_tflops,
+                      written=work.written)
     ok, why = plausible(rl, ref_rl)
     timings = {
         "candidate_ms": cand_ms, "eager_ms": eager_ms, "compile_ms": compile_ms,
