@@ -70,7 +70,7 @@ def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, back
     if backend not in ("triton", "cuda", "cuda_inline"):
         return Precompiled("skipped")
     limit = timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
-    request = {"op": "precompile", "task_path": str(task_path), "candidate_path": str(Path(candidate).resolve()),
+    request = {"op": "precompile", "task_path": str(Path(task_path).resolve()), "candidate_path": str(Path(candidate).resolve()),
                "backend": backend, "size": size, "seed": seed or 0, "arch": gpu_arch() if device == "cuda" else 90,
                "build_inline": device == "cuda"}
     try:

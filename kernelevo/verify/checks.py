@@ -12,6 +12,7 @@ import random
 import time
 import traceback
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
@@ -20,7 +21,8 @@ from kernelevo.task import import_file, load_task_module
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.compare import compare_outputs, flatten_outputs
 from kernelevo.verify.opwatch import (LAUNCHES, OpRecorder, install_launch_counters, is_neutral, kernel_check,
-                                      library_op_check, needs_profile, profile_kernels, total_launches)
+                                      library_op_check, needs_profile, own_kernel_names, profile_kernels,
+                                      total_launches)
 
 
 class TaskProblem(Exception):
@@ -314,7 +316,9 @@ def run_verification(req: dict[str, Any]) -> dict[str, Any]:
         if lib.passed and session.device.type == "cuda" and needs_profile(req.get("backend"), session.ref_ops):
             t1 = time.perf_counter()
             with torch.no_grad():
-                kc = kernel_check(profile_kernels(lambda: session.new(*session.inputs(1))), session.ref_ops, allowed)
+                own = set(LAUNCHES.kernels) | own_kernel_names(Path(session.cand_path).read_text())
+                kc = kernel_check(profile_kernels(lambda: session.new(*session.inputs(1))), session.ref_ops, allowed,
+                                  own)
             checks.append(kc)
             phases["profile_s"] = round(time.perf_counter() - t1, 4)
             if req.get("backend") == "cuda_inline" and kc.passed:

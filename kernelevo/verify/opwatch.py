@@ -153,6 +153,8 @@ def _family(op: str) -> str:
 
 LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|gemm|cudnn|nvjet|splitK|Memcpy|Memset",
                             re.IGNORECASE)
+# vendor prefixes are library kernels even when a candidate gives its own kernel that name
+VENDOR_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|cudnn|nvjet", re.IGNORECASE)
 GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
 
 
@@ -166,10 +168,30 @@ def profile_kernels(run: Callable[[], Any]) -> list[str]:
     return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
-def kernel_check(names: list[str], ref_ops: set[str], allowed: list[str]) -> Check:
-    """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's."""
-    library = sorted({n for n in names if LIBRARY_KERNEL.search(n)})
-    custom = sorted({n for n in names if not LIBRARY_KERNEL.search(n)})
+_BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+_GLOBAL_FN = re.compile(r"__global__\s+" + _BOUNDS + r"void\s+" + _BOUNDS + r"(\w+)")
+
+
+def own_kernel_names(source: str) -> set[str]:
+    """`__global__` function names written in a candidate's CUDA source strings."""
+    return set(_GLOBAL_FN.findall(source))
+
+
+def _is_own(profiled: str, own: set[str]) -> bool:
+    """A profiler kernel name is one of the candidate's kernels: plain (Triton, extern "C"), demangled
+    ("void name<...>(...)"), or mangled ("_Z<len><name>...")."""
+    bare = re.sub(r"^void\s+", "", profiled)
+    return any(bare == n or bare.startswith((n + "(", n + "<")) or f"{len(n)}{n}" in profiled for n in own)
+
+
+def kernel_check(names: list[str], ref_ops: set[str], allowed: list[str], own: set[str] = frozenset()) -> Check:
+    """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's.
+
+    `own`: the candidate's kernel names (Triton launches, `__global__` functions in its source),
+    custom whatever they are called: a Triton kernel named `gemm_epilogue_kernel` is not cuBLAS.
+    """
+    library = sorted({n for n in names if VENDOR_KERNEL.search(n) or (LIBRARY_KERNEL.search(n) and not _is_own(n, own))})
+    custom = sorted({n for n in names if n not in library})
     gemm_ref = _family_of_any(ref_ops, "gemm") and "gemm" not in {_family(a) for a in allowed}
     gemm_used = [n for n in library if GEMM_KERNEL.search(n)]
     detail = {"custom_kernels": custom[:20], "library_kernels": library[:20]}
