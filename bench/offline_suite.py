@@ -73,6 +73,9 @@ def main() -> int:
                      "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                      "roofline_fraction": frac, "evaluations": len(cands),
                      "verified": sum(c["status"] == "verified" for c in cands), "proposed": result.status == "improved",
+                     "not_verified": [{"origin": c.get("origin"), "status": c["status"],
+                                       "reason": (c["verdict"].get("reason") or "")[:200]}
+                                      for c in cands if c["status"] != "verified"],
                      "elapsed_s": round(time.monotonic() - t0, 1)})
         print(f"done {task.stem}: {json.dumps(rows[-1])}", flush=True)
     dispatcher.close()

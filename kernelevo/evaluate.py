@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kernelevo.worker.pool import Worker
+from kernelevo.worker.pool import Worker, start_all
 
 
 class Evaluator:
@@ -31,14 +31,7 @@ class Evaluator:
 
     def warm(self) -> None:
         """Start both workers now, side by side (each imports torch; the run worker also warms up)."""
-        import threading
-
-        workers = [w for w in (self.runner, self.compiler) if isinstance(w, Worker) and not w.alive]
-        threads = [threading.Thread(target=w.start) for w in workers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        start_all([w for w in (self.runner, self.compiler) if isinstance(w, Worker)])
 
     def close(self) -> None:
         self.runner.close()

@@ -1,5 +1,6 @@
 """Worker processes: a hanging, crashing or printing candidate costs one verdict, never the caller."""
 import os
+from pathlib import Path
 import time
 
 import pytest
@@ -163,3 +164,30 @@ def test_worker_dies_with_its_engine(tmp_path):
     finally:
         if engine.poll() is None:
             engine.kill()
+
+
+def _my_workers() -> list[int]:
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == os.getpid() and b"kernelevo.worker.main" in cmd:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def test_a_warming_thread_and_a_request_start_one_process():
+    import threading
+
+    before = set(_my_workers())  # other tests' workers in this process (the session evaluator)
+    with Worker("cpu") as w:
+        threads = [threading.Thread(target=w.ensure_started) for _ in range(3)]
+        for t in threads:
+            t.start()
+        assert w.request({"op": "ping"}, 60)["pong"]
+        for t in threads:
+            t.join()
+        assert set(_my_workers()) - before == {w.proc.pid} and w.restarts == 0

@@ -207,6 +207,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kernelevo: skipped: {why}", file=sys.stderr)
     device = args.device or (None if args.cluster else ("cuda" if probe().has_gpu else "cpu"))
     dispatcher = _open_dispatcher(args, device, store)
+    if hasattr(dispatcher, "warm_in_background"):
+        dispatcher.warm_in_background()
     try:
         return _run_targets(args, targets, dispatcher, store, provider, printer)
     finally:

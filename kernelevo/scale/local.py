@@ -21,7 +21,7 @@ from kernelevo.scale import annotate, lost_worker
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskFile, read_task
 from kernelevo.verdict import Verdict
-from kernelevo.worker.pool import Worker
+from kernelevo.worker.pool import Worker, start_all
 
 RETIRE_AFTER = 3  # workers lost in a row before a slot is given up (a broken GPU)
 
@@ -133,6 +133,16 @@ class LocalDispatcher:
                      for k in range(n)]
         self.pool = SlotPool(slots)
 
+    def warm_in_background(self) -> None:
+        """Start the workers while the search prepares its first candidates (a GPU worker takes ~15 s)."""
+        def warm() -> None:
+            try:
+                self.warm()
+            except Exception:  # closed while starting, or a worker that cannot start: evaluate() reports it
+                pass
+
+        threading.Thread(target=warm, name="kernelevo-warm", daemon=True).start()
+
     @property
     def capacity(self) -> int:
         return self.pool.capacity
@@ -141,14 +151,8 @@ class LocalDispatcher:
         return self.pool.capacity_for(task.hash)
 
     def warm(self) -> None:
-        """Start every run worker and compile worker now, in parallel, instead of on first use."""
-        starts = [s.handle.runner.start for s in self.pool if not s.handle.runner.alive]
-        starts += [w.start for w in self.compile._workers if not w.alive]
-        threads = [threading.Thread(target=start) for start in starts]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        """Start every run worker and compile worker now, side by side, instead of on first use."""
+        start_all([s.handle.runner for s in self.pool] + list(self.compile._workers))
 
     def evaluate(self, task: str | Path | TaskFile, candidate: str | Path, seed: int | None = None, *,
                  size: str | None = None) -> Verdict:

@@ -87,6 +87,8 @@ def verify_candidate(
         limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
         own = evaluator is None
         ev = evaluator or Evaluator(device)
+        if own:
+            ev.warm()  # both workers start side by side
         try:
             if precompiled is None:
                 precompiled = precompile(ev.compiler, task_file.path, cand_path, static.backend, device=device,

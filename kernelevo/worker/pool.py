@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ class Worker:
         self.log_path: str | None = None
         self.requests_served = 0
         self.restarts = 0
+        self._start_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -72,6 +74,16 @@ class Worker:
         if hello.get("op") != "ready":
             self.kill()
             raise WorkerError("crash", f"worker did not start: {hello}")
+
+    def ensure_started(self) -> None:
+        """Start (or replace a dead) process; safe to call from a warming thread while a request waits."""
+        with self._start_lock:
+            if self.alive:
+                return
+            if self.proc is not None:
+                self.kill()
+                self.restarts += 1
+            self.start()
 
     @property
     def alive(self) -> bool:
@@ -112,11 +124,7 @@ class Worker:
     # -- requests --------------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; on a time-out or crash the worker is killed and WorkerError raised."""
-        if not self.alive:
-            if self.proc is not None:
-                self.kill()
-                self.restarts += 1
-            self.start()
+        self.ensure_started()
         assert self.proc and self.proc.stdin
         try:
             protocol.write(self.proc.stdin, message)
@@ -179,3 +187,22 @@ class Worker:
                 import msgpack
 
                 return msgpack.unpackb(buf[protocol.HEADER.size:need], raw=False, strict_map_key=False)
+
+
+def start_all(workers: list[Worker]) -> None:
+    """Start workers side by side (each pays its own torch import); raises the first failure."""
+    errors: list[BaseException] = []
+
+    def start(w: Worker) -> None:
+        try:
+            w.ensure_started()
+        except Exception as exc:  # reported below, from the caller's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=start, args=(w,)) for w in workers if not w.alive]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
