@@ -408,3 +408,28 @@ def test_spin_before_the_start_grows_until_the_host_launches_in_time():
         timer.measure(lambda i: None, 0)
     assert seen == [timing.MIN_DELAY_CYCLES, 2 * timing.MIN_DELAY_CYCLES, 4 * timing.MIN_DELAY_CYCLES,
                     4 * timing.MIN_DELAY_CYCLES]
+
+
+def test_a_sample_that_timed_the_host_is_taken_again():
+    """A busy host (the compile pool working ahead) can launch after the spin ran out: the device
+    then idles inside the timed window. Such a sample is dropped and taken again."""
+    state = {"starve": 2, "ran": False, "last": False}
+
+    def fn(i):
+        state["ran"] = True
+
+    def reached(ev):  # asked right after each call: was the device already past the start event?
+        state["last"] = state["ran"] and state["starve"] > 0
+        state["starve"] -= state["last"]
+        state["ran"] = False
+        return state["last"]
+
+    api = CudaApi(new_event=lambda: object(), record=lambda ev: None, wait_event=lambda ev: None,
+                  elapsed_ms=lambda a, b: 9.0 if state["last"] else 1.0, sync_device=lambda: None,
+                  properties=lambda d: SimpleNamespace(L2_cache_size=0), new_flush_buffer=lambda n, d: None,
+                  reached=reached)
+    timer = CudaTimer(0, api=api)
+    out = time_interleaved({"k": fn}, n_input_sets=1, timer=timer, warmup_ms=0, min_warmup_calls=0,
+                           min_runs=3, max_runs=3, graph_threshold_ms=0)["k"]
+    assert out.median_ms == 1.0 and out.n_samples == 3
+    assert timer.delay_cycles == 4 * timing.MIN_DELAY_CYCLES
