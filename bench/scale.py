@@ -73,7 +73,7 @@ def main() -> int:
     try:
         def warm(slot: Any) -> None:  # every task once on every worker, untimed
             for k in range(len(tasks)):
-                task, path = candidate(10_000 + k)
+                task, path = candidate(10_000 + 100 * slots.index(slot) + k)  # a file per worker: they run at once
                 v = verify_candidate(task, path, evaluator=slot.handle, device=device, seed=0)
                 if v.status != "verified":
                     raise SystemExit(f"warm-up on {slot.label}: {names[k]} is {v.status}: {v.reason}")
