@@ -27,6 +27,7 @@ class Precompiled:
     reason: str = ""
     kernels: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    log: str = ""                     # the compiler's whole message, for the model's feedback
 
     @property
     def conclusive(self) -> bool:
@@ -83,5 +84,19 @@ def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, back
         return Precompiled("partial", f"the compile worker crashed ({exc}); compiling on the GPU worker instead")
     if "error" in reply:
         return Precompiled("partial", f"compile worker: {reply['error']}")
-    return Precompiled(reply["status"], reply.get("reason", ""), list(reply.get("kernels", [])),
-                       float(reply.get("seconds", 0.0)))
+    reason, log = reply.get("reason", ""), ""
+    if reply["status"] == "compile_error":
+        reason, log = short_reason(reason), reason
+    return Precompiled(reply["status"], reason, list(reply.get("kernels", [])), float(reply.get("seconds", 0.0)), log)
+
+
+def short_reason(message: str) -> str:
+    """One line from a compiler's message: its last line (the error itself), with Triton's `at L:C` location."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    if not lines:
+        return "compile error"
+    head = lines[0].split(":", 1)[0] if ":" in lines[0] else ""
+    where = next((ln.rstrip(":") for ln in lines if ln.startswith("at ") and ln[3:4].isdigit()), "")
+    last = lines[-1]
+    text = last if last.startswith(head) or not head else f"{head}: {last}"
+    return (f"{text} ({where})" if where else text)[:400]

@@ -47,7 +47,8 @@ def test_compile_error_is_the_verdict_and_the_gpu_worker_is_never_used(caches, t
         v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False)
         assert ev.runner.proc is None, "a candidate that does not compile must not reach the run worker"
     assert v.status == "compile_error", v.reason
-    assert "arange" in v.reason
+    assert "arange" in v.reason and "\n" not in v.reason, "one line for the reason"
+    assert "tl.arange(0, 1000)" in v.log and "^" in v.log, "the compiler's pointer at the line, for the model"
     check = next(c for c in v.checks if c.name == "compiled_ahead")
     assert not check.passed
 

@@ -96,7 +96,7 @@ def verify_candidate(
             ahead = precompiled.check(gpu_arch() if device == "cuda" else 90)
             if precompiled.conclusive:
                 verdict = Verdict(precompiled.status, precompiled.reason, backend=static.backend,
-                                  checks=[*static.checks, ahead])
+                                  checks=[*static.checks, ahead], log=precompiled.log)
             else:
                 verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
                                        size, limit, seed, measure, precompiled.kernels)
