@@ -122,8 +122,11 @@ def test_graph_time_for_a_tiny_op():
     x = torch.randn(1024, device="cuda")
     out = time_interleaved({"tiny": lambda i: x + 1}, n_input_sets=1, **QUICK)["tiny"]
     assert out.graph_error is None, out.graph_error
-    assert out.graph_ms is not None and 0 < out.graph_ms < out.median_ms, out
-    assert out.overhead_ms > 0
+    # the spin before the start event keeps launch latency out of the eager figure, so graph replay
+    # (no launches at all) and the eager median agree to within launch-gap noise
+    assert out.graph_ms is not None and 0 < out.graph_ms < 2 * out.median_ms, out
+    assert out.median_ms < 0.02, out  # a 1024-element add: microseconds of kernel, not ~20 us of launch
+    assert out.overhead_ms >= 0
 
 
 def test_graph_time_rotates_input_sets():
