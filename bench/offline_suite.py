@@ -4,7 +4,8 @@
 
 Prints, per task: eager, torch.compile and the best offline kernel (ms), its speedups,
 roofline fraction and the evaluations used, then geometric means. A kernel is "proposed"
-only when it beats both baselines; otherwise the user keeps the better baseline.
+only when it beats both baselines beyond the timing noise; otherwise the user keeps the better
+baseline.
 Without a GPU it verifies only and says that speed was not measured.
 """
 from __future__ import annotations

@@ -95,3 +95,26 @@ def summarize(samples_ms: Sequence[float], *, confidence: float = 0.95, stop_rea
         ci_low_ms=lo, ci_high_ms=hi, rel_ci=relative_ci(xs, confidence), stop_reason=stop_reason,
         l2_flushed=l2_flushed, graph_error=graph_error,
     )
+
+
+def clearly_faster(timings: dict[str, Any]) -> tuple[bool, str]:
+    """Whether a timed verdict shows the candidate faster than eager and torch.compile beyond the
+    noise: its median's 95 % interval must lie below each baseline's. Returns (yes, why not)."""
+    se = timings.get("speedup_eager")
+    if se is None:
+        return False, "speed not measured"
+    detail = timings.get("detail") or {}
+    cand = detail.get("candidate") or {}
+    for name, label, speedup in (("eager", "eager PyTorch", se), ("compile", "torch.compile",
+                                                                  timings.get("speedup_compile"))):
+        if speedup is None:
+            continue
+        if speedup <= 1.0:
+            return False, f"not faster than {label} ({speedup:.2f}x)"
+        base = detail.get(name) or {}
+        high, low = cand.get("ci_high_ms"), base.get("ci_low_ms")
+        if high and low and high >= low:
+            return False, (f"{speedup:.2f}x vs {label} is within the timing noise (the 95 % intervals of the "
+                           f"medians overlap: {cand.get('ci_low_ms', 0):.4f}-{high:.4f} ms vs "
+                           f"{low:.4f}-{base.get('ci_high_ms', 0):.4f} ms)")
+    return True, ""

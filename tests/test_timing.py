@@ -433,3 +433,20 @@ def test_a_sample_that_timed_the_host_is_taken_again():
                            min_runs=3, max_runs=3, graph_threshold_ms=0)["k"]
     assert out.median_ms == 1.0 and out.n_samples == 3
     assert timer.delay_cycles == 4 * timing.MIN_DELAY_CYCLES
+
+
+def _timed(cand, eager, compile_):
+    detail = {name: {"median_ms": m, "ci_low_ms": lo, "ci_high_ms": hi}
+              for name, (m, lo, hi) in (("candidate", cand), ("eager", eager), ("compile", compile_))}
+    return {"speedup_eager": eager[0] / cand[0], "speedup_compile": compile_[0] / cand[0], "detail": detail}
+
+
+def test_a_speedup_inside_the_noise_is_not_an_improvement():
+    from kernelevo.timing_stats import clearly_faster
+
+    assert clearly_faster(_timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.120, 0.118, 0.122))) == (True, "")
+    ok, why = clearly_faster(_timed((0.100, 0.099, 0.102), (0.300, 0.29, 0.31), (0.101, 0.1005, 0.1015)))
+    assert not ok and "within the timing noise" in why and "torch.compile" in why
+    ok, why = clearly_faster(_timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.090, 0.089, 0.091)))
+    assert not ok and "not faster than torch.compile (0.90x)" in why
+    assert clearly_faster({}) == (False, "speed not measured")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.cli import UserError
+from kernelevo.timing_stats import clearly_faster
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -324,6 +325,7 @@ def _summary(task_path: Path, result: Any, device: str, elapsed: float,
             "tokens": result.usage.get("tokens", 0), "cost_usd": result.usage.get("cost_usd", 0.0),
             "candidates": result.counts, "iterations": result.iterations, "stop_reason": result.stop_reason,
             "speed_measured": bool(t), "elapsed_s": round(elapsed, 1), "gpu": where.get("gpu_name"),
+            "not_proposed": clearly_faster(t)[1] if t and result.status != "improved" else "",
             "worker": where.get("worker"), **({"target_id": origin["target_id"], "source_file": origin["source_file"]}
                                                if origin and origin.get("target_id") else {})}
 
@@ -338,7 +340,8 @@ def _format(s: dict[str, Any]) -> str:
     else:
         sc = s["best_speedup_compile"]
         lines.append(f"  best: candidate {s['best_candidate']} ({s['best_backend']}) "
-                     f"{s['best_speedup_eager']:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else ""))
+                     f"{s['best_speedup_eager']:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else "")
+                     + (f"; not proposed: {s['not_proposed']}" if s.get("not_proposed") else ""))
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s["candidates"].items())) or "none"
     lines.append(f"  candidates: {counts} · {s['tokens']:,} tokens · ${s['cost_usd']:.2f} · {s['elapsed_s']} s")
     return "\n".join(lines)
