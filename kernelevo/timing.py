@@ -8,8 +8,8 @@ candidate that monkey-patches `torch.cuda.synchronize`, `torch.cuda.Event` or
 Protocol per measured call on CUDA: flush L2 (unless rotating input sets already evicts it),
 queue a short spin kernel (so the device is still busy while the host launches the call's
 kernels: launch latency is not timed; when the device had passed the start event before the
-call returned, the spin doubles and the sample is taken again), record a start event, call, record an end event on the stream, synchronise the whole device,
-record a second end event. The stream time is what is reported (it agrees with do_bench);
+call returned, the spin doubles and the sample is taken again), record a start event, call,
+record an end event on the stream, synchronise the whole device, record a second end event. The stream time is what is reported (it agrees with do_bench);
 when the device-wide time exceeds it by more than an empty call's synchronisation gap,
 work escaped the stream (a side stream, a thread) and the device-wide figures are reported
 instead, flagged `escaped_stream`. Functions are warmed up, then timed round-robin in one
@@ -23,9 +23,9 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from kernelevo.timing_stats import Timing, median_ci, quantile, relative_ci, summarize  # noqa: F401  (public API)
-
 import torch
+
+from kernelevo.timing_stats import Timing, median_ci, quantile, relative_ci, summarize  # noqa: F401  (public API)
 
 # Captured at import, before untrusted code can patch them.
 _perf_counter = time.perf_counter
@@ -84,6 +84,7 @@ def flush_needed(l2_bytes: int, n_input_sets: int, input_set_bytes: int | None) 
 class Timer(Protocol):
     l2_flushed: bool
     last_synced_ms: float | None  # device-wide time of the last call, where the timer has one
+    last_starved: bool  # the last call timed the host's launch latency: take it again
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None: ...
     def measure(self, fn: Callable[[int], Any], index: int) -> float: ...
@@ -99,6 +100,7 @@ class HostTimer:
         self.clock = clock
         self.l2_flushed = False
         self.last_synced_ms: float | None = None
+        self.last_starved = False
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
         pass
@@ -191,11 +193,11 @@ class CudaTimer:
         api.delay(self.delay_cycles)  # the device is busy while the host launches the call's kernels
         api.record(start)
         fn(index)
+        api.record(end)
         starved = api.reached(start)  # the device idled waiting for the host: launch latency was timed
         self.last_starved = starved and self.delay_cycles < MAX_DELAY_CYCLES
         if self.last_starved:
             self.delay_cycles *= 2
-        api.record(end)
         api.sync_device()  # before the last end event: side-stream and other-thread work counts
         api.record(synced)
         api.wait_event(synced)
@@ -301,19 +303,16 @@ def time_interleaved(
     names = list(fns)
     calls = {name: 0 for name in names}
 
-    synced: dict[str, list[float]] = {name: [] for name in names}
-
-    def call(name: str) -> float:
+    def call(name: str) -> tuple[float, float | None]:
+        """(stream ms, device-wide ms or None) of one call."""
         index = calls[name] % n_input_sets
         calls[name] += 1
         ms = timer.measure(fns[name], index)
         for _ in range(RETAKES):  # a sample that timed the host (busy, e.g. compiling the next candidate)
-            if not getattr(timer, "last_starved", False):
+            if not timer.last_starved:
                 break
             ms = timer.measure(fns[name], index)
-        if getattr(timer, "last_synced_ms", None) is not None:
-            synced[name].append(timer.last_synced_ms)  # type: ignore[arg-type]
-        return ms
+        return ms, timer.last_synced_ms
 
     real_gpu = isinstance(timer, CudaTimer) and timer.api is REAL_CUDA
     device_ctx = torch.cuda.device(timer.device) if real_gpu else nullcontext()
@@ -331,17 +330,20 @@ def time_interleaved(
                 if rounds >= max_runs:
                     break
 
-            empty = [(timer.measure(_noop, 0), getattr(timer, "last_synced_ms", None)) for _ in range(10)]
+            empty = [(timer.measure(_noop, 0), timer.last_synced_ms) for _ in range(10)]
             overhead = quantile(sorted(e[0] for e in empty), 0.5)
             sync_gap = (quantile(sorted(e[1] for e in empty), 0.5) - overhead) if empty[0][1] is not None else 0.0
             samples: dict[str, list[float]] = {name: [] for name in names}
-            synced = {name: [] for name in names}
+            synced: dict[str, list[float]] = {name: [] for name in names}
             started = timer.now()
             reason = "max_runs"
             for r in range(max_runs):
                 k = r % len(names)
                 for name in names[k:] + names[:k]:
-                    samples[name].append(call(name))
+                    ms, whole_ms = call(name)
+                    samples[name].append(ms)
+                    if whole_ms is not None:
+                        synced[name].append(whole_ms)
                 if r + 1 >= min_runs and all(
                         relative_ci(s, confidence) <= target_rel_ci for s in samples.values()):
                     reason = "converged"
