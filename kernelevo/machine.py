@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 class Machine:
     gpus: list[str] = field(default_factory=list)
     driver: str = ""
+    arch: int | None = None  # the first GPU's compute capability as 90, 100... (None: unknown)
     nvcc: str = ""
     triton: str = ""
     torch: str = ""
@@ -34,12 +35,17 @@ def probe() -> Machine:
     m = Machine()
     if os.environ.get("KERNELEVO_FORCE_CPU") != "1" and shutil.which("nvidia-smi"):
         try:
-            out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                                 capture_output=True, text=True, timeout=20)
+            for fields in ("name,driver_version,compute_cap", "name,driver_version"):  # old drivers lack compute_cap
+                out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
+                                     capture_output=True, text=True, timeout=20)
+                if out.returncode == 0:
+                    break
             if out.returncode == 0:
-                rows = [r.split(",") for r in out.stdout.strip().splitlines() if r.strip()]
-                m.gpus = [r[0].strip() for r in rows]
-                m.driver = rows[0][1].strip() if rows and len(rows[0]) > 1 else ""
+                rows = [[c.strip() for c in r.split(",")] for r in out.stdout.strip().splitlines() if r.strip()]
+                m.gpus = [r[0] for r in rows]
+                m.driver = rows[0][1] if rows and len(rows[0]) > 1 else ""
+                major, _, minor = (rows[0][2] if rows and len(rows[0]) > 2 else "").partition(".")
+                m.arch = int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() else None
         except (OSError, subprocess.TimeoutExpired):
             pass
     nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "")

@@ -9,12 +9,11 @@ candidate never reaches the GPU.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from kernelevo.machine import probe
 from kernelevo.verdict import Check
 from kernelevo.worker.pool import WorkerError
 
@@ -28,32 +27,25 @@ class Precompiled:
     kernels: list[str] = field(default_factory=list)
     seconds: float = 0.0
     log: str = ""                     # the compiler's whole message, for the model's feedback
+    arch: int = 90                    # compiled for sm_<arch>
 
     @property
     def conclusive(self) -> bool:
         """True when the candidate must not go on to the GPU."""
         return self.status in ("compile_error", "timeout")
 
-    def check(self, arch: int) -> Check:
+    def check(self) -> Check:
         ok = not self.conclusive
-        message = {"compiled": f"compiled ahead for sm_{arch}: {', '.join(self.kernels) or 'no Triton launch'}",
+        message = {"compiled": f"compiled ahead for sm_{self.arch}: {', '.join(self.kernels) or 'no Triton launch'}",
                    "partial": f"partly compiled ahead ({', '.join(self.kernels) or 'nothing'}): {self.reason}",
                    "skipped": "not compiled ahead"}.get(self.status, self.reason)
         return Check("compiled_ahead", ok, message, {"kernels": self.kernels, "seconds": round(self.seconds, 3),
                                                      "status": self.status})
 
 
-@lru_cache(maxsize=1)
 def gpu_arch() -> int:
     """The compute capability of this machine's first GPU as 90, 100...; 90 (H100/H200) without one."""
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
-        first = out.stdout.split()[0] if out.returncode == 0 and out.stdout.split() else ""
-        major, minor = first.split(".")
-        return int(major) * 10 + int(minor)
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
-        return 90
+    return probe().arch or 90
 
 
 def arch_env(device: str) -> dict[str, str]:
@@ -68,11 +60,12 @@ def arch_env(device: str) -> dict[str, str]:
 def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, backend: str, *, device: str,
                size: str, seed: int | None = None, timeout: float | None = None) -> Precompiled:
     """Compile the candidate's kernels in `compiler` (a compile Worker or CompilePool)."""
+    arch = gpu_arch() if device == "cuda" else 90
     if backend not in ("triton", "cuda", "cuda_inline"):
-        return Precompiled("skipped")
+        return Precompiled("skipped", arch=arch)
     limit = timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
     request = {"op": "precompile", "task_path": str(Path(task_path).resolve()), "candidate_path": str(Path(candidate).resolve()),
-               "backend": backend, "size": size, "seed": seed or 0, "arch": gpu_arch() if device == "cuda" else 90,
+               "backend": backend, "size": size, "seed": seed or 0, "arch": arch,
                "build_inline": device == "cuda"}
     try:
         reply = compiler.request(request, limit)
@@ -80,14 +73,16 @@ def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, back
         if exc.kind == "timeout":
             return Precompiled("timeout", f"time limit of {limit:.0f} s reached while compiling ahead (importing the "
                                           "candidate, ModelNew() and forward on meta tensors); the compile worker "
-                                          "was stopped (infinite loop, hang, or a build that is too slow?)")
-        return Precompiled("partial", f"the compile worker crashed ({exc}); compiling on the GPU worker instead")
+                                          "was stopped (infinite loop, hang, or a build that is too slow?)", arch=arch)
+        return Precompiled("partial", f"the compile worker crashed ({exc}); compiling on the GPU worker instead",
+                           arch=arch)
     if "error" in reply:
-        return Precompiled("partial", f"compile worker: {reply['error']}")
+        return Precompiled("partial", f"compile worker: {reply['error']}", arch=arch)
     reason, log = reply.get("reason", ""), ""
     if reply["status"] == "compile_error":
         reason, log = short_reason(reason), reason
-    return Precompiled(reply["status"], reason, list(reply.get("kernels", [])), float(reply.get("seconds", 0.0)), log)
+    return Precompiled(reply["status"], reason, list(reply.get("kernels", [])), float(reply.get("seconds", 0.0)), log,
+                       arch)
 
 
 def short_reason(message: str) -> str:

@@ -16,7 +16,7 @@ from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.static import check_source
 from kernelevo.evaluate import Evaluator
-from kernelevo.precompile import Precompiled, gpu_arch, precompile
+from kernelevo.precompile import Precompiled, precompile
 from kernelevo.worker.pool import Worker, WorkerError
 
 VERIFIER_VERSION = "1"
@@ -93,7 +93,7 @@ def verify_candidate(
             if precompiled is None:
                 precompiled = precompile(ev.compiler, task_file.path, cand_path, static.backend, device=device,
                                          size=size, seed=seed, timeout=limit)
-            ahead = precompiled.check(gpu_arch() if device == "cuda" else 90)
+            ahead = precompiled.check()
             if precompiled.conclusive:
                 verdict = Verdict(precompiled.status, precompiled.reason, backend=static.backend,
                                   checks=[*static.checks, ahead], log=precompiled.log)
