@@ -151,10 +151,10 @@ def _family(op: str) -> str:
     return next((name for name, ops in OP_FAMILIES.items() if op in ops), op)
 
 
-LIBRARY_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|gemm|cudnn|nvjet|splitK|Memcpy|Memset",
-                            re.IGNORECASE)
+_VENDOR = r"at::native|at::cuda|void at::|cublas|cutlass|xmma|cudnn|nvjet"
 # vendor prefixes are library kernels even when a candidate gives its own kernel that name
-VENDOR_KERNEL = re.compile(r"at::native|at::cuda|void at::|cublas|cutlass|xmma|cudnn|nvjet", re.IGNORECASE)
+VENDOR_KERNEL = re.compile(_VENDOR, re.IGNORECASE)
+LIBRARY_KERNEL = re.compile(_VENDOR + r"|gemm|splitK|Memcpy|Memset", re.IGNORECASE)
 GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
 
 

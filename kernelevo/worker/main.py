@@ -6,6 +6,7 @@ Requests: {"op": "ping"}, {"op": "verify", ...} (see verify/checks.py), {"op": "
 """
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import traceback
@@ -25,10 +26,7 @@ def _handlers() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
 def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]) -> dict[str, Any]:
     """Run under cProfile and dump `<pid>-<n>-<op>.prof` into $KERNELEVO_WORKER_PROFILE (bench/profile_verdict.py)."""
     import cProfile
-    import itertools
 
-    global _PROFILE_COUNT
-    _PROFILE_COUNT = _PROFILE_COUNT or itertools.count(1)
     prof = cProfile.Profile()
     try:
         return prof.runcall(handler, request)
@@ -37,7 +35,7 @@ def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict
         prof.dump_stats(os.path.join(os.environ["KERNELEVO_WORKER_PROFILE"], name))
 
 
-_PROFILE_COUNT: Any = None
+_PROFILE_COUNT = itertools.count(1)
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -36,9 +36,9 @@ def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, st
         env.update({"TRITON_INTERPRET": "1", "KERNELEVO_CUDA_COMPILE_ONLY": "1", "CUDA_VISIBLE_DEVICES": ""})
     elif device == "compile":
         env.update({"KERNELEVO_CUDA_COMPILE_ONLY": "1", "CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "0"})
-    else:  # a GPU run worker: torch.compile's baseline compiles in-process, no pool of compile
-        env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1"))
-        # processes left busy on the host while the next candidate is timed
+    else:  # a GPU run worker: torch.compile's baseline compiles in-process, leaving no pool of compile
+        # processes busy on the host while the next candidate is timed
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
     src_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, os.environ.get("PYTHONPATH", "")) if p)
     env.update(extra or {})
