@@ -3,9 +3,7 @@
 # side by side, one per GPU). Logs go to $OUT (7 files). Usage: bash bench/gpu_final.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/kernelevo-out}; mkdir -p "$OUT" /tmp/kjson
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
-  && export PYTHONPATH="/tmp/site:$PYTHONPATH"
+source bench/gpu_env.sh  # carried wheels, PYTHONPATH
 nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/tests.log"
 on() { local gpu=$1 limit=$2 log=$3; shift 3; ( echo "### $* (GPU $gpu, $(date +%T))"; CUDA_VISIBLE_DEVICES=$gpu timeout "$limit" "$@" 2>&1; echo "### exit $? ($(date +%T))" ) >>"$OUT/$log"; }
 echo "phase A $(date +%T)"

@@ -3,9 +3,7 @@
 # then the multi-GPU dispatcher test on both.
 set -uo pipefail
 OUT=${OUT:-/tmp/kernelevo-out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
-  && export PYTHONPATH="/tmp/site:$PYTHONPATH"
+source bench/gpu_env.sh  # carried wheels, PYTHONPATH
 ( CUDA_VISIBLE_DEVICES=0 timeout 150 python3 -m pytest -v -rfE -m gpu -p no:cacheprovider --timeout 140 \
     tests/gpu/test_verify_gpu.py -k "inline" > "$OUT/inline.log" 2>&1 ) &
 ( cd /tmp && for i in 1 2; do CUDA_VISIBLE_DEVICES=1 timeout 60 python3 -m kernelevo verify "$OLDPWD/examples/softmax.py" \

@@ -4,11 +4,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/kernelevo-out}
 mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if ls .device-wheels/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
-    && export PYTHONPATH="/tmp/site:$PYTHONPATH"
-fi
+source bench/gpu_env.sh  # carried wheels, PYTHONPATH
 step() { echo "=== $1 ($(date +%T))"; }
 for s in "$@"; do
   case "$s" in
