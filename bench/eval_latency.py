@@ -75,6 +75,14 @@ def nonce_variant(source: str, nonce: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def write_variant(folder: Path, backend: str) -> Path:
+    """A fresh nonce variant of the backend's softmax candidate, as a file in `folder`."""
+    nonce = secrets.token_hex(8)
+    path = folder / f"{backend}_{nonce}.py"
+    path.write_text(nonce_variant(SOURCES[backend].read_text(), nonce))
+    return path
+
+
 class Run:
     """One Evaluator, verdicts split into verify and timing."""
 
@@ -86,10 +94,7 @@ class Run:
         self.rows: list[dict[str, Any]] = []
 
     def variant(self, backend: str) -> Path:
-        nonce = secrets.token_hex(8)
-        path = self.workdir / f"{backend}_{nonce}.py"
-        path.write_text(nonce_variant(SOURCES[backend].read_text(), nonce))
-        return path
+        return write_variant(self.workdir, backend)
 
     def verdict(self, backend: str, path: Path, kind: str, timeout: float | None = None) -> dict[str, Any]:
         from kernelevo.verify import verify_candidate
@@ -190,12 +195,7 @@ def pipelined_queue(device: str, work: Path, n: int) -> dict[str, Any]:
         d.warm()
         for backend in ("triton", "cuda"):
             d.evaluate(TASK, SOURCES[backend])
-        paths = []
-        for i in range(n):
-            backend = "triton" if i % 2 == 0 else "cuda"
-            nonce = secrets.token_hex(8)
-            paths.append(work / f"{backend}_p{nonce}.py")
-            paths[-1].write_text(nonce_variant(SOURCES[backend].read_text(), nonce))
+        paths = [write_variant(work, "triton" if i % 2 == 0 else "cuda") for i in range(n)]
         t0 = time.perf_counter()
         with ThreadPoolExecutor(d.capacity + 2) as pool:
             verdicts = list(pool.map(lambda p: d.evaluate(TASK, p), paths))

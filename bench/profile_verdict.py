@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from eval_latency import SOURCES, fresh_caches, nonce_variant  # noqa: E402
+from eval_latency import fresh_caches, write_variant  # noqa: E402
 
 
 def main() -> int:
@@ -48,8 +48,7 @@ def main() -> int:
     with Evaluator(device) as ev:
         for kind, backend, name in plan:
             if name not in paths:
-                paths[name] = root / f"{backend}_{name}.py"
-                paths[name].write_text(nonce_variant(SOURCES[backend].read_text(), f"{name}{time.time_ns()}"))
+                paths[name] = write_variant(root, backend)
             before = set(prof_dir.iterdir())
             t0 = time.perf_counter()
             v = verify_candidate(args.task, paths[name], evaluator=ev, device=device, use_cache=False)
