@@ -14,6 +14,14 @@ SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
 
 
+def hang_candidate(folder):
+    """The good softmax candidate with a forward that never returns."""
+    cand = folder / "hang.py"
+    cand.write_text(GOOD.read_text().replace(
+        "def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    return cand
+
+
 def _candidate(tmp_path, body: str, name: str = "cand.py"):
     src = GOOD.read_text() + "\n\n" + body
     p = tmp_path / name
@@ -45,8 +53,7 @@ def test_candidate_reading_key_sees_nothing(tmp_path, monkeypatch):
 
 
 def test_hanging_candidate_stopped_within_limit(tmp_path):
-    cand = tmp_path / "hang.py"
-    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    cand = hang_candidate(tmp_path)
     with Worker("cpu") as w:
         w.start()
         t0 = time.monotonic()
@@ -61,8 +68,7 @@ def test_hanging_candidate_stopped_within_limit(tmp_path):
 
 
 def test_hang_gives_timeout_verdict(tmp_path):
-    cand = tmp_path / "hang.py"
-    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    cand = hang_candidate(tmp_path)
     t0 = time.monotonic()
     v = verify_candidate(SOFTMAX, cand, device="cpu", timeout=5)
     assert v.status == "timeout" and "time limit" in v.reason
@@ -142,9 +148,7 @@ def test_worker_dies_with_its_engine(tmp_path):
 
     from support import ROOT
 
-    hang = tmp_path / "hang.py"
-    hang.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n"
-                                             "            pass\n\n    def _unused(self, x", 1))
+    hang = hang_candidate(tmp_path)
     request = {"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(hang), "device": "cpu", "size": "small"}
     code = ("from kernelevo.worker import protocol\nfrom kernelevo.worker.pool import Worker\nw = Worker('cpu')\n"
             f"w.start()\nprotocol.write(w.proc.stdin, {request!r})\n"
