@@ -15,6 +15,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from kernelevo.targets.model import Target
+
 logger = logging.getLogger(__name__)
 
 WORKER_COMMAND = [sys.executable, "-m", "server.analysis_worker"]
@@ -23,26 +25,10 @@ WORKER_TIMEOUT_S = 30.0
 
 
 @dataclass
-class TargetInfo:
-    """The server's copy of a `kernelevo.targets.detect.Target` (see docs/PROTOCOLS.md)."""
+class TargetInfo(Target):
+    """A detected target as the server keeps it between analyses (see docs/PROTOCOLS.md)."""
 
-    id: str
-    kind: str
-    name: str
-    qualname: str
-    path: str
-    start_line: int
-    start_col: int
-    end_line: int
-    end_col: int
-    ops: list[str] = field(default_factory=list)
-    source_hash: str = ""
     edited: bool = False  # its text changed since the last analysis: source_hash is stale
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TargetInfo":
-        known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in known})
 
     def contains_line(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line
