@@ -53,12 +53,9 @@ def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: fl
         t0 = time.perf_counter()
         with Worker("cuda") as worker:
             for task, cand in kernels:
-                reply = worker.request({"op": "measure", "task_path": str(EXAMPLES / f"{task}.py"),
-                                        "candidate_path": str(CAND / task / f"{cand}.py"), "size": "default",
-                                        "seed": 0, "compile_mode": None, "max_time_s": max_time_s}, 300.0)
-                if "error" in reply:
-                    raise SystemExit(f"measure failed for {task}/{cand}: {reply['error']}\n{reply.get('traceback', '')}")
-                t = reply["timings"]
+                t, again = (_measure(worker, task, cand, max_time_s) for _ in range(2))
+                print(f"    {task}/{cand}: {t['candidate_ms']:.4f} ms, again {again['candidate_ms']:.4f} ms "
+                      f"(eager {t['eager_ms']:.4f}, {again['eager_ms']:.4f})", flush=True)
                 d = t["detail"]["candidate"]
                 entry = per[f"{task}/{cand}"]
                 entry["candidate"].append(t["candidate_ms"])
@@ -66,7 +63,8 @@ def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: fl
                 entry["runs"].append({"worker": w, "candidate_ms": t["candidate_ms"], "eager_ms": t["eager_ms"],
                                       "spread_in_run": d["spread"], "n_samples": d["n_samples"],
                                       "stop_reason": d["stop_reason"], "l2_flushed": d["l2_flushed"],
-                                      "graph_ms": d["graph_ms"]})
+                                      "graph_ms": d["graph_ms"], "again_ms": again["candidate_ms"],
+                                      "again_eager_ms": again["eager_ms"]})
             pid = worker.proc.pid if worker.proc else None
         print(f"  worker {w + 1}/{n_workers} (pid {pid}) done in {time.perf_counter() - t0:.1f} s", flush=True)
     for entry in per.values():
@@ -74,6 +72,15 @@ def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: fl
         entry["eager_spread"] = spread(entry["eager"])
         entry["median_ms"] = statistics.median(entry["candidate"])
     return per
+
+
+def _measure(worker: Any, task: str, cand: str, max_time_s: float) -> dict[str, Any]:
+    reply = worker.request({"op": "measure", "task_path": str(EXAMPLES / f"{task}.py"),
+                            "candidate_path": str(CAND / task / f"{cand}.py"), "size": "default",
+                            "seed": 0, "compile_mode": None, "max_time_s": max_time_s}, 300.0)
+    if "error" in reply:
+        raise SystemExit(f"measure failed for {task}/{cand}: {reply['error']}\n{reply.get('traceback', '')}")
+    return reply["timings"]
 
 
 def agreement(kernels: list[tuple[str, str]], max_time_s: float, device_name: str = "cuda",

@@ -10,14 +10,14 @@ import json
 import os
 import tempfile
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
 from kernelevo.device_info import device_info
+from kernelevo.precision import fp32_matmul
 
 CACHE_FILE = "device_peaks.json"
 
@@ -97,29 +97,8 @@ def measure_copy_gbps(device: int, nbytes: int, reps: int) -> float:
     return 2 * nbytes / (ms / 1e3) / 1e9
 
 
-@contextmanager
-def no_tf32() -> Iterator[None]:
-    """float32 GEMMs in full precision; restores the caller's setting (new API where it exists:
-    mixing it with the legacy `allow_tf32` flag makes torch raise on later reads)."""
-    m = torch.backends.cuda.matmul
-    if hasattr(m, "fp32_precision"):
-        old = m.fp32_precision
-        m.fp32_precision = "ieee"
-        try:
-            yield
-        finally:
-            m.fp32_precision = old
-    else:
-        old_allow = m.allow_tf32
-        m.allow_tf32 = False
-        try:
-            yield
-        finally:
-            m.allow_tf32 = old_allow
-
-
 def measure_gemm_tflops(device: int, n: int, dtype: torch.dtype, reps: int) -> float:
-    with no_tf32():
+    with fp32_matmul(tf32=False):
         a = torch.randn(n, n, dtype=dtype, device=f"cuda:{device}")
         b = torch.randn(n, n, dtype=dtype, device=f"cuda:{device}")
         c = torch.empty(n, n, dtype=dtype, device=f"cuda:{device}")

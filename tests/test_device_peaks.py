@@ -84,8 +84,13 @@ def test_no_peaks_without_cuda(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-def test_no_tf32_restores_setting():
+def test_fp32_matmul_sets_and_restores_precision():
+    from kernelevo.precision import fp32_matmul
+
     before = torch.backends.cuda.matmul.fp32_precision
-    with dp.no_tf32():
+    with fp32_matmul(tf32=False):
+        assert torch.backends.cuda.matmul.fp32_precision == "ieee"
+        with fp32_matmul(tf32=True):
+            assert torch.backends.cuda.matmul.fp32_precision == "tf32"
         assert torch.backends.cuda.matmul.fp32_precision == "ieee"
     assert torch.backends.cuda.matmul.fp32_precision == before

@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from kernelevo.precision import fp32_matmul, task_allows_tf32
 from kernelevo.task import import_file, load_task_module
 from kernelevo.verify.checks import to_device
 from kernelevo.worker.sandbox import TrustedThreads
@@ -66,7 +67,8 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
 
     fns: dict[str, Any] = {}
-    with torch.no_grad():
+    tf32 = task_allows_tf32(task)
+    with torch.no_grad(), fp32_matmul(tf32):
         fns["eager"] = lambda i: ref(*sets[i])
         fns["candidate"] = lambda i: new(*sets[i])
         mode = req.get("compile_mode", "default")
@@ -97,7 +99,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     lap("peaks_s")
     peak_gbps = peaks.copy_gbps if peaks else None
     # A task that accepts TF32 (ALLOW_TF32 = True) is bounded by the tensor cores, not the fp32 pipes.
-    peak_tflops = compute_peak_tflops(peaks, "bfloat16" if task.__dict__.get("ALLOW_TF32") and work.dtype == "float32"
+    peak_tflops = compute_peak_tflops(peaks, "bfloat16" if tf32 and work.dtype == "float32"
                                       else work.dtype)
     cand_ms = results["candidate"].median_ms
     eager_ms = results["eager"].median_ms
@@ -112,6 +114,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
         "speedup_compile": (compile_ms / cand_ms if compile_ms else None) if ok else None,
         "detail": {k: v.to_dict() for k, v in results.items()}, "compile_mode": mode, "compile_error": compile_error,
         "n_input_sets": N_INPUT_SETS, "measure_s": elapsed, "phases": phases,
+        "fp32_matmul": "tf32" if tf32 else "ieee",
     }
     if not ok:
         timings["implausible"] = why

@@ -84,6 +84,9 @@ def test_triton_candidate_verified_and_timed(task, evaluator):
     assert v.backend == "triton" and v.kernel_launches > 0
     assert v.device.get("type") == "cuda" and not v.device.get("triton_interpreter"), v.device
     assert_timed(v, task)
+    # A task that accepts TF32 has its baselines timed with it: the speedup is the kernel's, not the precision's.
+    allows = "ALLOW_TF32 = True" in (EXAMPLES / f"{task}.py").read_text()
+    assert v.timings["fp32_matmul"] == ("tf32" if allows else "ieee"), v.timings
 
 
 def test_cuda_fast_path_verified_and_timed(evaluator):

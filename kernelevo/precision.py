@@ -1,0 +1,37 @@
+"""float32 matrix-product precision, set for a block and restored after.
+
+A task that declares `ALLOW_TF32 = True` accepts TF32 products; its eager and torch.compile
+baselines then run with TF32 too, so a candidate's speedup comes from the kernel and not from
+a precision the user could have switched on with one line. Peak measurements run without it.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+import torch
+
+
+@contextmanager
+def fp32_matmul(tf32: bool) -> Iterator[None]:
+    """Uses the `fp32_precision` API where torch has it: mixing it with the legacy
+    `allow_tf32` flag makes torch raise on later reads."""
+    m = torch.backends.cuda.matmul
+    if hasattr(m, "fp32_precision"):
+        old = m.fp32_precision
+        m.fp32_precision = "tf32" if tf32 else "ieee"
+        try:
+            yield
+        finally:
+            m.fp32_precision = old
+    else:
+        old_allow = m.allow_tf32
+        m.allow_tf32 = tf32
+        try:
+            yield
+        finally:
+            m.allow_tf32 = old_allow
+
+
+def task_allows_tf32(task: object) -> bool:
+    return bool(getattr(task, "ALLOW_TF32", False))
