@@ -4,6 +4,7 @@
 #   bash bench/gpu_acceptance.sh 1   one H200: offline suite, timing fidelity, then the timing tests, each alone
 #   bash bench/gpu_acceptance.sh 2   one H200: the other GPU tests in three shards side by side (verdicts only
 #                                    compare a kernel with the baselines timed in the same shard), then faults.py
+#   bash bench/gpu_acceptance.sh 4   one H200: after fixes, the offline suite again and the tests 1 and 2 left failing or unrun
 #   bash bench/gpu_acceptance.sh 3   two or more GPUs: the multi-GPU tests and bench/scale.py
 set -uo pipefail
 OUT=${OUT:-/tmp/kernelevo-out}
@@ -43,6 +44,23 @@ case "${1:-1}" in
   grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20
   echo "=== faults ($(date +%T))"
   timeout 150 python3 bench/faults.py --quick --out "$OUT/faults.json" > "$OUT/faults.txt" 2>&1; tail -12 "$OUT/faults.txt"
+  ;;
+4)
+  echo "=== offline suite ($(date +%T))"; clocks suite
+  timeout 320 python3 bench/offline_suite.py --tune-evals 6 --out "$OUT/offline_suite.json" > "$OUT/offline_suite.txt" 2>&1
+  echo "offline_suite rc=$?"; reap; pkill -f "nvidia-smi --query-gpu"
+  grep -vE "^done |^\s*$" "$OUT/offline_suite.txt" | tail -12
+  echo "=== timing tests ($(date +%T))"
+  timeout 60 $PYT -m gpu --timeout 50 tests/gpu/test_timing_gpu.py > "$OUT/gputests_timing.log" 2>&1
+  summary "$OUT/gputests_timing.log"
+  echo "=== the tests call 2 did not reach ($(date +%T))"
+  left=$(( DEADLINE - $(date +%s) ))
+  timeout $left $PYT -m gpu --timeout 200 tests/gpu/test_cuda_gpu.py -k load_inline_real_build > "$OUT/gputests_inline.log" 2>&1 &
+  timeout $left $PYT -m gpu --timeout 200 tests/test_offline_inductor.py tests/test_offline_templates.py \
+    > "$OUT/gputests_offline.log" 2>&1 &
+  wait; reap
+  for f in inline offline; do summary "$OUT/gputests_$f.log"; done
+  grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20
   ;;
 3)
   echo "=== multi-GPU ($(date +%T))"

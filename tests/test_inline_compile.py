@@ -198,6 +198,7 @@ def test_build_folder_is_distinct_per_content(guard):
 
     k0 = key()
     assert k0 == key(verbose=True, build_directory="/somewhere/else")
+    assert k0 == key(extra_cflags=[""], extra_ldflags=[], extra_cuda_cflags=None)
     others = [key(cuda_sources="__global__ void k2() {}"), key(cpp_sources="int g();"), key(name="e2"),
               key(extra_cuda_cflags=["-O3"]), key(extra_cflags=["-O2"]), key(functions=["f", "g"]),
               key(extra_ldflags=["-lcublas"])]

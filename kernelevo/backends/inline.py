@@ -101,6 +101,9 @@ def _bind(args: tuple, kwargs: dict) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
+_FLAG_LISTS = ("extra_cflags", "extra_cuda_cflags", "extra_ldflags", "extra_include_paths")
+
+
 def build_key(arguments: dict[str, Any]) -> str:
     """Hash of all that shapes the built binary; equal keys may share one build folder."""
     import torch
@@ -108,6 +111,8 @@ def build_key(arguments: dict[str, Any]) -> str:
     parts = {k: v for k, v in arguments.items() if k not in ("build_directory", "verbose", "keep_intermediates")}
     parts["cpp_sources"] = as_list(parts.get("cpp_sources"))
     parts["cuda_sources"] = as_list(parts.get("cuda_sources"))
+    for k in _FLAG_LISTS:  # None, [] and [""] all build the same binary
+        parts[k] = [f for f in as_list(parts.get(k)) if f]
     env = {
         "format": _FORMAT, "torch": torch.__version__, "torch_cuda": getattr(torch.version, "cuda", None),
         "python": list(sys.version_info[:2]), "platform": sys.platform,

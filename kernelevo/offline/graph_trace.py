@@ -50,7 +50,8 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
 
     module = load_task_module(task_path, size=size)
     torch.manual_seed(0)
-    model = module.Model(*module.get_init_inputs()).eval()
+    init_inputs = list(module.get_init_inputs())
+    model = module.Model(*init_inputs).eval()
     inputs = list(module.get_inputs())
     from kernelevo.offline.skeleton import state_entries
 
@@ -94,10 +95,26 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
         "state": [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": kind == "param"}
                   for n, t, kind in state],
         "init_params": signature_text(type(model).__init__),
+        "init_ints": init_ints(type(model).__init__, init_inputs),
         "forward_params": signature_text(type(model).forward),
         "tolerance": getattr(module, "TOLERANCE", None),
         "library_ops": list(getattr(module, "ALLOWED_LIBRARY_OPS", []) or []),
     }
+
+
+def init_ints(init: Any, values: list[Any]) -> dict[str, int]:
+    """Model's integer constructor arguments by name: a parameter's shape is written in their terms,
+    so a candidate traced at the SMALL size still fits Model built at any other."""
+    import inspect
+
+    try:
+        bound = inspect.signature(init).bind(None, *values)
+    except TypeError:
+        return {}
+    bound.apply_defaults()
+    kinds = inspect.signature(init).parameters
+    return {k: v for k, v in list(bound.arguments.items())[1:]
+            if type(v) is int and kinds[k].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
 
 
 DEFAULT_TOL = {"torch.float64": (1e-7, 1e-7), "torch.float32": (1e-4, 1e-4), "torch.float16": (1e-2, 1e-2),

@@ -65,12 +65,24 @@ def forward_names(forward_params: list[str], count: int) -> list[str]:
     return names[:count]
 
 
+def shape_text(shape: list[int], init_ints: dict[str, int] | None) -> str:
+    """A state shape as source: each size that equals exactly one integer constructor argument is
+    written as that argument's name (nn.Linear(in_features, out_features) -> (out_features,
+    in_features)), other sizes as numbers."""
+    dims = []
+    for d in shape:
+        names = [k for k, v in (init_ints or {}).items() if v == d]
+        dims.append(names[0] if len(names) == 1 else str(d))
+    return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+
+
 def model_class(init_params: list[str], forward_params: list[str], state: list[dict[str, Any]],
-                forward_body: list[str]) -> str:
+                forward_body: list[str], init_ints: dict[str, int] | None = None) -> str:
     """`class ModelNew` with Model's signatures; forward_body lines are indented here."""
     init = ["        super().__init__()"]
     for s in state:
-        init.append(f"        _state(self, {s['name']!r}, {tuple(s['shape'])!r}, {s['dtype']}, {s['parameter']})")
+        shape = shape_text(s["shape"], init_ints)
+        init.append(f"        _state(self, {s['name']!r}, {shape}, {s['dtype']}, {s['parameter']})")
     return ("\n\nclass ModelNew(nn.Module):\n"
             f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
             f"    def forward({', '.join(['self'] + forward_params)}):\n"

@@ -295,7 +295,8 @@ def value_of(data: dict[str, Any], placeholder: dict[str, Any]) -> str:
 
 
 def model_class(data: dict[str, Any], forward_body: list[str]) -> str:
-    return skeleton_model_class(data["init_params"], data["forward_params"], data["state"], forward_body)
+    return skeleton_model_class(data["init_params"], data["forward_params"], data["state"], forward_body,
+                                data.get("init_ints"))
 
 
 def indent(lines: list[str], spaces: int) -> str:
