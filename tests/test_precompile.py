@@ -82,3 +82,20 @@ def test_dispatcher_compiles_before_taking_a_slot(caches, tmp_path):
         v = d.evaluate(SOFTMAX, cand)
         assert all(s.handle.runner.proc is None for s in d.pool), "no run worker started for a compile error"
     assert v.status == "compile_error"
+
+
+def test_kernel_needing_more_shared_memory_than_the_arch_has_stops_ahead(caches, tmp_path):
+    """On the H200 such a candidate failed at its first launch, after taking a GPU slot."""
+    gemm = CANDIDATES / "gemm_bias_relu" / "triton_ok.py"
+    small_tiles = "BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages = 32, 32, 32, 4, 2"
+    assert small_tiles in gemm.read_text()
+    cand = tmp_path / "huge_tiles.py"  # 2 x 256 x 128 fp32 operands x 4 stages: ~1 MiB, the limit 227 KiB
+    cand.write_text(gemm.read_text().replace(small_tiles, "BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages = "
+                                                          "256, 256, 128, 8, 4"))
+    with Worker("compile") as w:
+        ahead = precompile(w, EXAMPLES / "gemm_bias_relu.py", cand, "triton", device="cpu", size="small")
+    assert ahead.status == "compile_error", (ahead.status, ahead.reason)
+    assert "shared memory" in ahead.reason and "232448" in ahead.reason, ahead.reason
+    with Worker("compile") as w:
+        fits = precompile(w, EXAMPLES / "gemm_bias_relu.py", gemm, "triton", device="cpu", size="small")
+    assert fits.status == "compiled", fits.reason

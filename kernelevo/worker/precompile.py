@@ -18,7 +18,12 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-COMPILE_ERRORS = ("CompilationError", "CudaCompileError", "CompileTimeAssertionFailure")
+COMPILE_ERRORS = ("CompilationError", "CudaCompileError", "CompileTimeAssertionFailure", "OutOfResources")
+
+# Shared memory one block may opt into, by compute capability (CUDA programming guide): a kernel
+# compiled to need more fails at its first launch, so it is found here instead of on the GPU.
+SHARED_MEMORY_PER_BLOCK = {70: 98304, 72: 49152, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376,
+                           90: 232448, 100: 232448, 103: 232448, 120: 101376}
 
 
 class _CompileOnlyDriver:
@@ -52,17 +57,24 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
     from triton.runtime.jit import JITFunction
 
     original, original_tuned = JITFunction.run, Autotuner.run
+    tuning = [False]
 
     def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         kernel = original(self, *args, grid=grid, warmup=True, **kwargs)
         compiled.append(getattr(self, "__name__", "kernel"))
+        if not tuning[0]:  # the autotuner itself skips a configuration that does not fit
+            check_shared_memory(kernel, arch)
         _build_launcher(kernel)
         return kernel
 
     def run_tuned(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         """Every configuration compiles (the run worker's autotuner will try them all)."""
-        for config in self.configs:
-            self.fn.run(*args, grid=grid, warmup=True, **{**kwargs, **config.all_kwargs()})
+        tuning[0] = True
+        try:
+            for config in self.configs:
+                self.fn.run(*args, grid=grid, warmup=True, **{**kwargs, **config.all_kwargs()})
+        finally:
+            tuning[0] = False
 
     previous = driver._active
     driver.set_active(_CompileOnlyDriver(arch))  # type: ignore[arg-type]
@@ -72,6 +84,16 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
     finally:
         JITFunction.run, Autotuner.run = original, original_tuned  # type: ignore[method-assign]
         driver._active = previous
+
+
+def check_shared_memory(kernel: Any, arch: int) -> None:
+    """Raises Triton's own OutOfResources, worded as the GPU would, for a kernel too big for the arch."""
+    from triton.runtime.errors import OutOfResources
+
+    need = int(getattr(getattr(kernel, "metadata", None), "shared", 0) or 0)
+    limit = SHARED_MEMORY_PER_BLOCK.get(arch)
+    if limit is not None and need > limit:
+        raise OutOfResources(need, limit, "shared memory")
 
 
 def _build_launcher(kernel: Any) -> None:
