@@ -175,6 +175,30 @@ def test_tune_is_deterministic_for_a_seed_and_skips_invalid_configs() -> None:
     assert runs[0].best_time is not None
 
 
+def test_configurations_refused_before_the_gpu_cost_no_evaluation() -> None:
+    from kernelevo.offline.tune import REJECTED_AHEAD
+
+    gpu_runs: list[int] = []
+
+    def evaluate(source: str):
+        values = {t.name.split("@")[0]: t.value for t in find_tunables(source)}
+        block, warps = values["scale_kernel.BLOCK_SIZE"], values["scale_kernel.num_warps"]
+        if block >= 256:  # e.g. tiles beyond the shared memory: refused by the compile pool
+            return REJECTED_AHEAD
+        gpu_runs.append(block)
+        return 1.0 + abs(math.log2(block) - 7) + abs(math.log2(warps) - 2)
+
+    two = [t for t in find_tunables(TRITON_SOURCE) if t.name.startswith(("scale_kernel.BLOCK", "scale_kernel.num_w"))]
+    result = tune(TRITON_SOURCE, evaluate, budget_evals=20, seed=5, tunables=two)  # 35 configurations, 10 refused
+    refused = [t for t in result.history if t.label == "rejected ahead"]
+    assert refused and len(gpu_runs) == 20, (len(refused), len(gpu_runs))
+    assert len(refused) <= 2 * 20, "refusals are free only up to a cap"
+    assert {k.split("@")[0]: v for k, v in result.best_config.items()}["scale_kernel.BLOCK_SIZE"] == 128
+
+    always = tune(TRITON_SOURCE, lambda s: REJECTED_AHEAD, budget_evals=5, seed=0)
+    assert always.best_time is None and len(always.history) == 5 + 2 * 5, "the search still ends"
+
+
 def test_tune_enumerates_a_space_smaller_than_the_budget() -> None:
     source = "x = 1\n"
     assert tune(source, lambda s: 1.0, budget_evals=5, seed=0).best_source == source

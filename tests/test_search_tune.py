@@ -51,6 +51,27 @@ def test_tuning_improves_the_seed_and_is_honest(tmp_path):
     assert sum(r["origin"] == "tune" for r in rows) <= 24
 
 
+def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
+    from kernelevo.verdict import Check
+
+    def gpu_with_a_shared_memory_limit(path, seed):
+        if int(re.search(r"BLOCK_SIZE=(\d+)", path.read_text()).group(1)) >= 512:
+            return Verdict("compile_error", "OutOfResources: out of resource: shared memory", backend="triton",
+                           checks=[Check("compiled_ahead", False, "did not compile")])
+        return fake_gpu(path, seed)
+
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=12, tune_top=1, seed=3)
+    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store, evaluate=gpu_with_a_shared_memory_limit,
+                    seeds=[("template:copy", SEED)])
+    result = asyncio.run(search.run())
+    rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
+    refused = [r for r in rows if r["status"] == "compile_error"]
+    assert refused, "the tuner tried tiles beyond the limit"
+    assert len(rows) - len(refused) == 12, "the whole budget went to configurations that ran"
+    assert "BLOCK_SIZE=256" in result.best.source
+
+
 def test_no_tuning_without_measured_times(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     cfg = SearchConfig(provider="offline", device="cpu", tune_evals=8)

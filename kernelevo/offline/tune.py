@@ -7,6 +7,8 @@ must verify correctness as well as time: a configuration it rejects (None) is sk
 which is how invalid tiles (a row that no longer fits one block) drop out. The best
 configuration is written into the source as literals, so the result needs no
 autotuning at run time. Deterministic for a seed (given a deterministic `evaluate`).
+`evaluate` returns REJECTED_AHEAD for a configuration refused before it reached a GPU
+(a compile error, tiles beyond the shared memory): those cost no evaluation, up to a cap.
 """
 from __future__ import annotations
 
@@ -18,7 +20,18 @@ from typing import Callable
 
 from kernelevo.offline.tunables import Tunable, apply_config, autotune_variants, find_tunables
 
-__all__ = ["Trial", "TuneResult", "find_tunables", "tune"]
+__all__ = ["REJECTED_AHEAD", "Trial", "TuneResult", "find_tunables", "tune"]
+
+
+class RejectedAhead:
+    """The type of REJECTED_AHEAD."""
+
+    def __repr__(self) -> str:
+        return "REJECTED_AHEAD"
+
+
+REJECTED_AHEAD = RejectedAhead()
+FREE_REJECTS_PER_EVAL = 2  # at most this many refusals before the GPU per evaluation of the budget
 
 
 @dataclass
@@ -55,7 +68,7 @@ def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random
     return tuple(child)
 
 
-def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: int, seed: int = 0,
+def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *, budget_evals: int, seed: int = 0,
          tunables: list[Tunable] | None = None, recheck: int = 0) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
@@ -65,6 +78,11 @@ def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: 
     """
     rng = random.Random(seed)
     history: list[Trial] = []
+    free = FREE_REJECTS_PER_EVAL * budget_evals
+
+    def timed(text: str) -> float | None:
+        t = evaluate(text)
+        return None if isinstance(t, RejectedAhead) else t
     recheck = max(0, min(recheck, budget_evals // 2))
     budget = max(0, budget_evals - recheck)
     note = ""
@@ -76,7 +94,7 @@ def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: 
     elif variants:
         best_i = None
         for i, (label, text) in enumerate(variants[:budget]):
-            t = evaluate(text)
+            t = timed(text)
             history.append(Trial({"autotune": i}, t, label))
             if t is not None and (base_time is None or t < base_time):
                 base_time, best_i = t, i
@@ -93,9 +111,15 @@ def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: 
         seen[start] = base_time
 
     def run(values: tuple[int, ...]) -> float | None:
-        nonlocal budget
+        nonlocal budget, free
         config = dict(zip(names, values))
         t = evaluate(apply_config(base_source, tunables, config))
+        if isinstance(t, RejectedAhead) and free > 0:
+            free -= 1
+            seen[values] = None
+            history.append(Trial(config, None, "rejected ahead"))
+            return None
+        t = None if isinstance(t, RejectedAhead) else t
         budget -= 1
         seen[values] = t
         history.append(Trial(config, t))
@@ -131,7 +155,7 @@ def tune(source: str, evaluate: Callable[[str], float | None], *, budget_evals: 
         ranked = sorted((t, v) for v, t in seen.items() if t is not None)[:recheck]
         for first, values in ranked:
             config = dict(zip(names, values))
-            again = evaluate(apply_config(base_source, tunables, config))
+            again = timed(apply_config(base_source, tunables, config))
             history.append(Trial(config, again, "recheck"))
             seen[values] = None if again is None else (first + again) / 2
     valid = [(t, v) for v, t in seen.items() if t is not None]

@@ -293,7 +293,7 @@ class Search:
         if self.cfg.device != "cuda":
             self.notes.append("parameter search skipped: it needs measured times (no GPU)")
             return
-        from kernelevo.offline.tune import tune
+        from kernelevo.offline.tune import REJECTED_AHEAD, tune
 
         loop = asyncio.get_running_loop()
         parents = sorted((p for p in self.population.programs.values() if p.verified and p.time_ms),
@@ -303,10 +303,12 @@ class Search:
                 continue  # tuned before a resume
             iteration, attempts = -1000 - k, iter(range(10_000))
 
-            def evaluate(source: str, parent: Program = parent, iteration: int = iteration) -> float | None:
+            def evaluate(source: str, parent: Program = parent, iteration: int = iteration) -> Any:
                 fut = asyncio.run_coroutine_threadsafe(
                     self._submit(source, parent.backend, iteration, next(attempts), parent, "tune", final=True), loop)
                 prog = fut.result()
+                if _refused_before_the_gpu(prog.verdict):
+                    return REJECTED_AHEAD
                 return prog.time_ms if prog.verified else None
 
             result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate,
@@ -321,6 +323,11 @@ class Search:
                 "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                 "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
                 "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes}
+
+
+def _refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
+    """Compiling ahead refused it (compile error, too much shared memory): no GPU time was spent."""
+    return any(c.get("name") == "compiled_ahead" and not c.get("passed") for c in verdict.get("checks") or [])
 
 
 def _apply_meta(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:
