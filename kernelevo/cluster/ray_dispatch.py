@@ -24,7 +24,7 @@ import ray
 from ray import exceptions as rex
 
 from kernelevo.digest import text_hash
-from kernelevo.scale import annotate, lost_worker
+from kernelevo.scale import PooledDispatcher, annotate, lost_worker
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Verdict
@@ -128,7 +128,7 @@ def connect(cluster: str, workers: int | None = None) -> bool:
     return True
 
 
-class RayDispatcher:
+class RayDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` actors evaluate at once."""
 
     def __init__(self, cluster: str = "auto", *, device: str | None = None, workers: int | None = None,
@@ -165,13 +165,6 @@ class RayDispatcher:
         where = f"gpu{info['gpu_index']}" if info["gpu_index"] is not None else f"pid{info['pid']}"
         return Slot(f"{info['host']}/{where}", info["gpu_name"], actor, gpu_index=info["gpu_index"],
                     host=info["host"], info=info)
-
-    @property
-    def capacity(self) -> int:
-        return self.pool.capacity
-
-    def capacity_for(self, task: TaskFile) -> int:
-        return self.pool.capacity_for(task.hash)
 
     def warm(self) -> None:
         ray.get([s.handle.warm.remote() for s in self.pool])
@@ -229,8 +222,7 @@ class RayDispatcher:
         if self.store is None or key is None:
             return None
         data = self.store.get_verdict(task_file.hash, text_hash(source), key)
-        made_on = ((data or {}).get("device") or {}).get("gpu_name")
-        if data is None or (made_on and made_on != slot.gpu_name):
+        if not slot.accepts(data):
             return None
         verdict = Verdict.from_dict(data)
         verdict.cached = True
@@ -239,9 +231,7 @@ class RayDispatcher:
     def _store(self, task_file: TaskFile, verdict: Verdict, key: str | None, slot: Slot) -> None:
         if self.store is None or key is None or verdict.status == "timeout":
             return
-        data = verdict.to_dict()
-        data["device"] = {**(data.get("device") or {}), **slot.describe()}
-        self.store.put_verdict(task_file.hash, verdict.candidate_hash, key, data)
+        self.store.put_verdict(task_file.hash, verdict.candidate_hash, key, slot.stamp(verdict.to_dict()))
 
     # -- losing and replacing actors ---------------------------------------------------------
     def _replace(self, slot: Slot) -> None:
@@ -268,14 +258,8 @@ class RayDispatcher:
             self.pool.expected_done(1)
 
     # -- the rest --------------------------------------------------------------------------
-    def in_flight(self) -> list[tuple[Slot, str]]:
-        return self.pool.in_flight()
-
     def stats(self) -> dict[str, Any]:
-        per = {s.label: s.evaluations for s in self.pool}
-        return {"kind": "ray", "device": self.device, "workers": len(per), "models": self.pool.models(),
-                "evaluations": sum(per.values()), "per_worker": per, "lost_workers": self.lost,
-                "lost_actors": self.lost_actors, "requeued": self.requeued}
+        return {**self._stats("ray"), "lost_actors": self.lost_actors}
 
     def close(self) -> None:
         slots = list(self.pool) if hasattr(self, "pool") else []
@@ -293,8 +277,3 @@ class RayDispatcher:
             ray.shutdown()
             self._owns_ray = False
 
-    def __enter__(self) -> "RayDispatcher":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

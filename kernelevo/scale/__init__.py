@@ -19,7 +19,8 @@ from typing import Any, Protocol
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.verdict import Verdict
 
-__all__ = ["Dispatcher", "DispatchError", "Slot", "SlotPool", "lost_worker", "open_dispatcher", "RAY_MISSING"]
+__all__ = ["Dispatcher", "DispatchError", "PooledDispatcher", "Slot", "SlotPool", "lost_worker", "open_dispatcher",
+           "RAY_MISSING"]
 
 RAY_MISSING = "--cluster needs Ray, which is not installed: pip install 'kernelevo[ray]'"
 
@@ -37,6 +38,40 @@ class Dispatcher(Protocol):
                  size: str | None = None) -> Verdict: ...
 
     def close(self) -> None: ...
+
+
+class PooledDispatcher:
+    """What the local and the Ray dispatcher answer from their slot pool alike."""
+
+    device: str
+    pool: SlotPool
+    lost: int
+    requeued: int
+
+    @property
+    def capacity(self) -> int:
+        return self.pool.capacity
+
+    def capacity_for(self, task: Any) -> int:
+        return self.pool.capacity_for(task.hash)
+
+    def in_flight(self) -> list[tuple[Slot, str]]:
+        return self.pool.in_flight()
+
+    def _stats(self, kind: str) -> dict[str, Any]:
+        per = {s.label: s.evaluations for s in self.pool}
+        return {"kind": kind, "device": self.device, "workers": len(per), "models": self.pool.models(),
+                "evaluations": sum(per.values()), "per_worker": per, "lost_workers": self.lost,
+                "requeued": self.requeued}
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> "PooledDispatcher":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def lost_worker(verdict: Verdict | dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 
 from kernelevo.evaluate import Evaluator
 from kernelevo.precompile import Precompiled, arch_env, precompile
-from kernelevo.scale import annotate, lost_worker
+from kernelevo.scale import PooledDispatcher, annotate, lost_worker
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskFile, read_task
 from kernelevo.verdict import Verdict
@@ -97,17 +97,15 @@ class SlotCache:
     def get_verdict(self, task_hash: str, candidate_hash: str, env_key: str) -> dict[str, Any] | None:
         self.key = env_key
         cached = self.store.get_verdict(task_hash, candidate_hash, env_key)
-        made_on = ((cached or {}).get("device") or {}).get("gpu_name")
-        return None if cached is None or (made_on and made_on != self.slot.gpu_name) else cached
+        return cached if self.slot.accepts(cached) else None
 
     def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
         self.key = env_key
         if not lost_worker(verdict):
-            verdict = {**verdict, "device": {**(verdict.get("device") or {}), **self.slot.describe()}}
-            self.store.put_verdict(task_hash, candidate_hash, env_key, verdict)
+            self.store.put_verdict(task_hash, candidate_hash, env_key, self.slot.stamp(verdict))
 
 
-class LocalDispatcher:
+class LocalDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` evaluations run at once (one per slot)."""
 
     def __init__(self, device: str | None = None, *, gpus: list[int] | None = None, workers: int | None = None,
@@ -142,13 +140,6 @@ class LocalDispatcher:
                 pass
 
         threading.Thread(target=warm, name="kernelevo-warm", daemon=True).start()
-
-    @property
-    def capacity(self) -> int:
-        return self.pool.capacity
-
-    def capacity_for(self, task: TaskFile) -> int:
-        return self.pool.capacity_for(task.hash)
 
     def warm(self) -> None:
         """Start every run worker and compile worker now, side by side, instead of on first use."""
@@ -205,22 +196,10 @@ class LocalDispatcher:
             self.pool.retire(slot)
             slot.handle.close()
 
-    def in_flight(self) -> list[tuple[Slot, str]]:
-        return self.pool.in_flight()
-
     def stats(self) -> dict[str, Any]:
-        per = {s.label: s.evaluations for s in self.pool}
-        return {"kind": "local", "device": self.device, "workers": len(per), "models": self.pool.models(),
-                "evaluations": sum(per.values()), "per_worker": per, "lost_workers": self.lost,
-                "requeued": self.requeued}
+        return self._stats("local")
 
     def close(self) -> None:
         for s in self.pool:
             s.handle.close()
         self.compile.close()
-
-    def __enter__(self) -> "LocalDispatcher":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -34,6 +34,15 @@ class Slot:
         """What goes into a verdict's `device` record."""
         return {"gpu_index": self.gpu_index, "gpu_name": self.gpu_name, "worker": self.label, "host": self.host}
 
+    def accepts(self, stored: dict[str, Any] | None) -> bool:
+        """A stored verdict counts here only if it was made on this slot's GPU model."""
+        made_on = ((stored or {}).get("device") or {}).get("gpu_name")
+        return stored is not None and not (made_on and made_on != self.gpu_name)
+
+    def stamp(self, verdict: dict[str, Any]) -> dict[str, Any]:
+        """The verdict as stored: with where it was made."""
+        return {**verdict, "device": {**(verdict.get("device") or {}), **self.describe()}}
+
 
 class SlotPool:
     """Thread-safe: `acquire` blocks until a slot of the task's model is free."""
