@@ -17,20 +17,13 @@ def fp32_matmul(tf32: bool) -> Iterator[None]:
     """Uses the `fp32_precision` API where torch has it: mixing it with the legacy
     `allow_tf32` flag makes torch raise on later reads."""
     m = torch.backends.cuda.matmul
-    if hasattr(m, "fp32_precision"):
-        old = m.fp32_precision
-        m.fp32_precision = "tf32" if tf32 else "ieee"
-        try:
-            yield
-        finally:
-            m.fp32_precision = old
-    else:
-        old_allow = m.allow_tf32
-        m.allow_tf32 = tf32
-        try:
-            yield
-        finally:
-            m.allow_tf32 = old_allow
+    attr, value = ("fp32_precision", "tf32" if tf32 else "ieee") if hasattr(m, "fp32_precision") else ("allow_tf32", tf32)
+    old = getattr(m, attr)
+    setattr(m, attr, value)
+    try:
+        yield
+    finally:
+        setattr(m, attr, old)
 
 
 def task_allows_tf32(task: object) -> bool:

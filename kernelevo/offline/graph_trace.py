@@ -107,14 +107,14 @@ def init_ints(init: Any, values: list[Any]) -> dict[str, int]:
     so a candidate traced at the SMALL size still fits Model built at any other."""
     import inspect
 
+    sig = inspect.signature(init)
     try:
-        bound = inspect.signature(init).bind(None, *values)
+        bound = sig.bind(None, *values)
     except TypeError:
         return {}
     bound.apply_defaults()
-    kinds = inspect.signature(init).parameters
-    return {k: v for k, v in list(bound.arguments.items())[1:]
-            if type(v) is int and kinds[k].kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {k: v for k, v in list(bound.arguments.items())[1:] if type(v) is int and sig.parameters[k].kind in named}
 
 
 DEFAULT_TOL = {"torch.float64": (1e-7, 1e-7), "torch.float32": (1e-4, 1e-4), "torch.float16": (1e-2, 1e-2),

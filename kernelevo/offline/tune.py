@@ -83,6 +83,7 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
     def timed(text: str) -> float | None:
         t = evaluate(text)
         return None if isinstance(t, RejectedAhead) else t
+
     recheck = max(0, min(recheck, budget_evals // 2))
     budget = max(0, budget_evals - recheck)
     note = ""
@@ -114,12 +115,13 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         nonlocal budget, free
         config = dict(zip(names, values))
         t = evaluate(apply_config(base_source, tunables, config))
-        if isinstance(t, RejectedAhead) and free > 0:
-            free -= 1
-            seen[values] = None
-            history.append(Trial(config, None, "rejected ahead"))
-            return None
-        t = None if isinstance(t, RejectedAhead) else t
+        if isinstance(t, RejectedAhead):
+            t = None
+            if free > 0:
+                free -= 1
+                seen[values] = None
+                history.append(Trial(config, None, "rejected ahead"))
+                return None
         budget -= 1
         seen[values] = t
         history.append(Trial(config, t))

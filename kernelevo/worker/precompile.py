@@ -57,24 +57,25 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
     from triton.runtime.jit import JITFunction
 
     original, original_tuned = JITFunction.run, Autotuner.run
-    tuning = [False]
+    tuning = False
 
     def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         kernel = original(self, *args, grid=grid, warmup=True, **kwargs)
         compiled.append(getattr(self, "__name__", "kernel"))
-        if not tuning[0]:  # the autotuner itself skips a configuration that does not fit
+        if not tuning:  # the autotuner itself skips a configuration that does not fit
             check_shared_memory(kernel, arch)
         _build_launcher(kernel)
         return kernel
 
     def run_tuned(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         """Every configuration compiles (the run worker's autotuner will try them all)."""
-        tuning[0] = True
+        nonlocal tuning
+        tuning = True
         try:
             for config in self.configs:
                 self.fn.run(*args, grid=grid, warmup=True, **{**kwargs, **config.all_kwargs()})
         finally:
-            tuning[0] = False
+            tuning = False
 
     previous = driver._active
     driver.set_active(_CompileOnlyDriver(arch))  # type: ignore[arg-type]
