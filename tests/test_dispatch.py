@@ -103,6 +103,21 @@ def test_candidates_go_to_free_workers_and_record_where(tmp_path):
     assert stats["evaluations"] == 4 and stats["lost_workers"] == 0
 
 
+def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
+    import kernelevo.scale.local as local
+
+    compiled = []
+    real = local.precompile
+    monkeypatch.setattr(local, "precompile", lambda *a, **k: compiled.append(a[2]) or real(*a, **k))
+    cand = tmp_path / "cand.py"
+    cand.write_text(with_nonce(GOOD, f"cached-{time.time()}"))
+    with local.LocalDispatcher("cpu", workers=1, store=Store(tmp_path / "s.sqlite")) as d:
+        first = d.evaluate(SOFTMAX, cand, 0)
+        again = d.evaluate(SOFTMAX, cand, 0)
+    assert first.status == again.status == "verified" and not first.cached and again.cached
+    assert compiled == [cand], "the second evaluation is answered by the verdict cache, without the compile pool"
+
+
 def test_killed_worker_requeues_its_candidate(tmp_path):
     from kernelevo.scale.local import LocalDispatcher
 

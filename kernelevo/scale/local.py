@@ -175,18 +175,26 @@ class LocalDispatcher(PooledDispatcher):
             return annotate(verdict, slot, attempts)
 
     def _compile_ahead(self, task: TaskFile, candidate: Path, seed: int | None, size: str | None) -> Precompiled | None:
-        """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it)."""
-        from kernelevo.verify import resolve_size
+        """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it,
+        or answer from the verdict cache)."""
+        from kernelevo.digest import text_hash
+        from kernelevo.verify import resolve_size, verdict_key
         from kernelevo.verify.static import check_source
 
         try:
-            static = check_source(candidate.read_text(), candidate.name)
+            source = candidate.read_text()
         except OSError:
             return None
+        size = resolve_size(task, self.device, size)
+        if self.store is not None:
+            stored = self.store.get_verdict(task.hash, text_hash(source), verdict_key(self.device, size))
+            if any(s.accepts(stored) for s in self.pool):
+                return None
+        static = check_source(source, candidate.name)
         if not static.ok:
             return None
         return precompile(self.compile, task.path, candidate, static.backend, device=self.device,
-                          size=resolve_size(task, self.device, size), seed=seed, timeout=self.timeout)
+                          size=size, seed=seed, timeout=self.timeout)
 
     def _lose(self, slot: Slot) -> None:
         with self._lock:

@@ -36,6 +36,11 @@ def resolve_size(task: TaskFile, device: str, size: str | None) -> str:
     return "default" if size == "small" and not task.hints.get("SMALL") else size
 
 
+def verdict_key(device: str, size: str, measure: bool = True) -> str:
+    """The verdict cache's key besides the task and candidate hashes."""
+    return env_key(device, size) + ("|timed" if device == "cuda" and measure else "")
+
+
 def env_key(device: str, size: str) -> str:
     m = probe()
     gpu = m.gpus[0] if (device == "cuda" and m.gpus) else "cpu"
@@ -70,7 +75,7 @@ def verify_candidate(
     device = device or default_device()
     size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)
-    key = env_key(device, size) + ("|timed" if device == "cuda" and measure else "")
+    key = verdict_key(device, size, measure)
     if use_cache and store is not None:
         cached = store.get_verdict(task_file.hash, cand_hash, key)
         if cached is not None:
