@@ -18,20 +18,28 @@ clocks() {  # GPU clocks, power and load every 200 ms while a measurement runs: 
 }
 reap() { pkill -9 -f kernelevo.worker.main; sleep 1; }
 summary() { echo "--- $1"; grep -E "passed|failed" "$1" | tail -2; }
+unclock() { pkill -f "nvidia-smi --query-gpu"; }
+failures() { grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20; }
+suite() {  # the offline suite alone on the GPU, with a clock log; $1: time limit (s)
+  echo "=== offline suite ($(date +%T))"; clocks suite
+  timeout "$1" python3 bench/offline_suite.py --tune-evals 6 --out "$OUT/offline_suite.json" > "$OUT/offline_suite.txt" 2>&1
+  echo "offline_suite rc=$?"; reap; unclock
+  grep -vE "^done |^\s*$" "$OUT/offline_suite.txt" | tail -12
+}
+timing_tests() {  # $1: time limit for the run (s), $2: per test
+  echo "=== timing tests ($(date +%T))"
+  timeout "$1" $PYT -m gpu --timeout "$2" tests/gpu/test_timing_gpu.py > "$OUT/gputests_timing.log" 2>&1
+  summary "$OUT/gputests_timing.log"; reap
+}
 DEADLINE=$(( $(date +%s) + 570 ))  # the device call's limit is 600 s
 case "${1:-1}" in
 1)
-  echo "=== offline suite ($(date +%T))"; clocks suite
-  timeout 330 python3 bench/offline_suite.py --tune-evals 6 --out "$OUT/offline_suite.json" > "$OUT/offline_suite.txt" 2>&1
-  echo "offline_suite rc=$?"; reap
-  grep -vE "^done |^\s*$" "$OUT/offline_suite.txt" | tail -12
-  echo "=== timing fidelity ($(date +%T))"; pkill -f "nvidia-smi --query-gpu"; clocks fidelity
+  suite 330
+  echo "=== timing fidelity ($(date +%T))"; clocks fidelity
   timeout 150 python3 bench/timing_fidelity.py --quick --max-time 3 --out "$OUT/timing_fidelity.json" \
     > "$OUT/timing_fidelity.txt" 2>&1; grep -E "again|ours|GOAL|spread" "$OUT/timing_fidelity.txt" | tail -22
-  pkill -f "nvidia-smi --query-gpu"
-  echo "=== timing tests ($(date +%T))"
-  timeout $(( DEADLINE - $(date +%s) )) $PYT -m gpu --timeout 100 tests/gpu/test_timing_gpu.py > "$OUT/gputests_timing.log" 2>&1
-  summary "$OUT/gputests_timing.log"; reap
+  unclock
+  timing_tests $(( DEADLINE - $(date +%s) )) 100
   ;;
 2)
   echo "=== GPU tests ($(date +%T))"
@@ -41,18 +49,13 @@ case "${1:-1}" in
     tests/test_offline_templates.py > "$OUT/gputests_other.log" 2>&1 &
   wait; reap
   for f in verify slow other; do summary "$OUT/gputests_$f.log"; done
-  grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20
+  failures
   echo "=== faults ($(date +%T))"
   timeout 150 python3 bench/faults.py --quick --out "$OUT/faults.json" > "$OUT/faults.txt" 2>&1; tail -12 "$OUT/faults.txt"
   ;;
 4)
-  echo "=== offline suite ($(date +%T))"; clocks suite
-  timeout 320 python3 bench/offline_suite.py --tune-evals 6 --out "$OUT/offline_suite.json" > "$OUT/offline_suite.txt" 2>&1
-  echo "offline_suite rc=$?"; reap; pkill -f "nvidia-smi --query-gpu"
-  grep -vE "^done |^\s*$" "$OUT/offline_suite.txt" | tail -12
-  echo "=== timing tests ($(date +%T))"
-  timeout 60 $PYT -m gpu --timeout 50 tests/gpu/test_timing_gpu.py > "$OUT/gputests_timing.log" 2>&1
-  summary "$OUT/gputests_timing.log"
+  suite 320
+  timing_tests 60 50
   echo "=== the tests call 2 did not reach ($(date +%T))"
   left=$(( DEADLINE - $(date +%s) ))
   timeout $left $PYT -m gpu --timeout 200 tests/gpu/test_cuda_gpu.py -k load_inline_real_build > "$OUT/gputests_inline.log" 2>&1 &
@@ -60,7 +63,7 @@ case "${1:-1}" in
     > "$OUT/gputests_offline.log" 2>&1 &
   wait; reap
   for f in inline offline; do summary "$OUT/gputests_$f.log"; done
-  grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20
+  failures
   ;;
 3)
   echo "=== multi-GPU ($(date +%T))"
