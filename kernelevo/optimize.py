@@ -19,6 +19,7 @@ from kernelevo.machine import probe
 from kernelevo.scale import Dispatcher
 from kernelevo.search.loop import Search, SearchConfig, SearchResult
 from kernelevo.search.prompt import PromptBuilder, TaskContext
+from kernelevo.search.resume import check_task
 from kernelevo.store import ResultSummary, Store
 from kernelevo.task import TaskError, TaskFile, read_task
 
@@ -80,7 +81,9 @@ def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: D
                                         hardware=hardware_description(config.device, gpu_name),
                                         baselines="not measured (no GPU)" if config.device == "cpu" else "measured per candidate",
                                         triton_version=probe().triton)) if provider is not None else None
-    seeds = offline_seeds(task, config.device, config.size) if config.offline_seeds and not resume else []
+    run = store.get_run(resume) if resume else None
+    seeds_done = run is not None and bool(run.summary.get("seeds_done"))  # a resume finishes an unfinished seed phase
+    seeds = offline_seeds(task, config.device, config.size) if config.offline_seeds and not seeds_done else []
     return Search(task, config, store=store, evaluate=make_evaluate(task, dispatcher, config.size), provider=provider,
                   builder=builder, seeds=seeds, events=events, run_id=resume,
                   eval_slots=dispatcher.capacity_for(task))
@@ -95,6 +98,7 @@ def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, 
         run = store.get_run(resume)
         if run is None:
             raise ValueError(f"no run {resume!r} in {store.path}; `kernelevo runs` lists them")
+        check_task(run.id, run.task_hash, task.hash, str(task.path))
         config = SearchConfig(**{k: v for k, v in run.config.items() if k in SearchConfig.__dataclass_fields__})
         resume = run.id
     own = dispatcher is None

@@ -49,15 +49,17 @@ def render_report(run: Any, candidates: list[dict[str, Any]], calls: list[dict[s
     for c in call_iter:
         tokens += (c["input_tokens"] or 0) + (c["output_tokens"] or 0) + (c["cache_read_tokens"] or 0) + \
             (c["cache_write_tokens"] or 0)
-        tokens_at[c["seq"] // 100] = tokens
+        if c.get("phase_index") is not None:
+            tokens_at[c["phase_index"]] = tokens
     counts: dict[str, int] = {}
     for c in sorted(candidates, key=lambda c: c["id"]):
         counts[c["status"]] = counts.get(c["status"], 0) + 1
         if c["status"] == "verified" and c.get("speedup_eager"):
             best_so_far = max(best_so_far, c["speedup_eager"])
         if best_so_far:
-            by_iter.append((float(c["iteration"]), best_so_far))
-            by_tokens.append((float(tokens_at.get(c["iteration"], 0)), best_so_far))
+            iteration = c["iteration"] if c.get("iteration") is not None else -1  # seeds and tuning: before/after
+            by_iter.append((float(iteration), best_so_far))
+            by_tokens.append((float(tokens_at.get(iteration, 0)), best_so_far))
     verified = [c for c in candidates if c["status"] == "verified"]
     best = max(verified, key=lambda c: c.get("speedup_eager") or 0) if verified else None
     roof_rows = ""

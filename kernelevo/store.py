@@ -13,9 +13,12 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from kernelevo.search.phase import Phase
+
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -31,13 +34,14 @@ CREATE TABLE IF NOT EXISTS candidates (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, iteration INTEGER, parent_id INTEGER,
     origin TEXT, backend TEXT, source TEXT, candidate_hash TEXT, status TEXT,
     time_ms REAL, speedup_eager REAL, speedup_compile REAL, verdict_json TEXT,
-    features_json TEXT, created_at REAL);
+    features_json TEXT, created_at REAL, phase TEXT, phase_index INTEGER, attempt INTEGER);
 CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id);
 CREATE TABLE IF NOT EXISTS llm_calls (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, request_hash TEXT, seq INTEGER,
     provider TEXT, model TEXT, prompt_json TEXT, response_text TEXT,
     input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER,
-    cache_write_tokens INTEGER, cost_usd REAL, created_at REAL);
+    cache_write_tokens INTEGER, cost_usd REAL, created_at REAL, phase TEXT, phase_index INTEGER,
+    attempt INTEGER);
 CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id, request_hash);
 CREATE TABLE IF NOT EXISTS results (
     run_id TEXT PRIMARY KEY, source_file TEXT, target_id TEXT, summary_json TEXT, created_at REAL);
@@ -111,7 +115,33 @@ class Store:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        self._migrate()
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _migrate(self) -> None:
+        """Version 1 stores encoded a candidate's phase in `iteration` (seeds -1-k, tuning -1000-k)
+        and a model call's in `seq` (iteration*100 + attempt): add the phase columns and fill them."""
+        for table in ("candidates", "llm_calls"):
+            have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
+            for column, kind in (("phase", "TEXT"), ("phase_index", "INTEGER"), ("attempt", "INTEGER")):
+                if column not in have:
+                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+        old = self._db.execute("SELECT id, iteration, features_json FROM candidates WHERE phase IS NULL").fetchall()
+        calls = self._db.execute("SELECT id, seq FROM llm_calls WHERE phase IS NULL AND seq IS NOT NULL").fetchall()
+        if not old and not calls:
+            return
+        from kernelevo.search.phase import Phase
+
+        with self._db:
+            for cid, iteration, features in old:
+                attempt = int(json.loads(features or "{}").get("attempt") or 0)
+                ph = Phase.from_legacy(int(iteration or 0), attempt)
+                self._db.execute("UPDATE candidates SET phase=?, phase_index=?, attempt=?, iteration=? WHERE id=?",
+                                 (ph.kind, ph.index, ph.attempt, ph.index if ph.is_model else None, cid))
+            for cid, seq in calls:
+                ph = Phase.from_legacy_seq(int(seq))
+                self._db.execute("UPDATE llm_calls SET phase=?, phase_index=?, attempt=? WHERE id=?",
+                                 (ph.kind, ph.index, ph.attempt, cid))
 
     def close(self) -> None:
         self._db.close()
@@ -182,7 +212,7 @@ class Store:
         self,
         run_id: str,
         *,
-        iteration: int,
+        phase: "Phase",
         origin: str,
         backend: str,
         source: str,
@@ -196,10 +226,11 @@ class Store:
     ) -> int:
         cur = self._db.execute(
             "INSERT INTO candidates (run_id, iteration, parent_id, origin, backend, source, candidate_hash, status,"
-            " time_ms, speedup_eager, speedup_compile, verdict_json, features_json, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, iteration, parent_id, origin, backend, source, candidate_hash, verdict.get("status", ""),
-             time_ms, speedup_eager, speedup_compile, json.dumps(verdict), json.dumps(features or {}), time.time()),
+            " time_ms, speedup_eager, speedup_compile, verdict_json, features_json, created_at, phase, phase_index,"
+            " attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, phase.index if phase.is_model else None, parent_id, origin, backend, source, candidate_hash,
+             verdict.get("status", ""), time_ms, speedup_eager, speedup_compile, json.dumps(verdict),
+             json.dumps(features or {}), time.time(), phase.kind, phase.index, phase.attempt),
         )
         return int(cur.lastrowid)
 
@@ -231,13 +262,14 @@ class Store:
         return d
 
     # -- LLM calls -------------------------------------------------------------------
-    def add_llm_call(self, run_id: str, *, request_hash: str, seq: int, provider: str, model: str,
+    def add_llm_call(self, run_id: str, *, request_hash: str, phase: "Phase", provider: str, model: str,
                      prompt: Any, response_text: str, usage: dict[str, Any]) -> None:
         self._db.execute(
-            "INSERT INTO llm_calls (run_id, request_hash, seq, provider, model, prompt_json, response_text,"
-            " input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, request_hash, seq, provider, model, json.dumps(prompt), response_text,
+            "INSERT INTO llm_calls (run_id, request_hash, phase, phase_index, attempt, provider, model, prompt_json,"
+            " response_text, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (run_id, request_hash, phase.kind, phase.index, phase.attempt, provider, model, json.dumps(prompt),
+             response_text,
              int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)),
              int(usage.get("cache_read_tokens", 0)), int(usage.get("cache_write_tokens", 0)),
              float(usage.get("cost_usd", 0.0)), time.time()),
@@ -247,8 +279,11 @@ class Store:
         rows = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
         return [dict(r) for r in rows]
 
-    def find_llm_call(self, run_id: str, seq: int) -> dict[str, Any] | None:
-        row = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? AND seq=? ORDER BY id DESC", (run_id, seq)).fetchone()
+    def find_llm_call(self, run_id: str, phase: "Phase") -> dict[str, Any] | None:
+        """The paid answer stored for this model iteration and attempt, if any."""
+        row = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? AND phase_index=? AND attempt=? AND"
+                               " phase IN ('iteration', 'repair') ORDER BY id DESC",
+                               (run_id, phase.index, phase.attempt)).fetchone()
         return dict(row) if row else None
 
     # -- results (what the editor reads) ----------------------------------------------

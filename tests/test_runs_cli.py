@@ -4,6 +4,7 @@ import json
 import pytest
 
 from kernelevo.cli import main
+from kernelevo.search.phase import Phase
 from kernelevo.store import Store
 
 
@@ -12,13 +13,13 @@ def store_with_run(tmp_path):
     s = Store(tmp_path / "s.sqlite")
     rid = s.create_run(task_path="examples/softmax.py", task_hash="h", config={"provider": "anthropic", "model": "m",
                                                                               "backend": "triton", "device": "cuda"})
-    s.add_candidate(rid, iteration=0, origin="llm", backend="triton", source="bad", candidate_hash="a",
+    s.add_candidate(rid, phase=Phase("iteration", 0), origin="llm", backend="triton", source="bad", candidate_hash="a",
                     verdict={"status": "incorrect", "reason": "mismatch"})
-    best = s.add_candidate(rid, iteration=1, origin="llm", backend="triton", source="class ModelNew: pass\n",
+    best = s.add_candidate(rid, phase=Phase("iteration", 1), origin="llm", backend="triton", source="class ModelNew: pass\n",
                            candidate_hash="b", verdict={"status": "verified", "reason": "ok",
                                                         "roofline": {"bound": "memory", "bw_fraction": 0.8}},
                            time_ms=0.5, speedup_eager=1.8, speedup_compile=1.1)
-    s.add_llm_call(rid, request_hash="r", seq=0, provider="anthropic", model="m", prompt={}, response_text="x",
+    s.add_llm_call(rid, request_hash="r", phase=Phase("iteration", 0), provider="anthropic", model="m", prompt={}, response_text="x",
                    usage={"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.01})
     s.update_run(rid, status="done", summary={"status": "improved", "best_candidate": best, "speedup_eager": 1.8,
                                               "speedup_compile": 1.1, "usage": {"tokens": 150, "cost_usd": 0.01},

@@ -52,7 +52,11 @@ def test_compile_error_fed_back_and_repaired(tmp_path):
     assert out["best_candidate"] is not None and out["tokens"] > 0
     ev = events(r.stdout)
     assert ev[0]["event"] == "start" and ev[-1]["event"] == "done"
-    assert any(e["event"] == "progress" for e in ev)
+    progress = [e for e in ev if e["event"] == "progress"]
+    assert [(e["phase"], e["index"], e["total"], e["status"]) for e in progress] == [
+        ("iteration", 1, 1, "compile_error"), ("repair", 1, 1, "verified")]
+    assert progress[1]["message"] == "iteration 1 of 1, repair 1 of 3 (repair): verified"
+    assert all(e["iteration"] >= 0 for e in progress)
 
 
 def test_best_verified_selected_and_budget_stops_exactly(tmp_path):
@@ -135,7 +139,8 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     assert len(server2.posts()) == 2  # iterations 1 and 2 only; iteration 0's paid answer was not asked again
     calls = store.llm_calls(run_id)
-    assert sorted(c["seq"] for c in calls) == [0, 100, 200]
+    assert sorted((c["phase"], c["phase_index"], c["attempt"]) for c in calls) == [
+        ("iteration", 0, 0), ("iteration", 1, 0), ("iteration", 2, 0)]
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["run_id"] == run_id and out["candidates"] == {"incorrect": 1, "verified": 2}
 

@@ -1,3 +1,4 @@
+from kernelevo.search.phase import Phase
 from kernelevo.store import ResultSummary, Store
 
 
@@ -12,16 +13,16 @@ def test_verdict_cache_roundtrip(tmp_path):
 def test_runs_candidates_and_calls(tmp_path):
     s = Store(tmp_path / "s.sqlite")
     rid = s.create_run(task_path="a.py", task_hash="h", config={"provider": "offline"})
-    cid = s.add_candidate(rid, iteration=0, origin="template", backend="triton", source="x", candidate_hash="c1",
+    cid = s.add_candidate(rid, phase=Phase("iteration", 0), origin="template", backend="triton", source="x", candidate_hash="c1",
                           verdict={"status": "verified"}, speedup_eager=1.5)
-    s.add_llm_call(rid, request_hash="r", seq=0, provider="p", model="m", prompt={"a": 1}, response_text="t",
+    s.add_llm_call(rid, request_hash="r", phase=Phase("iteration", 0), provider="p", model="m", prompt={"a": 1}, response_text="t",
                    usage={"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01})
     s.update_run(rid, status="done", summary={"best": cid})
     run = s.get_run(rid[:12])
     assert run is not None and run.status == "done" and run.summary == {"best": cid}
     assert [c["id"] for c in s.candidates(rid)] == [cid]
-    assert s.find_llm_call(rid, 0)["output_tokens"] == 5
-    assert s.find_llm_call(rid, 1) is None
+    assert s.find_llm_call(rid, Phase("iteration", 0))["output_tokens"] == 5
+    assert s.find_llm_call(rid, Phase("repair", 0, 1)) is None
 
 
 def test_results_latest_per_target(tmp_path):
@@ -35,3 +36,34 @@ def test_results_latest_per_target(tmp_path):
     got = {r.target_id: r for r in s.results_for_file(f)}
     assert got["T"].run_id == "r2" and got["T"].speedup_eager == 2.0
     assert set(got) == {"T", "U"}
+
+
+def test_version_1_store_rows_get_their_phase(tmp_path):
+    """An older store encoded phases as numbers; opening it fills the phase columns."""
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+    CREATE TABLE candidates (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, iteration INTEGER, parent_id INTEGER,
+        origin TEXT, backend TEXT, source TEXT, candidate_hash TEXT, status TEXT, time_ms REAL, speedup_eager REAL,
+        speedup_compile REAL, verdict_json TEXT, features_json TEXT, created_at REAL);
+    CREATE TABLE llm_calls (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, request_hash TEXT, seq INTEGER,
+        provider TEXT, model TEXT, prompt_json TEXT, response_text TEXT, input_tokens INTEGER, output_tokens INTEGER,
+        cache_read_tokens INTEGER, cache_write_tokens INTEGER, cost_usd REAL, created_at REAL);
+    INSERT INTO candidates (run_id, iteration, origin, status, features_json) VALUES
+        ('r', -3, 'template:row_softmax', 'verified', '{"final": true, "attempt": 0}'),
+        ('r', -1001, 'tune', 'verified', '{"final": true, "attempt": 4}'),
+        ('r', 5, 'repair', 'incorrect', '{"final": true, "attempt": 2}'),
+        ('r', 6, 'llm', 'verified', '{"final": true, "attempt": 0}');
+    INSERT INTO llm_calls (run_id, seq, response_text) VALUES ('r', 502, 'a'), ('r', 600, 'b');
+    """)
+    db.commit()
+    db.close()
+    s = Store(path)
+    got = [(Phase.of_row(c), c["iteration"]) for c in s.candidates("r")]
+    assert got == [(Phase("seed", 2), None), (Phase("tune", 1, 4), None), (Phase("repair", 5, 2), 5),
+                   (Phase("iteration", 6), 6)]
+    assert s.find_llm_call("r", Phase("repair", 5, 2))["response_text"] == "a"
+    assert s.find_llm_call("r", Phase("iteration", 6))["response_text"] == "b"
+    assert Phase("seed", 2).label() == "seed 3"  # what people read instead of "iteration -3"

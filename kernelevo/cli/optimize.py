@@ -143,15 +143,6 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     return found, skipped
 
 
-def _phase(iteration: int) -> str:
-    """Seeds and tuning run outside the numbered model iterations."""
-    if iteration <= -1000:
-        return "tuning  "
-    if iteration < 0:
-        return "seed    "
-    return f"iter {iteration:>3}"
-
-
 class Printer:
     """Progress on the terminal (one updating line) or as JSON lines for the language server."""
 
@@ -164,11 +155,9 @@ class Printer:
             sys.stdout.write(json.dumps(event) + "\n")
             sys.stdout.flush()
         elif self.mode == "text" and event.get("event") == "progress":
-            best = event.get("best_speedup")
-            best_s = f"{best:.2f}x" if best else ("verified, speed not measured" if event.get("verified") else "none yet")
-            line = ((f"{event['task']}: " if event.get("task") else "")
-                    + f"{_phase(event['iteration'])} · evaluated {event['evaluated']} · best {best_s} · "
-                    f"{event['tokens']:,} tokens · ${event['cost_usd']:.2f} · {event['message']}")
+            from kernelevo.search.progress import ProgressEvent
+
+            line = ProgressEvent.from_dict(event).line(event.get("task"))
             sys.stderr.write(("\r\033[K" if self.tty else "") + line + ("" if self.tty else "\n"))
             sys.stderr.flush()
 
@@ -232,6 +221,7 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
                  provider: str, printer: "Printer") -> int:
     from kernelevo.optimize import optimize_many, optimize_task
     from kernelevo.search.loop import SearchConfig
+    from kernelevo.search.resume import ResumeError
     from kernelevo.task import TaskError
 
     def stop(signum: int, frame: Any) -> None:
@@ -277,7 +267,7 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
                 try:
                     result = optimize_task(task_path, replace(cfg, **origin), store=store, events=events,
                                            resume=args.resume, dispatcher=dispatcher)
-                except TaskError as exc:
+                except (TaskError, ResumeError) as exc:
                     raise UserError(str(exc)) from exc
                 printer.done()
                 summary = _summary(task_path, result, device, time.monotonic() - t0, origin)

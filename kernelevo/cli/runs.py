@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 from kernelevo.cli import UserError
+from kernelevo.search.phase import Phase
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,7 +86,7 @@ def show(args: argparse.Namespace) -> int:
         print(f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {s.get('counts')}")
     for c in cands:
         sp = c.get("speedup_eager")
-        print(f"  #{c['id']:<4} iter {c['iteration']:>3} {c['origin']:<10} {c['backend']:<11} {c['status']:<14}"
+        print(f"  #{c['id']:<4} {Phase.of_row(c).label():<22} {c['origin']:<10} {c['backend']:<11} {c['status']:<14}"
               f" {f'{sp:.2f}x' if sp else '':>7}  {c['verdict'].get('reason', '')[:90]}")
     return 0
 

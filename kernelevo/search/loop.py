@@ -3,7 +3,7 @@
 Proposals (model calls) run concurrently; evaluations run on `eval_slots` threads
 (one per GPU: only one candidate is timed on a GPU at a time). Everything
 is written to the store as it happens, so `--resume` continues a killed run: paid
-model answers are reused by their position (iteration, attempt), evaluated
+model answers are reused by their phase (iteration, attempt), evaluated
 candidates come back from the store without running again.
 """
 from __future__ import annotations
@@ -19,8 +19,11 @@ from typing import Any, Callable
 from kernelevo.digest import text_hash
 from kernelevo.llm import Budget, BudgetExhausted, LLMError, Prompt, Usage, request_hash
 from kernelevo.search.parse import NoCode, extract_code
+from kernelevo.search.phase import Phase
 from kernelevo.search.population import Population, Program
+from kernelevo.search.progress import ProgressEvent, describe_step
 from kernelevo.search.prompt import PromptBuilder
+from kernelevo.search.resume import RunLock
 from kernelevo.store import Store
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Verdict
@@ -82,6 +85,7 @@ class Search:
         self.population = Population(config.n_islands, seed=config.seed)
         self.budget = Budget(tokens=config.budget_tokens, usd=config.budget_usd, wall_s=config.wall_s)
         self.resuming = run_id is not None
+        self.earlier_elapsed_s = 0.0
         self.run_id = run_id or store.create_run(task_path=str(task.path), task_hash=task.hash, config=config.to_dict(),
                                                  source_file=config.source_file, target_id=config.target_id,
                                                  source_hash=config.source_hash)
@@ -90,6 +94,8 @@ class Search:
         # two more threads than slots: the next candidates compile ahead while every GPU is busy
         self.gpu_pool = ThreadPoolExecutor(max_workers=max(1, eval_slots) + 2, thread_name_prefix="evaluate")
         self.next_iteration = 0
+        self.unfinished: list[int] = []  # iterations a killed run left half done (their answers are paid)
+        self.seeds_done = False
         self.best_fitness = -1.0
         self.last_improvement = 0
         self.completed = 0
@@ -100,74 +106,83 @@ class Search:
     # -- resume ----------------------------------------------------------------------
     def _restore(self) -> None:
         """Rebuild the population, spending and position from what the store holds."""
-        done: set[int] = set()
-        for row in self.store.candidates(self.run_id):
-            if not row["features"].get("final"):
-                continue
-            done.add(row["iteration"])
-        for row in self.store.candidates(self.run_id):
-            if row["iteration"] in done:
-                self._remember(row["id"], row["source"], row["backend"], row["verdict"], row["iteration"],
-                               row["parent_id"], row["origin"])
+        rows = self.store.candidates(self.run_id)
+        phases = {row["id"]: Phase.of_row(row) for row in rows}
+        done = {phases[r["id"]].index for r in rows if phases[r["id"]].is_model and r["features"].get("final")}
+        for row in rows:
+            phase = phases[row["id"]]
+            if not phase.is_model or phase.index in done:
+                self._remember(row["id"], row["source"], row["backend"], row["verdict"], phase, row["parent_id"],
+                               row["origin"])
             else:
-                self.store.delete_candidate(row["id"])
+                self.store.delete_candidate(row["id"])  # re-evaluated from its stored answer
+        started: set[int] = set()
         for call in self.store.llm_calls(self.run_id):
             self.budget.charge(Usage(call["input_tokens"], call["output_tokens"], call["cache_read_tokens"],
                                      call["cache_write_tokens"], call["cost_usd"]))
-        self.next_iteration = max(done) + 1 if done else 0
+            if call["phase_index"] is not None:
+                started.add(int(call["phase_index"]))
+        self.next_iteration = max(done | started) + 1 if done | started else 0
+        self.unfinished = sorted(set(range(self.next_iteration)) - done)
         self.completed = len(done)
+        run = self.store.get_run(self.run_id)
+        summary = run.summary if run is not None else {}
+        self.seeds_done = bool(summary.get("seeds_done"))
+        self.earlier_elapsed_s = float(summary.get("elapsed_s") or 0.0)
+        self.budget.wall_s = None if self.cfg.wall_s is None else max(self.cfg.wall_s - self.earlier_elapsed_s, 0.0)
 
     # -- model calls -------------------------------------------------------------------
-    async def _ask(self, prompt: Prompt, iteration: int, attempt: int) -> str:
-        seq = iteration * 100 + attempt
-        stored = self.store.find_llm_call(self.run_id, seq)
+    async def _ask(self, prompt: Prompt, phase: Phase) -> str:
+        stored = self.store.find_llm_call(self.run_id, phase)
         if stored is not None:
             self.calls_reused += 1
             return stored["response_text"]
         completion = await self.provider.complete(prompt, max_tokens=self.cfg.max_tokens, budget=self.budget)
         self.store.add_llm_call(
-            self.run_id, request_hash=request_hash(prompt, getattr(self.provider, "model", "")), seq=seq,
+            self.run_id, request_hash=request_hash(prompt, getattr(self.provider, "model", "")), phase=phase,
             provider=getattr(self.provider, "name", ""), model=completion.model,
             prompt={"system": [p.text for p in prompt.system], "messages": [[m.role, m.content] for m in prompt.messages]},
             response_text=completion.text, usage=completion.usage.to_dict())
         return completion.text
 
     # -- evaluation --------------------------------------------------------------------
-    async def _evaluate(self, source: str, iteration: int, attempt: int) -> dict[str, Any]:
-        path = self.dir / f"cand_{iteration:04d}_{attempt}.py"
+    async def _evaluate(self, source: str, phase: Phase) -> dict[str, Any]:
+        path = self.dir / f"cand_{phase.kind}_{phase.index:04d}_{phase.attempt}.py"
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
         verdict = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
         return verdict.to_dict()
 
-    def _remember(self, cid: int, source: str, backend: str, verdict: dict[str, Any], iteration: int,
+    def _remember(self, cid: int, source: str, backend: str, verdict: dict[str, Any], phase: Phase,
                   parent_id: int | None, origin: str) -> Program:
+        iteration = phase.index if phase.is_model else -1
+        parent = self.population.programs.get(parent_id) if parent_id is not None else None
+        island = parent.island if phase.kind == "tune" and parent else phase.index % self.population.n_islands
         t = verdict.get("timings") or {}
         p = Program(id=cid, source=source, backend=backend, status=verdict.get("status", "?"),
                     speedup=t.get("speedup_eager"), time_ms=t.get("candidate_ms"), parent_id=parent_id,
-                    island=iteration % self.population.n_islands, iteration=iteration,
+                    island=island, iteration=iteration,
                     launches=int(verdict.get("kernel_launches") or 0) // max(1, _n_calls(verdict)),
                     origin=origin, verdict=verdict)
         self.population.add(p)
         if p.verified and p.fitness > self.best_fitness + 1e-9:
             self.best_fitness = p.fitness
-            self.last_improvement = iteration
+            self.last_improvement = max(iteration, self.last_improvement)
         return p
 
-    async def _submit(self, source: str, backend: str, iteration: int, attempt: int, parent: Program | None,
+    async def _submit(self, source: str, backend: str, phase: Phase, parent: Program | None,
                       origin: str, final: bool) -> Program:
-        verdict = await self._evaluate(source, iteration, attempt)
+        verdict = await self._evaluate(source, phase)
         t = verdict.get("timings") or {}
         cid = self.store.add_candidate(
-            self.run_id, iteration=iteration, origin=origin, backend=verdict.get("backend", backend), source=source,
+            self.run_id, phase=phase, origin=origin, backend=verdict.get("backend", backend), source=source,
             candidate_hash=text_hash(source), verdict=verdict, parent_id=parent.id if parent else None,
             time_ms=t.get("candidate_ms"), speedup_eager=t.get("speedup_eager"),
-            speedup_compile=t.get("speedup_compile"), features={"final": final, "attempt": attempt})
-        program = self._remember(cid, source, verdict.get("backend", backend), verdict, iteration,
+            speedup_compile=t.get("speedup_compile"), features={"final": final})
+        program = self._remember(cid, source, verdict.get("backend", backend), verdict, phase,
                                  parent.id if parent else None, origin)
-        self._progress(f"candidate {cid} ({origin}): {verdict.get('status')}"
-                       + (f", {program.speedup:.2f}x" if program.speedup else ""), iteration)
+        self._progress(phase, origin, program.status, program.speedup, cid)
         return program
 
     def _mark_final(self, program: Program) -> None:
@@ -193,25 +208,27 @@ class Search:
         prompt = self.builder.improve(backend, parent, insp) if parent else self.builder.fresh(backend, insp)
         program: Program | None = None
         for attempt in range(self.cfg.repair_tries + 1):
-            answer = await self._ask(prompt, iteration, attempt)
+            phase = Phase.model(iteration, attempt)
+            answer = await self._ask(prompt, phase)
             try:
                 source = extract_code(answer)
             except NoCode as exc:
                 verdict = Verdict("compile_error", str(exc), backend=backend).to_dict()
+                self._progress(phase, "llm" if attempt == 0 else "repair", "no_code", None, None)
                 if attempt == self.cfg.repair_tries:
                     break
                 prompt = self.builder.repair(backend, prompt, answer, "", verdict)
                 continue
             last = attempt == self.cfg.repair_tries
-            program = await self._submit(source, backend, iteration, attempt, parent,
-                                         "llm" if attempt == 0 else "repair", final=False)
+            program = await self._submit(source, backend, phase, parent, "llm" if attempt == 0 else "repair",
+                                         final=False)
             if program.status not in REPAIRABLE or last:
                 break
             prompt = self.builder.repair(backend, prompt, answer, source, program.verdict)
         if program is not None:
             self._mark_final(program)
         else:
-            self.store.add_candidate(self.run_id, iteration=iteration, origin="llm", backend=backend, source="",
+            self.store.add_candidate(self.run_id, phase=phase, origin="llm", backend=backend, source="",
                                      candidate_hash="", verdict={"status": "compile_error",
                                                                  "reason": "no code in the answer"},
                                      features={"final": True})
@@ -223,11 +240,14 @@ class Search:
             if reason:
                 self.stop_reason = self.stop_reason or reason
                 return
-            if self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
+            if not self.unfinished and self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
                 self.stop_reason = self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
                 return
-            iteration = self.next_iteration
-            self.next_iteration += 1
+            if self.unfinished:
+                iteration = self.unfinished.pop(0)
+            else:
+                iteration = self.next_iteration
+                self.next_iteration += 1
             try:
                 await self._iteration(iteration)
             except BudgetExhausted as exc:
@@ -242,17 +262,36 @@ class Search:
             return f"no improvement for {self.cfg.patience} iterations"
         return None
 
-    def _progress(self, message: str, iteration: int) -> None:
+    def _progress(self, phase: Phase, origin: str, status: str, speedup: float | None,
+                  candidate_id: int | None) -> None:
         best = self.population.best()
         snap = self.budget.snapshot()
         t = (best.verdict.get("timings") or {}) if best else {}
-        self.emit({"event": "progress", "run_id": self.run_id, "iteration": iteration,
-                   "evaluated": len(self.population.programs), "best_speedup": best.speedup if best else None,
-                   "best_speedup_compile": t.get("speedup_compile"), "verified": best is not None,
-                   "tokens": snap["tokens"], "cost_usd": snap["cost_usd"], "message": message})
+        total = {"seed": len(self.seeds), "tune": self.cfg.tune_evals}.get(phase.kind, self.cfg.iterations)
+        index, message = describe_step(phase, total, origin, status, speedup, self.cfg.repair_tries)
+        event = ProgressEvent(
+            run_id=self.run_id, phase=phase.kind, index=index, total=total, origin=origin, status=status,
+            speedup=speedup, message=message, attempt=phase.attempt, candidate_id=candidate_id,
+            iteration=self.completed, evaluated=len(self.population.programs),
+            best_speedup=best.speedup if best else None, best_speedup_compile=t.get("speedup_compile"),
+            verified=best is not None, tokens=snap["tokens"], cost_usd=snap["cost_usd"])
+        self.emit(event.to_dict())
+        self.store.update_run(self.run_id, summary=self._state())
+
+    def _state(self) -> dict[str, Any]:
+        """What a resume needs besides the candidates and calls: whether the seeds are done, and
+        the wall time spent so far (the time budget does not restart)."""
+        return {"seeds_done": self.seeds_done, "elapsed_s": round(self.earlier_elapsed_s + self.budget.elapsed_s, 3)}
 
     # -- the run -------------------------------------------------------------------------
     async def run(self) -> SearchResult:
+        lock = RunLock(self.dir, self.run_id).acquire()
+        try:
+            return await self._run()
+        finally:
+            lock.release()
+
+    async def _run(self) -> SearchResult:
         self.store.update_run(self.run_id, status="running")
         if self.resuming:
             self._restore()
@@ -262,8 +301,8 @@ class Search:
             for k, (origin, source) in enumerate(self.seeds):
                 if any(p.origin == origin and p.source == source for p in self.population.programs.values()):
                     continue
-                prog = await self._submit(source, "triton", -1 - k, 0, None, origin, final=True)
-                self._mark_final(prog)
+                await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
+            self.seeds_done = True
             if self.provider is not None and self.builder is not None:
                 workers = [asyncio.create_task(self._worker()) for _ in range(max(1, self.cfg.concurrency))]
                 await asyncio.gather(*workers)
@@ -301,11 +340,12 @@ class Search:
         for k, parent in enumerate(parents):
             if any(p.parent_id == parent.id and p.origin == "tune" for p in self.population.programs.values()):
                 continue  # tuned before a resume
-            iteration, attempts = -1000 - k, iter(range(10_000))
+            attempts = iter(range(10_000))
 
-            def evaluate(source: str, parent: Program = parent, iteration: int = iteration) -> Any:
+            def evaluate(source: str, parent: Program = parent, k: int = k) -> Any:
                 fut = asyncio.run_coroutine_threadsafe(
-                    self._submit(source, parent.backend, iteration, next(attempts), parent, "tune", final=True), loop)
+                    self._submit(source, parent.backend, Phase("tune", k, next(attempts)), parent, "tune", final=True),
+                    loop)
                 prog = fut.result()
                 if _refused_before_the_gpu(prog.verdict):
                     return REJECTED_AHEAD
@@ -322,7 +362,8 @@ class Search:
         return {**_apply_meta(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
                 "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                 "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
-                "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes}
+                "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes,
+                **self._state()}
 
 
 def _refused_before_the_gpu(verdict: dict[str, Any]) -> bool:

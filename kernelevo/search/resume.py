@@ -1,0 +1,53 @@
+"""What makes `--resume` safe: the task must be the one the run searched, and one process at a
+time may work on a run (a second resume, or a resume of a run still going, is refused)."""
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from typing import IO
+
+
+class ResumeError(Exception):
+    """A run cannot be continued; the message says what to do instead."""
+
+
+def check_task(run_id: str, stored_hash: str, task_hash: str, task_path: str) -> None:
+    """Refuse to continue a run on a task whose content changed since the run began: its
+    candidates were verified against the old reference."""
+    if stored_hash and stored_hash != task_hash:
+        raise ResumeError(f"{task_path} changed since run {run_id} began (its candidates were checked against the "
+                          f"old version); start a new run instead of --resume")
+
+
+class RunLock:
+    """An exclusive lock on a run's folder, held while a process works on the run. The OS drops
+    it when the process dies, so a killed run can be resumed at once."""
+
+    def __init__(self, run_dir: Path, run_id: str) -> None:
+        self.path = run_dir / "lock"
+        self.run_id = run_id
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> "RunLock":
+        f = open(self.path, "a+")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise ResumeError(f"run {self.run_id} is being worked on by {holder}; wait for it to finish or stop it, "
+                              f"then resume") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"process {os.getpid()}")
+        f.flush()
+        self._file = f
+        return self
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
