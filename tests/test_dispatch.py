@@ -29,12 +29,22 @@ def with_nonce(source: str, nonce: object) -> str:
     return f"{source}\n# nonce {nonce}\n"  # a new content hash: the verdict cache cannot answer
 
 
-def slow(source: str, marker, seconds: float = 3.0) -> str:
-    """A correct candidate that announces itself (a file) and then takes its time, in the run worker
-    only (the compile worker, which imports it first to compile ahead, runs no interpreter)."""
+def slow(source: str, marker: str, seconds: float = 3.0) -> str:
+    """A correct candidate that announces itself (a file named `marker` in its sandbox's scratch
+    folder, the only place it can write) and then takes its time, in the run worker only (the
+    compile worker, which imports it first to compile ahead, runs no interpreter)."""
     return source.replace("import torch\n", f"import os\nimport pathlib\nimport time\nimport torch\n"
                           "if os.environ.get('TRITON_INTERPRET') == '1':\n"
-                          f"    pathlib.Path({str(marker)!r}).write_text('started')\n    time.sleep({seconds})\n", 1)
+                          f"    pathlib.Path(os.environ['HOME'], {marker!r}).write_text('started')\n"
+                          f"    time.sleep({seconds})\n", 1)
+
+
+def started(marker: str) -> bool:
+    """Whether a `slow` candidate has announced itself in some sandbox's scratch folder."""
+    import glob
+    import tempfile
+
+    return bool(glob.glob(os.path.join(tempfile.gettempdir(), "kernelevo-sandbox-*", marker)))
 
 
 # -- slots ----------------------------------------------------------------------------------
@@ -121,14 +131,14 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
 def test_killed_worker_requeues_its_candidate(tmp_path):
     from kernelevo.scale.local import LocalDispatcher
 
-    marker = tmp_path / "started"
+    marker = f"started-{os.getpid()}-{time.time()}"
     cand = tmp_path / "slow.py"
     cand.write_text(slow(with_nonce(GOOD, f"kill-{time.time()}"), marker))
     store = Store(tmp_path / "s.sqlite")
     killed = []
     with LocalDispatcher("cpu", workers=2, store=store) as d:
         def kill_it():
-            while not marker.exists():
+            while not started(marker):
                 time.sleep(0.05)
             ((slot, what),) = d.in_flight()
             killed.append(slot.label)

@@ -15,7 +15,7 @@ from support import EXAMPLES  # noqa: E402
 from fakes.anthropic_server import serve_anthropic  # noqa: E402
 from fakes.env import clean_llm_env  # noqa: E402
 from fakes.scripted_server import kernel_reply  # noqa: E402
-from test_dispatch import GOOD, slow, with_nonce  # noqa: E402
+from test_dispatch import GOOD, slow, started, with_nonce  # noqa: E402
 from kernelevo.store import Store  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -54,7 +54,7 @@ def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path)
     from kernelevo.optimize import optimize_task
     from kernelevo.search.loop import SearchConfig
 
-    marker = tmp_path / "started"
+    marker = f"started-{os.getpid()}-{time.time()}"
     answers = [with_nonce(GOOD, f"ray-{i}-{time.time()}") for i in range(6)]
     answers[1] = slow(answers[1], marker)
     store = Store(tmp_path / "store.sqlite")
@@ -64,10 +64,10 @@ def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path)
 
         def kill_it():
             deadline = time.monotonic() + 300
-            while not marker.exists() and time.monotonic() < deadline:
+            while not started(marker) and time.monotonic() < deadline:
                 time.sleep(0.05)
             for slot, path in d.in_flight():
-                if str(marker) in open(path).read():
+                if marker in open(path).read():
                     killed.append(slot.label)
                     os.kill(slot.info["pid"], signal.SIGKILL)  # the actor's process dies mid-candidate
 
@@ -84,7 +84,7 @@ def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path)
     assert len(killed) == 1
     rows = store.candidates(result.run_id)
     assert len(rows) == 6 and [r["status"] for r in rows] == ["verified"] * 6  # nothing lost
-    slow_row = next(r for r in rows if str(marker) in r["source"])
+    slow_row = next(r for r in rows if marker in r["source"])
     where = slow_row["verdict"]["device"]
     assert where["attempts"] == 2 and where["worker"] != killed[0]
     assert len({r["verdict"]["device"]["worker"] for r in rows}) >= 2  # spread over the actors

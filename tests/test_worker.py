@@ -8,7 +8,7 @@ import pytest
 from support import CANDIDATES, EXAMPLES
 from kernelevo.verify import verify_candidate
 from kernelevo.worker.pool import Worker, WorkerError
-from kernelevo.worker.sandbox import scrubbed_env
+from kernelevo.sandbox.env import sandbox_env
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
@@ -29,10 +29,13 @@ def _candidate(tmp_path, body: str, name: str = "cand.py"):
     return p
 
 
-def test_env_scrub_removes_secrets():
-    env = scrubbed_env({"ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "b", "MY_SECRET": "c", "PATH": "/bin",
-                        "HF_AUTH": "d", "CUDA_VISIBLE_DEVICES": "0"})
-    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0"}
+def test_worker_env_is_built_from_an_allowlist():
+    env = sandbox_env({"KERNELEVO_CONFIG": "/x", "HF_AUTH": "d", "TRITON_CACHE_DIR": "/c"}, home="/s",
+                      base={"ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "b", "MY_SECRET": "c", "PATH": "/bin",
+                            "HF_AUTH": "d", "CUDA_VISIBLE_DEVICES": "0", "KERNELEVO_CONFIG": "/k.toml",
+                            "AWS_PROFILE": "prod", "TORCH_SECRET_THING": "x", "SOME_APP_URL": "http://a:b@h"})
+    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0", "TRITON_CACHE_DIR": "/c", "HOME": "/s",
+                   "TMPDIR": "/tmp", "USER": "kernelevo", "LOGNAME": "kernelevo"}
 
 
 def test_worker_never_sees_api_key(monkeypatch):

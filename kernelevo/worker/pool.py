@@ -1,15 +1,19 @@
 """Starting, feeding, timing out and recycling worker processes.
 
 A worker is persistent (importing torch costs seconds) and is replaced after
-anything that may have poisoned it: a crash, a time-out (its whole process group is
-killed), a CUDA error, or a candidate that patched the harness.
+anything that may have poisoned it: a crash, a time-out (it and every process it
+started are killed), a CUDA error, or a candidate that patched the harness.
+
+Every worker runs in a sandbox (kernelevo/sandbox): it sees no workspace, store, home or
+config file, so the task and candidate files a request names are copied into a
+read-only inbox and the request's paths point there; paths in the reply are mapped back.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -18,8 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelevo.sandbox import SandboxError, SandboxProcess, SandboxSpec, spawn, use_sandbox
+from kernelevo.sandbox.mounts import package_root
 from kernelevo.worker import protocol
-from kernelevo.worker.sandbox import scrubbed_env
 
 
 class WorkerError(Exception):
@@ -39,37 +44,126 @@ def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, st
     else:  # a GPU run worker: torch.compile's baseline compiles in-process, leaving no pool of compile
         # processes busy on the host while the next candidate is timed
         env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    src_root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (src_root, os.environ.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = str(package_root())
+    env.update({name: str(path) for name, path in cache_dirs().items()})
     env.update(extra or {})
-    return scrubbed_env(extra=env)
+    return env
+
+
+def cache_dirs() -> dict[str, Path]:
+    """The build caches a worker writes (compiled Triton kernels, inline extensions, Inductor
+    code): shared by the engine's workers so a kernel compiled ahead is found when it runs."""
+    from kernelevo.backends.nvcc import cache_dir
+
+    home = Path.home()
+    dirs = {"KERNELEVO_CACHE": cache_dir("inline").parent,
+            "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
+            "TORCHINDUCTOR_CACHE_DIR": Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+                                            or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}")}
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    return {k: v.resolve() for k, v in dirs.items()}
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+def hidden_paths() -> list[Path]:
+    """Files a worker must never see even where a folder holding them is bound: key configs."""
+    paths = [Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelevo"]
+    if os.environ.get("KERNELEVO_CONFIG"):
+        paths.append(Path(os.environ["KERNELEVO_CONFIG"]).expanduser())
+    return [p.resolve() for p in paths]
+
+
+class Inbox:
+    """Read-only copies of the files requests name, under content-addressed names (the same
+    task keeps its path, so a worker's per-task caches still hit)."""
+
+    KEYS = ("task_path", "candidate_path")
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="kernelevo-inbox-")).resolve()
+        self._back: dict[str, str] = {}
+
+    def rewrite(self, message: dict[str, Any]) -> dict[str, Any]:
+        message = dict(message)
+        for key in self.KEYS:
+            if isinstance(message.get(key), str) and os.path.isfile(message[key]):
+                message[key] = self._copy(message[key])
+        return message
+
+    def _copy(self, path: str) -> str:
+        data = Path(path).read_bytes()
+        folder = self.root / hashlib.sha256(data).hexdigest()[:16]
+        target = folder / Path(path).name
+        if not target.exists():
+            folder.mkdir(exist_ok=True)
+            tmp = folder / (target.name + ".part")
+            tmp.write_bytes(data)
+            tmp.rename(target)
+        self._back[str(target)] = str(Path(path).resolve())
+        return str(target)
+
+    def map_back(self, value: Any) -> Any:
+        """`value` with every inbox path replaced by the file the user knows."""
+        if isinstance(value, str):
+            if str(self.root) in value:
+                for inbox_path, original in self._back.items():
+                    value = value.replace(inbox_path, original)
+            return value
+        if isinstance(value, dict):
+            return {k: self.map_back(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.map_back(v) for v in value]
+        return value
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 class Worker:
     """One worker process. Not thread-safe: one request at a time."""
 
-    def __init__(self, device: str = "cpu", *, env: dict[str, str] | None = None, start_timeout: float = 120.0) -> None:
+    def __init__(self, device: str = "cpu", *, env: dict[str, str] | None = None, start_timeout: float = 120.0,
+                 isolate: bool | None = None) -> None:
         self.device = device
         self.extra_env = env or {}
         self.start_timeout = start_timeout
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.workdir: str | None = None
-        self.log_path: str | None = None
+        self.isolate = isolate
+        self.proc: SandboxProcess | None = None
+        self.inbox = Inbox()
         self.requests_served = 0
         self.restarts = 0
         self._start_lock = threading.Lock()
+        self._last_log = ""
+
+    @property
+    def isolation(self) -> str:
+        """'sandbox' or 'none' (`--no-sandbox`): recorded in every verdict this worker gives."""
+        isolate = self.isolate if self.isolate is not None else use_sandbox()
+        return "sandbox" if isolate else "none"
+
+    def spec(self) -> SandboxSpec:
+        isolate = self.isolate if self.isolate is not None else use_sandbox()
+        env = worker_env(self.device, self.extra_env)
+        writable = sorted({Path(env[k]) for k in cache_dirs() if k in env})
+        return SandboxSpec([sys.executable, "-m", "kernelevo.worker.main"], env=env, read_only=[self.inbox.root],
+                           writable=writable, hidden=hidden_paths(), gpu=self.device not in ("cpu", "compile"),
+                           isolate=isolate)
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
-        self.workdir = tempfile.mkdtemp(prefix="kernelevo-worker-")
-        self.log_path = os.path.join(self.workdir, "worker.log")
-        log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kernelevo.worker.main"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, cwd=self.workdir,
-            env=worker_env(self.device, self.extra_env), start_new_session=True,
-        )
-        log.close()
+        try:
+            self.proc = spawn(self.spec())
+        except SandboxError as exc:
+            raise WorkerError("crash", str(exc)) from exc
         hello = self._read(time.monotonic() + self.start_timeout)
         if hello.get("op") != "ready":
             self.kill()
@@ -91,19 +185,9 @@ class Worker:
 
     def kill(self) -> None:
         if self.proc is not None:
-            if self.proc.poll() is None:
-                try:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                self.proc.wait(timeout=10)
-            for stream in (self.proc.stdin, self.proc.stdout):
-                if stream:
-                    stream.close()
+            self.proc.close()
+            self._last_log = self.proc.output.text()
             self.proc = None
-        if self.workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            self.workdir = None
 
     def close(self) -> None:
         if self.alive:
@@ -114,6 +198,7 @@ class Worker:
             except (OSError, subprocess.TimeoutExpired, BrokenPipeError):
                 pass
         self.kill()
+        self.inbox.remove()
 
     def __enter__(self) -> "Worker":
         return self
@@ -127,8 +212,8 @@ class Worker:
         self.ensure_started()
         assert self.proc and self.proc.stdin
         try:
-            protocol.write(self.proc.stdin, message)
-            reply = self._read(time.monotonic() + timeout)
+            protocol.write(self.proc.stdin, self.inbox.rewrite(message))
+            reply = self.inbox.map_back(self._read(time.monotonic() + timeout))
         except WorkerError:
             raise
         except (BrokenPipeError, OSError) as exc:
@@ -150,12 +235,9 @@ class Worker:
             self.restarts += 1
 
     def log_tail(self, limit: int = 3000) -> str:
-        if not self.log_path or not os.path.exists(self.log_path):
-            return ""
-        with open(self.log_path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            return f.read().decode(errors="replace")
+        """The worker's output (start and end kept when it flooded), mapped to the user's paths."""
+        text = self.proc.output.text() if self.proc is not None else self._last_log
+        return self.inbox.map_back(text)[-limit:]
 
     def _read(self, deadline: float) -> dict[str, Any]:
         assert self.proc and self.proc.stdout
@@ -176,6 +258,9 @@ class Worker:
             if not chunk:
                 code = self.proc.wait(timeout=10)
                 log = self.log_tail()
+                if self.proc.output.flooded:
+                    self.kill()
+                    raise WorkerError("crash", "the worker was stopped: its output passed the limit", log)
                 self.kill()
                 how = f"signal {-code}" if code < 0 else f"exit code {code}"
                 raise WorkerError("crash", f"the worker process crashed ({how})", log)

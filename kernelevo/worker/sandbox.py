@@ -1,25 +1,13 @@
-"""What a worker process gets to see: a scrubbed environment and untouched timers.
+"""Inside a worker: untouched timers and harness functions between candidates.
 
-Candidate code must never see API keys, and must not leave patched timers, events
-or comparison functions behind for the next candidate in the same process.
+A candidate must not leave patched timers, events or comparison functions behind for the
+next candidate in the same process. (What the process can reach from outside, its
+environment included, is kernelevo/sandbox's business.)
 """
 from __future__ import annotations
 
 import importlib
-import os
-import re
-from typing import Any, Mapping
-
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.IGNORECASE)
-KEEP = {"PATH", "HOME", "LANG", "LC_ALL", "TERM"}
-
-
-def scrubbed_env(base: Mapping[str, str] | None = None, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of the environment without anything that looks like a credential."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items()
-           if k in KEEP or not SECRET_NAME.search(k)}
-    env.update(extra or {})
-    return env
+from typing import Any
 
 
 GUARDED = [

@@ -1,0 +1,89 @@
+"""The file system a sandboxed process sees, as bubblewrap arguments.
+
+An allowlist again: the system directories and the Python installation read-only, the
+kernelevo package read-only, one writable scratch folder, and only what the caller names
+besides. The user's home, the workspace (with `.kernelevo/`), config files holding keys and
+every other process's `/proc` entry are simply absent.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from pathlib import Path
+
+from kernelevo.sandbox.spec import SandboxSpec
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
+
+
+def package_root() -> Path:
+    """The folder holding the `kernelevo` package (what PYTHONPATH names inside)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def python_paths() -> list[Path]:
+    """The interpreter's prefixes and every existing sys.path folder: what `import torch` needs."""
+    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).parent.parent,
+                Path(sys.executable).resolve().parent.parent}
+    paths = set(prefixes)
+    for entry in sys.path:  # installed packages only: sys.path also holds the caller's folder (the workspace)
+        if entry and os.path.isdir(entry) and ({"site-packages", "dist-packages"} & set(Path(entry).parts)):
+            paths.add(Path(entry))
+    resolved = {p.resolve() for p in paths} | paths
+    return _outermost(p for p in resolved if not _under_system(p) and p != package_root())
+
+
+def gpu_nodes() -> list[str]:
+    """The NVIDIA device nodes present on this machine: the only devices a GPU worker gets."""
+    nodes = sorted(glob.glob("/dev/nvidia[0-9]*")) + [n for n in GPU_NODES if os.path.exists(n)]
+    if os.path.isdir("/dev/nvidia-caps"):
+        nodes.append("/dev/nvidia-caps")
+    return nodes
+
+
+def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
+    """Arguments for `bwrap` (without the command) that build the sandbox described by `spec`."""
+    args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    for top in SYSTEM:
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind-try", "/sys", "/sys"]
+    size = str(spec.limits.scratch_bytes)
+    args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
+    for path in python_paths():
+        args += ["--ro-bind", str(path), str(path)]
+    pkg = package_root() / "kernelevo"
+    args += ["--ro-bind", str(pkg), str(pkg)]
+    for path in spec.read_only:
+        args += ["--ro-bind", str(path), str(path)]
+    for path in spec.writable:
+        args += ["--bind", str(path), str(path)]
+    args += ["--bind", str(scratch), str(scratch)]
+    if spec.gpu:
+        for node in gpu_nodes():
+            args += ["--dev-bind", node, node]
+    for path in spec.hidden:
+        if os.path.isdir(path):
+            args += ["--tmpfs", str(path)]
+        elif os.path.exists(path):
+            args += ["--ro-bind", "/dev/null", str(path)]
+    args += ["--remount-ro", "/", "--chdir", str(scratch)]
+    return args
+
+
+def _under_system(path: Path) -> bool:
+    return any(str(path) == top or str(path).startswith(top + "/") for top in SYSTEM if not os.path.islink(top))
+
+
+def _outermost(paths) -> list[Path]:
+    """Drop folders already inside another folder of the list (one bind covers them)."""
+    ordered = sorted(set(paths), key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for p in ordered:
+        if not any(p == k or k in p.parents for k in kept):
+            kept.append(p)
+    return kept

@@ -1,0 +1,177 @@
+"""Starting and stopping one sandboxed process: `spawn(spec) -> SandboxProcess`.
+
+Stopping is total: the process, every descendant (a double-forked `setsid` daemon is still
+a descendant of bubblewrap, and dies with its PID namespace), and every member of its
+cgroup; then the scratch folder goes.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import IO
+
+from kernelevo.sandbox.env import sandbox_env
+from kernelevo.sandbox.limits import Cgroup, apply_rlimits
+from kernelevo.sandbox.mounts import bwrap_args
+from kernelevo.sandbox.output import CappedOutput
+from kernelevo.sandbox.spec import SandboxSpec
+
+_count = 0
+_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+
+
+class SandboxError(Exception):
+    """The sandbox could not be started; the message says what to do."""
+
+
+class SandboxProcess:
+    """A running sandboxed process. `stdin`/`stdout` are the channel pipes when asked for;
+    `output` holds the capped stderr (and stdout when there is no channel)."""
+
+    def __init__(self, spec: SandboxSpec, proc: subprocess.Popen[bytes], output: CappedOutput, scratch: Path,
+                 owns_scratch: bool, cgroup: Cgroup, isolation: str) -> None:
+        self.spec, self.proc, self.output, self.scratch = spec, proc, output, scratch
+        self._owns_scratch, self.cgroup, self.isolation = owns_scratch, cgroup, isolation
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    @property
+    def stdin(self) -> IO[bytes] | None:
+        return self.proc.stdin
+
+    @property
+    def stdout(self) -> IO[bytes] | None:
+        return self.proc.stdout
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self.proc.wait(timeout)
+        self.output.join()
+        return code
+
+    def kill(self) -> None:
+        """Kill the process and everything it started; idempotent."""
+        tree = descendants(self.proc.pid) if self.proc.poll() is None else []
+        for pid in [self.proc.pid, *tree]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.cgroup.kill_all()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + 5
+        while any(_exists(p) for p in tree) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
+    def close(self) -> None:
+        """Kill, then release the pipes, the cgroup and the scratch folder."""
+        self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self.output.join(2.0)
+        self.cgroup.remove()
+        if self._owns_scratch:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "SandboxProcess":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
+    """Start `spec.argv` as the spec says. With `channel`, stdin and stdout are pipes to the
+    caller (the protocol); without, stdin is empty and stdout joins the capped output."""
+    global _count
+    bwrap = shutil.which("bwrap")
+    if spec.isolate and not bwrap:
+        raise SandboxError("bubblewrap (bwrap) is not installed: install the `bubblewrap` package, "
+                           "or pass --no-sandbox to run candidates unisolated")
+    owns = spec.scratch is None
+    scratch = Path(tempfile.mkdtemp(prefix="kernelevo-sandbox-")) if owns else Path(spec.scratch)  # type: ignore[arg-type]
+    scratch.mkdir(parents=True, exist_ok=True)
+    env = sandbox_env(spec.env, home=str(scratch))
+    argv = [bwrap, *bwrap_args(spec, scratch), "--", *spec.argv] if spec.isolate else list(spec.argv)
+    _count += 1
+    cgroup = Cgroup(f"kernelevo-{os.getpid()}-{_count}", spec.limits)
+    read_fd, write_fd = os.pipe()
+
+    def in_child() -> None:
+        cgroup.enter()
+        apply_rlimits(spec.limits, spec.gpu)
+
+    try:  # from one long-lived thread: bubblewrap dies with the *thread* that started it
+        proc = _spawner.submit(
+            subprocess.Popen, argv, stdin=subprocess.PIPE if channel else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if channel else write_fd, stderr=write_fd, cwd=scratch, env=env,
+            close_fds=True, pass_fds=tuple(spec.channel_fds), start_new_session=True, preexec_fn=in_child).result()
+    except OSError as exc:
+        os.close(read_fd)
+        os.close(write_fd)
+        cgroup.remove()
+        if owns:
+            shutil.rmtree(scratch, ignore_errors=True)
+        raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
+    os.close(write_fd)
+    holder: list[SandboxProcess] = []
+    output = CappedOutput(read_fd, spec.limits.output_keep_bytes, spec.limits.output_flood_bytes,
+                          on_flood=lambda: holder and holder[0].kill())
+    process = SandboxProcess(spec, proc, output, scratch, owns, cgroup, "bwrap" if spec.isolate else "none")
+    holder.append(process)
+    return process
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` in the host's process tree."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _exists(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+        return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] != b"Z"  # a zombie is already dead
+    except OSError:
+        return False
