@@ -34,9 +34,11 @@ class Cgroup:
     """A fresh cgroup (v2, or v1 `pids` + `memory`) holding one sandbox; `None` fields where
     a controller could not be made. `enter()` runs in the child before exec."""
 
-    def __init__(self, name: str, limits: Limits) -> None:
+    def __init__(self, name: str, limits: Limits | None) -> None:
         self.dirs: list[Path] = []
         self.controls: list[str] = []
+        if limits is None:
+            return
         if (_ROOT / "cgroup.controllers").exists():
             self._make_v2(name, limits)
         else:

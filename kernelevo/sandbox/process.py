@@ -119,7 +119,7 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
     env = sandbox_env(spec.env, home=str(scratch))
     argv = [bwrap, *bwrap_args(spec, scratch), "--", *spec.argv] if spec.isolate else list(spec.argv)
     _count += 1
-    cgroup = Cgroup(f"kernelevo-{os.getpid()}-{_count}", spec.limits)
+    cgroup = Cgroup(f"kernelevo-{os.getpid()}-{_count}", spec.limits if spec.limits.cgroup else None)
     read_fd, write_fd = os.pipe()
 
     def in_child() -> None:

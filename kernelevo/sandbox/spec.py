@@ -27,6 +27,7 @@ class Limits:
     scratch_bytes: int = 4 * GiB  # /tmp and /dev/shm (memory-backed) inside the sandbox
     output_keep_bytes: int = 64 * 1024  # half from the start of stdout/stderr, half from the end
     output_flood_bytes: int = 512 * MiB  # past this much output the process is killed
+    cgroup: bool = True  # False only to show what the other defences hold without one
 
 
 @dataclass(frozen=True)
