@@ -32,12 +32,16 @@ def test_detect_missing_file_is_a_user_error(capsys, tmp_path):
 def test_task_builds_and_checks(capsys, tmp_path):
     assert main(["task", f"{CORPUS / 'kernelbench_style.py'}::Model", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert f"task: {tmp_path / 'kernelbench_style__Model.py'}" in out and "check ok" in out
-    assert (tmp_path / "kernelbench_style__Model.py").exists()
+    assert f"task: {tmp_path / 'kernelbench_style__Model__'}" in out and "check ok" in out
+    assert list(tmp_path.glob("kernelbench_style__Model__*.py"))
 
 
 def test_task_errors_are_one_line(capsys, tmp_path):
-    assert main(["task", f"{CORPUS / 'model.py'}::RMSNorm", "--out", str(tmp_path)]) == 2
+    user = tmp_path / "wrapped.py"
+    user.write_text("import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
+                    "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
+                    "    def forward(self, x):\n        return torch.relu(self.inner(x))\n")
+    assert main(["task", f"{user}::Wrapped", "--out", str(tmp_path), "--timeout", "60"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
     assert main(["task", str(CORPUS / "model.py")]) == 2

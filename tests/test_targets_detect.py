@@ -40,9 +40,10 @@ def test_model_file_modules_functions_nested_and_decorated():
     src, d = corpus("model.py")
     assert d.errors == []
     assert ids(d) == [
-        "function:rope_tables", "function:fused_bias_gelu", "module:RMSNorm", "module:Attention",
-        "module:SwiGLU", "module:Block", "module:Block.ScaledResidual", "module:Transformer",
-    ]  # not: Config (dataclass), rotate_half (layout only), init_weights (nn.init), Transformer.num_params
+        "function:rotate_half", "function:apply_rotary", "function:rope_tables", "function:fused_bias_gelu",
+        "module:RMSNorm", "module:Attention", "module:SwiGLU", "module:Block", "module:Block.ScaledResidual",
+        "module:Transformer",
+    ]  # not: Config (dataclass), init_weights (nn.init), Transformer.num_params
     rms = d.find("module:RMSNorm")
     assert (rms.start_line, rms.start_col, rms.end_line) == (53, 0, 64)
     assert text_at(src, rms).startswith("class RMSNorm(nn.Module):") and text_at(src, rms).endswith("self.weight")

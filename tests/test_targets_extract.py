@@ -1,4 +1,5 @@
 """Building KernelBench-format tasks from targets in the corpus, and checking they run (child processes)."""
+import os
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,8 @@ def build(name: str, key: str, tmp_path, **kw):
 
 def test_decorator_inputs_function_target_with_constants(tmp_path):
     task = build("model.py", "fused_bias_gelu", tmp_path)
-    assert task.path == str(tmp_path / "model__fused_bias_gelu.py")
+    assert os.path.dirname(task.path) == str(tmp_path)
+    assert os.path.basename(task.path).startswith("model__fused_bias_gelu__")
     text = Path(task.path).read_text()
     assert "GELU_C = math.sqrt(2.0 / math.pi)" in text and "import math" in text  # constants and their imports
     code = text.split('"""', 2)[2]
@@ -73,13 +75,27 @@ def test_triton_kernel_reference_is_its_launcher(tmp_path):
     assert check.ok is True, check.message
 
 
-def test_module_launcher_and_missing_inputs_message(tmp_path):
+def test_launcher_inputs_guessed_from_the_signature_and_checked(tmp_path):
+    task = build("triton_ops.py", "_rmsnorm_kernel", tmp_path)
+    assert "guessed from the signature" in task.inputs
+    text = Path(task.path).read_text()
+    assert "def get_init_inputs():\n    return [64]" in text  # FusedRMSNorm(dim): a small size, by name
+    check = check_task(task.path, timeout=240)
+    assert check.ok is True, check.message
+
+
+def test_missing_inputs_message_lists_what_was_tried(tmp_path):
+    user = tmp_path / "wrapped.py"
+    user.write_text("import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
+                    "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
+                    "    def forward(self, x):\n        return torch.relu(self.inner(x))\n")
     with pytest.raises(ExtractError) as exc:
-        build("triton_ops.py", "_rmsnorm_kernel", tmp_path)
+        build_task(str(user), "Wrapped", out_dir=str(tmp_path / "tasks"), timeout=60)
     msg = str(exc.value)
-    assert "triton_ops.py:58: no example inputs for FusedRMSNorm" in msg
+    assert "wrapped.py:5: no example inputs for Wrapped" in msg
     assert "@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))" in msg
-    assert "constructor arguments (dim)" in msg and "\n" not in msg
+    assert "Tried without edits:" in msg and "has no __main__ block" in msg
+    assert "constructor argument 'inner' is a Module" in msg and "\n" not in msg
 
 
 def test_cuda_targets_resolve_to_python_launchers(tmp_path):
@@ -130,7 +146,7 @@ def test_script_that_never_calls_the_target(tmp_path):
 
 
 def test_unknown_target_lists_what_exists(tmp_path):
-    with pytest.raises(ExtractError, match="no target 'Nope'; targets here: rope_tables, fused_bias_gelu"):
+    with pytest.raises(ExtractError, match="no target 'Nope'; targets here: rotate_half, apply_rotary, rope_tables, fused_bias_gelu"):
         build("model.py", "Nope", tmp_path)
 
 
@@ -140,7 +156,7 @@ def test_failing_reference_is_reported_with_location(tmp_path):
                     "    return torch.mm(x, x)\n")
     task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
     check = check_task(task.path)
-    assert check.ok is False and "bad__f.py:" in check.message and "RuntimeError" in check.message
+    assert check.ok is False and "bad__f__" in check.message and "RuntimeError" in check.message
 
 
 def test_check_has_a_time_limit(tmp_path):

@@ -43,7 +43,40 @@ def _spec_of(value, torch) -> dict:
         specs = {name: _spec_of(getattr(value, name), torch) for name in fields}
         if all(s["kind"] == "value" for s in specs.values()):
             return {"kind": "dataclass", "type": type(value).__name__, "fields": {k: s["repr"] for k, s in specs.items()}}
+    data = getattr(value, "__dict__", None)
+    if isinstance(data, dict) and data and all(_plain(v) for v in data.values()):
+        try:
+            rebuilt = type(value)(**data)
+            same = vars(rebuilt) == data
+        except Exception:  # a class that is not built from its fields: rebuild as a namespace
+            same = False
+        return {"kind": "config", "type": type(value).__name__, "rebuild": "class" if same else "namespace",
+                "values": dict(data), "fields": sorted(data)}
     return {"kind": "unsupported", "type": type(value).__name__}
+
+
+def _plain(value) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    return False
+
+
+def save_configs(specs: list[dict], path: str | None) -> None:
+    """Config objects become data next to the task: torch.save of their fields, by argument index."""
+    configs = [(i, s) for i, s in enumerate(specs) if s.get("kind") == "config" and "values" in s]
+    if not configs or not path:
+        for _, s in configs:
+            s["kind"] = "unsupported"
+        return
+    import torch
+
+    torch.save({str(i): s.pop("values") for i, s in configs}, path)
+    for i, s in configs:
+        s["index"], s["data"] = i, os.path.basename(path)
 
 
 def _arguments(frame, skip_self: bool) -> tuple[list[str], list]:
@@ -85,6 +118,7 @@ def main(spec_path: str) -> int:
             names, values = _arguments(frame, spec["method"])
             torch = sys.modules.get("torch")
             init_names, init = inits.get(id(frame.f_locals.get("self")), ([], []))
+            save_configs(init, spec.get("init_data"))
             out = {"names": names, "args": [_spec_of(v, torch) for v in values],
                    "init_names": init_names, "init": init}
             tmp = spec["out"] + ".tmp"
@@ -101,10 +135,22 @@ def main(spec_path: str) -> int:
     threading.settrace(tracer)
     sys.settrace(tracer)
     try:
-        runpy.run_path(script, run_name="__main__")
+        if spec.get("pytest"):
+            import pytest
+
+            pytest.main([script, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-n", "0"]
+                        if _has_xdist() else [script, "-x", "-q", "-p", "no:cacheprovider"])
+        else:
+            runpy.run_path(script, run_name="__main__")
     finally:
         sys.settrace(None)
     return 0
+
+
+def _has_xdist() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("xdist") is not None
 
 
 if __name__ == "__main__":

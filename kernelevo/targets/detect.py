@@ -51,6 +51,7 @@ class Analysis:
     every_function: list[FuncFacts] = field(default_factory=list)  # conditional redefinitions included
     every_class: list[ClassFacts] = field(default_factory=list)
     kernels: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    jit_assigned: list[tuple[str, ast.stmt, str, int]] = field(default_factory=list)  # k = triton.jit(f)
     module_values: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (value, line offset)
     offsets: dict[int, int] = field(default_factory=dict)  # id(facts or node) -> line offset of its chunk
     detection_only: bool = False  # built from cached chunks: node line numbers are chunk-relative
@@ -219,6 +220,9 @@ def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
             a.every_function.append(f)
             a.offsets[id(f)] = off
         a.kernels.update(items.kernels)
+        for name, stmt, fn in items.jit_assigns:
+            a.kernels[name] = stmt
+            a.jit_assigned.append((name, stmt, fn, off))
         for k in items.classes:
             a.classes[k.qualname] = k
             a.every_class.append(k)
@@ -249,26 +253,67 @@ def _mark_modules(a: Analysis) -> None:
         for c in a.classes.values():
             if not c.is_module and any(is_module_base(b) or (b in a.classes and a.classes[b].is_module) for b in c.bases):
                 c.is_module = changed = True
+    for c in a.classes.values():
+        if not c.is_module and _forward_on_imported_base(a, c):
+            c.is_module = True
+
+
+_NOT_MODULE_BASES = ("torch.autograd", "typing.", "enum.", "abc.", "dataclasses.", "collections.", "object",
+                     "Exception", "dict", "list", "tuple", "str", "int", "float", "NamedTuple", "Enum", "Protocol")
+
+
+def _forward_on_imported_base(a: Analysis, c: ClassFacts, _depth: int = 0) -> bool:
+    """`class LlamaModel(LlamaPreTrainedModel)` with its base imported from a library: a module if it
+    defines forward(self, ...), since only torch-style modules are called that way."""
+    fwd = c.methods.get("forward")
+    if fwd is None or _depth > 20:
+        return False
+    node = fwd.node
+    args = getattr(getattr(node, "args", None), "args", None)
+    if args is not None and (not args or args[0].arg != "self"):
+        return False
+    return _rooted_in_import(a, c, 0)
+
+
+def _rooted_in_import(a: Analysis, c: ClassFacts, depth: int) -> bool:
+    for b in c.bases:
+        if b.startswith(_NOT_MODULE_BASES) or depth > 20:
+            continue
+        base = a.classes.get(b)
+        if base is None or _rooted_in_import(a, base, depth + 1):
+            return True
+    return False
+
+
+_NOT_COMPUTE_METHODS = frozenset(op for op in _NOT_COMPUTE if op.startswith("Tensor."))
+_NOT_COMPUTE_TORCH = tuple(op for op in _NOT_COMPUTE if not op.startswith("Tensor."))
 
 
 def _is_compute(op: str) -> bool:
+    if op.startswith("Tensor."):
+        return op not in _NOT_COMPUTE_METHODS  # exact: Tensor.t is layout, Tensor.tanh is not
     if op.startswith("torch.nn.") and op[9:10].isupper():
         return False
-    return not op.startswith(_NOT_COMPUTE)
+    return not op.startswith(_NOT_COMPUTE_TORCH)
 
 
 def _python_targets(a: Analysis, found: list) -> None:
     kernels = a.kernels.keys()
+    launched = _launched(a)
+    jit_sources = {fn for _, _, fn, _ in a.jit_assigned}
     for f in a.every_function:
         name, off = f.qualname, a.offsets[id(f)]
         if name in kernels and f.triton_kernel:
-            found.append(("triton_kernel", name, name, f.node, [], off))
+            if name in launched or not _called_by_kernels(a, name):
+                found.append(("triton_kernel", name, name, f.node, [], off))
         elif f.launches & kernels:
             found.append(("triton_launcher", name, name, f.node, sorted(a.ops(f)), off))
-        elif name not in _SKIP_FUNCTIONS and not f.training and not name.startswith("test_"):
+        elif _plain_function(a, f) and name not in jit_sources:
             ops = a.ops(f)
-            if any(_is_compute(op) for op in ops):
+            if any(_is_compute(op) for op in ops) or (f.tensor_signal or not f.scalar_params) and _arith_only(f, ops):
                 found.append(("function", name, name, f.node, sorted(ops), off))
+    for name, stmt, _fn, off in a.jit_assigned:
+        found.append(("triton_kernel", name, name, stmt, [], off))
     for c in a.every_class:
         qual, off = c.qualname, a.offsets[id(c)]
         fwd = c.methods.get("forward")
@@ -277,8 +322,41 @@ def _python_targets(a: Analysis, found: list) -> None:
                 found.append(("triton_launcher", c.node.name, m.qualname, m.node, sorted(a.ops(m)), off))
         if c.is_module and fwd is not None and not fwd.launches & kernels:
             ops = a.ops(fwd)
-            if ops:
+            if ops or fwd.arith:
                 found.append(("module", c.node.name, qual, c.node, sorted(ops), off))
+
+
+_NOT_TARGET_PREFIXES = ("test_", "get_", "set_", "is_", "has_", "load_", "save_", "print_", "log_", "parse_",
+                        "bench", "time_", "profile", "plot", "main")
+
+
+def _plain_function(a: Analysis, f: FuncFacts) -> bool:
+    """A function a user would call with tensors: not a test, benchmark, training step or device code."""
+    name = f.qualname
+    return (name not in _SKIP_FUNCTIONS and not f.training and not f.harness and not f.triton_lang
+            and not name.startswith(_NOT_TARGET_PREFIXES))
+
+
+def _arith_only(f: FuncFacts, ops: set[str]) -> bool:
+    """Written with operators, slicing and torch.cat alone (rotate_half, `a * a`): still a target."""
+    if f.generator:
+        return False
+    return f.arith or (f.tensor_signal and bool(ops & {"torch.cat", "torch.stack"}))
+
+
+def _launched(a: Analysis) -> set[str]:
+    out: set[str] = set()
+    for f in a.every_function:
+        out |= f.launches
+    for c in a.every_class:
+        for m in c.methods.values():
+            out |= m.launches
+    return out
+
+
+def _called_by_kernels(a: Analysis, name: str) -> bool:
+    """A @triton.jit helper called from other kernels is device code, not something to launch."""
+    return any(name in f.calls for f in a.every_function if f.triton_kernel and f.qualname != name)
 
 
 def _cuda_targets(a: Analysis, found: list, module_calls: list[tuple[ast.Call, int]],

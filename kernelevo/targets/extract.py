@@ -8,7 +8,9 @@ task runs happens in a child process (`task_check`).
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
+import symtable
 import os
 import re
 import subprocess
@@ -18,7 +20,8 @@ from dataclasses import dataclass, field
 
 from kernelevo.targets.detect import Analysis, analyze_file
 from kernelevo.targets.imports import resolve_expr
-from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, find_inputs
+from kernelevo.targets.input_sources import from_signature, from_workspace
+from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, find_inputs, suggestion
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import Reference, NoReference, resolve_reference
 
@@ -65,18 +68,21 @@ def build_task(user_file: str, key: str, script: str | None = None, out_dir: str
         user_file, key = _launcher_file_for(user_file, key)
     a = analyze_file(user_file)
     t = find_target(a, key)
+    out = out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks")
+    path = task_path_for(out, user_file, t)
+    init_data = os.path.splitext(path)[0] + ".init.pt"
     try:
         ref = resolve_reference(a, t)
-        inputs = find_inputs(a, ref, script, timeout)
+        inputs = find_inputs(a, ref, script, timeout, init_data=init_data)
+        if inputs is None:
+            inputs = _found_inputs(a, t, ref, path, init_data, timeout)
     except (NoReference, NoExampleInputs) as exc:
         raise ExtractError(str(exc)) from exc
     text = task_source(a, t, ref, inputs)
     built = BuiltTask(text, t, ref.qualname, inputs.note)
     if write:
-        out = out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks")
         os.makedirs(out, exist_ok=True)
-        stem = os.path.splitext(os.path.basename(user_file))[0]
-        built.path = os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}.py")
+        built.path = path
         tmp = built.path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -88,6 +94,29 @@ def build_task(user_file: str, key: str, script: str | None = None, out_dir: str
         except TaskError as exc:
             raise ExtractError(f"built task is malformed (a KernelEvo bug): {exc}") from exc
     return built
+
+
+def task_path_for(out: str, user_file: str, t: Target) -> str:
+    """One task file per (file, target): two `model.py` in different folders never share one."""
+    stem = os.path.splitext(os.path.basename(user_file))[0]
+    where = hashlib.sha1(os.path.realpath(user_file).encode()).hexdigest()[:6]
+    return os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}__{where}.py")
+
+
+_PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"
+
+
+def _found_inputs(a: Analysis, t: Target, ref: Reference, path: str, init_data: str, timeout: float) -> ExampleInputs:
+    """No inputs written by the user: capture them from the workspace, else guess from the signature."""
+    reasons: list[str] = []
+    budget = min(timeout, 60.0)
+    found = from_workspace(a, ref, init_data, budget, reasons)
+    if found is None:
+        draft = task_source(a, t, ref, ExampleInputs("probe", _PROBE_INPUTS, "being guessed"))
+        found = from_signature(draft, path, ref, init_data, budget, reasons)
+    if found is None:
+        raise NoExampleInputs(f"{suggestion(a, ref)}. Tried without edits: " + "; ".join(reasons))
+    return found
 
 
 def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
@@ -141,6 +170,46 @@ def _uses(node: ast.AST, skip: set[int] = frozenset()) -> set[str]:
     return out
 
 
+def free_names(text: str) -> set[str] | None:
+    """Names `text` (one definition) reads from the module's globals, from Python's own scoping:
+    a parameter or local named like a module-level variable does not pull that variable in.
+    None when the text is not a definition symtable can read."""
+    try:
+        top = symtable.symtable(text, "<target>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    out: set[str] = set()
+    stack = [(top, True)]
+    while stack:
+        table, is_top = stack.pop()
+        for sym in table.get_symbols():
+            if not sym.is_referenced():
+                continue
+            if is_top:
+                if not sym.is_imported() and not (sym.is_assigned() and not sym.is_referenced()):
+                    out.add(sym.get_name())
+            elif sym.is_global() or (table.get_type() == "class" and not sym.is_assigned() and not sym.is_local()):
+                out.add(sym.get_name())
+        stack.extend((child, False) for child in table.get_children())
+    return out
+
+
+def _needs(a: Analysis, stmt: ast.stmt, skip: set[int] = frozenset()) -> set[str]:
+    """What a statement needs from the file: free names for definitions, every name otherwise."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not skip:
+        names = free_names(_dedented(a, stmt))
+        if names is not None:
+            return names
+    return _uses(stmt, skip)
+
+
+def _dedented(a: Analysis, node: ast.AST) -> str:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+    indent = node.col_offset
+    return "\n".join(line[indent:] if line[:indent].strip() == "" else line
+                     for line in (ln.rstrip("\r") for ln in a.lines[first:node.end_lineno]))
+
+
 def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]:
     index: dict[str, list[ast.stmt]] = {}
     for stmt in a.body:
@@ -159,7 +228,7 @@ def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]
         for stmt in index.get(name, []):
             if id(stmt) not in chosen:
                 chosen[id(stmt)] = stmt
-                todo.extend(_uses(stmt) - seen)
+                todo.extend(_needs(a, stmt) - seen)
     return sorted(chosen.values(), key=lambda s: s.lineno)
 
 
@@ -240,7 +309,8 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
 
 def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:
     skip = {id(d) for d in _example_decorators(a, ref.node)}
-    wanted = _uses(ref.node, skip) | inputs.uses
+    own = free_names(reference_text(a, ref)) if ref.node.col_offset == 0 or not skip else None
+    wanted = (own if own is not None else _uses(ref.node, skip)) | inputs.uses
     for stmt in inputs.statements:
         wanted |= _uses(stmt)
     top = next((s for s in a.body if s.lineno <= ref.node.lineno <= s.end_lineno), None)

@@ -42,6 +42,12 @@ class FuncFacts:
     cu_refs: list[ast.Constant] = field(default_factory=list)
     training: bool = False
     triton_kernel: bool = False
+    arith: bool = False  # tensor-style arithmetic (+ - * / ** @, unary minus) outside integer index maths
+    harness: bool = False  # a benchmark or test: decorated by triton.testing/pytest, or times/asserts results
+    triton_lang: bool = False  # calls triton.language: device code, not something Python calls with tensors
+    tensor_signal: bool = False  # slicing, a tensor method or a torch call, or a Tensor-annotated parameter
+    scalar_params: bool = False  # every parameter is annotated, none as a Tensor (int, a config class...)
+    generator: bool = False  # yields: a data loader, not a computation
 
 
 @dataclass
@@ -79,6 +85,8 @@ def function_facts(
     Call, Name, Attribute, Subscript, Constant = ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Constant
     Assign, AnnAssign, BinOp, MatMult, AST = ast.Assign, ast.AnnAssign, ast.BinOp, ast.MatMult, ast.AST
     fields_of = _CHILD_FIELDS
+    int_ctx: set[int] = set()
+    UnaryOp, USub, Slice = ast.UnaryOp, ast.USub, ast.Slice
     # One explicit-stack walk over the body only (decorators such as example-input lambdas are
     # not what the function does); leaves and hot node types are handled inline because this
     # loop is most of detection's time.
@@ -110,6 +118,8 @@ def function_facts(
                     f.calls.add(func.id)
                 elif full.startswith("torch."):
                     ops.add(full)
+                else:
+                    _library_call(f, full)
             elif ft is Attribute:
                 _attribute_call(f, func, aliases)
             elif ft is Subscript:
@@ -126,13 +136,25 @@ def function_facts(
                 push(kw.value)
             continue
         if t is BinOp:
-            if type(node.op) is MatMult:
+            op = type(node.op)
+            if op is MatMult:
                 ops.add("torch.matmul")
+            if op in _INDEX_OPS or id(node) in int_ctx:
+                int_ctx.add(id(node.left))
+                int_ctx.add(id(node.right))
+            elif op in _TENSOR_OPS and not (type(node.left) is Constant and type(node.right) is Constant):
+                f.arith = True
             push(node.left)
             push(node.right)
             continue
+        if t is UnaryOp and type(node.op) is USub and type(node.operand) is not Constant:
+            f.arith = True
+        elif t is Subscript and (type(node.slice) is Slice or type(node.slice) is ast.Tuple):
+            f.tensor_signal = True
         if t is Assign or t is AnnAssign:
             _assignment(f, node, aliases)
+        elif t is ast.Yield or t is ast.YieldFrom:
+            f.generator = True
         fields = fields_of.get(t)
         if fields is None:
             fields = fields_of[t] = tuple(n for n in getattr(t, "_fields", ()) if n not in _SKIP_FIELDS)
@@ -142,7 +164,60 @@ def function_facts(
                 extend(v)
             elif isinstance(v, AST):
                 push(v)
+    for name in list(f.launches):
+        value = f.local_values.get(name)
+        if value is not None:
+            f.launches.update(_launch_roots(value))
+    _signature_facts(f, aliases)
+    if ops:
+        f.tensor_signal = True
     return f
+
+
+_INDEX_OPS = frozenset({ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor})
+_TENSOR_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult})
+_HARNESS_CALLS = ("triton.testing.", "torch.testing.", "pytest.", "torch.cuda.Event", "torch.cuda.synchronize",
+                  "time.perf_counter", "timeit.")
+
+
+def _library_call(f: FuncFacts, full: str) -> None:
+    if full.startswith(("triton.language.", "tl.")):
+        f.triton_lang = True
+    elif full.startswith(_HARNESS_CALLS):
+        f.harness = True
+
+
+def _launch_roots(value: ast.expr) -> set[str]:
+    """Kernels a variable may hold: `k.warmup(...)`, `k[grid]`, `a if c else b`, or a plain name."""
+    if isinstance(value, ast.IfExp):
+        return _launch_roots(value.body) | _launch_roots(value.orelse)
+    if isinstance(value, ast.Call):
+        value = value.func
+        if isinstance(value, ast.Attribute):
+            value = value.value
+    if isinstance(value, ast.Subscript):
+        value = value.value
+    d = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    return {d.split(".", 1)[0]} if d else set()
+
+
+def _signature_facts(f: FuncFacts, aliases: dict[str, str]) -> None:
+    node = f.node
+    for dec in node.decorator_list:
+        full = resolve_expr(dec.func if isinstance(dec, ast.Call) else dec, aliases) or ""
+        if full.startswith(("triton.testing.", "pytest.")):
+            f.harness = True
+    args = node.args.posonlyargs + node.args.args
+    if f.cls is not None and args:
+        args = args[1:]
+    kinds = []
+    for a in args:
+        ann = a.annotation
+        text = (dotted(ann) or "") if ann is not None else ""
+        if text.rsplit(".", 1)[-1] in ("Tensor", "FloatTensor", "LongTensor"):
+            f.tensor_signal = True
+        kinds.append(ann is not None and not text.rsplit(".", 1)[-1].endswith("Tensor"))
+    f.scalar_params = bool(kinds) and all(kinds)
 
 
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
@@ -165,7 +240,11 @@ def _attribute_call(f: FuncFacts, func: ast.Attribute, aliases: dict[str, str]) 
                 f.calls.add(d)
             elif full.startswith("torch."):
                 f.ops.add(full)
+                if full.startswith(("torch.testing.", "torch.cuda.Event", "torch.cuda.synchronize")):
+                    f.harness = True
                 return
+            else:
+                _library_call(f, full)
     if full is None and attr in TENSOR_METHODS:
         f.ops.add("Tensor." + attr)
     if attr in TRAINING_METHODS or attr == "step" and d is not None and d.split(".")[-2].lower().startswith(_STEP_OWNERS):
@@ -248,6 +327,7 @@ class ChunkFacts:
     values: dict[str, ast.expr] = field(default_factory=dict)
     calls: list[ast.Call] = field(default_factory=list)
     cu_refs: list[ast.Constant] = field(default_factory=list)
+    jit_assigns: list[tuple[str, ast.stmt, str]] = field(default_factory=list)  # (kernel, statement, function)
 
 
 def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) -> ChunkFacts:
@@ -270,6 +350,9 @@ def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) 
                 for t in stmt.targets:
                     if isinstance(t, ast.Name):
                         out.values[t.id] = stmt.value
+                wrapped = _jit_wrapped(stmt.value, aliases)
+                if wrapped is not None:
+                    out.jit_assigns.extend((t.id, stmt, wrapped) for t in stmt.targets if isinstance(t, ast.Name))
             if want_cuda:
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Call):
@@ -298,6 +381,7 @@ def lighten(items: ChunkFacts) -> None:
     for f in items.functions:
         f.node, f.local_values = _Stub(f.node), {}
     items.kernels = [(name, _Stub(node)) for name, node in items.kernels]
+    items.jit_assigns = [(name, _Stub(node), fn) for name, node, fn in items.jit_assigns]
     for c in items.classes:
         c.node = _Stub(c.node)
         for m in c.methods.values():
@@ -325,6 +409,14 @@ def top_level(body: list[ast.stmt]):
 def is_main_guard(stmt: ast.If) -> bool:
     t = stmt.test
     return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
+
+
+def _jit_wrapped(value: ast.expr, aliases: dict[str, str]) -> str | None:
+    """`triton.jit(f)` or `triton.jit(**opts)(f)`: the name of the function made a kernel."""
+    if not isinstance(value, ast.Call) or len(value.args) != 1 or not isinstance(value.args[0], ast.Name):
+        return None
+    func = value.func.func if isinstance(value.func, ast.Call) else value.func
+    return value.args[0].id if resolve_expr(func, aliases) in TRITON_DECORATORS else None
 
 
 def is_triton_kernel(fn: ast.FunctionDef | ast.AsyncFunctionDef, aliases: dict[str, str]) -> bool:

@@ -38,15 +38,15 @@ class ExampleInputs:
     note: str
     uses: set[str] = field(default_factory=set)
     statements: list[ast.stmt] = field(default_factory=list)
+    data_files: list[str] = field(default_factory=list)  # saved constructor data next to the task
 
 
-def find_inputs(a: Analysis, ref: Reference, script: str | None = None, timeout: float = 300.0) -> ExampleInputs:
+def find_inputs(a: Analysis, ref: Reference, script: str | None = None, timeout: float = 300.0,
+                init_data: str | None = None) -> ExampleInputs | None:
+    """Inputs the user gave (a script, a decorator, comments, get_inputs()); None when none is there."""
     if script is not None:  # asked for explicitly: real shapes beat examples
-        return inputs_from_capture(capture_from_script(script, a.path, ref, timeout), script)
-    found = _from_decorator(a, ref) or _from_comments(a, ref) or _from_get_inputs(a, ref)
-    if found is None:
-        raise NoExampleInputs(suggestion(a, ref))
-    return found
+        return inputs_from_capture(capture_from_script(script, a.path, ref, timeout, init_data=init_data), script)
+    return _from_decorator(a, ref) or _from_comments(a, ref) or _from_get_inputs(a, ref)
 
 
 def required_params(fn: ast.FunctionDef, skip_self: bool) -> list[str]:
@@ -193,8 +193,10 @@ def _tuple_text(items: list[str]) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def capture_from_script(script: str, user_file: str, ref: Reference, timeout: float = 300.0) -> dict:
-    """Run `script` in a child process and record the target's first call (shapes, dtypes, devices)."""
+def capture_from_script(script: str, user_file: str, ref: Reference, timeout: float = 300.0,
+                        cpu_only: bool = False, pytest: bool = False, init_data: str | None = None) -> dict:
+    """Run `script` in a child process and record the target's first call (shapes, dtypes, devices).
+    `cpu_only` hides the GPUs (scripts found in the workspace, not named by the user)."""
     if not os.path.isfile(script):
         raise NoExampleInputs(f"{script}: no such script")
     init_q = f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
@@ -203,14 +205,16 @@ def capture_from_script(script: str, user_file: str, ref: Reference, timeout: fl
         spec = {
             "script": os.path.abspath(script), "file": os.path.realpath(user_file), "init": init_q,
             "call": call_q, "method": ref.cls is not None, "out": os.path.join(tmp, "captured.json"),
+            "pytest": pytest, "init_data": init_data,
         }
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
         try:
+            env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1") if cpu_only else None
             proc = subprocess.run(
                 [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
-                capture_output=True, text=True, timeout=timeout,
+                capture_output=True, text=True, timeout=timeout, env=env, cwd=os.path.dirname(os.path.abspath(script)),
             )
         except subprocess.TimeoutExpired:
             raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
@@ -242,25 +246,43 @@ def _value_code(spec: dict, what: str) -> str:
         return f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
     if kind == "dataclass":
         return f"{spec['type']}({', '.join(f'{k}={v}' for k, v in spec['fields'].items())})"
+    if kind == "config":
+        saved = f"_kernelevo_saved({spec['data']!r})[{str(spec['index'])!r}]"
+        return f"types.SimpleNamespace(**{saved})" if spec["rebuild"] == "namespace" else f"{spec['type']}(**{saved})"
     raise NoExampleInputs(
         f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
         "use @kernelevo.example(...) to say how to make it"
     )
 
 
-def inputs_from_capture(captured: dict, script: str) -> ExampleInputs:
+def inputs_from_capture(captured: dict, script: str, source: str = "script", note: str | None = None,
+                        how: str | None = None) -> ExampleInputs:
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
     parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names)]
     init = [_value_code(s, f"{script}: constructor argument {n!r}") for s, n in
             zip(captured.get("init") or [], captured.get("init_names") or [])]
     described = "; ".join(_describe(n, s) for n, s in zip(names, args))
+    init_specs = list(captured.get("init") or [])
+    configs = [s for s in init_specs if s.get("kind") == "config"]
+    loader = ""
+    if configs:
+        loader = (
+            "import os as _kernelevo_os\nimport types\n\n\ndef _kernelevo_saved(name):\n"
+            "    # constructor arguments saved as data next to this task (torch.save of the config's fields)\n"
+            "    return torch.load(_kernelevo_os.path.join(_kernelevo_os.path.dirname(__file__), name), weights_only=False)\n\n\n"
+        )
+    label = how or f"captured from {os.path.basename(script)}"
     code = (
-        f"def get_inputs():\n    # captured from {os.path.basename(script)}: {described}\n"
+        f"{loader}def get_inputs():\n    # {label}: {described}\n"
         f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
     )
-    uses = {"torch"} | {s["type"] for s in list(args) + list(captured.get("init") or []) if s.get("kind") == "dataclass"}
-    return ExampleInputs("script", code, f"captured while running {script}", uses)
+    uses = {"torch"} | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"} | \
+        {s["type"] for s in configs if s["rebuild"] == "class"}
+    note = note or f"captured while running {script}"
+    ex = ExampleInputs(source, code, note, uses)
+    ex.data_files = sorted({s["data"] for s in configs})
+    return ex
 
 
 def _describe(name: str, spec: dict) -> str:

@@ -1,0 +1,151 @@
+"""Example inputs found without the user writing any, tried in this order:
+
+1. the workspace's own tests and scripts that call the target, run under capture (CPU, time-limited);
+2. the file's own `if __name__ == "__main__":` block, run the same way;
+3. the signature: type hints, defaults, config classes and names at small sizes, tried in a
+   child process until a call runs (`probe_child`).
+
+Each source that produces nothing says why, so a failure lists every reason at once.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+from kernelevo.targets.detect import Analysis
+from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, capture_from_script, inputs_from_capture
+from kernelevo.targets.reference import Reference
+
+_SKIP_DIRS = {".git", ".kernelevo", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"}
+_MAX_FILES = 400
+_MAX_SCRIPTS = 4
+
+
+def workspace_root(path: str) -> str:
+    """The nearest folder above `path` that looks like a project (git, pyproject, setup.py)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    probe = folder
+    for _ in range(6):
+        if any(os.path.exists(os.path.join(probe, m)) for m in (".git", "pyproject.toml", "setup.py", "setup.cfg")):
+            return probe
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    return folder
+
+
+def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
+    """(path, is_pytest_file) of workspace files that mention the target and import its module."""
+    stem = os.path.splitext(os.path.basename(user_file))[0]
+    word = re.compile(rf"\b{re.escape(name)}\b")
+    own = os.path.realpath(user_file)
+    found: list[tuple[int, str, bool]] = []
+    seen = 0
+    for folder, dirs, files in os.walk(workspace_root(user_file)):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            seen += 1
+            if seen > _MAX_FILES:
+                break
+            path = os.path.join(folder, f)
+            if os.path.realpath(path) == own:
+                continue
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(200_000)
+            except OSError:
+                continue
+            if not word.search(text) or stem not in text:
+                continue
+            is_test = f.startswith("test_") or f.endswith("_test.py")
+            runs = is_test or "__main__" in text
+            if runs:
+                found.append((0 if is_test else 1, path, is_test and "__main__" not in text))
+    return [(p, t) for _, p, t in sorted(found)[:_MAX_SCRIPTS]]
+
+
+def has_main_block(a: Analysis) -> bool:
+    return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and isinstance(s.test.left, ast.Name)
+               and s.test.left.id == "__name__" for s in a.body)
+
+
+def from_workspace(a: Analysis, ref: Reference, init_data: str, timeout: float,
+                   reasons: list[str]) -> ExampleInputs | None:
+    """Sources 1 and 2: a real call's arguments, captured from code the user already has."""
+    runs = [(p, t, f"{os.path.relpath(p)}") for p, t in workspace_scripts(a.path, ref.name)]
+    if has_main_block(a):
+        runs.append((a.path, False, f"the __main__ block of {os.path.basename(a.path)}"))
+    else:
+        reasons.append(f"no test or script in {workspace_root(a.path)} calls {ref.name}, and "
+                       f"{os.path.basename(a.path)} has no __main__ block")
+    for path, is_pytest, label in runs:
+        try:
+            captured = capture_from_script(path, a.path, ref, timeout, cpu_only=True, pytest=is_pytest,
+                                           init_data=init_data)
+        except NoExampleInputs as exc:
+            reasons.append(f"{label} (run on the CPU): {str(exc).split(': ', 1)[-1][:240]}")
+            continue
+        try:
+            return inputs_from_capture(captured, path, "workspace", f"captured from {label} (CPU run)",
+                                       f"captured from {label}")
+        except NoExampleInputs as exc:
+            reasons.append(f"{label}: {exc}")
+    return None
+
+
+def from_signature(draft: str, task_path: str, ref: Reference, init_data: str, timeout: float,
+                   reasons: list[str]) -> ExampleInputs | None:
+    """Source 3: guesses from the signature, kept only if the target really runs on them."""
+    folder = os.path.dirname(task_path)
+    os.makedirs(folder, exist_ok=True)
+    fd, probe_path = tempfile.mkstemp(prefix=".probe_", suffix=".py", dir=folder)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(draft)
+    call = f"{ref.qualname}.{ref.call.name}" if ref.kind == "class" else ref.qualname
+    spec = {"task": probe_path, "kind": ref.kind, "function": ref.qualname, "call": call, "init_data": init_data,
+            "budget_s": max(5.0, timeout * 0.8)}
+    spec_path = probe_path + ".json"
+    try:
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh)
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
+        try:
+            proc = subprocess.run([sys.executable, "-m", "kernelevo.targets.probe_child", spec_path],
+                                  capture_output=True, text=True, timeout=timeout, env=env, cwd=folder)
+        except subprocess.TimeoutExpired:
+            reasons.append(f"guessing from the signature: no call finished within {timeout:.0f} s")
+            return None
+    finally:
+        for p in (probe_path, spec_path):
+            if os.path.exists(p):
+                os.unlink(p)
+    result = None
+    for line in reversed(proc.stdout.strip().splitlines()):
+        if line.startswith("{"):
+            try:
+                result = json.loads(line)
+                break
+            except ValueError:
+                continue
+    if result is None:
+        tail = " | ".join((proc.stderr or "").strip().splitlines()[-2:])
+        reasons.append(f"guessing from the signature: the probe process failed (exit {proc.returncode}): {tail}")
+        return None
+    if not result.get("ok"):
+        reasons.append(f"guessing from the signature: {result.get('message', 'no input fitted')}")
+        return None
+    try:
+        return inputs_from_capture(result, task_path, "signature",
+                                   f"guessed from the signature of {call} (small sizes; {result['tried']} tried)",
+                                   "guessed from the signature")
+    except NoExampleInputs as exc:
+        reasons.append(f"guessing from the signature: {exc}")
+        return None
