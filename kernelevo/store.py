@@ -108,15 +108,25 @@ class Store:
     """A handle on the SQLite file; cheap to open, safe to use from several processes."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        from kernelevo.store_open import open_database
+
         self.path = Path(path) if path is not None else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
+        self._db, self.read_only = open_database(self.path, self._prepare)
+
+    def _prepare(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            db.executescript(_SCHEMA)
+        except sqlite3.Error as exc:
+            from kernelevo.store_open import translate
+
+            raise translate(exc, self.path) from None
         self._migrate()
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):  # no write on an up-to-date store (a full disk still reads)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
 
     def _migrate(self) -> None:
         """Version 1 stores encoded a candidate's phase in `iteration` (seeds -1-k, tuning -1000-k)
@@ -161,6 +171,8 @@ class Store:
         return json.loads(row[0]) if row else None
 
     def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+        if self.read_only:  # a cache: a read-only store just does not remember
+            return
         self._db.execute(
             "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
             (task_hash, candidate_hash, env_key, verdict.get("status", ""), json.dumps(verdict), time.time()),

@@ -48,6 +48,7 @@ class Verdict:
     log: str = ""
     elapsed_s: float = 0.0
     cached: bool = False
+    isolation: str = ""  # where candidate code ran: "sandbox", "none" (--no-sandbox), "" (it never ran)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

@@ -43,9 +43,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
+    from kernelevo.sandbox import SandboxError, allow_unsandboxed
+    from kernelevo.store_open import StoreError
+
+    if getattr(args, "no_sandbox", False):
+        allow_unsandboxed()
+        import os
+
+        os.environ["KERNELEVO_NO_SANDBOX"] = "1"  # searches and workers this command starts inherit it
     try:
         return int(args.handler(args) or 0)
-    except UserError as exc:
+    except (UserError, SandboxError, StoreError) as exc:
         print(f"kernelevo: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -38,6 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("task", help="KernelBench-format task file")
     p.add_argument("candidates", nargs="*", metavar="CANDIDATE", help="candidate files defining class ModelNew")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidates without isolation where the sandbox cannot start (verdicts say so)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--max-autotune", action="store_true",
                        help="compare against torch.compile(mode='max-autotune') (slow to compile)")

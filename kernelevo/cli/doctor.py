@@ -6,7 +6,7 @@ import json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys)")
+    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys, candidate isolation)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -16,10 +16,13 @@ def run(args: argparse.Namespace) -> int:
 
     from kernelevo.machine import probe
 
+    from kernelevo.sandbox import isolation
+
     m = probe()
     interp = _interpreter_works() if m.triton else False
+    iso = isolation()
     if args.json:
-        print(json.dumps({**asdict(m), "triton_interpreter": interp}))
+        print(json.dumps({**asdict(m), "triton_interpreter": interp, "isolation": iso.to_dict()}))
         return 0
     yes = lambda b: "yes" if b else "no"  # noqa: E731
     print(f"GPU:                {', '.join(m.gpus) or 'none found (nvidia-smi)'}")
@@ -30,6 +33,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"CUDA fast path:     {'ready (nvcc + driver)' if (m.nvcc and m.has_gpu) else 'compile-only (no GPU)' if m.nvcc else 'unavailable (no nvcc)'}")
     for k, v in m.keys.items():
         print(f"{k + ':':<20}{'set' if v else 'not set'}")
+    if iso.ok:
+        print(f"isolation:          sandbox ({iso.tool}: own PID, network, IPC and mount namespaces, read-only "
+              f"system, one scratch folder; {', '.join(iso.controls)})")
+    else:
+        print(f"isolation:          none: {iso.reason}")
     print()
     if m.has_gpu:
         print("Candidates run and are timed on the GPU.")
@@ -38,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
               " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured.")
     if not m.nvcc:
         print("No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend.")
+    if not iso.ok:
+        print("Candidates cannot be sandboxed here: verify and optimize refuse to run them unless you pass"
+              " --no-sandbox (verdicts made so are marked and never cached).")
     if not any(m.keys.values()):
         print("No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
               " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model.")

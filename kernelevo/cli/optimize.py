@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json-out", metavar="FILE", help="write the run summary as JSON")
     p.add_argument("--progress", choices=["text", "json", "none"], default="text")
     p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidates without isolation where the sandbox cannot start (verdicts say so)")
     p.add_argument("--no-offline-seeds", action="store_false", dest="offline_seeds",
                    help="do not seed the search with template and Inductor-extracted candidates")
     p.add_argument("--all", action="store_true", dest="all_targets",

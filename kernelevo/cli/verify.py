@@ -21,6 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, help="base seed for the random input sets (default: fresh)")
     p.add_argument("--no-cache", action="store_true", help="ignore a stored verdict for the same task and candidate")
     p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run candidates without isolation where the sandbox cannot start (verdicts say so)")
     p.set_defaults(handler=run)
 
 
@@ -48,6 +50,8 @@ def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
              f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
              f"{verdict.device.get('name', '?')}{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
              f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}"]
+    if verdict.isolation == "none":
+        lines.append("  UNSANDBOXED: the candidate ran without isolation (--no-sandbox)")
     if verdict.library_ops:
         lines.append(f"  library ops used: {', '.join(verdict.library_ops)}")
     for c in verdict.checks:

@@ -106,6 +106,7 @@ def verify_candidate(
                 verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
                                        size, limit, seed, measure, precompiled.kernels)
             verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
+            verdict.isolation = _isolation(ev)
         finally:
             if own:
                 ev.close()
@@ -114,9 +115,22 @@ def verify_candidate(
     m = probe()
     verdict.versions = {"kernelevo": __version__, "torch": m.torch, "triton": m.triton, "nvcc": m.nvcc,
                         "driver": m.driver, **verdict.versions}
-    if store is not None and verdict.status not in ("timeout",):
-        store.put_verdict(task_file.hash, cand_hash, key, verdict.to_dict())
+    if store is not None and verdict.status not in ("timeout",) and verdict.isolation != "none":
+        from kernelevo.store_open import StoreError
+
+        try:
+            store.put_verdict(task_file.hash, cand_hash, key, verdict.to_dict())
+        except StoreError as exc:  # the verdict stands; only the cache missed it
+            import sys
+
+            print(f"kernelevo: warning: the verdict was not cached: {exc}", file=sys.stderr)
     return verdict
+
+
+def _isolation(ev: Evaluator) -> str:
+    """How the candidate's processes were isolated ('sandbox' or 'none'); an unsandboxed verdict is
+    never cached, since that candidate could have reached the store itself."""
+    return getattr(ev.runner, "isolation", "sandbox")
 
 
 def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check], ev: Evaluator,

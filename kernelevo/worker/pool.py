@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelevo.sandbox import SandboxError, SandboxProcess, SandboxSpec, spawn, use_sandbox
+from kernelevo.sandbox import SandboxProcess, SandboxSpec, spawn, use_sandbox
 from kernelevo.sandbox.mounts import package_root
 from kernelevo.worker import protocol
 
@@ -160,10 +160,8 @@ class Worker:
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
-        try:
-            self.proc = spawn(self.spec())
-        except SandboxError as exc:
-            raise WorkerError("crash", str(exc)) from exc
+        """Raises SandboxError (a one-line refusal) where isolation is wanted but cannot start."""
+        self.proc = spawn(self.spec())
         hello = self._read(time.monotonic() + self.start_timeout)
         if hello.get("op") != "ready":
             self.kill()

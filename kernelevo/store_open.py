@@ -1,0 +1,154 @@
+"""Opening the store's SQLite file, and the boundary every write crosses.
+
+Faults are the user's to fix, so each becomes one line that says what to do (`StoreError`)
+and nothing already stored is lost: a damaged file is moved aside (never deleted) and a fresh
+store started, a read-only store still answers reads, a full disk or a path past SQLite's
+limit stops with the reason. Every text written is redacted first: a key that reached a
+verdict (an exception a candidate raised, a server's echo) is masked before it is stored.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import quote
+
+SQLITE_MAX_PATH = 512  # the unix VFS's limit on a database path (SQLite's MAX_PATHNAME)
+_WRITES = ("INSERT", "UPDATE", "REPLACE")
+
+
+class StoreError(sqlite3.OperationalError):
+    """The store cannot do what was asked; the message is one line saying what to do."""
+
+
+class RedactingConnection(sqlite3.Connection):
+    """A connection whose writes are redacted and whose faults read as StoreError."""
+
+    store_path: Path = Path("store.sqlite")
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        try:
+            return super().execute(sql, _redacted(sql, parameters))
+        except sqlite3.Error as exc:
+            raise translate(exc, self.store_path) from exc
+
+    def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+        try:
+            return super().executemany(sql, [_redacted(sql, p) for p in seq])
+        except sqlite3.Error as exc:
+            raise translate(exc, self.store_path) from exc
+
+
+def _redacted(sql: str, parameters: Any) -> Any:
+    from kernelevo.llm.redact import redact
+
+    if not sql.lstrip().upper().startswith(_WRITES):
+        return parameters
+    if isinstance(parameters, dict):
+        return {k: redact(v) if isinstance(v, str) else v for k, v in parameters.items()}
+    return tuple(redact(v) if isinstance(v, str) else v for v in parameters)
+
+
+def translate(exc: sqlite3.Error, path: Path) -> sqlite3.Error:
+    """The one-line StoreError for a fault the user must act on; other errors unchanged."""
+    if isinstance(exc, StoreError):
+        return exc
+    text = str(exc).lower()
+    if "full" in text:
+        return StoreError(f"the disk holding {path} is full: free some space and run again "
+                          "(what was stored before is intact)")
+    if "readonly" in text or "read-only" in text:
+        return StoreError(f"{path} is read-only, so results cannot be saved: make it writable, or set "
+                          "KERNELEVO_STORE (or --store) to a writable place")
+    if "malformed" in text or "not a database" in text:
+        return StoreError(f"{path} is damaged: move it aside (mv {path} {path}.bad) and run again")
+    if "disk i/o" in text:
+        return StoreError(f"reading or writing {path} failed (disk I/O error): check the disk and run again")
+    return exc
+
+
+def open_database(path: Path, prepare: Callable[[RedactingConnection], None]) -> tuple[RedactingConnection, bool]:
+    """(connection, read_only). `prepare` creates or migrates the schema; it is not run on a
+    read-only store. A damaged file is moved aside and a fresh one prepared."""
+    from kernelevo.llm.redact import register_environment_secrets
+
+    register_environment_secrets()
+    full = Path(os.path.abspath(path))
+    if len(str(full)) + len("-journal") >= SQLITE_MAX_PATH:
+        raise StoreError(f"the store path is {len(str(full))} characters long, past SQLite's limit of "
+                         f"{SQLITE_MAX_PATH}: set KERNELEVO_STORE (or --store) to a shorter path")
+    if not _writable_place(full):
+        return _open_read_only(full), True
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create {full.parent} for the store: {exc.strerror}") from None
+    for attempt in range(2):
+        conn = _connect(str(full), full)
+        try:
+            prepare(conn)
+            return conn, False
+        except StoreError as exc:
+            conn.close()
+            if full.exists() and ("read-only" in str(exc) or "is full" in str(exc) or "disk I/O" in str(exc)):
+                if "read-only" not in str(exc):
+                    print(f"kernelevo: warning: {exc}; the store is open for reading only", file=sys.stderr)
+                return _open_read_only(full), True
+            if "damaged" not in str(exc) or attempt:
+                raise
+            moved = _move_aside(full)
+            print(f"kernelevo: warning: {full} was damaged; it was moved to {moved} and a fresh store was "
+                  "started", file=sys.stderr)
+    raise AssertionError("unreachable")
+
+
+def _connect(target: str, path: Path, uri: bool = False) -> RedactingConnection:
+    try:
+        conn = sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri,
+                               factory=RedactingConnection)
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from None
+    conn.store_path = path
+    conn.row_factory = sqlite3.Row
+    return conn  # type: ignore[return-value]
+
+
+def _open_read_only(path: Path) -> RedactingConnection:
+    if not path.exists():
+        raise StoreError(f"there is no store at {path} and its folder is read-only: set KERNELEVO_STORE "
+                         "(or --store) to a writable place")
+    last: sqlite3.Error | None = None
+    for mode in ("mode=ro", "immutable=1"):  # a WAL store on a read-only disk opens only as immutable
+        conn = _connect(f"file:{quote(str(path))}?{mode}", path, uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error as exc:
+            conn.close()
+            last = exc
+    assert last is not None
+    raise translate(last, path)
+
+
+def _writable_place(path: Path) -> bool:
+    """False on a read-only mount or a file/folder this user may not write (root ignores modes,
+    not mounts)."""
+    probe = path if path.exists() else next((p for p in path.parents if p.exists()), Path("/"))
+    try:
+        if os.statvfs(probe).f_flag & os.ST_RDONLY:
+            return False
+    except OSError:
+        return False
+    return os.access(probe, os.W_OK)
+
+
+def _move_aside(path: Path) -> Path:
+    target = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    for suffix in ("", "-wal", "-shm"):
+        part = Path(str(path) + suffix)
+        if part.exists():
+            part.rename(Path(str(target) + suffix))
+    return target
