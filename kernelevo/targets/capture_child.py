@@ -138,8 +138,7 @@ def main(spec_path: str) -> int:
         if spec.get("pytest"):
             import pytest
 
-            pytest.main([script, "-x", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-n", "0"]
-                        if _has_xdist() else [script, "-x", "-q", "-p", "no:cacheprovider"])
+            pytest.main([script, "-x", "-q", "-p", "no:cacheprovider"] + (["-n", "0"] if _has_xdist() else []))
         else:
             runpy.run_path(script, run_name="__main__")
     finally:

@@ -8,6 +8,7 @@ task runs happens in a child process (`task_check`).
 from __future__ import annotations
 
 import ast
+import base64
 import hashlib
 import json
 import symtable
@@ -70,12 +71,11 @@ def build_task(user_file: str, key: str, script: str | None = None, out_dir: str
     t = find_target(a, key)
     out = out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks")
     path = task_path_for(out, user_file, t)
-    init_data = os.path.splitext(path)[0] + ".init.pt"
     try:
         ref = resolve_reference(a, t)
-        inputs = find_inputs(a, ref, script, timeout, init_data=init_data)
+        inputs = find_inputs(a, ref, script, timeout)
         if inputs is None:
-            inputs = _found_inputs(a, t, ref, path, init_data, timeout)
+            inputs = _found_inputs(a, t, ref, path, timeout)
     except (NoReference, NoExampleInputs) as exc:
         raise ExtractError(str(exc)) from exc
     text = task_source(a, t, ref, inputs)
@@ -87,6 +87,9 @@ def build_task(user_file: str, key: str, script: str | None = None, out_dir: str
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, built.path)
+        if inputs.init_blob:  # the same data, beside the task, for people to inspect
+            with open(os.path.splitext(built.path)[0] + ".init.pt", "wb") as fh:
+                fh.write(base64.b64decode(inputs.init_blob))
         from kernelevo.task import TaskError, read_task
 
         try:
@@ -106,14 +109,14 @@ def task_path_for(out: str, user_file: str, t: Target) -> str:
 _PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"
 
 
-def _found_inputs(a: Analysis, t: Target, ref: Reference, path: str, init_data: str, timeout: float) -> ExampleInputs:
+def _found_inputs(a: Analysis, t: Target, ref: Reference, path: str, timeout: float) -> ExampleInputs:
     """No inputs written by the user: capture them from the workspace, else guess from the signature."""
     reasons: list[str] = []
     budget = min(timeout, 60.0)
-    found = from_workspace(a, ref, init_data, budget, reasons)
+    found = from_workspace(a, ref, budget, reasons)
     if found is None:
         draft = task_source(a, t, ref, ExampleInputs("probe", _PROBE_INPUTS, "being guessed"))
-        found = from_signature(draft, path, ref, init_data, budget, reasons)
+        found = from_signature(draft, a.path, path, ref, budget, reasons)
     if found is None:
         raise NoExampleInputs(f"{suggestion(a, ref)}. Tried without edits: " + "; ".join(reasons))
     return found
@@ -304,7 +307,21 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
     for top in tops:
         if os.path.exists(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top)):
             paths.add(folder)
+        root = _package_parent(folder, top)
+        if root is not None:
+            paths.add(root)
     return _stmt_text(a, stmt)
+
+
+def _package_parent(folder: str, top: str) -> str | None:
+    """The folder to put on sys.path so that `import top` finds the user's own package, when
+    the file sits inside it (mingpt/model.py importing mingpt.utils)."""
+    while os.path.exists(os.path.join(folder, "__init__.py")):
+        parent = os.path.dirname(folder)
+        if os.path.basename(folder) == top:
+            return parent
+        folder = parent
+    return None
 
 
 def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:

@@ -10,16 +10,16 @@ Each source that produces nothing says why, so a failure lists every reason at o
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 
 from kernelevo.targets.detect import Analysis
 from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, capture_from_script, inputs_from_capture
 from kernelevo.targets.reference import Reference
+from kernelevo.targets.user_run import run_user_code
 
 _SKIP_DIRS = {".git", ".kernelevo", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"}
 _MAX_FILES = 400
@@ -44,6 +44,8 @@ def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
     """(path, is_pytest_file) of workspace files that mention the target and import its module."""
     stem = os.path.splitext(os.path.basename(user_file))[0]
     word = re.compile(rf"\b{re.escape(name)}\b")
+    imports = re.compile(rf"^\s*(from\s+[\w.]*\b{re.escape(stem)}\s+import\b|import\s+[\w.]*\b{re.escape(stem)}\b)",
+                         re.M)
     own = os.path.realpath(user_file)
     found: list[tuple[int, str, bool]] = []
     seen = 0
@@ -63,7 +65,7 @@ def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
                     text = fh.read(200_000)
             except OSError:
                 continue
-            if not word.search(text) or stem not in text:
+            if not word.search(text) or not imports.search(text):
                 continue
             is_test = f.startswith("test_") or f.endswith("_test.py")
             runs = is_test or "__main__" in text
@@ -77,19 +79,19 @@ def has_main_block(a: Analysis) -> bool:
                and s.test.left.id == "__name__" for s in a.body)
 
 
-def from_workspace(a: Analysis, ref: Reference, init_data: str, timeout: float,
-                   reasons: list[str]) -> ExampleInputs | None:
+def from_workspace(a: Analysis, ref: Reference, timeout: float, reasons: list[str]) -> ExampleInputs | None:
     """Sources 1 and 2: a real call's arguments, captured from code the user already has."""
-    runs = [(p, t, f"{os.path.relpath(p)}") for p, t in workspace_scripts(a.path, ref.name)]
+    runs = [(p, t, os.path.relpath(p, workspace_root(a.path))) for p, t in workspace_scripts(a.path, ref.name)]
+    if not runs:
+        reasons.append(f"no test or script in {workspace_root(a.path)} imports {os.path.basename(a.path)} and "
+                       f"calls {ref.name}")
     if has_main_block(a):
         runs.append((a.path, False, f"the __main__ block of {os.path.basename(a.path)}"))
     else:
-        reasons.append(f"no test or script in {workspace_root(a.path)} calls {ref.name}, and "
-                       f"{os.path.basename(a.path)} has no __main__ block")
+        reasons.append(f"{os.path.basename(a.path)} has no __main__ block")
     for path, is_pytest, label in runs:
         try:
-            captured = capture_from_script(path, a.path, ref, timeout, cpu_only=True, pytest=is_pytest,
-                                           init_data=init_data)
+            captured = capture_from_script(path, a.path, ref, timeout, cpu_only=True, pytest=is_pytest)
         except NoExampleInputs as exc:
             reasons.append(f"{label} (run on the CPU): {str(exc).split(': ', 1)[-1][:240]}")
             continue
@@ -101,34 +103,39 @@ def from_workspace(a: Analysis, ref: Reference, init_data: str, timeout: float,
     return None
 
 
-def from_signature(draft: str, task_path: str, ref: Reference, init_data: str, timeout: float,
+def readable_roots(user_file: str) -> list[str]:
+    """What the user's code may read while it runs for us: its workspace and its package's root."""
+    roots = [workspace_root(user_file), os.path.dirname(os.path.abspath(user_file))]
+    folder = os.path.dirname(os.path.abspath(user_file))
+    while os.path.exists(os.path.join(folder, "__init__.py")):
+        folder = os.path.dirname(folder)
+    roots.append(folder)
+    return list(dict.fromkeys(roots))
+
+
+def from_signature(draft: str, user_file: str, task_path: str, ref: Reference, timeout: float,
                    reasons: list[str]) -> ExampleInputs | None:
     """Source 3: guesses from the signature, kept only if the target really runs on them."""
-    folder = os.path.dirname(task_path)
-    os.makedirs(folder, exist_ok=True)
-    fd, probe_path = tempfile.mkstemp(prefix=".probe_", suffix=".py", dir=folder)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(draft)
     call = f"{ref.qualname}.{ref.call.name}" if ref.kind == "class" else ref.qualname
-    spec = {"task": probe_path, "kind": ref.kind, "function": ref.qualname, "call": call, "init_data": init_data,
-            "budget_s": max(5.0, timeout * 0.8)}
-    spec_path = probe_path + ".json"
-    try:
+    with tempfile.TemporaryDirectory(prefix="kernelevo-probe-") as tmp:
+        probe_path = os.path.join(tmp, "draft_task.py")
+        with open(probe_path, "w", encoding="utf-8") as fh:
+            fh.write(draft)
+        spec = {"task": probe_path, "kind": ref.kind, "function": ref.qualname, "call": call,
+                "init_data": os.path.join(tmp, "init.pt"), "budget_s": max(5.0, timeout * 0.8)}
+        spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1")
-        try:
-            proc = subprocess.run([sys.executable, "-m", "kernelevo.targets.probe_child", spec_path],
-                                  capture_output=True, text=True, timeout=timeout, env=env, cwd=folder)
-        except subprocess.TimeoutExpired:
+        run = run_user_code("kernelevo.targets.probe_child", [spec_path], readable_roots(user_file), tmp, timeout)
+        if run.timed_out:
             reasons.append(f"guessing from the signature: no call finished within {timeout:.0f} s")
             return None
-    finally:
-        for p in (probe_path, spec_path):
-            if os.path.exists(p):
-                os.unlink(p)
+        init_blob = ""
+        if os.path.exists(spec["init_data"]):
+            with open(spec["init_data"], "rb") as fh:
+                init_blob = base64.b64encode(fh.read()).decode()
     result = None
-    for line in reversed(proc.stdout.strip().splitlines()):
+    for line in reversed(run.stdout.strip().splitlines()):
         if line.startswith("{"):
             try:
                 result = json.loads(line)
@@ -136,12 +143,13 @@ def from_signature(draft: str, task_path: str, ref: Reference, init_data: str, t
             except ValueError:
                 continue
     if result is None:
-        tail = " | ".join((proc.stderr or "").strip().splitlines()[-2:])
-        reasons.append(f"guessing from the signature: the probe process failed (exit {proc.returncode}): {tail}")
+        tail = " | ".join((run.stderr or "").strip().splitlines()[-2:])
+        reasons.append(f"guessing from the signature: the probe process failed (exit {run.returncode}): {tail}")
         return None
     if not result.get("ok"):
         reasons.append(f"guessing from the signature: {result.get('message', 'no input fitted')}")
         return None
+    result["init_blob"] = init_blob
     try:
         return inputs_from_capture(result, task_path, "signature",
                                    f"guessed from the signature of {call} (small sizes; {result['tried']} tried)",

@@ -10,6 +10,7 @@ Without any of them the error says exactly what to add.
 from __future__ import annotations
 
 import ast
+import base64
 import json
 import os
 import re
@@ -38,7 +39,7 @@ class ExampleInputs:
     note: str
     uses: set[str] = field(default_factory=set)
     statements: list[ast.stmt] = field(default_factory=list)
-    data_files: list[str] = field(default_factory=list)  # saved constructor data next to the task
+    init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
 
 
 def find_inputs(a: Analysis, ref: Reference, script: str | None = None, timeout: float = 300.0,
@@ -145,8 +146,8 @@ def _literal_len(fn: ast.FunctionDef | None) -> int | None:
 
 def _from_get_inputs(a: Analysis, ref: Reference) -> ExampleInputs | None:
     get_inputs = _top_function(a, "get_inputs")
-    if get_inputs is None:
-        return None
+    if get_inputs is None or get_inputs.args.args or get_inputs.args.posonlyargs:
+        return None  # KernelBench's get_inputs() takes nothing; one with parameters is the file's own helper
     get_init = _top_function(a, "get_init_inputs")
     owners = [t for t in a.targets if t.kind in ("module", "function", "triton_launcher")]
     fits = ref.name == "Model" or len(owners) == 1
@@ -205,27 +206,47 @@ def capture_from_script(script: str, user_file: str, ref: Reference, timeout: fl
         spec = {
             "script": os.path.abspath(script), "file": os.path.realpath(user_file), "init": init_q,
             "call": call_q, "method": ref.cls is not None, "out": os.path.join(tmp, "captured.json"),
-            "pytest": pytest, "init_data": init_data,
+            "pytest": pytest, "init_data": os.path.join(tmp, "init.pt"),
         }
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
-        try:
-            env = dict(os.environ, CUDA_VISIBLE_DEVICES="", TRITON_INTERPRET="1") if cpu_only else None
-            proc = subprocess.run(
-                [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
-                capture_output=True, text=True, timeout=timeout, env=env, cwd=os.path.dirname(os.path.abspath(script)),
-            )
-        except subprocess.TimeoutExpired:
-            raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+        if cpu_only:
+            from kernelevo.targets.input_sources import readable_roots
+            from kernelevo.targets.user_run import run_user_code
+
+            run = run_user_code("kernelevo.targets.capture_child", [spec_path],
+                                readable_roots(user_file) + [os.path.dirname(os.path.abspath(script))], tmp, timeout,
+                                cwd=os.path.dirname(os.path.abspath(script)))
+            if run.timed_out:
+                raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+            returncode, out, err = run.returncode, run.stdout, run.stderr
+        else:
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
+                    capture_output=True, text=True, timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+            returncode, out, err = proc.returncode, proc.stdout, proc.stderr
         if not os.path.exists(spec["out"]):
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            tail = (err or out).strip().splitlines()[-3:]
             raise NoExampleInputs(
-                f"{script}: exited (code {proc.returncode}) without calling {call_q}"
+                f"{script}: exited (code {returncode}) without calling {call_q}"
                 + (": " + " | ".join(tail) if tail else "")
             )
         with open(spec["out"]) as fh:
-            return json.load(fh)
+            captured = json.load(fh)
+        attach_init_blob(captured, spec["init_data"])
+        return captured
+
+
+def attach_init_blob(captured: dict, path: str | None) -> None:
+    """The torch.save bytes of saved constructor data, carried inside the task (base64)."""
+    if path and os.path.exists(path):
+        with open(path, "rb") as fh:
+            captured["init_blob"] = base64.b64encode(fh.read()).decode()
 
 
 def _value_code(spec: dict, what: str) -> str:
@@ -247,7 +268,7 @@ def _value_code(spec: dict, what: str) -> str:
     if kind == "dataclass":
         return f"{spec['type']}({', '.join(f'{k}={v}' for k, v in spec['fields'].items())})"
     if kind == "config":
-        saved = f"_kernelevo_saved({spec['data']!r})[{str(spec['index'])!r}]"
+        saved = f"_kernelevo_saved()[{str(spec['index'])!r}]"
         return f"types.SimpleNamespace(**{saved})" if spec["rebuild"] == "namespace" else f"{spec['type']}(**{saved})"
     raise NoExampleInputs(
         f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
@@ -266,11 +287,18 @@ def inputs_from_capture(captured: dict, script: str, source: str = "script", not
     init_specs = list(captured.get("init") or [])
     configs = [s for s in init_specs if s.get("kind") == "config"]
     loader = ""
+    if configs and not captured.get("init_blob"):
+        raise NoExampleInputs(f"{script}: the constructor's config object could not be saved as data")
     if configs:
+        blob = captured["init_blob"]
+        wrapped = "\n".join(f"    {blob[i:i + 96]!r}" for i in range(0, len(blob), 96))
         loader = (
-            "import os as _kernelevo_os\nimport types\n\n\ndef _kernelevo_saved(name):\n"
-            "    # constructor arguments saved as data next to this task (torch.save of the config's fields)\n"
-            "    return torch.load(_kernelevo_os.path.join(_kernelevo_os.path.dirname(__file__), name), weights_only=False)\n\n\n"
+            "import base64 as _kernelevo_base64\nimport io as _kernelevo_io\nimport types\n\n"
+            "# The constructor's config objects as data: torch.save of their fields (base64), so any config\n"
+            "# class works without being rebuilt as source.\n"
+            f"_KERNELEVO_INIT_DATA = (\n{wrapped}\n)\n\n\ndef _kernelevo_saved():\n"
+            "    return torch.load(_kernelevo_io.BytesIO(_kernelevo_base64.b64decode(_KERNELEVO_INIT_DATA)), "
+            "weights_only=True)\n\n\n"
         )
     label = how or f"captured from {os.path.basename(script)}"
     code = (
@@ -281,7 +309,7 @@ def inputs_from_capture(captured: dict, script: str, source: str = "script", not
         {s["type"] for s in configs if s["rebuild"] == "class"}
     note = note or f"captured while running {script}"
     ex = ExampleInputs(source, code, note, uses)
-    ex.data_files = sorted({s["data"] for s in configs})
+    ex.init_blob = captured.get("init_blob", "") if configs else ""
     return ex
 
 

@@ -233,7 +233,13 @@ def probe(spec: dict) -> dict:
     from kernelevo.task import import_file
     from kernelevo.targets.capture_child import _spec_of
 
-    mod = import_file(spec["task"], "probe")
+    try:
+        mod = import_file(spec["task"], "probe")
+    except Exception as exc:  # the file's own module-level code: say so, not where importlib was
+        text = str(exc).splitlines()[0][:300] if str(exc) else ""
+        hint = " (it needs a GPU at import)" if "driver" in text.lower() or "cuda" in text.lower() else ""
+        return {"ok": False, "message": f"the code the target needs failed on the CPU before any call{hint}: "
+                                        f"{type(exc).__name__}: {text}"}
     model_cls = getattr(mod, "Model")
     deadline = time.monotonic() + float(spec.get("budget_s", 30))
     init_names, init_values = constructor_args(model_cls) if spec["kind"] == "class" else ([], [])
@@ -274,8 +280,8 @@ def _init_spec(value, spec: dict, index: int) -> dict:  # type: ignore[no-untype
         return {"kind": "value", "repr": repr(value)}
     fields = config_fields(value)
     rebuild = "namespace" if isinstance(value, types.SimpleNamespace) else "class"
-    path = f"{spec['init_data']}"
-    saved = torch.load(path) if os.path.exists(path) else {}
+    path = spec["init_data"]
+    saved = torch.load(path, weights_only=True) if os.path.exists(path) else {}
     saved[str(index)] = fields
     torch.save(saved, path)
     return {"kind": "config", "type": type(value).__name__, "rebuild": rebuild, "index": index,
