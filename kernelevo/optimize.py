@@ -59,14 +59,17 @@ def make_evaluate(task: TaskFile, dispatcher: Dispatcher, size: str | None) -> C
     return evaluate
 
 
-def offline_seeds(task: TaskFile, device: str, size: str | None) -> list[tuple[str, str]]:
-    """Candidates the offline search proposes: template instances and the Inductor extraction."""
+def offline_seeds(task: TaskFile, device: str, size: str | None,
+                  log: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
+    """Candidates the offline search proposes: template instances and the Inductor extraction;
+    why a source proposed nothing goes to `log`."""
     seeds: list[tuple[str, str]] = []
     try:
         from kernelevo.offline import propose_offline
     except ImportError:
         return seeds
-    return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default")))
+    return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default"),
+                                log=log))
 
 
 def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: Dispatcher, events: Events | None,
@@ -83,10 +86,14 @@ def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: D
                                         triton_version=probe().triton)) if provider is not None else None
     run = store.get_run(resume) if resume else None
     seeds_done = run is not None and bool(run.summary.get("seeds_done"))  # a resume finishes an unfinished seed phase
-    seeds = offline_seeds(task, config.device, config.size) if config.offline_seeds and not seeds_done else []
-    return Search(task, config, store=store, evaluate=make_evaluate(task, dispatcher, config.size), provider=provider,
-                  builder=builder, seeds=seeds, events=events, run_id=resume,
-                  eval_slots=dispatcher.capacity_for(task))
+    seed_notes: list[str] = []
+    seeds = offline_seeds(task, config.device, config.size, seed_notes.append) \
+        if config.offline_seeds and not seeds_done else []
+    search = Search(task, config, store=store, evaluate=make_evaluate(task, dispatcher, config.size), provider=provider,
+                    builder=builder, seeds=seeds, events=events, run_id=resume,
+                    eval_slots=dispatcher.capacity_for(task))
+    search.notes.extend(seed_notes)
+    return search
 
 
 def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, events: Events | None = None,

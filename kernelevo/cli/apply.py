@@ -30,17 +30,29 @@ def run(args: argparse.Namespace) -> int:
     rec = store.get_run(args.run)
     if rec is None:
         raise UserError(f"no run {args.run!r} in {store.path}; `kernelevo runs` lists them")
-    if not rec.source_file or not rec.target_id:
-        raise UserError(f"run {rec.id} optimized a task file ({rec.task_path}), not a target in your code; "
-                        f"use `kernelevo export {rec.id}` to get the kernel file")
+    source_file, target_id = rec.source_file, rec.target_id
+    if not source_file or not target_id:  # a run made on the task file `kernelevo task` wrote
+        from kernelevo.targets.extract import task_origin
+
+        origin = task_origin(rec.task_path)
+        source_file, target_id = origin.get("Source file", ""), origin.get("Target id", "")
+        if not source_file or not target_id:
+            raise UserError(f"run {rec.id} optimized a task file ({rec.task_path}), not a target in your code; "
+                            f"use `kernelevo export {rec.id}` to get the kernel file")
+        rec.source_hash = rec.source_hash or origin.get("Source hash", "")
+    workspace = store.path.resolve().parent.parent
+    if not _inside(Path(source_file), workspace):
+        raise UserError(f"run {rec.id} names {source_file}, which is outside this workspace ({workspace}); "
+                        "apply writes only inside the workspace the search ran in: run apply from there")
     summary = rec.summary or {}
     best_id = summary.get("best_candidate")
     cand = store.get_candidate(int(best_id)) if best_id is not None else None
     if cand is None or cand["status"] != "verified":
         raise UserError(f"run {rec.id} has no verified candidate; nothing to apply")
-    if summary.get("status") != "improved" and not args.force:
+    not_faster = summary.get("status") != "improved"
+    if not_faster and not args.force and not args.dry_run:
         raise UserError(f"run {rec.id}: the kernel was verified but not measured faster than eager and torch.compile "
-                        f"({summary.get('status')}); pass --force to apply it anyway")
+                        f"({summary.get('status')}); preview it with --dry-run, or pass --force to apply it anyway")
     meta = dict(summary)
     meta.setdefault("source_hash", rec.source_hash)
     meta["run_id"] = rec.id
@@ -48,18 +60,60 @@ def run(args: argparse.Namespace) -> int:
         meta["task_source"] = Path(rec.task_path).read_text()
     except OSError:
         pass
+    _constructor_args(meta, rec.task_path, source_file)
     with tempfile.TemporaryDirectory() as tmp:
         cand_path = Path(tmp) / "candidate.py"
         cand_path.write_text(cand["source"])
         try:
-            plan = apply_candidate(rec.source_file, rec.target_id, str(cand_path), meta, dry_run=args.dry_run)
+            plan = apply_candidate(source_file, target_id, str(cand_path), meta, dry_run=True)
         except ApplyError as exc:
             raise UserError(str(exc)) from exc
+        outside = [f.path for f in plan.files if not _inside(Path(f.path), workspace)]
+        if outside:
+            raise UserError(f"run {rec.id}: apply would write {outside[0]}, outside this workspace ({workspace}); "
+                            "nothing written")
+        if not args.dry_run:
+            try:
+                plan = apply_candidate(source_file, target_id, str(cand_path), meta, dry_run=False)
+            except ApplyError as exc:
+                raise UserError(str(exc)) from exc
     print(plan.diff)
     for note in plan.notes:
         print(f"note: {note}")
+    devices = {str(d).split(":")[0] for d in meta.get("devices") or []}
+    if devices == {"cpu"}:
+        print("note: verified on the CPU only (Triton's interpreter): the kernel is used only for CPU tensors "
+              "under TRITON_INTERPRET=1, never for CUDA, until a search on a GPU machine verifies and times it there")
+    if not_faster:
+        print(f"note: not measured faster than your code ({summary.get('status')}); applied for review, not for speed")
     if args.dry_run:
-        print(f"(dry run: nothing written; apply with `kernelevo apply {rec.id}`)")
+        print(f"(dry run: nothing written; apply with `kernelevo apply {rec.id}"
+              + (" --force" if not_faster else "") + "`)")
     else:
         print(f"applied run {rec.id}: {len(plan.files)} files written; regression test: {plan.test_path}")
+        print(f"next: run the regression test (python -m pytest {plan.test_path}); undo with your version control")
     return 0
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder)
+        return True
+    except ValueError:
+        return False
+
+
+def _constructor_args(meta: dict, task_path: str, source_file: str) -> None:
+    """Constructor arguments the generated code needs, when the task builds them (config objects)."""
+    from kernelevo.targets.apply import static_init_args
+
+    if "init_args" in meta or static_init_args(meta.get("task_source") or "") is not None:
+        return
+    if not meta.get("task_source"):
+        return
+    from kernelevo.targets.input_sources import readable_roots
+    from kernelevo.targets.init_args import task_init_args
+
+    found = task_init_args(task_path, readable_roots(source_file))
+    if found is not None:
+        meta["init_args"] = found

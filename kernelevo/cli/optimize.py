@@ -32,8 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget-tokens", type=int, help="stop before spending more tokens than this")
     p.add_argument("--budget-usd", type=float, help="stop before spending more than this many dollars")
     p.add_argument("--wall-time", type=float, help="stop after this many seconds")
-    p.add_argument("--iterations", type=int, default=None, help="number of proposal iterations (default 20)")
-    p.add_argument("--patience", type=int, help="stop after N iterations without improvement")
+    p.add_argument("--iterations", type=positive_int, default=None, help="number of proposal iterations (default 20)")
+    p.add_argument("--patience", type=positive_int, help="stop after N iterations without improvement")
+    p.add_argument("--script", help="with FILE::NAME: a script that calls the target; its arguments become the "
+                                    "task's inputs (otherwise a task built before is reused, or one is built)")
     p.add_argument("--concurrency", type=int, default=None,
                    help="model proposals in flight at once per search (default: 2, or one per GPU when more)")
     p.add_argument("--repair-tries", type=int, default=3, help="times a failing candidate goes back to the model")
@@ -72,9 +74,9 @@ def _gpu_list(text: str) -> list[int]:
     return gpus
 
 
-def _tasks(target: str) -> list[tuple[Path, dict[str, str]]]:
+def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str, str]]]:
     if "::" in target:
-        return [_build_target(*target.split("::", 1))]
+        return [_build_target(*target.split("::", 1), script=script)]
     path = Path(target)
     if path.is_dir():
         tasks = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
@@ -105,19 +107,43 @@ def _user_targets(path: Path) -> list[Any]:
     return list(detect_file(str(path)).targets)
 
 
-def _build_target(file: str, name: str) -> tuple[Path, dict[str, str]]:
-    """A task built from a target in ordinary code, and where it came from."""
-    from kernelevo.targets.extract import ExtractError, build_task
+def _build_target(file: str, name: str, script: str | None = None, quiet: bool = False) -> tuple[Path, dict[str, str]]:
+    """A task for a target in ordinary code (the one built before when its code is unchanged and
+    no --script asks for new inputs), and where it came from."""
+    from kernelevo.targets.extract import ExtractError, build_task, reusable_task
 
     if not Path(file).is_file():
         raise UserError(f"{file}: no such file")
+    if script is not None and not Path(script).is_file():
+        raise UserError(f"{script}: no such script")
+    found = reusable_task(file, name) if script is None else None
+    if found is not None:
+        path, target = found
+        if not quiet:
+            print(f"kernelevo: reusing the task built before: {path} (same code; `kernelevo task {file}::{name}` "
+                  "rebuilds it)", file=sys.stderr)
+        return Path(path), {"source_file": str(Path(file).resolve()), "target_id": target.id,
+                            "source_hash": target.source_hash}
+    if not quiet:
+        print(f"kernelevo: building the task for {file}::{name} (finding example inputs)...", file=sys.stderr,
+              flush=True)
     try:
-        built = build_task(file, name)
+        built = build_task(file, name, script=script)
     except ExtractError as exc:
         raise UserError(str(exc)) from exc
     assert built.path is not None
     return Path(built.path), {"source_file": str(Path(file).resolve()), "target_id": built.target.id,
                               "source_hash": built.target.source_hash}
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, e.g. 20") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be 1 or more")
+    return value
 
 
 def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[str]]:
@@ -137,7 +163,7 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
             continue
         for t in _user_targets(f):
             try:
-                found.append(_build_target(str(f), t.id))
+                found.append(_build_target(str(f), t.id, quiet=True))
             except UserError as exc:
                 skipped.append(str(exc))
     if not found:
@@ -192,7 +218,9 @@ def run(args: argparse.Namespace) -> int:
         targets = [(Path(run_rec.task_path), {})]
     else:
         try:
-            targets, skipped = _all_targets(args.target) if args.all_targets else (_tasks(args.target), [])
+            if args.script and "::" not in args.target:
+                raise UserError(f"--script goes with FILE::NAME (one target in your code), not {args.target}")
+            targets, skipped = _all_targets(args.target) if args.all_targets else (_tasks(args.target, args.script), [])
         except TaskError as exc:
             raise UserError(str(exc)) from exc
     for why in skipped:
@@ -258,7 +286,7 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
                                       "status": "failed", "error": o.error, "elapsed_s": round(o.elapsed_s, 1)})
                     printer({"event": "error", "task": o.task_path.stem, "message": o.error})
                     continue
-                summary = _summary(o.task_path, o.result, device, o.elapsed_s, o.origin)
+                summary = _summary(o.task_path, o.result, device, o.elapsed_s, o.origin, store)
                 summaries.append(summary)
                 _done(printer, summary, o.task_path.stem)
             if args.progress != "json":
@@ -272,7 +300,7 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
                 except (TaskError, ResumeError) as exc:
                     raise UserError(str(exc)) from exc
                 printer.done()
-                summary = _summary(task_path, result, device, time.monotonic() - t0, origin)
+                summary = _summary(task_path, result, device, time.monotonic() - t0, origin, store)
                 summaries.append(summary)
                 _done(printer, summary)
                 if args.progress != "json":
@@ -307,10 +335,13 @@ def _done(printer: "Printer", s: dict[str, Any], task: str | None = None) -> Non
 
 
 def _summary(task_path: Path, result: Any, device: str, elapsed: float,
-             origin: dict[str, str] | None = None) -> dict[str, Any]:
+             origin: dict[str, str] | None = None, store: Any = None) -> dict[str, Any]:
+    from kernelevo.targets.compile_advice import compile_advice
+
     best = result.best
     t = (best.verdict.get("timings") or {}) if best else {}
     where = (best.verdict.get("device") or {}) if best else {}
+    advice = compile_advice(t, result.status, best.verdict.get("phases") if best else None) if t else None
     return {"task": str(task_path), "run_id": result.run_id, "status": result.status, "device": device,
             "best_candidate": best.id if best else None, "best_backend": best.backend if best else None,
             "best_speedup_eager": t.get("speedup_eager"), "best_speedup_compile": t.get("speedup_compile"),
@@ -318,14 +349,41 @@ def _summary(task_path: Path, result: Any, device: str, elapsed: float,
             "candidates": result.counts, "iterations": result.iterations, "stop_reason": result.stop_reason,
             "speed_measured": bool(t), "elapsed_s": round(elapsed, 1), "gpu": where.get("gpu_name"),
             "not_proposed": clearly_faster(t)[1] if t and result.status != "improved" else "",
+            "compile_advice": advice.sentence() if advice else "",
+            "why_none": _why_none(result, store) if best is None else [],
             "worker": where.get("worker"), **({"target_id": origin["target_id"], "source_file": origin["source_file"]}
                                                if origin and origin.get("target_id") else {})}
 
 
+def _why_none(result: Any, store: Any) -> list[str]:
+    """Why no candidate was verified: what each source of candidates produced, and what would help."""
+    why: list[str] = []
+    run = store.get_run(result.run_id) if store is not None else None
+    why += [n for n in ((run.summary or {}).get("notes") or []) if n.startswith("offline")] if run else []
+    by_origin: dict[str, list[dict[str, Any]]] = {}
+    for c in (store.candidates(result.run_id) if store is not None else []):
+        by_origin.setdefault(str(c.get("origin") or "?"), []).append(c)
+    for origin, cands in sorted(by_origin.items()):
+        first = cands[0]
+        reason = (first.get("verdict") or {}).get("reason", "")
+        why.append(f"{origin}: {len(cands)} candidate{'s' if len(cands) > 1 else ''}, none verified "
+                   f"({first['status']}: {reason[:160]})")
+    if not by_origin and not why:
+        why.append("the offline search proposed no candidate for this reference")
+    provider = (run.config or {}).get("provider") if run else None
+    if provider == "offline":
+        why.append("no model was asked (no API key): set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --provider, "
+                   "to let a model write kernels for it")
+    return why
+
+
 def _format(s: dict[str, Any]) -> str:
-    lines = [f"{Path(s['task']).name}: run {s['run_id']} · {s['status']} · {s['stop_reason']}"]
+    name = (f"{Path(s['source_file']).name}::{s['target_id'].split(':', 1)[-1]}" if s.get("source_file")
+            and s.get("target_id") else Path(s["task"]).name)
+    lines = [f"{name}: run {s['run_id']} · {s['status']} · {s['stop_reason']}"]
     if s["best_candidate"] is None:
-        lines.append("  no verified candidate")
+        lines.append("  no verified candidate; why:")
+        lines += [f"    - {w}" for w in s.get("why_none") or ["no reason was recorded"]]
     elif not s["speed_measured"]:
         lines.append(f"  best: candidate {s['best_candidate']} ({s['best_backend']}) verified on the CPU; "
                      "speed not measured (no GPU), so nothing is proposed as faster")
@@ -334,9 +392,26 @@ def _format(s: dict[str, Any]) -> str:
         lines.append(f"  best: candidate {s['best_candidate']} ({s['best_backend']}) "
                      f"{s['best_speedup_eager']:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else "")
                      + (f"; not proposed: {s['not_proposed']}" if s.get("not_proposed") else ""))
+    if s.get("compile_advice"):
+        lines.append(f"  advice: {s['compile_advice']}")
     counts = ", ".join(f"{k} {v}" for k, v in sorted(s["candidates"].items())) or "none"
     lines.append(f"  candidates: {counts} · {s['tokens']:,} tokens · ${s['cost_usd']:.2f} · {s['elapsed_s']} s")
+    lines.append(f"  next: {_next_step(s)}")
     return "\n".join(lines)
+
+
+def _next_step(s: dict[str, Any]) -> str:
+    run = s["run_id"]
+    if s["best_candidate"] is None:
+        if not sum(s["candidates"].values()):
+            return "let a model write candidates: set ANTHROPIC_API_KEY or OPENAI_API_KEY and run this again"
+        return f"see every candidate and why it failed with `kernelevo show {run}`"
+    if s["status"] == "improved":
+        return f"preview the change with `kernelevo apply {run} --dry-run`, then `kernelevo apply {run}`"
+    if not s["speed_measured"]:
+        return (f"run the same command on a GPU machine to time it, or preview the kernel with "
+                f"`kernelevo apply {run} --dry-run`")
+    return f"compare every candidate with `kernelevo report {run}`"
 
 
 def _table(summaries: list[dict[str, Any]], cfg: Any, dispatcher: Any, elapsed: float) -> str:

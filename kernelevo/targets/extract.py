@@ -27,6 +27,7 @@ from kernelevo.targets.model import Target
 from kernelevo.targets.reference import Reference, NoReference, resolve_reference
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
+ORIGIN_KEYS = ("Source file", "Target id", "Source hash", "Inputs from", "sys.path root")
 
 
 class ExtractError(Exception):
@@ -120,6 +121,39 @@ def _found_inputs(a: Analysis, t: Target, ref: Reference, path: str, timeout: fl
     if found is None:
         raise NoExampleInputs(f"{suggestion(a, ref)}. Tried without edits: " + "; ".join(reasons))
     return found
+
+
+def task_origin(task_path: str) -> dict[str, str]:
+    """Where a task built by `kernelevo task` came from, read back from its header (empty if not one)."""
+    try:
+        with open(task_path, encoding="utf-8") as fh:
+            head = fh.read(4000)
+    except OSError:
+        return {}
+    if not head.startswith('"""KernelEvo task:'):
+        return {}
+    head = head.split('"""', 2)[1]
+    out: dict[str, str] = {}
+    for line in head.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in ORIGIN_KEYS:
+            out[key] = value.strip()
+    return out
+
+
+def reusable_task(user_file: str, key: str, out_dir: str | None = None) -> tuple[str, Target] | None:
+    """The task built before for this target, if its code has not changed since."""
+    if not os.path.isfile(user_file) or user_file.endswith((".cu", ".cuh")):
+        return None
+    a = analyze_file(user_file)
+    t = a.detection().find(key)
+    if t is None:
+        return None
+    path = task_path_for(out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks"), user_file, t)
+    origin = task_origin(path)
+    if origin.get("Source hash") == t.source_hash and origin.get("Target id") == t.id:
+        return path, t
+    return None
 
 
 def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
@@ -346,8 +380,15 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
         "",
         f"Target {t.id}; the reference is the user's code, copied verbatim with what it needs",
         f"from the file. Example inputs: {inputs.note}.",
-        '"""',
+        "",
+        f"{ORIGIN_KEYS[0]}: {os.path.abspath(a.path)}",
+        f"{ORIGIN_KEYS[1]}: {t.id}",
+        f"{ORIGIN_KEYS[2]}: {t.source_hash}",
+        f"{ORIGIN_KEYS[3]}: {inputs.source}",
     ]
+    if paths:
+        head.append(f"{ORIGIN_KEYS[4]}: {os.pathsep.join(sorted(paths))}")
+    head.append('"""')
     pre = [_stmt_text(a, s) for s in a.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
     if paths:
         pre.append("import sys")

@@ -301,8 +301,10 @@ def inputs_from_capture(captured: dict, script: str, source: str = "script", not
             "weights_only=True)\n\n\n"
         )
     label = how or f"captured from {os.path.basename(script)}"
+    small = "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n" \
+        if source == "signature" else ""
     code = (
-        f"{loader}def get_inputs():\n    # {label}: {described}\n"
+        f"{small}{loader}def get_inputs():\n    # {label}: {described}\n"
         f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
     )
     uses = {"torch"} | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"} | \

@@ -1,0 +1,74 @@
+"""The constructor arguments of a task, as text the generated kernel and regression test can hold.
+
+`get_init_inputs()` of a task may build config objects (from data saved in the task); the
+code `apply` writes needs them as source. Plain values stay literals; a config object becomes
+`types.SimpleNamespace(**{...})` of its fields (what a module reads from it). Run as
+`python -m kernelevo.targets.init_args TASK.py`, in a child process, since it runs the
+task's module-level code.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+
+from kernelevo.targets.user_run import run_user_code
+
+
+class InitSource(str):
+    """Source text that `repr` leaves as it is (for the templates' `{init!r}`)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) -> list | None:
+    """The constructor arguments of the task at `task_path`, or None when they cannot be written as source."""
+    with tempfile.TemporaryDirectory(prefix="kernelevo-init-") as tmp:
+        run = run_user_code("kernelevo.targets.init_args", [task_path], readable + [os.path.dirname(task_path)],
+                            tmp, timeout)
+    for line in reversed(run.stdout.strip().splitlines()):
+        if line.startswith("["):
+            try:
+                items = json.loads(line)
+            except ValueError:
+                continue
+            out: list = []
+            for item in items:
+                if "value" in item:
+                    out.append(item["value"])
+                elif "namespace" in item:
+                    out.append(InitSource(f"__import__('types').SimpleNamespace(**{item['namespace']!r})"))
+                else:
+                    return None
+            return out
+    return None
+
+
+def _describe(value) -> dict:  # type: ignore[no-untyped-def]
+    from kernelevo.targets.probe_child import _plain, config_fields
+
+    if _plain(value):
+        return {"value": value}
+    if getattr(value, "__dict__", None) is not None and not callable(value):
+        fields = config_fields(value)
+        return {"namespace": fields}
+    return {"unsupported": type(value).__name__}
+
+
+def main(task_path: str) -> int:
+    from kernelevo.task import import_file
+
+    try:
+        mod = import_file(task_path, "init")
+        items = [_describe(v) for v in mod.get_init_inputs()]
+    except Exception as exc:  # reported as "cannot be written as source" by the caller
+        sys.stdout.write(f"\n{type(exc).__name__}: {exc}\n")
+        return 1
+    sys.stdout.write("\n" + json.dumps(items) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1]))
