@@ -8,16 +8,21 @@ TORCH  ?= torch==2.13.0
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: pyproject.toml
+# What running KernelEvo needs (the demo stops here); the dev extra (tests, ray) comes on top.
+$(VENV)/.core: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.core
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@
 
 # The main job: optimize every bundled example (offline search without an API key;
 # without a GPU, candidates are verified on the CPU and speed is not measured).
-demo: setup
+demo: $(VENV)/.core
 	$(BIN)/kernelevo doctor
 	$(BIN)/kernelevo optimize examples/ --iterations 4
 

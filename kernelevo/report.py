@@ -67,7 +67,7 @@ def render_report(run: Any, candidates: list[dict[str, Any]], calls: list[dict[s
         r = c["verdict"].get("roofline") or {}
         frac = r.get("bw_fraction") if r.get("bound") != "compute" else r.get("flop_fraction")
         roof_rows += (f"<tr><td>#{c['id']}</td><td>{html.escape(c['backend'])}</td>"
-                      f"<td>{(c.get('time_ms') or 0):.4f}</td><td>{(c.get('speedup_eager') or 0):.2f}x</td>"
+                      f"<td>{_measured(c.get('time_ms'), '{:.4f}')}</td><td>{_measured(c.get('speedup_eager'), '{:.2f}x')}</td>"
                       f"<td>{r.get('bound', '-')}</td><td>{f'{100 * frac:.0f}%' if frac else '-'}</td></tr>")
     s = run.summary or {}
     code = html.escape(best["source"]) if best else "no verified candidate"
@@ -91,3 +91,8 @@ device {html.escape(str(run.config.get('device')))} · status {html.escape(run.s
 <table><tr><th>candidate</th><th>backend</th><th>ms</th><th>vs eager</th><th>bound</th><th>of peak</th></tr>{roof_rows}</table>
 <h2>Best kernel{f" (#{best['id']})" if best else ""}</h2><pre><code>{code}</code></pre>
 </body></html>"""
+
+
+def _measured(value: float | None, fmt: str) -> str:
+    """A number that was measured, or says it was not (a zero would read as a measurement)."""
+    return fmt.format(value) if value else "not measured"

@@ -1,5 +1,7 @@
 """`kernelevo detect` and `kernelevo task` from the command line."""
 import json
+
+import pytest
 from pathlib import Path
 
 from kernelevo.cli import main
@@ -8,11 +10,43 @@ CORPUS = Path(__file__).parent / "corpus" / "usercode"
 
 
 def test_detect_lists_targets_and_errors(capsys):
-    assert main(["detect", str(CORPUS / "broken.py"), str(CORPUS / "triton_ops.py")]) == 0
-    out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{CORPUS / 'broken.py'}:19: invalid syntax (targets in the rest of the file are still listed)"
+    # a syntax error: what was found is still listed, and the exit code says the file is broken
+    assert main(["detect", str(CORPUS / "broken.py"), str(CORPUS / "triton_ops.py")]) == 1
+    captured = capsys.readouterr()
+    out, err = captured.out.splitlines(), captured.err.splitlines()
+    assert err[0] == f"{CORPUS / 'broken.py'}:19: invalid syntax (targets in the rest of the file are still listed)"
     assert any(line.startswith(f"{CORPUS / 'broken.py'}:6-14  module") and "module:GatedMLP" in line for line in out)
     assert any("triton_launcher" in line and "FusedRMSNorm.forward" in line for line in out)
+    assert out[-1].startswith("next: `kernelevo task ")
+
+
+def test_detect_refuses_files_that_are_not_source(capsys, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nimport torch is not code here\n")
+    assert main(["detect", str(readme)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a Python or CUDA file" in err
+
+
+def test_argument_errors_are_one_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["optimize", "model.py::f", "--iterations", "-2"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--iterations: -2: must be 1 or more" in err
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path):
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    code = ("import sys, os; sys.argv=['kernelevo','detect'] + [" + repr(str(CORPUS / "model.py")) + "] * 3000; "
+            "from kernelevo.cli import main; raise SystemExit(main())")
+    proc = subprocess.run(f"{sys.executable} -c \"{code}\" | head -1", shell=True, capture_output=True, text=True,
+                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
 
 
 def test_detect_json(capsys):

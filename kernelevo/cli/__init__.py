@@ -17,8 +17,15 @@ class UserError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Argument errors in one line that says where the help is, not the whole usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code.")
+    parser = OneLineParser(prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -52,10 +59,26 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.environ["KERNELEVO_NO_SANDBOX"] = "1"  # searches and workers this command starts inherit it
     try:
-        return int(args.handler(args) or 0)
+        code = int(args.handler(args) or 0)
+        sys.stdout.flush()
+        return code
     except (UserError, SandboxError, StoreError) as exc:
         print(f"kernelevo: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kernelevo: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `kernelevo runs | head`: the reader left; stop quietly
+        _quiet_stdout()
+        return 0
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is silent."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 
 from kernelevo.cli import UserError
 
@@ -15,6 +16,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+_SOURCE_SUFFIXES = (".py", ".pyi", ".cu", ".cuh")
+
+
 def run(args: argparse.Namespace) -> int:
     from kernelevo.targets.detect import detect_file
 
@@ -23,17 +27,27 @@ def run(args: argparse.Namespace) -> int:
             raise UserError(f"{path}: no such file")
         if os.path.isdir(path):
             raise UserError(f"{path}: is a folder; give .py or .cu files")
+        if not path.endswith(_SOURCE_SUFFIXES):
+            raise UserError(f"{path}: not a Python or CUDA file (.py, .cu, .cuh); detect reads source code only")
     detections = [detect_file(path) for path in args.files]
+    broken = any(d.errors for d in detections)
     if args.json:
         print(json.dumps([d.to_dict() for d in detections], indent=1))
-        return 0
+        return 1 if broken else 0
     for d in detections:
         for err in d.errors:
-            print(f"{err} (targets in the rest of the file are still listed)")
+            print(f"{err} (targets in the rest of the file are still listed)", file=sys.stderr)
         if not d.targets:
             print(f"{d.path}: no targets found")
         for t in d.targets:
             ops = ", ".join(t.ops[:6]) + (" ..." if len(t.ops) > 6 else "")
             print(f"{t.path}:{t.start_line + 1}-{t.end_line + 1}  {t.kind:<15} {t.qualname:<28} {t.id}"
                   + (f"  [{ops}]" if ops else ""))
-    return 0
+    found = [(d.path, t) for d in detections for t in d.targets if t.kind in ("module", "function", "triton_launcher")]
+    if found:
+        path, t = found[0]
+        print(f"next: `kernelevo task {path}::{t.qualname}` builds its task, "
+              f"`kernelevo optimize {path}::{t.qualname}` searches for a faster kernel")
+    if broken:
+        print("kernelevo: the file has syntax errors (listed above); fix them to see every target", file=sys.stderr)
+    return 1 if broken else 0

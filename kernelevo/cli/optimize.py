@@ -29,14 +29,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                                       "(default: offline when no API key is set)")
     p.add_argument("--model", help="model name for the provider")
     p.add_argument("--base-url", help="OpenAI-compatible or Anthropic endpoint URL")
-    p.add_argument("--budget-tokens", type=int, help="stop before spending more tokens than this")
-    p.add_argument("--budget-usd", type=float, help="stop before spending more than this many dollars")
-    p.add_argument("--wall-time", type=float, help="stop after this many seconds")
+    p.add_argument("--budget-tokens", type=positive_int, help="stop before spending more tokens than this")
+    p.add_argument("--budget-usd", type=positive_float, help="stop before spending more than this many dollars")
+    p.add_argument("--wall-time", type=positive_float, help="stop after this many seconds")
     p.add_argument("--iterations", type=positive_int, default=None, help="number of proposal iterations (default 20)")
     p.add_argument("--patience", type=positive_int, help="stop after N iterations without improvement")
     p.add_argument("--script", help="with FILE::NAME: a script that calls the target; its arguments become the "
                                     "task's inputs (otherwise a task built before is reused, or one is built)")
-    p.add_argument("--concurrency", type=int, default=None,
+    p.add_argument("--concurrency", type=positive_int, default=None,
                    help="model proposals in flight at once per search (default: 2, or one per GPU when more)")
     p.add_argument("--repair-tries", type=int, default=3, help="times a failing candidate goes back to the model")
     p.add_argument("--seed", type=int, default=0)
@@ -55,7 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "a combined report")
     p.add_argument("--gpus", type=_gpu_list, metavar="0,1,...",
                    help="GPUs to evaluate on (nvidia-smi indexes; default: every visible GPU)")
-    p.add_argument("--workers", type=int, metavar="N",
+    p.add_argument("--workers", type=positive_int, metavar="N",
                    help="evaluation workers without a GPU (default 1), or Ray workers with --cluster "
                         "(default: one per GPU of the cluster, or per CPU when it has none)")
     p.add_argument("--cluster", metavar="ADDRESS",
@@ -134,6 +134,16 @@ def _build_target(file: str, name: str, script: str | None = None, quiet: bool =
     assert built.path is not None
     return Path(built.path), {"source_file": str(Path(file).resolve()), "target_id": built.target.id,
                               "source_hash": built.target.source_hash}
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number, e.g. 600") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text}: must be more than 0")
+    return value
 
 
 def positive_int(text: str) -> int:

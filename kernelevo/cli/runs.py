@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import time
 from pathlib import Path
@@ -54,21 +55,67 @@ def list_runs(args: argparse.Namespace) -> int:
     store = _store(args)
     runs = store.list_runs(args.limit)
     if args.json:
-        print(json.dumps([{"id": r.id, "task": r.task_path, "status": r.status, "created_at": r.created_at,
-                           "summary": r.summary} for r in runs]))
+        print(json.dumps([{"id": r.id, "task": r.task_path, "target": _target_name(r), "status": _status(store, r),
+                           "created_at": r.created_at, "summary": r.summary} for r in runs]))
         return 0
     if not runs:
-        print("no runs yet")
+        print("no runs yet; start one with `kernelevo optimize FILE::NAME`")
+        return 0
+    rows = [("run", "started", "state", "target", "result", "vs eager", "tokens")]
     for r in runs:
         s = r.summary or {}
         sp = s.get("speedup_eager")
-        print(f"{r.id}  {time.strftime('%Y-%m-%d %H:%M', time.localtime(r.created_at))}  {r.status:<9} "
-              f"{Path(r.task_path).name:<24} {s.get('status', ''):<15} "
-              f"{f'{sp:.2f}x' if sp else '-':>7}  {s.get('usage', {}).get('tokens', 0):>9,} tokens")
+        rows.append((r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)), _status(store, r),
+                     _target_name(r), str(s.get("status") or "-"), f"{sp:.2f}x" if sp else "-",
+                     f"{(s.get('usage') or {}).get('tokens', 0):,}"))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    crashed = [r.id for r in runs if _status(store, r) == "crashed"]
+    if crashed:
+        print(f"crashed runs stopped without finishing; continue one with `kernelevo optimize --resume {crashed[0]}`")
     return 0
 
 
+def _target_name(r) -> str:  # type: ignore[no-untyped-def]
+    """`file.py::Target` for a target in the user's code, else the task file's name."""
+    from kernelevo.targets.extract import task_origin
+
+    source, target = r.source_file, r.target_id
+    if not source or not target:
+        origin = task_origin(r.task_path)
+        source, target = origin.get("Source file", ""), origin.get("Target id", "")
+    if source and target:
+        return f"{Path(source).name}::{target.split(':', 1)[-1]}"
+    return Path(r.task_path).name
+
+
+def _status(store, r) -> str:  # type: ignore[no-untyped-def]
+    """A run still marked running that no process holds has crashed (and can be resumed)."""
+    if r.status != "running":
+        return r.status
+    lock = store.path.parent / "runs" / r.id / "lock"
+    try:
+        with open(lock, "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        return "running"
+    return "crashed"
+
+
+def _text(value, empty: str = "-") -> str:  # type: ignore[no-untyped-def]
+    """A stored value for people: no None, {} or [] reprs."""
+    if value is None or value == {} or value == [] or value == "":
+        return empty
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in sorted(value.items()))
+    return str(value)
+
+
 def show(args: argparse.Namespace) -> int:
+    from kernelevo.search.phase import Phase
+
     store = _store(args)
     run = _run(store, args.run)
     cands = store.candidates(run.id)
@@ -77,17 +124,26 @@ def show(args: argparse.Namespace) -> int:
                                                               for c in cands]}, default=str))
         return 0
     s = run.summary or {}
-    print(f"run {run.id} · {run.status} · task {run.task_path}")
-    print(f"  provider {run.config.get('provider')} {run.config.get('model') or ''} · backend {run.config.get('backend')}"
-          f" · device {run.config.get('device')}")
+    cfg = run.config or {}
+    print(f"run {run.id} · {_status(store, run)} · {_target_name(run)} (task {run.task_path})")
+    model = f" {cfg['model']}" if cfg.get("model") else ""
+    print(f"  provider {_text(cfg.get('provider'))}{model} · backend {_text(cfg.get('backend'))}"
+          f" · device {_text(cfg.get('device'))}")
     if s:
-        print(f"  result {s.get('status')} · best candidate {s.get('best_candidate')} · stop: {s.get('stop_reason')}")
-        u = s.get("usage", {})
-        print(f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {s.get('counts')}")
+        print(f"  result {_text(s.get('status'))} · best candidate {_text(s.get('best_candidate'), 'none')}"
+              f" · stop: {_text(s.get('stop_reason'))}")
+        u = s.get("usage") or {}
+        print(f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {_text(s.get('counts'), 'none')}")
+        for note in s.get("notes") or []:
+            print(f"  note: {note}")
     for c in cands:
         sp = c.get("speedup_eager")
-        print(f"  #{c['id']:<4} {Phase.of_row(c).label():<22} {c['origin']:<10} {c['backend']:<11} {c['status']:<14}"
-              f" {f'{sp:.2f}x' if sp else '':>7}  {c['verdict'].get('reason', '')[:90]}")
+        try:
+            phase = Phase.of_row(c).label()
+        except (KeyError, TypeError, ValueError):
+            phase = _text(c.get("iteration"))
+        print(f"  #{c['id']:<4} {phase:<22} {c['origin']:<18} {c['backend']:<7} {c['status']:<14}"
+              f" {f'{sp:.2f}x' if sp else 'not timed':>9}  {(c['verdict'].get('reason') or '')[:90]}")
     return 0
 
 
