@@ -45,7 +45,9 @@ def gpu_nodes() -> list[str]:
 
 def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
     """Arguments for `bwrap` (without the command) that build the sandbox described by `spec`."""
-    args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    args = ["--unshare-user-try", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            *([] if spec.share_ipc else ["--unshare-ipc"]),
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
     for top in SYSTEM:
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]

@@ -49,3 +49,4 @@ class SandboxSpec:
     channel_fds: Sequence[int] = ()
     limits: Limits = field(default_factory=Limits)
     isolate: bool = True
+    share_ipc: bool = False  # keep the host's IPC namespace (System V / POSIX shared memory with the judge)

@@ -60,6 +60,8 @@ def cache_dirs() -> dict[str, Path]:
             "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
             "TORCHINDUCTOR_CACHE_DIR": Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR")
                                             or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}")}
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
     return {k: v.resolve() for k, v in dirs.items()}
