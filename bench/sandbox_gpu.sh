@@ -11,5 +11,5 @@ else
 fi
 ls /dev | grep -i nvidia | tr '\n' ' '; echo
 grep -E "pids|memory" /proc/self/cgroup; ls /sys/fs/cgroup | head -20 | tr '\n' ' '; echo
-timeout 150 python3 bench/sandbox_gpu_check.py 2>&1 | tee "$OUT/gpu_check.txt"
-timeout 60 python3 -m pytest -q -x -p no:cacheprovider tests/adversarial/test_sandbox_attacks.py 2>&1 | tail -15 | tee "$OUT/adversarial.txt"
+timeout 95 python3 bench/sandbox_gpu_check.py 2>&1 | tee "$OUT/gpu_check.txt"
+timeout 32 python3 -m pytest -q -x -p no:cacheprovider tests/adversarial/test_sandbox_attacks.py 2>&1 | tail -15 | tee "$OUT/adversarial.txt"
