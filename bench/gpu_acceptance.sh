@@ -22,7 +22,7 @@ unclock() { pkill -f "nvidia-smi --query-gpu"; }
 failures() { grep -E "^=== " "$OUT/failures.log" 2>/dev/null | head -20; }
 suite() {  # the offline suite alone on the GPU, with a clock log; $1: time limit (s)
   echo "=== offline suite ($(date +%T))"; clocks suite
-  timeout "$1" python3 bench/offline_suite.py --tune-evals 6 --out "$OUT/offline_suite.json" > "$OUT/offline_suite.txt" 2>&1
+  timeout "$1" python3 bench/offline_suite.py --set examples --tune-evals 6 --out "$OUT" > "$OUT/offline_suite.txt" 2>&1
   echo "offline_suite rc=$?"; reap; unclock
   grep -vE "^done |^\s*$" "$OUT/offline_suite.txt" | tail -12
 }

@@ -151,9 +151,10 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
 
 def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: Path, monkeypatch) -> None:
     task = tmp_path / "linear.py"
-    task.write_text(LINEAR_TASK.format(allowed=""))
+    task.write_text(LINEAR_TASK.format(allowed="STRICT = True"))  # a benchmark's rule: no library GEMM at all
     captured = capture_inductor(task, device="cpu", size="small")
     assert captured["ok"], captured.get("reason")
+    assert captured["library_ops"] == []
     with pytest.raises(NotExtractable, match="addmm.*ALLOWED_LIBRARY_OPS"):
         rewrite(captured)
     import kernelevo.offline.inductor as inductor
@@ -163,8 +164,9 @@ def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: 
     with pytest.raises(NotExtractable, match="addmm"):
         inductor.inductor_candidate(task, device="cpu", size="small")
 
-    # the same capture, for a task that allows the library GEMM
-    task.write_text(LINEAR_TASK.format(allowed='ALLOWED_LIBRARY_OPS = ["aten.addmm"]'))
+    # by default the verifier's policy lets a candidate keep the library GEMM and convolution
+    task.write_text(LINEAR_TASK.format(allowed=""))
+    assert {"addmm", "mm", "convolution"} <= set(capture_inductor(task, device="cpu", size="small")["library_ops"])
     source = rewrite({**captured, "library_ops": ["aten.addmm"]})
     assert "torch.addmm(" in source and "@triton.jit" in source
     assert "self.get_parameter('proj.weight')" in source
@@ -185,9 +187,9 @@ def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["fused", "linear"])
 def test_extracts_cuda_kernels_on_the_gpu(tmp_path: Path, name: str) -> None:
     """On the GPU: Inductor's CUDA Triton kernels (a Triton GEMM template for the linear
-    layer, since the task allows no library GEMM) as a candidate that matches the reference."""
+    layer, since the STRICT task allows no library GEMM) as a candidate that matches the reference."""
     task = tmp_path / f"{name}.py"
-    task.write_text(FUSED_TASK if name == "fused" else LINEAR_TASK.format(allowed=""))
+    task.write_text(FUSED_TASK if name == "fused" else LINEAR_TASK.format(allowed="STRICT = True"))
     result = extract_inductor(task, device="cuda", size="default")
     assert result.source is not None, f"{result.reason}\n{result.detail}"
     assert "extern_kernels" not in result.source and "torch.addmm" not in result.source

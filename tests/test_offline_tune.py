@@ -277,3 +277,15 @@ def test_recheck_ranks_the_best_few_by_their_mean_time() -> None:
     result = tune(TRITON_SOURCE, evaluate, budget_evals=9, seed=0, tunables=tunables, recheck=2)
     assert len(result.history) == 9 and sum(t.label == "recheck" for t in result.history) == 2
     assert list(result.best_config.values()) == [128]
+
+
+def test_a_family_far_slower_than_the_baseline_gets_no_more_of_the_budget() -> None:
+    target = {"scale_kernel.BLOCK_SIZE": 256, "scale_kernel.num_warps": 8, "row_sum_kernel.BLOCK": 128,
+              "row_sum_kernel.num_warps": 2, "ROWS": 1}
+    evaluate, calls = _cost(target)  # every configuration costs at least 1.0
+    hopeless = tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=3, baseline=0.5, probe=3)
+    assert len(calls) == 3 and "stopped after 3 evaluations" in hopeless.note, hopeless.note
+    assert hopeless.best_time is not None  # the best it timed is still returned
+    evaluate, calls = _cost(target)
+    close = tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=3, baseline=10.0, probe=3)
+    assert len(calls) == 40 and "stopped" not in close.note  # within reach of the baseline: the whole budget

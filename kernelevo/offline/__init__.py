@@ -14,7 +14,8 @@ def propose_offline(task_path: str | Path, *, device: str, size: str,
     """The offline search's seed candidates: matching templates, then the Inductor extraction.
 
     Each comes back as (origin, source); the verifier judges them like any other candidate.
-    Failures to extract are reported through `log`, never raised: a seed is a bonus.
+    Failures to extract are reported through `log` (one line per source that offers nothing,
+    saying why: the run's summary carries them), never raised: a seed is a bonus.
     """
     from kernelevo.offline.inductor import extract_inductor
     from kernelevo.offline.match import instantiate_report
@@ -30,9 +31,10 @@ def propose_offline(task_path: str | Path, *, device: str, size: str,
     for name, source in report.candidates:
         seeds.append((f"template:{name}", source))
     if not report.candidates:
-        say(f"offline: {report.note or 'no template matches'}")
+        dropped = "; ".join(f"{name}: {why}" for name, why in report.rejected.items())
+        say(f"offline templates: {report.note or 'no template matches'}" + (f" ({dropped})" if dropped else ""))
     if result.source:
         seeds.append(("inductor", result.source))
     else:
-        say(f"offline: Inductor extraction not used: {result.reason}")
+        say(f"offline Inductor extraction: {result.reason}")
     return seeds

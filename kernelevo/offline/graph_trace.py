@@ -99,6 +99,7 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
         "forward_params": signature_text(type(model).forward),
         "tolerance": getattr(module, "TOLERANCE", None),
         "library_ops": list(getattr(module, "ALLOWED_LIBRARY_OPS", []) or []),
+        "strict": bool(getattr(module, "STRICT", False)),
     }
 
 

@@ -26,6 +26,18 @@ class _Captured(Exception):
     pass
 
 
+# The verifier's default policy lets a candidate keep the library GEMM and convolution when its own
+# kernels do the rest; a task marked STRICT = True (a benchmark's rule) keeps only what it lists.
+DEFAULT_LIBRARY_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution")
+
+
+def library_ops_allowed(module: Any) -> list[str]:
+    listed = list(getattr(module, "ALLOWED_LIBRARY_OPS", []) or [])
+    if getattr(module, "STRICT", False):
+        return listed
+    return listed + [op for op in DEFAULT_LIBRARY_OPS if op not in listed]
+
+
 def _configure(device: str, library_ops: list[str]) -> None:
     import torch
     import torch._dynamo.config as dynamo_cfg
@@ -156,7 +168,7 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     from kernelevo.task import load_task_module
 
     module = load_task_module(task_path, size=size)
-    library_ops = list(getattr(module, "ALLOWED_LIBRARY_OPS", []) or [])
+    library_ops = library_ops_allowed(module)
     _configure(device, library_ops)
     torch.manual_seed(0)
     model = module.Model(*module.get_init_inputs()).to(device).eval()

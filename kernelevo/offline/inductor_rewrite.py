@@ -22,7 +22,7 @@ class NotExtractable(Exception):
     """Inductor's output for this task cannot become a standalone candidate (message says why)."""
 
 
-EXTERN_TO_ATEN = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm"}
+EXTERN_TO_ATEN = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm", "convolution": "convolution"}
 ALLOWED_METHODS = {"item", "zero_", "fill_", "size", "stride", "storage_offset", "clear"}
 ALLOWED_BUILTINS = {"max", "min", "int", "float", "abs", "bool", "len", "tuple"}
 BLOCK_OF = {"xnumel": "XBLOCK", "ynumel": "YBLOCK", "znumel": "ZBLOCK", "r0_numel": "R0_BLOCK"}

@@ -94,13 +94,26 @@ def generate_all(data: dict[str, Any]) -> Instantiation:
     return result
 
 
+QUIET_OPS = {"getitem", "view", "_unsafe_view", "reshape", "clone", "detach", "alias", "empty", "squeeze", "unsqueeze"}
+
+
+def compute_ops(data: dict[str, Any]) -> list[str]:
+    """The graph's ops that do work (not views or copies), once each in order: what a reason names."""
+    names: list[str] = []
+    for node in data["nodes"]:
+        name = node["target"].removeprefix("aten.").split(".")[0]
+        if name not in QUIET_OPS and name not in names:
+            names.append(name)
+    return names
+
+
 def instantiate_report(task_path: str | Path, *, check: bool = True, timeout_s: float = 300.0) -> Instantiation:
     """Candidates from every matching template, with what was dropped and why."""
     small = _has_small(task_path)
     data = trace_graph(task_path, size="small" if small else "default", timeout_s=timeout_s)
     result = generate_all(data)
     if not result.matched:
-        result.note = "no template matches the reference's graph"
+        result.note = f"no template for {', '.join(compute_ops(data)) or 'this graph'}"
     if not check or not result.candidates:
         return result
     if not small:

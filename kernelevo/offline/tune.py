@@ -32,6 +32,8 @@ class RejectedAhead:
 
 REJECTED_AHEAD = RejectedAhead()
 FREE_REJECTS_PER_EVAL = 2  # at most this many refusals before the GPU per evaluation of the budget
+GIVE_UP_RATIO = 1.5  # a family this much slower than the baseline after PROBE_EVALS timings is dropped
+PROBE_EVALS = 3
 
 
 @dataclass
@@ -69,12 +71,16 @@ def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random
 
 
 def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *, budget_evals: int, seed: int = 0,
-         tunables: list[Tunable] | None = None, recheck: int = 0) -> TuneResult:
+         tunables: list[Tunable] | None = None, recheck: int = 0, baseline: float | None = None,
+         give_up_ratio: float = GIVE_UP_RATIO, probe: int = PROBE_EVALS) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
     recheck: that many of the budget go to timing the best few configurations a second
     time at the end; they are ranked by the mean of both timings (noisy timers flatter
     whichever configuration got lucky once).
+    baseline: the time to beat (the better of eager and torch.compile). A family whose best of
+    its first `probe` timed configurations is still give_up_ratio times slower gets no more of
+    the budget: neighbouring tiles rarely close a gap that wide, and each costs a GPU evaluation.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
@@ -112,7 +118,7 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         seen[start] = base_time
 
     def run(values: tuple[int, ...]) -> float | None:
-        nonlocal budget, free
+        nonlocal budget, free, note
         config = dict(zip(names, values))
         t = evaluate(apply_config(base_source, tunables, config))
         if isinstance(t, RejectedAhead):
@@ -125,6 +131,13 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         budget -= 1
         seen[values] = t
         history.append(Trial(config, t))
+        timed_so_far = [x for x in seen.values() if x is not None] + ([base_time] if base_time is not None else [])
+        if baseline and budget > 0 and len(history) >= probe and (
+                not timed_so_far or min(timed_so_far) > give_up_ratio * baseline):
+            best = f"{min(timed_so_far):.4g} ms" if timed_so_far else "no valid configuration"
+            note = (note + "; " if note else "") + (f"stopped after {len(history)} evaluations: best {best} against "
+                                                    f"the baseline's {baseline:.4g} ms")
+            budget = 0
         return t
 
     if start not in seen and budget > 0:
@@ -135,6 +148,8 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
             rest = [v for v in itertools.product(*(t.choices for t in tunables)) if v not in seen]
             rng.shuffle(rest)
             for values in rest:
+                if budget <= 0:
+                    break
                 run(values)
         else:
             stale = 0

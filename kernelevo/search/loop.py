@@ -351,8 +351,10 @@ class Search:
                     return REJECTED_AHEAD
                 return prog.time_ms if prog.verified else None
 
-            result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate,
-                                                                   budget_evals=self.cfg.tune_evals, seed=self.cfg.seed))
+            t = parent.verdict.get("timings") or {}
+            baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
+            result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate, budget_evals=self.cfg.tune_evals,
+                                                                   seed=self.cfg.seed, baseline=baseline))
             if result.note:
                 self.notes.append(f"tuning candidate {parent.id}: {result.note}")
 

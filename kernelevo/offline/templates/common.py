@@ -128,6 +128,15 @@ def _gelu(a: list[str], node: dict[str, Any]) -> str:
     return f"(0.5 * {a[0]} * (1.0 + tl.erf({a[0]} * 0.7071067811865476)))"
 
 
+def _softplus(x: str, node: dict[str, Any]) -> str:
+    """log(1 + exp(beta x)) / beta, linear above the threshold like torch's (mish: beta 1, threshold 20)."""
+    beta = _kw(node, "beta", 1, 1.0) if node["target"] == "aten.softplus.default" else 1.0
+    threshold = _kw(node, "threshold", 2, 20.0) if node["target"] == "aten.softplus.default" else 20.0
+    bx = x if beta == 1 else f"({literal(beta)} * {x})"
+    soft = f"tl.log(1.0 + tl.exp({bx}))" if beta == 1 else f"(tl.log(1.0 + tl.exp({bx})) / {literal(beta)})"
+    return f"tl.where({bx} > {literal(threshold)}, {x}, {soft})"
+
+
 def _cast(a: list[str], node: dict[str, Any]) -> str:
     dtype = (node["kwargs"].get("dtype") or {}).get("dtype", "torch.float32")
     if dtype in ("torch.float32", "torch.float64"):
@@ -181,6 +190,10 @@ OPS: dict[str, Callable[[list[str], dict[str, Any]], str]] = {
     "aten.where.self": lambda a, n: f"tl.where({a[0]}, {a[1]}, {a[2]})",
     "aten._to_copy.default": _cast,
     "aten.clone.default": lambda a, n: a[0],
+    "aten.detach.default": lambda a, n: a[0],
+    "aten.alias.default": lambda a, n: a[0],
+    "aten.softplus.default": lambda a, n: _softplus(a[0], n),
+    "aten.mish.default": lambda a, n: f"({a[0]} * (2.0 * tl.sigmoid(2.0 * {_softplus(a[0], n)}) - 1.0))",
     "aten.gt.Scalar": lambda a, n: f"({a[0]} > {a[1]})",
     "aten.lt.Scalar": lambda a, n: f"({a[0]} < {a[1]})",
     "aten.ge.Scalar": lambda a, n: f"({a[0]} >= {a[1]})",
