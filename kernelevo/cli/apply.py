@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     rec = store.get_run(args.run)
     if rec is None:
         raise UserError(f"no run {args.run!r} in {store.path}; `kernelevo runs` lists them")
-    source_file, target_id = rec.source_file, rec.target_id
+    source_file, target_id, source_hash = rec.source_file, rec.target_id, rec.source_hash
     if not source_file or not target_id:  # a run made on the task file `kernelevo task` wrote
         from kernelevo.targets.extract import task_origin
 
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         if not source_file or not target_id:
             raise UserError(f"run {rec.id} optimized a task file ({rec.task_path}), not a target in your code; "
                             f"use `kernelevo export {rec.id}` to get the kernel file")
-        rec.source_hash = rec.source_hash or origin.get("Source hash", "")
+        source_hash = source_hash or origin.get("Source hash", "")
     workspace = store.path.resolve().parent.parent
     if not _inside(Path(source_file), workspace):
         raise UserError(f"run {rec.id} names {source_file}, which is outside this workspace ({workspace}); "
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"run {rec.id}: the kernel was verified but not measured faster than eager and torch.compile "
                         f"({summary.get('status')}); preview it with --dry-run, or pass --force to apply it anyway")
     meta = dict(summary)
-    meta.setdefault("source_hash", rec.source_hash)
+    meta["source_hash"] = meta.get("source_hash") or source_hash
     meta["run_id"] = rec.id
     try:
         meta["task_source"] = Path(rec.task_path).read_text()

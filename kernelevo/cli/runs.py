@@ -95,6 +95,8 @@ def _status(store, r) -> str:  # type: ignore[no-untyped-def]
     if r.status != "running":
         return r.status
     lock = store.path.parent / "runs" / r.id / "lock"
+    if not lock.parent.is_dir():
+        return "crashed"
     try:
         with open(lock, "a+") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

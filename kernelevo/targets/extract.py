@@ -332,7 +332,11 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
             pkg.insert(0, os.path.basename(root))
             root = os.path.dirname(root)
         if len(pkg) < stmt.level:
-            raise ExtractError(f"{a.path}:{stmt.lineno}: relative import outside a package; cannot extract it")
+            dots = "." * stmt.level
+            raise ExtractError(
+                f"{a.path}:{stmt.lineno}: the target needs `from {dots}{stmt.module or ''} import ...`, a relative import, "
+                f"but {os.path.dirname(os.path.abspath(a.path))} is not a package (no __init__.py up to that level); "
+                "build the task from the package's own checkout, or pick a target that does not need that import")
         base = pkg[: len(pkg) - stmt.level + 1]
         module = ".".join(base + ([stmt.module] if stmt.module else []))
         paths.add(root)

@@ -13,6 +13,7 @@ import dataclasses
 import inspect
 import json
 import os
+import re
 import sys
 import time
 import types
@@ -27,6 +28,7 @@ _NAMED_INTS = (
     (("idx",), 0),
 )
 _TOKEN_NAMES = ("idx", "ids", "input_ids", "tokens", "token_ids", "labels", "targets", "indices", "position_ids")
+_SIZE_NAME = re.compile(r"^(n_|num_)|(^|_)(length|len|size|channels|width|height|count|steps|seq_len)$")
 _CONFIG_NAMES = ("config", "cfg", "conf", "args", "hparams", "params", "dims", "opt", "settings")
 
 
@@ -197,6 +199,8 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
             scalar[p.name] = guess_scalar(p.name, hint, False)
         elif p.name in ("n_rep", "repeats", "groups", "num_groups") or hint is str:
             scalar[p.name] = guess_int(p.name, False) if hint is not str else "none"
+        elif hint is None and _SIZE_NAME.search(p.name.lower()):
+            scalar[p.name] = guess_int(p.name, True)  # `sinusoids(length, channels)`: sizes, not tensors
         else:
             tensors.append(p.name)
     names = [p.name for p in required]
@@ -238,6 +242,8 @@ def probe(spec: dict) -> dict:
     except Exception as exc:  # the file's own module-level code: say so, not where importlib was
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
         hint = " (it needs a GPU at import)" if "driver" in text.lower() or "cuda" in text.lower() else ""
+        if isinstance(exc, ModuleNotFoundError) and exc.name:
+            hint = f" (install {exc.name.split('.')[0]} in this environment, or put its checkout on PYTHONPATH)"
         return {"ok": False, "message": f"the code the target needs failed on the CPU before any call{hint}: "
                                         f"{type(exc).__name__}: {text}"}
     model_cls = getattr(mod, "Model")

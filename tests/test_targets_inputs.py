@@ -1,0 +1,132 @@
+"""Tasks from unedited code: inputs from the workspace, the __main__ block or the signature; config
+objects as data; the user's package on sys.path; what the extractor copies; one task per file."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kernelevo.targets.extract import (ExtractError, build_task, check_task, reusable_task, task_origin,
+                                       task_path_for)
+from kernelevo.targets.model import Target
+
+MODULE = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, width: int):\n"
+          "        super().__init__()\n        self.proj = nn.Linear(width, width)\n\n"
+          "    def forward(self, x):\n        return torch.relu(self.proj(x))\n")
+
+
+def workspace(tmp_path: Path, files: dict[str, str]) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def build(path: Path, key: str, out: Path, **kw):
+    return build_task(str(path), key, out_dir=str(out), timeout=90, **kw)
+
+
+def test_a_parameter_named_like_a_module_variable_does_not_pull_it_in(tmp_path):
+    user = tmp_path / "tut.py"
+    user.write_text("import torch\n\nx = torch.randn(1823, 781, device='cuda')\nscale = 2.0\n\n\n"
+                    "# kernelevo: inputs = (torch.randn(4, 8),)\ndef double(x):\n    y = x * scale\n    return y\n\n\n"
+                    "y = double(x)\n")
+    text = build(user, "double", tmp_path / "t").text
+    assert "device='cuda'" not in text and "y = double(x)" not in text
+    assert "scale = 2.0" in text  # what the function really reads from the module still comes
+
+
+def test_two_files_of_one_name_get_two_tasks(tmp_path):
+    t = Target("module:Net", "module", "Net", "Net", "x", 0, 0, 1, 0)
+    a = task_path_for(str(tmp_path), str(tmp_path / "a" / "model.py"), t)
+    b = task_path_for(str(tmp_path), str(tmp_path / "b" / "model.py"), t)
+    assert a != b and os.path.basename(a).startswith("model__Net__")
+
+
+def test_header_records_the_origin_and_a_task_is_reused_until_the_code_changes(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    user = tmp_path / "m.py"
+    user.write_text("import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 8),)\ndef f(x):\n    return torch.tanh(x)\n")
+    built = build_task(str(user), "f")
+    origin = task_origin(built.path)
+    assert origin["Source file"] == str(user) and origin["Target id"] == "function:f"
+    assert origin["Inputs from"] == "comment" and origin["Source hash"] == built.target.source_hash
+    assert reusable_task(str(user), "f") == (built.path, built.target)
+    user.write_text(user.read_text().replace("tanh", "sigmoid"))
+    assert reusable_task(str(user), "f") is None
+
+
+def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
+    user = tmp_path / "gpt.py"
+    user.write_text("from dataclasses import dataclass\nimport torch\nfrom torch import nn\n\n\n@dataclass\nclass Cfg:\n"
+                    "    n_embd: int = 768\n    n_head: int = 12\n    dropout: float = 0.1\n\n\n"
+                    "class Attn(nn.Module):\n    def __init__(self, config: Cfg):\n        super().__init__()\n"
+                    "        assert config.n_embd % config.n_head == 0\n"
+                    "        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)\n        self.n_head = config.n_head\n\n"
+                    "    def forward(self, x):\n        q, k, v = self.qkv(x).chunk(3, dim=-1)\n"
+                    "        return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v\n")
+    built = build(user, "Attn", tmp_path / "t")
+    assert "guessed from the signature" in built.inputs
+    text = Path(built.path).read_text()
+    assert "_KERNELEVO_INIT_DATA" in text and "return [Cfg(**_kernelevo_saved()['0'])]" in text
+    assert "class Cfg" in text and Path(built.path[:-3] + ".init.pt").exists()
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 8, 64]" in check.message, check.message
+
+
+def test_cfgnode_style_config_becomes_a_namespace_of_what_the_module_read(tmp_path):
+    user = tmp_path / "cfgnode.py"
+    user.write_text("import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, config):\n"
+                    "        super().__init__()\n        self.ln = nn.LayerNorm(config.n_embd)\n"
+                    "        self.drop = nn.Dropout(config.resid_pdrop)\n\n"
+                    "    def forward(self, x):\n        return self.drop(self.ln(x)) + x\n")
+    built = build(user, "Block", tmp_path / "t")
+    text = Path(built.path).read_text()
+    assert "types.SimpleNamespace(**_kernelevo_saved()['0'])" in text
+    assert check_task(built.path, timeout=240).ok is True
+
+
+def test_inputs_captured_from_a_workspace_script_and_from_a_test(tmp_path):
+    ws = workspace(tmp_path, {"net.py": MODULE, "run.py": "import torch\nfrom net import Net\n\nif __name__ == '__main__':\n"
+                              "    print(Net(16)(torch.randn(4, 16)).shape)\n"})
+    built = build(ws / "net.py", "Net", ws / "t")
+    assert "captured from run.py" in built.inputs
+    assert "torch.randn((4, 16), dtype=torch.float32)" in built.text and "return [16]" in built.text
+    (ws / "run.py").unlink()
+    (ws / "tests").mkdir()
+    (ws / "tests" / "test_net.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname("
+                                              "os.path.abspath(__file__))))\nimport torch\nfrom net import Net\n\n\n"
+                                              "def test_net():\n    assert Net(12)(torch.randn(3, 12)).shape == (3, 12)\n")
+    built = build(ws / "net.py", "Net", ws / "t")
+    assert "captured from tests/test_net.py" in built.inputs and "(3, 12)" in built.text
+
+
+def test_inputs_captured_from_the_files_own_main_block(tmp_path):
+    ws = workspace(tmp_path, {"net.py": MODULE + "\n\nif __name__ == '__main__':\n    Net(24)(torch.randn(5, 24))\n"})
+    built = build(ws / "net.py", "Net", ws / "t")
+    assert "__main__ block of net.py" in built.inputs and "(5, 24)" in built.text
+
+
+def test_a_file_inside_a_package_imports_it_from_the_workspace(tmp_path):
+    ws = workspace(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/util.py": "import torch\n\n\ndef gate(x):\n    return torch.sigmoid(x)\n\nSCALE = 3.0\n",
+        "pkg/model.py": "import torch\nfrom pkg.util import gate\nfrom .util import SCALE\n\n\n"
+                        "def fused(x):\n    return gate(x) * SCALE\n",
+    })
+    built = build(ws / "pkg" / "model.py", "fused", ws / "t")
+    assert f"sys.path root: {ws}" in built.text and "from pkg.util import SCALE" in built.text
+    assert check_task(built.path, timeout=240).ok is True
+
+
+def test_when_nothing_fits_every_source_says_why_in_one_line(tmp_path):
+    user = tmp_path / "needs_gpu.py"
+    user.write_text("import torch\n\nDEVICE = torch.device('cuda')\nW = torch.ones(8, device=DEVICE)\n\n\n"
+                    "def scale(x):\n    return x * W\n")
+    with pytest.raises(ExtractError) as exc:
+        build(user, "scale", tmp_path / "t")
+    msg = str(exc.value)
+    assert "\n" not in msg and "Tried without edits:" in msg and "has no __main__ block" in msg
+    assert "failed on the CPU before any call" in msg
