@@ -18,7 +18,7 @@ from kernelevo.llm.budget import Reservation
 from kernelevo.machine import probe
 from kernelevo.scale import Dispatcher
 from kernelevo.search.loop import Search, SearchConfig, SearchResult
-from kernelevo.search.prompt import PromptBuilder, TaskContext
+from kernelevo.search.prompt import PromptBuilder, TaskContext, allows_tf32
 from kernelevo.search.resume import check_task
 from kernelevo.store import ResultSummary, Store
 from kernelevo.task import TaskError, TaskFile, read_task
@@ -75,15 +75,14 @@ def offline_seeds(task: TaskFile, device: str, size: str | None,
 def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: Dispatcher, events: Events | None,
             resume: str | None, provider: Any) -> Search:
     if provider is None and config.provider != "offline":
-        from kernelevo.llm import make_provider
-
-        provider = make_provider(config.provider, config.model, base_url=config.base_url,
-                                 max_concurrency=max(1, config.concurrency))
+        provider = _provider(config)
     gpu_name = dispatcher.pool.pinned_model(task.hash) if config.device == "cuda" else None
-    builder = PromptBuilder(TaskContext(task_name=task.name, reference=task.source,
-                                        hardware=hardware_description(config.device, gpu_name),
-                                        baselines="not measured (no GPU)" if config.device == "cpu" else "measured per candidate",
-                                        triton_version=probe().triton)) if provider is not None else None
+    builder = PromptBuilder(TaskContext(
+        task_name=task.name, reference=task.source, hardware=hardware_description(config.device, gpu_name),
+        baselines="not measured (no GPU here)" if config.device == "cpu" else "measured on the first candidate",
+        triton_version=probe().triton, tolerance=task.hints.get("TOLERANCE") or {},
+        allow_tf32=allows_tf32(task.source), allowed_ops=list(task.hints.get("ALLOWED_LIBRARY_OPS") or []),
+        tolerance_note=_tolerance_note(task.hints.get("TOLERANCE")))) if provider is not None else None
     run = store.get_run(resume) if resume else None
     seeds_done = run is not None and bool(run.summary.get("seeds_done"))  # a resume finishes an unfinished seed phase
     seed_notes: list[str] = []
@@ -94,6 +93,27 @@ def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: D
                     eval_slots=dispatcher.capacity_for(task))
     search.notes.extend(seed_notes)
     return search
+
+
+def _provider(config: SearchConfig) -> Any:
+    """The model client for a search: its settings (max_tokens, thinking, effort) from the config
+    file's [models."<model>"], overridden by the search's; a dollar budget refused for an unpriced model."""
+    from kernelevo.llm import load_config, make_provider, settings_for
+    from kernelevo.llm.config import config_path
+    from kernelevo.llm.prices import check_priced
+
+    llm_config = load_config()
+    provider = make_provider(config.provider, config.model, base_url=config.base_url, config=llm_config,
+                             max_concurrency=max(1, config.concurrency or config.max_in_flight))
+    if hasattr(provider, "settings"):
+        provider.settings = settings_for(provider.model, llm_config.models, max_tokens=config.max_tokens,
+                                         thinking_tokens=config.thinking_tokens, effort=config.effort)
+    check_priced(provider, config.budget_usd, str(llm_config.path or config_path()))
+    return provider
+
+
+def _tolerance_note(hint: Any) -> str:
+    return f"This task sets its own tolerance: {hint}." if hint else ""
 
 
 def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, events: Events | None = None,

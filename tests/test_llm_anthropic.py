@@ -7,8 +7,8 @@ import pytest
 from fakes import error, kernel_reply, sent_key, serve_anthropic, slow, text
 from fakes.env import clean_llm_env
 
-from kernelevo.llm import (AuthError, LLMError, ModelNotFound, Prompt, ProviderUnavailable, RateLimited,
-                           RetryPolicy, make_provider)
+from kernelevo.llm import (AuthError, LLMError, ModelNotFound, ModelSettings, Prompt, ProviderUnavailable,
+                           RateLimited, make_provider)
 from kernelevo.llm.config import LLMConfig
 
 KEY = "sk-ant-test-4f9c2a7d1e"
@@ -21,22 +21,15 @@ def _env(monkeypatch, tmp_path):
     clean_llm_env(monkeypatch, tmp_path)
 
 
-class Sleeps:
-    """An injected sleep: records the delays, waits a token amount."""
-
-    def __init__(self):
-        self.delays: list[float] = []
-
-    async def __call__(self, delay: float) -> None:
-        self.delays.append(delay)
-        await asyncio.sleep(0)
-
-
 def provider(server, **kw):
-    sleeps = kw.pop("sleeps", None) or Sleeps()
-    policy = RetryPolicy(max_attempts=kw.pop("attempts", 4), base_s=0.001, sleep=sleeps)
+    attempts = kw.pop("attempts", 4)
     return make_provider("anthropic", kw.pop("model", "claude-sonnet-5-5"), base_url=server.base_url, api_key=KEY,
-                         retry=policy, config=LLMConfig(), **kw)
+                         max_retries=attempts - 1, config=LLMConfig(), **kw)
+
+
+def gaps(server):
+    times = [r.received_at for r in server.posts()]
+    return [b - a for a, b in zip(times, times[1:])]
 
 
 def run(coro):
@@ -85,46 +78,32 @@ def test_at_most_four_cache_breakpoints_the_last_ones():
     assert messages[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
 
 
-def test_429_is_retried_honouring_retry_after():
-    sleeps = Sleeps()
-    with serve_anthropic([error(429, "slow down", retry_after=3), "done"]) as server:
-        c = run(provider(server, sleeps=sleeps).complete(PROMPT, max_tokens=16))
+def test_429_is_retried_by_the_sdk_honouring_retry_after_seconds():
+    with serve_anthropic([error(429, "slow down", retry_after=1), "done"]) as server:
+        c = run(provider(server).complete(PROMPT, max_tokens=16))
     assert c.text == "done" and len(server.requests) == 2
-    assert sleeps.delays == [3.0]
+    assert 1.0 <= gaps(server)[0] < 2.0
 
 
 def test_retry_after_ms_is_really_waited():
     with serve_anthropic([error(429, retry_after_ms=150), "done"]) as server:
-        p = make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(),
-                          retry=RetryPolicy(base_s=0.001))  # the real asyncio.sleep
-        assert run(p.complete(PROMPT, max_tokens=16)).text == "done"
-    first, second = server.requests
-    assert 0.15 <= second.received_at - first.received_at < 1.0
+        assert run(provider(server).complete(PROMPT, max_tokens=16)).text == "done"
+    assert 0.15 <= gaps(server)[0] < 1.0
 
 
-def test_retry_after_is_capped():
-    sleeps = Sleeps()
-    policy = RetryPolicy(base_s=0.001, max_retry_after_s=0.05, sleep=sleeps)
+def test_a_retry_after_of_an_hour_is_capped(monkeypatch):
+    from kernelevo.llm import provider as base
+
+    monkeypatch.setattr(base, "MAX_RETRY_AFTER_S", 0.2)
     with serve_anthropic([error(429, retry_after=3600), "done"]) as server:
-        p = make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), retry=policy)
-        run(p.complete(PROMPT, max_tokens=16))
-    assert sleeps.delays == [0.05]
+        assert run(provider(server).complete(PROMPT, max_tokens=16)).text == "done"
+    assert gaps(server)[0] < 1.5  # the SDK alone would have slept an hour
 
 
-def test_500_and_529_are_retried_with_exponential_backoff():
-    sleeps = Sleeps()
+def test_500_and_529_are_retried():
     with serve_anthropic([error(500, "boom"), error(529, "overloaded"), "done"]) as server:
-        c = run(provider(server, sleeps=sleeps).complete(PROMPT, max_tokens=16))
+        c = run(provider(server).complete(PROMPT, max_tokens=16))
     assert c.text == "done" and len(server.requests) == 3
-    d1, d2 = sleeps.delays
-    assert 0.0005 <= d1 < 0.001 and 0.001 <= d2 < 0.002
-
-
-def test_backoff_jitter_is_seeded():
-    a = [RetryPolicy(base_s=1.0).delay(i) for i in (1, 2, 3)]
-    b = [RetryPolicy(base_s=1.0).delay(i) for i in (1, 2, 3)]
-    assert a == b and a[0] != 0.5 * 1.0
-    assert RetryPolicy(base_s=1.0, max_delay_s=2.0).delay(10) <= 2.0
 
 
 def test_timeout_is_retried():
@@ -140,7 +119,7 @@ def test_timeouts_until_attempts_run_out_raise_provider_unavailable():
 
 
 def test_persistent_429_raises_rate_limited_after_bounded_attempts():
-    with serve_anthropic(default=error(429, "rate limited", retry_after=0)) as server:
+    with serve_anthropic(default=error(429, "rate limited")) as server:
         with pytest.raises(RateLimited, match="still rate limited after 3 attempts"):
             run(provider(server, attempts=3).complete(PROMPT, max_tokens=16))
     assert len(server.requests) == 3
@@ -156,8 +135,7 @@ def test_persistent_500_raises_provider_unavailable():
 def test_connection_refused_raises_provider_unavailable():
     with serve_anthropic() as server:
         url = server.base_url
-    p = make_provider("anthropic", base_url=url, api_key=KEY, config=LLMConfig(),
-                      retry=RetryPolicy(max_attempts=2, base_s=0.001))
+    p = make_provider("anthropic", base_url=url, api_key=KEY, config=LLMConfig(), max_retries=1)
     with pytest.raises(ProviderUnavailable, match="connection failed"):
         run(p.complete(PROMPT, max_tokens=16))
 
@@ -210,3 +188,42 @@ def test_sdk_base_url_variable_and_key_variable_are_used(monkeypatch):
         assert p.model == "claude-sonnet-5-5"
         assert run(p.complete(PROMPT, max_tokens=16)).text == "via env"
     assert sent_key(server.requests[0]) == KEY
+
+
+def test_thinking_and_effort_are_sent_and_the_thinking_block_is_not_the_answer():
+    settings = ModelSettings(max_tokens=8192, thinking_tokens=4096, effort="high")
+    with serve_anthropic(["the answer"]) as server:
+        c = run(provider(server, settings=settings).complete(PROMPT))
+    body = server.posts()[0].json
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096} and body["max_tokens"] == 8192
+    assert body["output_config"] == {"effort": "high"}
+    assert c.text == "the answer"
+
+
+def test_settings_come_from_the_config_file_per_model():
+    config = LLMConfig(models={"claude-sonnet-5-5": {"max_tokens": 20000, "thinking_tokens": 8000}})
+    with serve_anthropic(["ok"]) as server:
+        p = make_provider("anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key=KEY, config=config)
+        run(p.complete(PROMPT))
+    assert server.posts()[0].json["max_tokens"] == 20000
+
+
+def test_thinking_budget_leaving_no_room_for_the_answer_is_refused_with_the_fix():
+    with pytest.raises(LLMError, match="raise it to at least 10048 for thinking_tokens=8000"):
+        ModelSettings(max_tokens=8192, thinking_tokens=8000)
+
+
+def test_the_fake_refuses_an_empty_text_block_like_the_real_api():
+    from kernelevo.llm.types import Message
+
+    empty_turn = Prompt(messages=(Message("user", "write it"), Message("assistant", ""), Message("user", "again")))
+    with serve_anthropic(["never sent"]) as server:
+        with pytest.raises(LLMError, match="text content blocks must be non-empty") as info:
+            run(provider(server).complete(empty_turn, max_tokens=16))
+    assert info.value.status == 400
+
+
+def test_empty_reply_is_an_empty_completion():
+    with serve_anthropic([""]) as server:
+        c = run(provider(server).complete(PROMPT, max_tokens=16))
+    assert c.text == "" and server.posts()[0].json["messages"][0]["content"][0]["text"]

@@ -7,7 +7,7 @@ import pytest
 from fakes import Reply, serve_anthropic, slow
 from fakes.env import clean_llm_env
 
-from kernelevo.llm import Budget, BudgetExhausted, Prompt, RetryPolicy, Usage, estimate_tokens, make_provider
+from kernelevo.llm import Budget, BudgetExhausted, Prompt, Usage, estimate_tokens, make_provider
 from kernelevo.llm.config import LLMConfig
 
 KEY = "sk-ant-budget-test-77aa"
@@ -22,8 +22,7 @@ def _env(monkeypatch, tmp_path):
 
 
 def provider(server, **kw):
-    return make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(),
-                         retry=RetryPolicy(base_s=0.001), **kw)
+    return make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), **kw)
 
 
 def test_reserve_refuses_what_does_not_fit_and_charge_replaces_the_reservation():
@@ -138,8 +137,7 @@ def test_a_failed_call_gives_its_reservation_back():
 
     b = Budget(tokens=100_000)
     with serve_anthropic(default=error(500)) as server:
-        p = make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(),
-                          retry=RetryPolicy(max_attempts=2, base_s=0.001))
+        p = make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), max_retries=1)
         with pytest.raises(ProviderUnavailable):
             asyncio.run(p.complete(PROMPT, max_tokens=MAX_TOKENS, budget=b))
     assert b.reserved_tokens == 0 and b.used_tokens == 0

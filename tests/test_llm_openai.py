@@ -7,7 +7,7 @@ import pytest
 from fakes import error, sent_key, serve_openai, slow, text
 from fakes.env import clean_llm_env
 
-from kernelevo.llm import AuthError, ModelNotFound, Prompt, ProviderUnavailable, RetryPolicy, make_provider
+from kernelevo.llm import AuthError, ModelNotFound, Prompt, ProviderUnavailable, make_provider
 from kernelevo.llm.config import LLMConfig
 
 KEY = "sk-proj-test-8b3e1f0c5a"
@@ -20,20 +20,13 @@ def _env(monkeypatch, tmp_path):
     clean_llm_env(monkeypatch, tmp_path)
 
 
-def fast(attempts: int = 4) -> RetryPolicy:
-    async def no_wait(_delay: float) -> None:
-        await asyncio.sleep(0)
-
-    return RetryPolicy(max_attempts=attempts, base_s=0.001, sleep=no_wait)
-
-
 def run(coro):
     return asyncio.run(coro)
 
 
 def test_openai_success_normalises_cached_tokens_and_prices_them():
     with serve_openai(["first", "second"]) as server:
-        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig(), retry=fast())
+        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig())
         first = run(p.complete(PROMPT, max_tokens=300))
         second = run(p.complete(PROMPT, max_tokens=300))
     assert (first.text, first.provider, first.model, first.request_id) == ("first", "openai", "gpt-4o", "req_fake_1")
@@ -80,7 +73,7 @@ def test_openai_base_url_variable_is_honoured(monkeypatch):
 
 def test_429_then_success_and_500_then_success():
     with serve_openai([error(429, "slow down", retry_after=1), error(502, "bad gateway"), "done"]) as server:
-        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig(), retry=fast())
+        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig())
         assert run(p.complete(PROMPT, max_tokens=16)).text == "done"
     assert len(server.requests) == 3
 
@@ -88,15 +81,14 @@ def test_429_then_success_and_500_then_success():
 def test_timeout_then_success():
     with serve_openai([slow(2.0), "in time"]) as server:
         p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig(),
-                          retry=fast(), timeout_s=0.3)
+                          timeout_s=0.3)
         assert run(p.complete(PROMPT, max_tokens=16)).text == "in time"
 
 
 def test_bad_key_is_auth_error_and_the_echoed_key_is_redacted():
     wrong = "sk-wrong-key-0123456789abcdef"
     with serve_openai(api_key="sk-the-right-one-42") as server:
-        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=wrong, config=LLMConfig(),
-                          retry=fast())
+        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=wrong, config=LLMConfig())
         with pytest.raises(AuthError) as info:
             run(p.complete(PROMPT, max_tokens=16))
     message = str(info.value)
@@ -106,7 +98,7 @@ def test_bad_key_is_auth_error_and_the_echoed_key_is_redacted():
 
 def test_unknown_model_names_the_models_the_server_has():
     with serve_openai(models=["qwen-coder", "llama-3-70b"]) as server:
-        p = make_provider("vllm", "qwen", base_url=server.base_url, config=LLMConfig(), retry=fast())
+        p = make_provider("vllm", "qwen", base_url=server.base_url, config=LLMConfig())
         with pytest.raises(ModelNotFound) as info:
             run(p.complete(PROMPT, max_tokens=16))
     message = str(info.value)
@@ -116,7 +108,7 @@ def test_unknown_model_names_the_models_the_server_has():
 
 def test_wrong_base_url_path_is_reported_as_model_not_found_with_the_url():
     with serve_openai() as server:
-        p = make_provider("openai", "gpt-4o", base_url=server.url, api_key=KEY, config=LLMConfig(), retry=fast())
+        p = make_provider("openai", "gpt-4o", base_url=server.url, api_key=KEY, config=LLMConfig())
         with pytest.raises(ModelNotFound, match=r"check the model name \(--model\) and the base URL"):
             run(p.complete(PROMPT, max_tokens=16))
 
@@ -124,7 +116,7 @@ def test_wrong_base_url_path_is_reported_as_model_not_found_with_the_url():
 def test_server_down_after_retries():
     with serve_openai(default=error(500, "internal")) as server:
         p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=KEY, config=LLMConfig(),
-                          retry=fast(attempts=3))
+                          max_retries=2)
         with pytest.raises(ProviderUnavailable, match="failed after 3 attempts: HTTP 500: internal"):
             run(p.complete(PROMPT, max_tokens=16))
     assert len(server.requests) == 3

@@ -8,7 +8,7 @@ import pytest
 from fakes import serve_anthropic
 from fakes.env import clean_llm_env
 
-from kernelevo.llm import Budget, LLMError, Message, Prompt, RetryPolicy, SystemPart, make_provider, request_hash
+from kernelevo.llm import Budget, LLMError, Message, Prompt, SystemPart, make_provider, request_hash
 from kernelevo.llm.config import LLMConfig
 
 A = Prompt.of("optimise A", system="sys", reference="ref")
@@ -34,7 +34,7 @@ def test_record_then_replay_by_hash(tmp_path):
     log = tmp_path / "run.jsonl"
     with serve_anthropic(["answer A", "answer B"]) as server:
         live = make_provider("anthropic", base_url=server.base_url, api_key="sk-ant-rec-1234", config=LLMConfig(),
-                             retry=RetryPolicy(base_s=0.001), record_to=log)
+                             record_to=log)
 
         async def go():
             return [await live.complete(A, max_tokens=8), await live.complete(B, max_tokens=8)]
@@ -76,3 +76,17 @@ def test_replay_file_from_the_environment_and_bad_lines(tmp_path, monkeypatch):
         make_provider("replay", config=LLMConfig())
     with pytest.raises(LLMError, match="does not exist"):
         make_provider("replay", replay_file=tmp_path / "none.jsonl", config=LLMConfig())
+
+
+def test_paced_replay_takes_the_recorded_latency(tmp_path):
+    import time
+
+    from kernelevo.llm.replay import ReplayProvider
+
+    log = tmp_path / "paced.jsonl"
+    log.write_text('{"text": "a", "latency_s": 0.3}\n{"text": "b"}\n')
+    p = ReplayProvider(log, pace=True)
+    t0 = time.monotonic()
+    first = asyncio.run(p.complete(Prompt.of("x")))
+    assert time.monotonic() - t0 >= 0.3 and first.latency_s == 0.3
+    assert asyncio.run(ReplayProvider(log).complete(Prompt.of("x"))).latency_s == 0.0

@@ -23,7 +23,7 @@ def test_selection_mixes_exploit_and_explore():
     pop.add(prog(1, speedup=2.0))
     pop.add(prog(2, speedup=1.0, launches=3))
     pop.add(prog(3, speedup=1.1, backend="cuda"))
-    picks = [pop.select_parent(0).id for _ in range(200)]
+    picks = [pop.select_parent(0)[0].id for _ in range(200)]
     assert picks.count(1) > 100            # exploitation favours the best
     assert {2, 3} <= set(picks)            # exploration reaches the others
 
@@ -42,7 +42,7 @@ def test_islands_and_migration():
     pop = Population(n_islands=2, seed=0, migration_interval=5)
     pop.add(prog(1, speedup=3.0, island=0))
     pop.add(prog(2, speedup=1.0, island=1))
-    assert pop.select_parent(1).id == 2 or pop.select_parent(1).id == 2
+    assert pop.select_parent(1)[0].id == 2 or pop.select_parent(1)[0].id == 2
     assert not pop.maybe_migrate(3)
     assert pop.maybe_migrate(5)
     assert pop.elites(1)[0].id == 1  # island 1 now holds island 0's best in that cell
@@ -53,6 +53,27 @@ def test_deterministic_for_seed():
         pop = Population(n_islands=1, seed=seed, exploit_ratio=0.3)
         for i in range(6):
             pop.add(prog(i, speedup=1 + i / 10, launches=i))
-        return [pop.select_parent(0).id for _ in range(20)]
+        return [pop.select_parent(0)[0].id for _ in range(20)]
 
     assert run(7) == run(7)
+
+
+def test_inspirations_stay_on_their_island_and_styles_are_both_used():
+    pop = Population(n_islands=2, seed=1, exploit_ratio=0.5)
+    pop.add(prog(1, speedup=3.0, island=0))
+    pop.add(prog(2, speedup=1.5, island=1))
+    pop.add(prog(3, speedup=1.2, island=1, launches=3))
+    assert [p.id for p in pop.inspirations(None, island=1)] == [2, 3]  # island 0's best is not borrowed
+    styles = {pop.select_parent(1)[1] for _ in range(50)}
+    assert styles == {"exploit", "explore"}
+
+
+def test_attempts_from_a_parent_are_its_model_children_in_order():
+    pop = Population(n_islands=1, seed=0)
+    parent = prog(1, speedup=2.0)
+    pop.add(parent)
+    for cid, origin in ((4, "repair"), (2, "llm"), (3, "tune")):
+        child = prog(cid, speedup=None)
+        child.parent_id, child.origin, child.status = 1, origin, "incorrect"
+        pop.add(child)
+    assert [p.id for p in pop.attempts(parent)] == [2, 4]

@@ -12,13 +12,16 @@ import time
 from support import CANDIDATES, EXAMPLES, run_kernelevo
 from fakes.anthropic_server import serve_anthropic
 from fakes.openai_server import serve_openai
-from fakes.scripted_server import error, kernel_reply, slow
+from fakes.scripted_server import Reply, error, kernel_reply, slow
 from kernelevo.store import Store
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = (CANDIDATES / "softmax" / "triton_ok.py").read_text()
 BROKEN = GOOD.replace("def forward(self, x", "def forward(self x", 1)  # a syntax error
 WRONG = GOOD.replace("tl.exp(", "tl.exp(1.0001 * ", 1) if "tl.exp(" in GOOD else GOOD.replace("/", "*", 1)
+# one column short: the last element of each row is left out of the sum (every value a little off)
+ONE_OFF = GOOD.replace("x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask",
+                       "x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1", 1)
 KEY_CHECK = GOOD.replace("class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'key leaked'\n\n\nclass ModelNew", 1)
 
 
@@ -151,7 +154,48 @@ def test_offline_results_seed_the_llm_population(tmp_path):
                      seeds=True)
     assert r.returncode == 0, r.stderr[-3000:]
     first = json.dumps(server.posts()[0].json)
-    assert "current kernel to improve" in first  # the model starts from the best offline kernel, not from scratch
+    assert "The kernel to start from" in first  # the model starts from the best offline kernel, not from scratch
     store = Store(tmp_path / ".kernelevo" / "store.sqlite")
     origins = {c["origin"] for c in store.candidates(json.loads((tmp_path / "out.json").read_text())["run_id"])}
     assert any(o.startswith("template:") for o in origins) and "llm" in origins
+
+
+def test_incorrect_kernel_is_repaired_from_the_mismatch_feedback(tmp_path):
+    """The scripted model fixes its kernel only when the repair request says where the output went
+    wrong and by how much: the run ends verified because the feedback carried that."""
+    seen = []
+
+    def model(req):
+        body = json.dumps(req.json)
+        seen.append(body)
+        if len(seen) == 1:
+            return kernel_reply(ONE_OFF)
+        told = "first wrong element at [" in body and "expected " in body and ", got " in body
+        return kernel_reply(GOOD if told else ONE_OFF)
+
+    with serve_anthropic(model) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "1", "--repair-tries", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["candidates"] == {"incorrect": 1, "verified": 1}
+    repair = json.loads(seen[1])["messages"]
+    assert len(repair) == 1 and repair[0]["role"] == "user"  # one message, not the conversation so far
+    assert repair[0]["content"][0]["text"].count("class ModelNew") == 1  # the failed file quoted once
+    statuses = [(e["phase"], e["status"]) for e in events(r.stdout) if e["event"] == "progress"]
+    assert statuses == [("iteration", "incorrect"), ("repair", "verified")]
+
+
+def test_an_empty_reply_is_never_sent_back_and_a_failed_call_does_not_end_the_run(tmp_path):
+    script = [Reply(text=""), kernel_reply(GOOD), error(400, "prompt is too long: 300000 tokens > 200000 maximum")]
+    with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
+        r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
+                     "--iterations", "3", "--repair-tries", "1")
+    assert r.returncode == 0, r.stderr[-3000:]
+    bodies = [p.json for p in server.posts()]
+    assert all(b["messages"][-1]["role"] == "user" for b in bodies)  # the strict fake would 400 an empty turn
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["iterations"] == 3 and out["candidates"] == {"verified": 2}
+    progress = [e for e in events(r.stdout) if e["event"] == "progress"]
+    assert [e["status"] for e in progress] == ["no_code", "verified", "model_error", "verified"]
+    assert "prompt is too long" in progress[2]["message"]

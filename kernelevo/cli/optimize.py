@@ -37,7 +37,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--script", help="with FILE::NAME: a script that calls the target; its arguments become the "
                                     "task's inputs (otherwise a task built before is reused, or one is built)")
     p.add_argument("--concurrency", type=positive_int, default=None,
-                   help="model proposals in flight at once per search (default: 2, or one per GPU when more)")
+                   help="model proposals in flight at once per search (default: as many as keep the GPUs 80%% busy, "
+                        "from the measured reply and verdict times, at most --max-in-flight)")
+    p.add_argument("--max-in-flight", type=positive_int, default=32, help="most model requests open at once (default 32)")
+    p.add_argument("--max-tokens", type=positive_int, help="reply limit per model call, thinking included "
+                                                           "(default: the config file's [models.\"M\"], else 16384)")
+    p.add_argument("--thinking-tokens", type=positive_int,
+                   help="extended thinking budget per call (Anthropic; at least 1024)")
+    p.add_argument("--effort", choices=["low", "medium", "high", "max"], help="reasoning effort where the API has it")
     p.add_argument("--repair-tries", type=int, default=3, help="times a failing candidate goes back to the model")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", choices=["cpu", "cuda"], help="where candidates run (default: cuda when found)")
@@ -276,11 +283,12 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
         printer(event)
 
     device = dispatcher.device
-    concurrency = args.concurrency if args.concurrency is not None else max(2, dispatcher.capacity)
     cfg = SearchConfig(backend=args.backend, provider=provider, model=args.model, budget_tokens=args.budget_tokens,
                        budget_usd=args.budget_usd, wall_s=args.wall_time,
                        iterations=args.iterations if args.iterations is not None else 20, patience=args.patience,
-                       concurrency=concurrency, repair_tries=args.repair_tries, seed=args.seed, device=device,
+                       concurrency=args.concurrency, max_in_flight=max(1, args.max_in_flight),
+                       max_tokens=args.max_tokens, thinking_tokens=args.thinking_tokens, effort=args.effort,
+                       repair_tries=args.repair_tries, seed=args.seed, device=device,
                        size=args.size, base_url=args.base_url, offline_seeds=args.offline_seeds)
     summaries: list[dict[str, Any]] = []
     failed = False

@@ -13,12 +13,12 @@ from kernelevo.llm.errors import AuthError, LLMError, ModelNotFound, ProviderUna
 from kernelevo.llm.factory import make_provider
 from kernelevo.llm.provider import Provider
 from kernelevo.llm.redact import Secret, redact
-from kernelevo.llm.retry import RetryPolicy
+from kernelevo.llm.settings import ModelSettings, settings_for
 from kernelevo.llm.types import Completion, Message, Prompt, SystemPart, Usage, estimate_tokens, request_hash
 
 __all__ = [
     "AuthError", "Budget", "BudgetExhausted", "Completion", "KNOWN_PROVIDERS", "LLMError", "Message",
     "ModelNotFound", "OFFLINE", "Prompt", "Provider", "ProviderUnavailable", "REPLAY", "RateLimited",
-    "Reservation", "RetryPolicy", "Secret", "SystemPart", "Usage", "estimate_tokens", "load_config",
-    "make_provider", "provider_names", "redact", "request_hash",
+    "ModelSettings", "Reservation", "Secret", "SystemPart", "Usage", "estimate_tokens", "load_config",
+    "make_provider", "provider_names", "redact", "request_hash", "settings_for",
 ]

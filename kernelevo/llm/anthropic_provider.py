@@ -1,5 +1,8 @@
 """Anthropic's Messages API through the `anthropic` SDK, with prompt caching.
 
+Extended thinking (`thinking_tokens`) and effort come from the model's settings; thinking
+counts inside `max_tokens`, and only the reply's text blocks are returned.
+
 Every system part or message marked `cache=True` gets `cache_control: ephemeral`, so the
 stable prefix (instructions, task, reference code) is written to the cache once and read at
 a tenth of the input price by every later proposal. Anthropic allows four breakpoints; if
@@ -36,7 +39,8 @@ class AnthropicProvider(SDKProvider):
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=self._endpoint.api_key.reveal(), base_url=self.base_url,
-                                        timeout=self.timeout_s, max_retries=0)
+                                        timeout=self.timeout_s, max_retries=self.max_retries,
+                                  http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=self._event_hooks()))
 
     async def _send(self, client: anthropic.AsyncAnthropic, prompt: Prompt, max_tokens: int,
                     temperature: float | None) -> ParsedReply:
@@ -44,8 +48,15 @@ class AnthropicProvider(SDKProvider):
         kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
         if system:
             kwargs["system"] = system
-        if temperature is not None:  # no longer a named SDK parameter; newer models reject it
-            kwargs["extra_body"] = {"temperature": temperature}
+        extra: dict[str, Any] = {}
+        if temperature is not None and not self.settings.thinking_tokens:  # newer models reject it; thinking too
+            extra["temperature"] = temperature
+        if self.settings.thinking_tokens:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.settings.thinking_tokens}
+        if self.settings.effort:
+            extra["output_config"] = {"effort": self.settings.effort}
+        if extra:
+            kwargs["extra_body"] = extra
         msg = await client.messages.create(**kwargs)
         text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text")
         u = msg.usage

@@ -23,6 +23,10 @@ Config file: $KERNELEVO_CONFIG, else $XDG_CONFIG_HOME/kernelevo/config.toml (~/.
     [default_price]                   # prices models the table does not know (cost_known stays False)
     input = 1.0
     output = 5.0
+    [models."claude-opus-5"]          # per model: reply size, thinking budget, effort (llm/settings.py)
+    max_tokens = 32000
+    thinking_tokens = 16000
+    effort = "high"
 
 TOML needs `tomllib` (Python 3.11+) or the `tomli` package on 3.10; without either, a config
 file at the default place is ignored with a warning (the environment still works), and one
@@ -87,6 +91,7 @@ class LLMConfig:
     providers: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
     default_price: Price | None = None
+    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # [models."<model>"]: see llm/settings.py
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,9 @@ def load_config(path: Path | str | None = None) -> LLMConfig:
         raise LLMError(f"{path}: [prices.\"<model>\"] entries must be tables")
     prices = {name: _price(path, f'prices."{name}"', v) for name, v in prices_raw.items()}
     default = data.get("default_price")
+    models = data.get("models", {})
+    if not isinstance(models, dict) or not all(isinstance(v, dict) for v in models.values()):
+        raise LLMError(f"{path}: [models.\"<model>\"] entries must be tables (max_tokens, thinking_tokens, effort)")
     for key in ("provider", "model"):
         if key in data and not isinstance(data[key], str):
             raise LLMError(f"{path}: '{key}' must be a string")
@@ -172,6 +180,7 @@ def load_config(path: Path | str | None = None) -> LLMConfig:
         providers={k: dict(v) for k, v in providers.items()},
         prices=prices,
         default_price=_price(path, "default_price", default) if default is not None else None,
+        models={k: dict(v) for k, v in models.items()},
     )
 
 

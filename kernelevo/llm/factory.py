@@ -7,12 +7,12 @@ from pathlib import Path
 from kernelevo.llm.config import OFFLINE, REPLAY, LLMConfig, load_config, resolve_endpoint
 from kernelevo.llm.errors import LLMError
 from kernelevo.llm.provider import DEFAULT_TIMEOUT_S, Provider
-from kernelevo.llm.retry import RetryPolicy
+from kernelevo.llm.settings import ModelSettings, settings_for
 
 
 def make_provider(name: str | None = None, model: str | None = None, *, base_url: str | None = None,
                   api_key: str | None = None, max_concurrency: int = 4, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  max_retries: int = 4, retry: RetryPolicy | None = None, config: LLMConfig | None = None,
+                  max_retries: int = 4, config: LLMConfig | None = None, settings: ModelSettings | None = None,
                   replay_file: str | Path | None = None, record_to: str | Path | None = None) -> Provider:
     """Build the provider `name` ("anthropic" when neither it nor the config file names one).
 
@@ -21,7 +21,8 @@ def make_provider(name: str | None = None, model: str | None = None, *, base_url
     - "replay" answers from `replay_file` (or $KERNELEVO_REPLAY_FILE); see kernelevo.llm.replay.
     - "offline" is the search's own proposer, not a language model: this raises LLMError for it,
       so callers handle "offline" before calling here.
-    `max_retries` is the number of retries after the first attempt (ignored when `retry` is given).
+    `max_retries`: retries after the first attempt, done by the SDK (backoff, retry-after honoured).
+    `settings`: max_tokens, thinking and effort (default: the config file's [models."<model>"]).
     `record_to` appends every completion to a JSONL file that "replay" can read back.
     Raises AuthError when a provider that needs a key has none.
     """
@@ -41,9 +42,9 @@ def make_provider(name: str | None = None, model: str | None = None, *, base_url
         provider = ReplayProvider(path, model)
     else:
         endpoint = resolve_endpoint(name, model, base_url=base_url, api_key=api_key, config=config)
-        policy = retry or RetryPolicy(max_attempts=max_retries + 1)
-        kwargs = dict(max_concurrency=max_concurrency, timeout_s=timeout_s, retry=policy, prices=config.prices,
-                      default_price=config.default_price)
+        kwargs = dict(max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
+                      prices=config.prices, default_price=config.default_price,
+                      settings=settings or settings_for(endpoint.model, config.models))
         if endpoint.kind == "anthropic":
             from kernelevo.llm.anthropic_provider import AnthropicProvider
 

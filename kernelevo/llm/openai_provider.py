@@ -40,7 +40,8 @@ class OpenAIProvider(SDKProvider):
 
     def _new_client(self) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(api_key=self._endpoint.api_key.reveal(), base_url=self.base_url,
-                                  timeout=self.timeout_s, max_retries=0)
+                                  timeout=self.timeout_s, max_retries=self.max_retries,
+                                  http_client=openai.DefaultAsyncHttpxClient(event_hooks=self._event_hooks()))
 
     async def _send(self, client: openai.AsyncOpenAI, prompt: Prompt, max_tokens: int,
                     temperature: float | None) -> ParsedReply:
@@ -49,6 +50,8 @@ class OpenAIProvider(SDKProvider):
         kwargs["max_completion_tokens" if self.name == "openai" else "max_tokens"] = max_tokens
         if temperature is not None:
             kwargs["temperature"] = temperature
+        if self.settings.effort:
+            kwargs["reasoning_effort"] = "high" if self.settings.effort == "max" else self.settings.effort
         resp = await client.chat.completions.create(**kwargs)
         choice = resp.choices[0] if resp.choices else None
         text = (choice.message.content or "") if choice is not None else ""

@@ -96,3 +96,19 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
                 if form.startswith(key) and _SNAPSHOT.fullmatch(form[len(key):]):
                     return table[key]
     return None
+
+
+def check_priced(provider: object, budget_usd: float | None, config_file: str) -> None:
+    """A dollar budget needs the model's price: without one every call would cost $0.00 and the
+    budget would never stop the run. Raises LLMError saying what to add to the config file."""
+    from kernelevo.llm.errors import LLMError
+
+    price = getattr(provider, "price", None)
+    if budget_usd is None or price is None:
+        return
+    _, known = price()
+    if not known:
+        model = getattr(provider, "model", "?")
+        raise LLMError(f"--budget-usd needs the price of model {model!r}, which KernelEvo does not know: add "
+                       f"[prices.\"{model}\"] with input = and output = (USD per million tokens) to {config_file}, "
+                       f"or drop --budget-usd")

@@ -2,9 +2,11 @@
 
 The API is async: `await provider.complete(prompt, ...)`. The search keeps several proposals
 in flight as asyncio tasks; each provider bounds how many of its requests are open at once
-with a semaphore (`max_concurrency`), charges a shared Budget, retries transient failures
-and turns the SDKs' errors into this layer's. SDK clients and the semaphore are bound to the
-running event loop and rebuilt if a later `asyncio.run` brings a new one.
+with a semaphore (`max_concurrency`) and charges a shared Budget. Transient failures (429,
+408/409, 5xx, timeouts, lost connections) are retried by the SDKs themselves (`max_retries`,
+jittered exponential backoff, the server's `retry-after-ms`/`retry-after` honoured); this
+layer only turns what still fails into its own errors. SDK clients and the semaphore are
+bound to the running event loop and rebuilt if a later `asyncio.run` brings a new one.
 """
 from __future__ import annotations
 
@@ -19,13 +21,14 @@ from kernelevo.llm.config import Endpoint
 from kernelevo.llm.errors import AuthError, LLMError, ModelNotFound, ProviderUnavailable, RateLimited
 from kernelevo.llm.prices import Price, price_for
 from kernelevo.llm.redact import redact
-from kernelevo.llm.retry import RETRYABLE_STATUS, RetryPolicy, parse_retry_after
+from kernelevo.llm.settings import ModelSettings
 from kernelevo.llm.types import Completion, Prompt, Usage, estimate_tokens
 
 log = logging.getLogger("kernelevo.llm")
 
-DEFAULT_MAX_TOKENS = 8192
 DEFAULT_TIMEOUT_S = 600.0
+DEFAULT_MAX_RETRIES = 4
+MAX_RETRY_AFTER_S = 60.0  # a server asking for longer is waited this long (the SDKs would wait any time)
 
 
 @runtime_checkable
@@ -33,10 +36,11 @@ class Provider(Protocol):
     name: str
     model: str
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
                        temperature: float | None = None, budget: Budget | None = None) -> Completion:
         """One completion. With a budget: reserve before, charge after (BudgetExhausted if it
-        does not fit). temperature=None sends none (some models reject non-default values)."""
+        does not fit). max_tokens=None uses the model's settings; temperature=None sends none
+        (some models reject non-default values)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -47,12 +51,7 @@ class Failure:
     kind: str  # auth | not_found | rate_limit | server | timeout | connection | client
     message: str
     status: int | None = None
-    retry_after: float | None = None
     request_id: str | None = None
-
-    @property
-    def retryable(self) -> bool:
-        return self.kind in ("rate_limit", "server", "timeout", "connection")
 
 
 @dataclass(frozen=True)
@@ -78,8 +77,8 @@ class SDKProvider:
     connection_error: ClassVar[type[Exception]]
 
     def __init__(self, endpoint: Endpoint, *, max_concurrency: int = 4, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 retry: RetryPolicy | None = None, prices: Mapping[str, Price] | None = None,
-                 default_price: Price | None = None) -> None:
+                 max_retries: int = DEFAULT_MAX_RETRIES, prices: Mapping[str, Price] | None = None,
+                 default_price: Price | None = None, settings: ModelSettings | None = None) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
         self._endpoint = endpoint
@@ -88,7 +87,8 @@ class SDKProvider:
         self.base_url = endpoint.base_url
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
+        self.max_retries = max(0, max_retries)
+        self.settings = settings or ModelSettings()
         self._prices = dict(prices or {})
         self._default_price = default_price
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -104,6 +104,7 @@ class SDKProvider:
         raise NotImplementedError
 
     async def _send(self, client: Any, prompt: Prompt, max_tokens: int, temperature: float | None) -> ParsedReply:
+        """One request (the SDK retries it); reads thinking/effort from `self.settings`."""
         raise NotImplementedError
 
     async def _not_found_hint(self, client: Any) -> str:
@@ -122,13 +123,14 @@ class SDKProvider:
         usd = 0.0 if price is None else (est_in * price.worst_input + max_tokens * price.output) / 1e6
         return est_in + max_tokens, usd
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
                        temperature: float | None = None, budget: Budget | None = None) -> Completion:
+        max_tokens = max_tokens or self.settings.max_tokens
         reservation = budget.reserve(*self.estimate(prompt, max_tokens)) if budget is not None else None
         try:
             client, semaphore = self._bound()
             async with semaphore:
-                completion = await self._with_retries(client, prompt, max_tokens, temperature)
+                completion = await self._call(client, prompt, max_tokens, temperature)
         except BaseException:
             if reservation is not None:
                 budget.release(reservation)  # type: ignore[union-attr]
@@ -155,6 +157,26 @@ class SDKProvider:
         assert self._semaphore is not None
         return self._client, self._semaphore
 
+    def _event_hooks(self) -> dict[str, list[Any]]:
+        """For the SDK's HTTP client: log each retryable answer, cap the wait it asks for."""
+        name = self.name
+
+        async def on_response(response: Any) -> None:
+            status = response.status_code
+            if status in (408, 409, 429) or status >= 500:
+                for header, cap in (("retry-after-ms", MAX_RETRY_AFTER_S * 1000), ("retry-after", MAX_RETRY_AFTER_S)):
+                    try:
+                        if header in response.headers and float(response.headers[header]) > cap:
+                            response.headers[header] = str(int(cap))
+                    except ValueError:
+                        pass
+                log.warning("%s: HTTP %d from %s (retried by the SDK, up to %d times%s)", name, status,
+                            redact(str(response.request.url.path)), self.max_retries,
+                            f", retry-after {response.headers['retry-after']} s" if "retry-after" in response.headers
+                            else "")
+
+        return {"response": [on_response]}
+
     def _usage(self, reply: ParsedReply) -> Usage:
         price, known = self.price()
         cost = 0.0 if price is None else price.cost(reply.input_tokens, reply.output_tokens,
@@ -162,25 +184,14 @@ class SDKProvider:
         return Usage(reply.input_tokens, reply.output_tokens, reply.cache_read_tokens, reply.cache_write_tokens,
                      cost, known)
 
-    async def _with_retries(self, client: Any, prompt: Prompt, max_tokens: int,
-                            temperature: float | None) -> Completion:
-        attempts = max(self.retry.max_attempts, 1)
-        for attempt in range(1, attempts + 1):
-            started = time.perf_counter()
-            try:
-                reply = await self._send(client, prompt, max_tokens, temperature)
-            except (self.status_error, self.connection_error) as exc:
-                failure = self._classify(exc)
-            else:
-                return Completion(reply.text, self._usage(reply), reply.model or self.model, self.name,
-                                  reply.request_id, time.perf_counter() - started, reply.stop_reason)
-            if not failure.retryable or attempt == attempts:
-                raise await self._error(client, failure, attempt)
-            delay = self.retry.delay(attempt, failure.retry_after)
-            log.warning("%s: %s; retry %d of %d in %.2f s", self.name, failure.message, attempt,
-                        attempts - 1, delay)
-            await self.retry.sleep(delay)
-        raise AssertionError("unreachable")
+    async def _call(self, client: Any, prompt: Prompt, max_tokens: int, temperature: float | None) -> Completion:
+        started = time.perf_counter()
+        try:
+            reply = await self._send(client, prompt, max_tokens, temperature)
+        except (self.status_error, self.connection_error) as exc:
+            raise await self._error(client, self._classify(exc), self.max_retries + 1) from None
+        return Completion(reply.text, self._usage(reply), reply.model or self.model, self.name, reply.request_id,
+                          time.perf_counter() - started, reply.stop_reason)
 
     def _classify(self, exc: Exception) -> Failure:
         if isinstance(exc, self.timeout_error):
@@ -199,11 +210,11 @@ class SDKProvider:
             kind = "not_found"
         elif status == 429:
             kind = "rate_limit"
-        elif status in RETRYABLE_STATUS:
+        elif status in (408, 409) or status >= 500:
             kind = "server"
         else:
             kind = "client"
-        return Failure(kind, message, status, parse_retry_after(headers), request_id)
+        return Failure(kind, message, status, request_id)
 
     async def _error(self, client: Any, f: Failure, attempts: int) -> LLMError:
         kw: dict[str, Any] = {"provider": self.name, "status": f.status, "request_id": f.request_id}

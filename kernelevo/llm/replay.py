@@ -7,10 +7,14 @@ File format: JSON Lines, one completion per line:
 Only "text" is required. A request is answered by the first unused line with its
 `request_hash(prompt, model)`; if none matches (or lines carry no hash), by the next unused
 line in file order. Replayed usage is the recorded usage, so budgets stop a replayed run
-exactly where they stopped the recorded one; nothing is spent.
+exactly where they stopped the recorded one; nothing is spent. With `pace=True` each answer
+takes its recorded `latency_s` (a line may set it), so a replayed search keeps the recorded
+run's timing: how many requests it keeps in flight and how busy the GPUs are can be measured
+without a model service.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -20,7 +24,8 @@ from typing import Any
 
 from kernelevo.llm.budget import Budget
 from kernelevo.llm.errors import LLMError
-from kernelevo.llm.provider import DEFAULT_MAX_TOKENS, Provider
+from kernelevo.llm.provider import Provider
+from kernelevo.llm.settings import DEFAULT_MAX_TOKENS
 from kernelevo.llm.types import Completion, Prompt, Usage, estimate_tokens, request_hash
 
 log = logging.getLogger("kernelevo.llm")
@@ -29,8 +34,9 @@ log = logging.getLogger("kernelevo.llm")
 class ReplayProvider:
     name = "replay"
 
-    def __init__(self, path: Path | str, model: str | None = None) -> None:
+    def __init__(self, path: Path | str, model: str | None = None, *, pace: bool = False) -> None:
         self.path = Path(path)
+        self.pace = pace
         if not self.path.is_file():
             raise LLMError(f"replay file {self.path} does not exist (record one with record_to=...)", provider="replay")
         self._records: list[dict[str, Any]] = []
@@ -76,8 +82,9 @@ class ReplayProvider:
                       self._records[self._next]["_line"])
             return self._records[self._next]
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
                        temperature: float | None = None, budget: Budget | None = None) -> Completion:
+        max_tokens = max_tokens or DEFAULT_MAX_TOKENS
         reservation = budget.reserve(estimate_tokens(prompt) + max_tokens) if budget is not None else None
         try:
             record = self._take(request_hash(prompt, self.model))
@@ -85,10 +92,13 @@ class ReplayProvider:
             if reservation is not None:
                 budget.release(reservation)  # type: ignore[union-attr]
             raise
+        latency = float(record.get("latency_s") or 0.0) if self.pace else 0.0
+        if latency:
+            await asyncio.sleep(latency)
         usage = Usage.from_dict(record.get("usage") or {})
         model = record.get("response_model") or record.get("model") or self.model
         completion = Completion(record["text"], usage, model, self.name,
-                                f"replay:{record['_line']}", 0.0, record.get("stop_reason"))
+                                f"replay:{record['_line']}", latency, record.get("stop_reason"))
         if budget is not None:
             budget.charge(usage, reservation)
         return completion
@@ -109,13 +119,14 @@ class RecordingProvider:
     def __repr__(self) -> str:
         return f"RecordingProvider({self.inner!r}, path={str(self.path)!r})"
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int = DEFAULT_MAX_TOKENS,
+    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
                        temperature: float | None = None, budget: Budget | None = None) -> Completion:
         completion = await self.inner.complete(prompt, max_tokens=max_tokens, temperature=temperature, budget=budget)
         line = json.dumps({"request_hash": request_hash(prompt, self.model), "text": completion.text,
                            "usage": completion.usage.to_dict(), "model": self.model,
                            "response_model": completion.model,
-                           "provider": completion.provider, "stop_reason": completion.stop_reason},
+                           "provider": completion.provider, "stop_reason": completion.stop_reason,
+                           "latency_s": round(completion.latency_s, 3)},
                           ensure_ascii=False)
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")

@@ -17,19 +17,23 @@ from pathlib import Path
 from typing import Any, Callable
 
 from kernelevo.digest import text_hash
-from kernelevo.llm import Budget, BudgetExhausted, LLMError, Prompt, Usage, request_hash
-from kernelevo.search.parse import NoCode, extract_code
+from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound, Usage
+from kernelevo.search.apply_guard import apply_guard
+from kernelevo.search.asking import Asker
+from kernelevo.search.parse import NoCode, extract_candidate
 from kernelevo.search.phase import Phase
 from kernelevo.search.population import Population, Program
 from kernelevo.search.progress import ProgressEvent, describe_step
 from kernelevo.search.prompt import PromptBuilder
 from kernelevo.search.resume import RunLock
+from kernelevo.search.throughput import Throughput
 from kernelevo.store import Store
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Verdict
 
 Events = Callable[[dict[str, Any]], None]
-REPAIRABLE = ("compile_error", "runtime_error")
+REPAIRABLE = ("compile_error", "runtime_error", "incorrect", "rejected", "timeout")
+MAX_MODEL_ERRORS_IN_A_ROW = 3
 
 
 @dataclass
@@ -42,11 +46,14 @@ class SearchConfig:
     wall_s: float | None = None
     iterations: int | None = 10
     patience: int | None = None
-    concurrency: int = 2
+    concurrency: int | None = None  # model requests in flight; None: derived from measured latencies
+    max_in_flight: int = 32
     repair_tries: int = 3
     seed: int = 0
     n_islands: int = 2
-    max_tokens: int = 8192
+    max_tokens: int | None = None  # None: the model's settings (config file), see llm/settings.py
+    thinking_tokens: int | None = None
+    effort: str | None = None
     device: str = "cpu"
     size: str | None = None
     base_url: str | None = None
@@ -102,6 +109,11 @@ class Search:
         self.stop_reason = ""
         self.calls_reused = 0
         self.notes: list[str] = []
+        self.model_errors: list[str] = []
+        self.errors_in_a_row = 0
+        slots = max(1, eval_slots)
+        self.throughput = Throughput(slots=slots, highest=max(1, config.max_in_flight), fixed=config.concurrency)
+        self.asker = Asker(provider, store, self.run_id, self.budget, self.throughput) if provider is not None else None
 
     # -- resume ----------------------------------------------------------------------
     def _restore(self) -> None:
@@ -131,28 +143,18 @@ class Search:
         self.earlier_elapsed_s = float(summary.get("elapsed_s") or 0.0)
         self.budget.wall_s = None if self.cfg.wall_s is None else max(self.cfg.wall_s - self.earlier_elapsed_s, 0.0)
 
-    # -- model calls -------------------------------------------------------------------
-    async def _ask(self, prompt: Prompt, phase: Phase) -> str:
-        stored = self.store.find_llm_call(self.run_id, phase)
-        if stored is not None:
-            self.calls_reused += 1
-            return stored["response_text"]
-        completion = await self.provider.complete(prompt, max_tokens=self.cfg.max_tokens, budget=self.budget)
-        self.store.add_llm_call(
-            self.run_id, request_hash=request_hash(prompt, getattr(self.provider, "model", "")), phase=phase,
-            provider=getattr(self.provider, "name", ""), model=completion.model,
-            prompt={"system": [p.text for p in prompt.system], "messages": [[m.role, m.content] for m in prompt.messages]},
-            response_text=completion.text, usage=completion.usage.to_dict())
-        return completion.text
-
     # -- evaluation --------------------------------------------------------------------
     async def _evaluate(self, source: str, phase: Phase) -> dict[str, Any]:
         path = self.dir / f"cand_{phase.kind}_{phase.index:04d}_{phase.attempt}.py"
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
-        verdict = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
-        return verdict.to_dict()
+        started = time.monotonic()
+        verdict = (await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)).to_dict()
+        await self.throughput.saw_verdict(float(verdict.get("elapsed_s") or 0) or time.monotonic() - started)
+        if self.builder is not None:
+            self.builder.learn(verdict)
+        return verdict
 
     def _remember(self, cid: int, source: str, backend: str, verdict: dict[str, Any], phase: Phase,
                   parent_id: int | None, origin: str) -> Program:
@@ -200,31 +202,39 @@ class Search:
         backend = self._backend_for(iteration)
         self.population.maybe_migrate(iteration)
         island = self.population.island_for_next(iteration)
-        parent = self.population.select_parent(island)
+        parent, style = self.population.select_parent(island)
         if parent is not None and parent.backend not in (backend, "unknown"):
-            parent = next((p for p in self.population.elites() if p.backend == backend), None)
-        insp = self.population.inspirations(parent)
-        assert self.builder is not None
-        prompt = self.builder.improve(backend, parent, insp) if parent else self.builder.fresh(backend, insp)
+            parent = next((p for p in self.population.elites(island) + self.population.elites()
+                           if p.backend == backend), None)
+        insp = self.population.inspirations(parent, island)
+        assert self.builder is not None and self.asker is not None
+        history = self.population.attempts(parent)
+        prompt = (self.builder.improve(backend, parent, insp, history, style) if parent
+                  else self.builder.fresh(backend, insp, history))
+        base = parent.source if parent else None
         program: Program | None = None
         for attempt in range(self.cfg.repair_tries + 1):
             phase = Phase.model(iteration, attempt)
-            answer = await self._ask(prompt, phase)
+            origin = "llm" if attempt == 0 else "repair"
+            answer = await self.asker.ask(prompt, phase)
+            self.calls_reused += answer.reused
             try:
-                source = extract_code(answer)
+                source, _how = extract_candidate(answer.text, base)
             except NoCode as exc:
-                verdict = Verdict("compile_error", str(exc), backend=backend).to_dict()
-                self._progress(phase, "llm" if attempt == 0 else "repair", "no_code", None, None)
+                reason = str(exc)
+                if answer.truncated and "cut off" not in reason:
+                    reason = "the answer was cut off at the token limit before its code block ended; " + reason
+                self._progress(phase, origin, "no_code", None, None)
                 if attempt == self.cfg.repair_tries:
                     break
-                prompt = self.builder.repair(backend, prompt, answer, "", verdict)
+                verdict = {"status": "compile_error", "reason": reason, "backend": backend}
+                prompt = self.builder.repair(backend, base or "", verdict, self.population.attempts(parent))
                 continue
-            last = attempt == self.cfg.repair_tries
-            program = await self._submit(source, backend, phase, parent, "llm" if attempt == 0 else "repair",
-                                         final=False)
-            if program.status not in REPAIRABLE or last:
+            program = await self._submit(source, backend, phase, parent, origin, final=False)
+            if program.status not in REPAIRABLE or attempt == self.cfg.repair_tries:
                 break
-            prompt = self.builder.repair(backend, prompt, answer, source, program.verdict)
+            base = program.source
+            prompt = self.builder.repair(backend, program.source, program.verdict, self.population.attempts(parent))
         if program is not None:
             self._mark_final(program)
         else:
@@ -236,25 +246,51 @@ class Search:
 
     async def _worker(self) -> None:
         while True:
-            reason = self._stop_reason()
-            if reason:
-                self.stop_reason = self.stop_reason or reason
-                return
-            if not self.unfinished and self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
-                self.stop_reason = self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
-                return
-            if self.unfinished:
-                iteration = self.unfinished.pop(0)
-            else:
-                iteration = self.next_iteration
-                self.next_iteration += 1
+            await self.throughput.admit()
             try:
-                await self._iteration(iteration)
-            except BudgetExhausted as exc:
-                self.stop_reason = self.stop_reason or str(exc)
-                return
+                if not self._next_iteration():
+                    return
+                iteration = self.unfinished.pop(0) if self.unfinished else self._take()
+                try:
+                    await self._iteration(iteration)
+                    self.errors_in_a_row = 0
+                except BudgetExhausted as exc:
+                    self.stop_reason = self.stop_reason or str(exc)
+                    return
+                except (AuthError, ModelNotFound):
+                    raise  # a wrong key or model fails every call: say so at once
+                except LLMError as exc:  # this iteration is lost, the run goes on
+                    self._model_error(iteration, exc)
+            finally:
+                await self.throughput.done()
+
+    def _take(self) -> int:
+        iteration = self.next_iteration
+        self.next_iteration += 1
+        return iteration
+
+    def _next_iteration(self) -> bool:
+        """Whether another iteration may start (else the stop reason is set)."""
+        reason = self._stop_reason()
+        if reason:
+            self.stop_reason = self.stop_reason or reason
+            return False
+        if not self.unfinished and self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
+            self.stop_reason = self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
+            return False
+        return True
+
+    def _model_error(self, iteration: int, exc: LLMError) -> None:
+        self.completed += 1
+        self.errors_in_a_row += 1
+        self.model_errors.append(f"iteration {iteration + 1}: {exc}")
+        self._progress(Phase.model(iteration, 0), "llm", "model_error", None, None, str(exc))
+        if self.errors_in_a_row >= MAX_MODEL_ERRORS_IN_A_ROW:
+            self.stop_reason = self.stop_reason or f"{self.errors_in_a_row} model calls failed in a row, the last: {exc}"
 
     def _stop_reason(self) -> str | None:
+        if self.stop_reason:
+            return self.stop_reason
         reason = self.budget.exhausted()
         if reason:
             return reason
@@ -263,12 +299,13 @@ class Search:
         return None
 
     def _progress(self, phase: Phase, origin: str, status: str, speedup: float | None,
-                  candidate_id: int | None) -> None:
+                  candidate_id: int | None, detail: str = "") -> None:
         best = self.population.best()
         snap = self.budget.snapshot()
         t = (best.verdict.get("timings") or {}) if best else {}
         total = {"seed": len(self.seeds), "tune": self.cfg.tune_evals}.get(phase.kind, self.cfg.iterations)
         index, message = describe_step(phase, total, origin, status, speedup, self.cfg.repair_tries)
+        message += f" ({detail[:200]})" if detail else ""
         event = ProgressEvent(
             run_id=self.run_id, phase=phase.kind, index=index, total=total, origin=origin, status=status,
             speedup=speedup, message=message, attempt=phase.attempt, candidate_id=candidate_id,
@@ -304,7 +341,8 @@ class Search:
                 await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
             self.seeds_done = True
             if self.provider is not None and self.builder is not None:
-                workers = [asyncio.create_task(self._worker()) for _ in range(max(1, self.cfg.concurrency))]
+                n = self.cfg.concurrency or self.cfg.max_in_flight
+                workers = [asyncio.create_task(self._worker()) for _ in range(max(1, n))]
                 await asyncio.gather(*workers)
             else:
                 self.stop_reason = "offline search finished"
@@ -326,68 +364,18 @@ class Search:
                             self.completed, self.stop_reason)
 
     async def _tune_best(self) -> None:
-        """Parameter search (tiles, warps, stages) over the best verified kernels, LLM-written or not."""
-        if self.cfg.tune_evals <= 0 or self.cfg.tune_top <= 0:
-            return
-        if self.cfg.device != "cuda":
-            self.notes.append("parameter search skipped: it needs measured times (no GPU)")
-            return
-        from kernelevo.offline.tune import REJECTED_AHEAD, tune
+        from kernelevo.search.tuning import tune_best
 
-        loop = asyncio.get_running_loop()
-        parents = sorted((p for p in self.population.programs.values() if p.verified and p.time_ms),
-                         key=lambda p: (p.time_ms, p.id))[: self.cfg.tune_top]
-        for k, parent in enumerate(parents):
-            if any(p.parent_id == parent.id and p.origin == "tune" for p in self.population.programs.values()):
-                continue  # tuned before a resume
-            attempts = iter(range(10_000))
-
-            def evaluate(source: str, parent: Program = parent, k: int = k) -> Any:
-                fut = asyncio.run_coroutine_threadsafe(
-                    self._submit(source, parent.backend, Phase("tune", k, next(attempts)), parent, "tune", final=True),
-                    loop)
-                prog = fut.result()
-                if _refused_before_the_gpu(prog.verdict):
-                    return REJECTED_AHEAD
-                return prog.time_ms if prog.verified else None
-
-            t = parent.verdict.get("timings") or {}
-            baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
-            result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate, budget_evals=self.cfg.tune_evals,
-                                                                   seed=self.cfg.seed, baseline=baseline))
-            if result.note:
-                self.notes.append(f"tuning candidate {parent.id}: {result.note}")
+        await tune_best(self)
 
     def _summary(self, status: str) -> dict[str, Any]:
         best = self.population.best()
         t = (best.verdict.get("timings") or {}) if best else {}
-        return {**_apply_meta(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
+        return {**apply_guard(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
                 "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
                 "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
                 "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes,
-                **self._state()}
-
-
-def _refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
-    """Compiling ahead refused it (compile error, too much shared memory): no GPU time was spent."""
-    return any(c.get("name") == "compiled_ahead" and not c.get("passed") for c in verdict.get("checks") or [])
-
-
-def _apply_meta(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:
-    """What `kernelevo apply` needs to guard the kernel: the inputs it was verified on, and where."""
-    if best is None:
-        return {}
-    v = best.verdict
-    inputs = v.get("inputs") or []
-    tensors = [a for row in inputs for a in row if a.get("kind") == "tensor"]
-    t = v.get("timings") or {}
-    return {"verified": True, "run_id": run_id, "backend": "cuda" if best.backend.startswith("cuda") else best.backend,
-            "gpu": (v.get("device") or {}).get("name", ""), "date": time.strftime("%Y-%m-%d"),
-            "inputs": inputs, "dtypes": sorted({a["dtype"] for a in tensors}),
-            "devices": sorted({a["device"] for a in tensors}),
-            "shapes": [[a["shape"] for a in row if a.get("kind") == "tensor"] for row in inputs],
-            "speedups": {"eager": t.get("speedup_eager"), "compile": t.get("speedup_compile")},
-            "source_hash": cfg.source_hash, "target_id": cfg.target_id, "source_file": cfg.source_file}
+                "model_errors": self.model_errors, "throughput": self.throughput.snapshot(), **self._state()}
 
 
 def _n_calls(verdict: dict[str, Any]) -> int:

@@ -84,22 +84,33 @@ class Population:
         return sorted((self.programs[i] for cells in islands for i in cells.values()),
                       key=lambda p: (-p.fitness, p.id))
 
-    def select_parent(self, island: int) -> Program | None:
-        """Exploit (the island's best) with probability exploit_ratio, else explore (a random elite)."""
+    def select_parent(self, island: int) -> tuple[Program | None, str]:
+        """(parent, prompt style): exploit (the island's best, refined) with probability
+        exploit_ratio, else explore (a random elite of the island, asked for another approach)."""
         elites = self.elites(island) or self.elites()
         if not elites:
-            return None
+            return None, "exploit"
         if self.rng.random() < self.exploit_ratio:
-            return elites[0]
-        return self.rng.choice(elites)
+            return elites[0], "exploit"
+        return self.rng.choice(elites), "explore"
 
-    def inspirations(self, parent: Program | None, k_top: int = 2, k_diverse: int = 1) -> list[Program]:
-        """The best programs overall plus elites of other cells, never the parent itself."""
-        pool = [p for p in self.elites() if parent is None or p.id != parent.id]
+    def inspirations(self, parent: Program | None, island: int | None = None, k_top: int = 2,
+                     k_diverse: int = 1) -> list[Program]:
+        """The island's best programs plus an elite of another cell, never the parent itself;
+        other islands' programs arrive only by migration (that keeps islands apart)."""
+        own = self.elites(island) if island is not None else self.elites()
+        pool = [p for p in own if parent is None or p.id != parent.id]
         top = pool[:k_top]
         rest = [p for p in pool[k_top:] if parent is None or p.cell() != parent.cell()]
         diverse = self.rng.sample(rest, min(k_diverse, len(rest))) if rest else []
         return top + diverse
+
+    def attempts(self, parent: Program | None) -> list[Program]:
+        """Every program evaluated from this parent so far (from scratch when None), oldest first:
+        what the next proposal from it must not repeat."""
+        pid = parent.id if parent is not None else None
+        return sorted((p for p in self.programs.values() if p.parent_id == pid and p.origin in ("llm", "repair")),
+                      key=lambda p: p.id)
 
     def maybe_migrate(self, iteration: int) -> bool:
         """Every `migration_interval` iterations, each island's best joins the next island (a ring)."""

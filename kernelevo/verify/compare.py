@@ -68,7 +68,7 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bo
             if n_bad:
                 idx = _first_index(diff)
                 return False, f"{label}: {n_bad} of {rr.numel()} elements differ (exact dtype {r.dtype}); first at {idx}", {
-                    "mismatches": n_bad, "first_index": idx}
+                    "mismatches": n_bad, "first_index": idx, **_values_at(rr, cc, idx)}
             continue
         r64, c64 = rr.to(torch.float64), cc.to(torch.float64)
         ref_nonfinite = ~torch.isfinite(r64)
@@ -94,6 +94,11 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bo
         where = _first_index(err == err.max()) if err.numel() else []
         detail = {"max_abs_err": max_err, "max_err_index": where, "rel_l2": rel_l2, "mismatches": n_bad,
                   "numel": int(rr.numel()), "tolerance": tol}
+        if n_bad:
+            first = _first_index(bad)
+            detail.update(first_index=first, **_values_at(r64, c64, first))
+        elif where:
+            detail.update({f"{k}_at_max": v for k, v in _values_at(r64, c64, where).items()})
         worst = detail if not worst or rel_l2 > worst.get("rel_l2", 0) else worst
         if n_bad:
             return False, (f"{label}: {n_bad} of {rr.numel()} elements outside atol={tol['atol']:g}, rtol={tol['rtol']:g}; "
@@ -102,6 +107,14 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bo
             return False, (f"{label}: relative L2 error {rel_l2:.3g} exceeds {tol['rel_l2']:g} "
                            "(lower precision than the reference?)"), detail
     return True, "outputs match", worst
+
+
+def _values_at(ref: torch.Tensor, cand: torch.Tensor, index: list[int]) -> dict[str, Any]:
+    """The reference's and the candidate's value at `index`, for a model to see what went wrong there."""
+    if not index:
+        return {}
+    at = tuple(index)
+    return {"expected": ref[at].item(), "got": cand[at].item()}
 
 
 def _first_index(mask: torch.Tensor) -> list[int]:

@@ -5,6 +5,12 @@
         ...
         assert sent_key(server.requests[0]) == "test-key"
 
+Strict like the real API: an empty text block (in system or messages), a final assistant turn
+ending in whitespace, a thinking budget below 1,024 tokens or not below `max_tokens`, and an
+assistant prefill with thinking on are refused with HTTP 400 and the API's message. With
+`thinking` on, the reply starts with a thinking block (the provider must skip it); an empty
+reply has no content blocks.
+
 Usage is simulated with prompt caching: the text up to the last `cache_control` block is
 written to the cache the first time the server sees it and read from it afterwards, at
 4 characters a token; a Reply's `usage` overrides any count.
@@ -16,7 +22,7 @@ import itertools
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .scripted_server import RecordedRequest, Reply, ScriptedServer, approx_tokens, sent_key
+from .scripted_server import RecordedRequest, Reply, ScriptedServer, approx_tokens, retry_headers, sent_key
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
@@ -39,7 +45,33 @@ class FakeAnthropic(ScriptedServer):
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> tuple:
         body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
-        return status, {"request-id": f"req_fake_err_{next(self._ids)}", **(headers or {})}, body, 0.0
+        return status, {"request-id": f"req_fake_err_{next(self._ids)}", **retry_headers(status, headers or {})}, body, 0.0
+
+    @staticmethod
+    def invalid(body: dict[str, Any]) -> str | None:
+        """The 400 message the real Messages API gives this body, or None if it accepts it."""
+        for where, blocks in [("system", _blocks(body.get("system")))] + [
+                (f"messages.{i}", _blocks(m.get("content"))) for i, m in enumerate(body.get("messages", []))]:
+            if where != "system" and not blocks:
+                return f"{where}: all messages must have non-empty content"
+            for b in blocks:
+                if b.get("type") == "text" and not b.get("text"):
+                    return f"{where}: text content blocks must be non-empty"
+        messages = body.get("messages", [])
+        thinking = body.get("thinking") or {}
+        if messages and messages[-1].get("role") == "assistant":
+            last = "".join(b.get("text", "") for b in _blocks(messages[-1].get("content")))
+            if last != last.rstrip():
+                return "messages: final assistant content cannot end with trailing whitespace"
+            if thinking.get("type") == "enabled":
+                return "messages: when thinking is enabled, a final assistant message must start with a thinking block"
+        if thinking.get("type") == "enabled":
+            budget = int(thinking.get("budget_tokens") or 0)
+            if budget < 1024:
+                return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+            if int(body.get("max_tokens") or 0) <= budget:
+                return "`max_tokens` must be greater than `thinking.budget_tokens`"
+        return None
 
     def route(self, req: RecordedRequest) -> tuple[int, dict[str, str], Any, float]:
         if req.method == "GET" and req.path.startswith("/v1/models"):
@@ -53,6 +85,9 @@ class FakeAnthropic(ScriptedServer):
         model = body.get("model", "")
         if self.models is not None and model not in self.models:
             return self._error(404, f"model: {model}")
+        problem = self.invalid(body)
+        if problem:
+            return self._error(400, problem)
         reply = self.next_reply(req)
         if reply.body is not None:
             return reply.status, reply.headers, reply.body, reply.delay_s
@@ -62,11 +97,20 @@ class FakeAnthropic(ScriptedServer):
         n = next(self._ids)
         payload = {
             "id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
-            "content": [{"type": "text", "text": reply.text}],
+            "content": self._content(body, reply.text),
             "stop_reason": reply.stop_reason or "end_turn", "stop_sequence": None,
             "usage": self._usage(body, reply),
         }
         return reply.status, {"request-id": f"req_fake_{n}", **reply.headers}, payload, reply.delay_s
+
+    @staticmethod
+    def _content(body: dict[str, Any], text: str) -> list[dict[str, Any]]:
+        blocks: list[dict[str, Any]] = []
+        if (body.get("thinking") or {}).get("type") == "enabled":
+            blocks.append({"type": "thinking", "thinking": "Considering the reference...", "signature": "c2ln"})
+        if text:
+            blocks.append({"type": "text", "text": text})
+        return blocks
 
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, int]:
         blocks = _blocks(body.get("system"))

@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from .scripted_server import RecordedRequest, Reply, ScriptedServer, approx_tokens
+from .scripted_server import RecordedRequest, Reply, ScriptedServer, approx_tokens, retry_headers
 
 
 class FakeOpenAI(ScriptedServer):
@@ -31,7 +31,7 @@ class FakeOpenAI(ScriptedServer):
                code: str | None = None) -> tuple:
         kind = {401: "invalid_request_error", 404: "invalid_request_error", 429: "rate_limit_exceeded"}
         body = {"error": {"message": message, "type": kind.get(status, "server_error"), "param": None, "code": code}}
-        return status, {"x-request-id": f"req_fake_err_{next(self._ids)}", **(headers or {})}, body, 0.0
+        return status, {"x-request-id": f"req_fake_err_{next(self._ids)}", **retry_headers(status, headers or {})}, body, 0.0
 
     def route(self, req: RecordedRequest) -> tuple[int, dict[str, str], Any, float]:
         if req.method == "GET" and req.path.startswith("/v1/models"):

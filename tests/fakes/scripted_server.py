@@ -7,7 +7,9 @@ When the script runs out, `default` answers (if given); otherwise the server ans
 "fake script exhausted", which a test will notice.
 
 Every request is recorded (method, path, lower-cased headers, JSON body, arrival time), and the
-server tracks how many requests were open at once (`max_in_flight`).
+server tracks how many requests were open at once (`max_in_flight`). Like the real APIs, a 429,
+408/409 or 5xx answer carries `retry-after` (seconds) and `retry-after-ms` unless the script sets
+them (`RETRY_AFTER_MS` by default, short so tests stay fast).
 The dialects (Anthropic, OpenAI) live in anthropic_server.py and openai_server.py.
 """
 from __future__ import annotations
@@ -33,6 +35,15 @@ class Reply:
 
 
 ScriptItem = Union[Reply, str, Callable[["RecordedRequest"], Union[Reply, str]]]
+RETRY_AFTER_MS = 20
+
+
+def retry_headers(status: int, headers: dict[str, str]) -> dict[str, str]:
+    """What real servers send with a retryable error, unless the reply chose its own."""
+    if status in (408, 409, 429) or status >= 500:
+        if "retry-after" not in headers and "retry-after-ms" not in headers:
+            return {"retry-after": "1", "retry-after-ms": str(RETRY_AFTER_MS), **headers}
+    return headers
 
 
 def text(t: str, **usage: int) -> Reply:

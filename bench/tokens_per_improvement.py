@@ -1,0 +1,104 @@
+"""Tokens per verified candidate on a replayed search, the search's code before and after the
+feedback/diff/prompt work, against the same scripted model on a local Anthropic-protocol server.
+
+The scripted model behaves the same for both: a first answer from scratch is correct every
+other iteration and one column short otherwise (incorrect); it fixes an incorrect kernel only
+when the request says where the output went wrong (first wrong index and values); asked to
+improve a kernel it makes one small change, as SEARCH/REPLACE edits when the request asks for
+edits, else as a whole file. Tokens are what the server counts (4 characters a token, cache
+reads and writes included), the same for both trees. Runs on the CPU (Triton interpreter).
+
+    python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
+(make the old tree with `git worktree add /tmp/kernelevo-old e9a6c1b`).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from fakes.anthropic_server import serve_anthropic  # noqa: E402
+from fakes.scripted_server import kernel_reply  # noqa: E402
+
+GOOD = (ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py").read_text()
+ONE_OFF = GOOD.replace("x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask",
+                       "x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1", 1)
+ANCHOR = "class ModelNew(nn.Module):"
+
+
+class Model:
+    def __init__(self) -> None:
+        self.fresh = 0
+        self.tweaks = 0
+
+    def __call__(self, req) -> str:
+        body = req.json
+        text = "\n".join(b.get("text", "") for m in body["messages"] for b in (
+            m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}]))
+        last = text[-20000:]
+        if "Your last answer failed" in last or "Your previous answer failed" in last:
+            told = "first wrong element at [" in last and "expected " in last
+            return kernel_reply(GOOD if told else ONE_OFF)
+        if "start from" in last or "current kernel to improve" in last:
+            self.tweaks += 1
+            note = f"# tweak {self.tweaks}: fewer warps for short rows\n"
+            if "<<<<<<< SEARCH" in last:
+                return f"One change.\n\n<<<<<<< SEARCH\n{ANCHOR}\n=======\n{note}{ANCHOR}\n>>>>>>> REPLACE\n"
+            return kernel_reply(GOOD.replace(ANCHOR, note + ANCHOR, 1), "One change.")
+        self.fresh += 1
+        return kernel_reply(GOOD.replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1) if self.fresh % 2
+                            else ONE_OFF.replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1))
+
+
+def run(tree: Path, iterations: int) -> dict:
+    model = Model()
+    work = Path(tempfile.mkdtemp(prefix="kernelevo-tokens-"))
+    with serve_anthropic(model) as server:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+        env.update(PYTHONPATH=str(tree), XDG_CONFIG_HOME=str(work / "xdg"), ANTHROPIC_BASE_URL=server.base_url,
+                   ANTHROPIC_API_KEY="sk-ant-bench")
+        cmd = [sys.executable, "-m", "kernelevo", "optimize", str(tree / "examples" / "softmax.py"), "--device", "cpu",
+               "--provider", "anthropic", "--model", "claude-sonnet-5-5", "--iterations", str(iterations),
+               "--repair-tries", "1", "--concurrency", "1", "--no-offline-seeds", "--progress", "none",
+               "--json-out", str(work / "out.json")]
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+        if proc.returncode != 0:
+            raise SystemExit(f"{tree}: exit {proc.returncode}: {proc.stderr[-2000:]}")
+        posts = server.posts()
+    out = json.loads((work / "out.json").read_text())
+    sys.path.insert(0, str(tree))
+    from kernelevo.store import Store
+
+    store = Store(work / ".kernelevo" / "store.sqlite")
+    calls = store.llm_calls(out["run_id"])
+    verified = {c["source"] for c in store.candidates(out["run_id"]) if c["status"] == "verified"}
+    tokens = sum((c["input_tokens"] or 0) + (c["output_tokens"] or 0) + (c["cache_read_tokens"] or 0)
+                 + (c["cache_write_tokens"] or 0) for c in calls)
+    output = sum(c["output_tokens"] or 0 for c in calls)
+    return {"tree": str(tree), "calls": len(posts), "tokens": tokens, "output_tokens": output,
+            "verified": len(verified), "counts": out["candidates"]}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--old-tree", type=Path, required=True)
+    ap.add_argument("--iterations", type=int, default=6)
+    args = ap.parse_args()
+    rows = [run(args.old_tree.resolve(), args.iterations), run(ROOT, args.iterations)]
+    print(f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'verified':>9}{'tokens/verified':>17}  candidates")
+    for name, r in zip(("before", "after"), rows):
+        per = f"{r['tokens'] / r['verified']:,.0f}" if r["verified"] else "-"
+        print(f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['verified']:>9}{per:>17}  "
+              f"{r['counts']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
