@@ -48,6 +48,14 @@ class Cgroup:
 
     def _make_v2(self, name: str, limits: Limits) -> None:
         here = _ROOT / _own_path("")
+        try:  # a child gets a controller only where its parent enables it (allowed in the root cgroup)
+            offered = set((here / "cgroup.controllers").read_text().split())
+            enabled = set((here / "cgroup.subtree_control").read_text().split())
+            wanted = [c for c in ("pids", "memory") if c in offered and c not in enabled]
+            if wanted:
+                (here / "cgroup.subtree_control").write_text(" ".join(f"+{c}" for c in wanted))
+        except OSError:
+            pass
         files = {"pids.max": str(limits.processes)}
         if limits.memory_bytes:
             files.update({"memory.max": str(limits.memory_bytes), "memory.swap.max": "0"})

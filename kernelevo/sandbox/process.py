@@ -21,6 +21,7 @@ from kernelevo.sandbox.limits import Cgroup, apply_rlimits
 from kernelevo.sandbox.mounts import bwrap_args
 from kernelevo.sandbox.output import CappedOutput
 from kernelevo.sandbox.spec import SandboxSpec
+from kernelevo.sandbox.watchdog import Watchdog
 
 _count = 0
 _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
@@ -38,6 +39,16 @@ class SandboxProcess:
                  owns_scratch: bool, cgroup: Cgroup, isolation: str) -> None:
         self.spec, self.proc, self.output, self.scratch = spec, proc, output, scratch
         self._owns_scratch, self.cgroup, self.isolation = owns_scratch, cgroup, isolation
+        controls = " ".join(cgroup.controls)
+        self.watchdog = Watchdog(proc.pid, spec.limits, self.kill, processes="pids" not in controls,
+                                 memory=spec.gpu and "memory" not in controls)
+
+    @property
+    def stopped_for(self) -> str:
+        """Why the sandbox was killed from outside ('' when it was not): output flood or a bound."""
+        if self.output.flooded:
+            return "output past the limit"
+        return self.watchdog.tripped
 
     @property
     def pid(self) -> int:
@@ -65,6 +76,7 @@ class SandboxProcess:
 
     def kill(self) -> None:
         """Kill the process and everything it started; idempotent."""
+        self.watchdog.stop()
         tree = descendants(self.proc.pid) if self.proc.poll() is None else []
         for pid in [self.proc.pid, *tree]:
             try:

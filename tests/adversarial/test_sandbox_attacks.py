@@ -375,3 +375,58 @@ def test_encoded_forms_of_a_key_are_all_masked():
         assert base64.b64decode(blob).find(KEY.encode()) >= 0 and contains_secret(blob)
         masked = redact(blob)
         assert KEY.encode() not in base64.b64decode(masked.replace("***", "AAAA") + "==", validate=False)
+
+
+FORK_BOMB = r"""
+import json, os, time  # kx-fork-bomb
+born = 0
+for _ in range(400):  # a bounded bomb: enough to cross the limit, not to hurt the machine
+    if os.fork() == 0:
+        time.sleep(60)
+        os._exit(0)
+    born += 1
+print(json.dumps({"born": born}), flush=True)
+time.sleep(60)
+"""
+
+PIN_MEMORY = r"""
+import json, mmap, time
+# shared anonymous memory, like pinned CUDA host memory: RLIMIT_DATA does not count it
+maps = []
+for _ in range(16):
+    m = mmap.mmap(-1, 64 << 20, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
+    m.write(b"x" * (64 << 20))
+    maps.append(m)
+print(json.dumps({"pinned_mib": 64 * len(maps)}), flush=True)
+time.sleep(60)
+"""
+
+
+def _watched(code: str, limits, gpu: bool = False):
+    import sys
+
+    from kernelevo.sandbox import SandboxSpec, spawn
+
+    t0 = time.monotonic()
+    proc = spawn(SandboxSpec([sys.executable, "-I", "-c", code], limits=limits, gpu=gpu), channel=False)
+    try:
+        proc.wait(timeout=50)
+    finally:
+        proc.close()
+    return proc, time.monotonic() - t0
+
+
+def test_without_a_cgroup_a_fork_bomb_is_stopped_from_outside():
+    from kernelevo.sandbox import Limits
+
+    proc, took = _watched(FORK_BOMB, Limits(cgroup=False, processes=64))
+    assert proc.stopped_for == "more than 64 processes" and took < 30
+    assert _alive_with("kx-fork-bomb") == []
+
+
+def test_without_a_cgroup_memory_the_data_limit_misses_is_stopped_from_outside():
+    from kernelevo.sandbox import Limits
+
+    proc, took = _watched(PIN_MEMORY, Limits(cgroup=False, memory_bytes=512 << 20), gpu=True)
+    assert proc.stopped_for == "more than 512 MiB resident" and took < 30
+    assert '"pinned_mib": 1024' not in proc.output.text()
