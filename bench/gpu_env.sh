@@ -5,4 +5,8 @@ if ls .device-wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi
+if ! command -v bwrap >/dev/null && [ -x .sandbox-tools/bin/bwrap ]; then  # the image has no bubblewrap
+  export PATH="$PWD/.sandbox-tools/bin:$PATH"
+fi
+command -v bwrap >/dev/null || echo "no bubblewrap here: workers refuse to start; carry .sandbox-tools (bench/sandbox_tools.sh)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
