@@ -46,7 +46,9 @@ def last_error(out: str) -> str:
 
 
 def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
-    src = CORPUS / entry["file"]
+    top = entry["file"].split("/", 1)[0]  # the file's folder (its package with it) becomes the user's workspace
+    shutil.copytree(CORPUS / top, work / top)
+    src = work / entry["file"]
     row: dict = {"file": entry["file"], "repo": entry["repo"], "tracebacks": 0, "tasks": {}, "optimize": "-",
                  "applied": "-"}
     rc, out = kernelevo(["detect", str(src), "--json"], work, 120)
@@ -91,7 +93,7 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
                 if rc == 0 and test:
                     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                                            "-n", "0", test], cwd=work, capture_output=True, text=True, timeout=600,
-                                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                                          env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"))
                     row["applied"] = "applied; regression test " + ("passed" if proc.returncode == 0 else
                                                                     f"FAILED: {last_error(proc.stdout)}")
                 else:

@@ -42,10 +42,10 @@ def workspace_root(path: str) -> str:
 
 def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
     """(path, is_pytest_file) of workspace files that mention the target and import its module."""
-    stem = os.path.splitext(os.path.basename(user_file))[0]
     word = re.compile(rf"\b{re.escape(name)}\b")
-    imports = re.compile(rf"^\s*(from\s+[\w.]*\b{re.escape(stem)}\s+import\b|import\s+[\w.]*\b{re.escape(stem)}\b)",
-                         re.M)
+    dotted = re.escape(module_name(user_file))
+    stem = re.escape(os.path.splitext(os.path.basename(user_file))[0])
+    imports = re.compile(rf"^\s*(from\s+({dotted}|\.+{stem})\s+import\b|import\s+{dotted}\b)", re.M)
     own = os.path.realpath(user_file)
     found: list[tuple[int, str, bool]] = []
     seen = 0
@@ -72,6 +72,16 @@ def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
             if runs:
                 found.append((0 if is_test else 1, path, is_test and "__main__" not in text))
     return [(p, t) for _, p, t in sorted(found)[:_MAX_SCRIPTS]]
+
+
+def module_name(user_file: str) -> str:
+    """`pkg.sub.model` for a file inside packages, `model` for a file on its own."""
+    folder, stem = os.path.split(os.path.abspath(user_file))
+    parts = [os.path.splitext(stem)[0]]
+    while os.path.exists(os.path.join(folder, "__init__.py")):
+        folder, pkg = os.path.split(folder)
+        parts.insert(0, pkg)
+    return ".".join(parts)
 
 
 def has_main_block(a: Analysis) -> bool:

@@ -14,6 +14,7 @@ from lsprotocol import types
 
 from server import workspace_edit
 from server.app import KernelEvoServer
+from server.features.compile_action import COMPILE_KIND, compile_actions
 from server.params import as_dict
 from server.present import is_improvement, result_title
 from server.proposals import KernelEvoError, build_proposal, searched_hash
@@ -32,7 +33,7 @@ def _wanted(kind: str, only: Any) -> bool:
 
 def register(server: KernelEvoServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND], resolve_provider=True))
+        code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND], resolve_provider=True))
     async def code_action(ls: KernelEvoServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         t = await ls.target_at(uri, params.range.start.line)
@@ -45,6 +46,8 @@ def register(server: KernelEvoServer) -> None:
             actions.append(types.CodeAction(title=title, kind=OPTIMIZE_KIND, command=types.Command(
                 title=title, command="kernelevo.optimize", arguments=[uri, t.id, ls.settings.backend])))
         r = (await ls.results.for_file(ls.path_of(uri))).get(t.id)
+        if _wanted(COMPILE_KIND, only) and not t.edited:
+            actions += compile_actions(ls, uri, t, r)
         if is_improvement(r) and _wanted(APPLY_KIND, only):
             assert r is not None
             action = types.CodeAction(title=f"Apply KernelEvo kernel: {result_title(r)}", kind=APPLY_KIND,
