@@ -26,8 +26,8 @@ class Watchdog:
         self._pid, self._limits, self._kill = pid, limits, kill
         self._processes, self._memory, self._interval = processes, memory, interval
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True)
-        self._thread.start()
+        if processes or memory:  # nothing to watch where a cgroup holds both bounds
+            threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
 
     def _watch(self) -> None:
         from kernelevo.sandbox.process import descendants
