@@ -1,11 +1,11 @@
 """Tokens per verified candidate on a replayed search, the search's code before and after the
 feedback/diff/prompt work, against the same scripted model on a local Anthropic-protocol server.
 
-The scripted model behaves the same for both: a first answer from scratch is correct every
-other iteration and one column short otherwise (incorrect); it fixes an incorrect kernel only
-when the request says where the output went wrong (first wrong index and values); asked to
-improve a kernel it makes one small change, as SEARCH/REPLACE edits when the request asks for
-edits, else as a whole file. Tokens are what the server counts (4 characters a token, cache
+The scripted model behaves the same for both: its first answer from scratch is one column
+short (incorrect), the next correct, and so on; asked to improve a kernel it makes one small
+change, as SEARCH/REPLACE edits when the request asks for edits, else as a whole file, and every
+third change brings the one-column bug back; it fixes an incorrect kernel only when the request
+says where the output went wrong (first wrong index and values). Tokens are what the server counts (4 characters a token, cache
 reads and writes included), the same for both trees. Runs on the CPU (Triton interpreter).
 
     python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
@@ -37,6 +37,7 @@ class Model:
     def __init__(self) -> None:
         self.fresh = 0
         self.tweaks = 0
+        self.fixes = 0
 
     def __call__(self, req) -> str:
         body = req.json
@@ -45,16 +46,22 @@ class Model:
         last = text[-20000:]
         if "Your last answer failed" in last or "Your previous answer failed" in last:
             told = "first wrong element at [" in last and "expected " in last
-            return kernel_reply(GOOD if told else ONE_OFF)
+            self.fixes += 1
+            note = f"# fix {self.fixes}\n"
+            return kernel_reply((GOOD if told else ONE_OFF).replace(ANCHOR, note + ANCHOR, 1))
         if "start from" in last or "current kernel to improve" in last:
             self.tweaks += 1
             note = f"# tweak {self.tweaks}: fewer warps for short rows\n"
+            buggy = self.tweaks % 3 == 0
             if "<<<<<<< SEARCH" in last:
-                return f"One change.\n\n<<<<<<< SEARCH\n{ANCHOR}\n=======\n{note}{ANCHOR}\n>>>>>>> REPLACE\n"
-            return kernel_reply(GOOD.replace(ANCHOR, note + ANCHOR, 1), "One change.")
+                edit = f"<<<<<<< SEARCH\n{ANCHOR}\n=======\n{note}{ANCHOR}\n>>>>>>> REPLACE\n"
+                if buggy:
+                    edit += ("<<<<<<< SEARCH\n    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask\n=======\n"
+                             "    x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1\n>>>>>>> REPLACE\n")
+                return f"One change.\n\n{edit}"
+            return kernel_reply((ONE_OFF if buggy else GOOD).replace(ANCHOR, note + ANCHOR, 1), "One change.")
         self.fresh += 1
-        return kernel_reply(GOOD.replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1) if self.fresh % 2
-                            else ONE_OFF.replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1))
+        return kernel_reply((ONE_OFF if self.fresh % 2 else GOOD).replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1))
 
 
 def run(tree: Path, iterations: int) -> dict:
@@ -82,7 +89,8 @@ def run(tree: Path, iterations: int) -> dict:
     tokens = sum((c["input_tokens"] or 0) + (c["output_tokens"] or 0) + (c["cache_read_tokens"] or 0)
                  + (c["cache_write_tokens"] or 0) for c in calls)
     output = sum(c["output_tokens"] or 0 for c in calls)
-    return {"tree": str(tree), "calls": len(posts), "tokens": tokens, "output_tokens": output,
+    cost = sum(c["cost_usd"] or 0.0 for c in calls)
+    return {"tree": str(tree), "calls": len(posts), "tokens": tokens, "output_tokens": output, "cost_usd": cost,
             "verified": len(verified), "counts": out["candidates"]}
 
 
@@ -92,11 +100,14 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=6)
     args = ap.parse_args()
     rows = [run(args.old_tree.resolve(), args.iterations), run(ROOT, args.iterations)]
-    print(f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'verified':>9}{'tokens/verified':>17}  candidates")
+    print(f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
+          f"{'$/verified':>12}  candidates")
     for name, r in zip(("before", "after"), rows):
-        per = f"{r['tokens'] / r['verified']:,.0f}" if r["verified"] else "-"
-        print(f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['verified']:>9}{per:>17}  "
-              f"{r['counts']}")
+        n = r["verified"]
+        per = f"{r['tokens'] / n:,.0f}" if n else "-"
+        usd = f"{r['cost_usd'] / n:.4f}" if n else "-"
+        print(f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{per:>17}"
+              f"{usd:>12}  {r['counts']}")
     return 0
 
 

@@ -112,3 +112,20 @@ def test_wall_time_budget_does_not_restart_on_resume(tmp_path):
     asyncio.run(again.run())
     assert again.budget.wall_s == pytest.approx(30.0)
     assert store.get_run(first.run_id).summary["elapsed_s"] >= 70.0
+
+
+def test_a_reply_cut_off_at_max_tokens_is_continued_and_both_calls_are_recorded(tmp_path):
+    from fakes.scripted_server import Reply
+
+    store = Store(tmp_path / "s.sqlite")
+    whole = kernel_reply(CODE.format(n=1))
+    cut = whole.index("pass") + 2  # cut inside a word, as a token limit does
+    with serve_anthropic([Reply(text=whole[:cut], stop_reason="max_tokens"), whole[cut:]]) as server:
+        provider = make_provider("anthropic", "claude-test", base_url=server.base_url, api_key="k")
+        evaluate, seen = judge()
+        run = search(store, evaluate, provider=provider, iterations=1, concurrency=1, repair_tries=0)
+        asyncio.run(run.run())
+        second = server.posts()[1].json["messages"]
+    assert second[-1]["role"] == "assistant" and second[-1]["content"][0]["text"] == whole[:cut]
+    assert seen == [CODE.format(n=1)]  # the continued reply was judged as one file
+    assert len(store.llm_calls(run.run_id)) == 2
