@@ -175,6 +175,19 @@ def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: 
     assert max(_run_both(task, [candidate], "small", "cpu")) < 1e-4
 
 
+def test_a_graph_of_library_products_only_is_not_compiled(tmp_path: Path) -> None:
+    """Inductor would emit only the cuBLAS call: the extraction says so instead of compiling."""
+    task = REPO / "bench" / "kernelbench" / "level1" / "3_Batched_matrix_multiplication.py"
+    small = tmp_path / "bmm.py"
+    small.write_text(task.read_text() + '\n\nSMALL = {"batch_size": 2, "m": 8, "k": 16, "n": 4}\n')
+    result = extract_inductor(small, device="cpu", size="small")
+    assert result.source is None and "only the library call bmm" in result.reason, result.reason
+    # with a kernel's worth of work beside the product, it is compiled and extracted
+    task = tmp_path / "linear.py"
+    task.write_text(LINEAR_TASK.format(allowed=""))
+    assert extract_inductor(task, device="cpu", size="small").source is not None
+
+
 def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
     task = tmp_path / "broken.py"
     task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {'a': x}\n"

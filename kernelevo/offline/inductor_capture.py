@@ -38,6 +38,31 @@ def library_ops_allowed(module: Any) -> list[str]:
     return listed + [op for op in DEFAULT_LIBRARY_OPS if op not in listed]
 
 
+class LibraryOnly(Exception):
+    """The graph is only library matrix products and views: Inductor would emit no Triton kernel,
+    so the extraction stops before compiling (seconds a search would spend for nothing)."""
+
+
+MATMUL_CALLS = {"matmul", "mm", "bmm", "linear", "addmm", "baddbmm"}
+VIEW_CALLS = {"t", "view", "reshape", "transpose", "permute", "contiguous", "getitem", "size", "flatten", "squeeze",
+              "unsqueeze", "expand"}
+
+
+def library_only(gm: Any) -> list[str] | None:
+    """The matrix-product calls of a Dynamo graph made of nothing else (views aside), else None."""
+    ops: set[str] = set()
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            return None
+        if node.op in ("call_function", "call_method"):
+            name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target))
+            if name in MATMUL_CALLS:
+                ops.add(name)
+            elif name not in VIEW_CALLS:
+                return None
+    return sorted(ops) or None
+
+
 def _configure(device: str, library_ops: list[str]) -> None:
     import torch
     import torch._dynamo.config as dynamo_cfg
@@ -217,6 +242,10 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                 raise _Captured()
 
             def backend(gm: Any, example_inputs: list[Any]) -> Any:
+                only = library_only(gm) if MATMUL_CALLS & {op.split(".")[-1] for op in library_ops} else None
+                if only:
+                    captured["library_only"] = only
+                    return gm.forward
                 captured["placeholders"] = []
                 for node in gm.graph.nodes:
                     if node.op == "placeholder":
@@ -246,6 +275,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                     raise RuntimeError(f"torch.compile failed: {type(exc).__name__}: {str(exc)[:500]}") from exc
             finally:
                 GraphLowering.save_output_code = None
+            if "library_only" in captured:
+                raise LibraryOnly(f"the graph is only the library call {', '.join(captured['library_only'])} (and views): "
+                                  "Inductor would generate no Triton kernel beside it")
             captured["key"] = key
             captured["kernels"] = _kernels(captured["wrapper"], Path(tmp))
             result["variants"].append(captured)
@@ -256,6 +288,8 @@ def main(argv: list[str]) -> int:
     task_path, device, size, out = argv
     try:
         data = {"ok": True, **capture(task_path, device, size)}
+    except LibraryOnly as exc:
+        data = {"ok": False, "reason": str(exc)}
     except Exception as exc:
         data = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
     Path(out).write_text(json.dumps(data))
