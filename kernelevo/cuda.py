@@ -92,6 +92,9 @@ _compiled: list[str] = []
 _compile_only_override: bool | None = None
 
 
+launch_hook: Any = None  # set by the verifier (opwatch): sees each launch's arguments
+
+
 def launch_count() -> int:
     """Kernels launched through this module since the process started (never reset)."""
     return _launches
@@ -279,6 +282,8 @@ class CudaKernel:
         handle = _stream_handle(stream, device)
         drv.launch(self._func, g, b, shared, handle, params, self.name, device)
         _launches += 1
+        if launch_hook is not None:
+            launch_hook(args)
 
     def __repr__(self) -> str:
         return f"<CudaKernel {self.name} of {self.module!r}>"

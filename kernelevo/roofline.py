@@ -2,11 +2,13 @@
 
 The roofline figures count each input (parameters and buffers included) read once, each
 output written once, and only the FLOPs `FlopCounterMode` counts (matrix products,
-convolutions, attention). What flags a time as faster than physics is stricter about what
-is certain: every output must be written, but a kernel may legitimately skip inputs (the
-masked half of a causal softmax), so the bandwidth floor is the written bytes alone. A time
-that beats a floor by more than the tolerance is not a speedup but a measurement or
-evaluation bug (or a reward hack). Compare only flushed (cold-L2) times against these.
+convolutions, attention). What flags a time as faster than physics is only what is certain:
+the compulsory traffic at the measured bandwidth. Every output must be written; inputs are
+not compulsory, since a kernel may legitimately skip them (the masked half of a causal
+softmax), and FLOPs never flag, since they are the reference algorithm's (a diagonal
+matmul done elementwise needs none of them). A time that beats the floor by more than the
+tolerance is not a speedup but a measurement or evaluation bug (or a reward hack). Compare
+only flushed (cold-L2) times against these.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ class Roofline:
     peak_tflops: float | None = None
     tolerance: float = OVER_LIMIT_TOLERANCE
     written_fraction: float | None = None  # outputs-only bandwidth over the peak: the fraction that flags
+    written: int | None = None  # the compulsory bytes: outputs written once
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -147,12 +150,12 @@ def roofline(work_bytes: int, flops: int | None, time_ms: float, *, peak_gbps: f
     bound = "compute" if (flop_floor is not None and (mem_floor is None or flop_floor > mem_floor)) else "memory"
     written_frac = (written / seconds / 1e9 / peak_gbps) if (written is not None and peak_gbps) else None
     floor_frac = written_frac if written is not None else bw_frac
-    over = any(f is not None and f > 1 + tolerance for f in (floor_frac, flop_frac))
+    over = floor_frac is not None and floor_frac > 1 + tolerance
     return Roofline(bytes=work_bytes, flops=flops, time_ms=time_ms, achieved_gbps=gbps,
                     achieved_tflops=tflops, bw_fraction=bw_frac, flop_fraction=flop_frac, bound=bound,
                     over_limit=over, floor_ms=max(floors) if floors else None,
                     peak_gbps=peak_gbps, peak_tflops=peak_tflops, tolerance=tolerance,
-                    written_fraction=written_frac)
+                    written_fraction=written_frac, written=written)
 
 
 def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[bool, str]:
@@ -166,18 +169,12 @@ def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[b
     if reference is not None and reference.over_limit:
         return True, ("roofline check skipped: the reference also exceeds the measured peak, so "
                       "the byte/FLOP count is not a lower bound for this task")
-    parts = []
-    if candidate.written_fraction is not None and candidate.written_fraction > 1 + candidate.tolerance:
-        parts.append(f"writing the outputs alone would take {candidate.written_fraction:.0%} of the measured "
-                     f"{candidate.peak_gbps:.0f} GB/s")
-    elif (candidate.written_fraction is None and candidate.bw_fraction is not None
-          and candidate.bw_fraction > 1 + candidate.tolerance):
-        parts.append(f"{candidate.achieved_gbps:.0f} GB/s is {candidate.bw_fraction:.0%} of the "
-                     f"measured {candidate.peak_gbps:.0f} GB/s")
-    if candidate.flop_fraction is not None and candidate.flop_fraction > 1 + candidate.tolerance:
-        parts.append(f"{candidate.achieved_tflops:.0f} TFLOP/s is {candidate.flop_fraction:.0%} of the "
-                     f"measured {candidate.peak_tflops:.0f} TFLOP/s")
-    return False, ("faster than physically possible: " + "; ".join(parts) +
-                   f" ({candidate.time_ms:.4g} ms for {candidate.bytes} bytes"
-                   + (f", {candidate.flops} FLOPs" if candidate.flops else "") +
-                   "): suspect an evaluation bug or skipped work")
+    if candidate.written is not None and candidate.peak_gbps:
+        floor_ms = candidate.written / (candidate.peak_gbps * 1e9) * 1e3
+        what = f"writing the outputs alone ({candidate.written} bytes)"
+    else:
+        floor_ms = candidate.bytes / (candidate.peak_gbps * 1e9) * 1e3 if candidate.peak_gbps else 0.0
+        what = f"reading the inputs and writing the outputs ({candidate.bytes} bytes)"
+    return False, (f"faster than physically possible: {what} at the measured {candidate.peak_gbps:.0f} GB/s takes "
+                   f"at least {floor_ms:.4g} ms, the candidate took {candidate.time_ms:.4g} ms: suspect an "
+                   "evaluation bug or skipped work")

@@ -62,7 +62,8 @@ def _literal_hints(tree: ast.Module) -> dict[str, Any]:
     for node in tree.body:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             name = node.targets[0].id
-            if name in ("TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS"):
+            if name in ("TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS", "STRICT", "ALLOW_TF32", "ALLOW_BF16",
+                        "ALLOW_FP16"):
                 try:
                     hints[name] = ast.literal_eval(node.value)
                 except ValueError:

@@ -36,6 +36,7 @@ class Verdict:
     backend: str = "unknown"
     checks: list[Check] = field(default_factory=list)
     library_ops: list[str] = field(default_factory=list)
+    kept_library_ops: list[str] = field(default_factory=list)  # GEMM/conv/attention left to cuBLAS/cuDNN
     kernel_launches: int = 0
     task_hash: str = ""
     candidate_hash: str = ""

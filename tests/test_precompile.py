@@ -99,3 +99,17 @@ def test_kernel_needing_more_shared_memory_than_the_arch_has_stops_ahead(caches,
     with Worker("compile") as w:
         fits = precompile(w, EXAMPLES / "gemm_bias_relu.py", gemm, "triton", device="cpu", size="small")
     assert fits.status == "compiled", fits.reason
+
+
+GUARDED = GOOD.read_text().replace(FORWARD, FORWARD + "        assert x.is_cuda, 'inputs must be on the GPU'\n", 1)
+
+
+def test_forward_guarded_by_is_cuda_compiles_ahead(caches, tmp_path):
+    """Most published Triton candidates assert x.is_cuda first: the dry run presents inputs that
+    say they are CUDA tensors, so their kernels compile ahead like any other."""
+    cand = tmp_path / "guarded.py"
+    cand.write_text(GUARDED)
+    with Worker("compile") as w:
+        ahead = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
+    assert ahead.status == "compiled", ahead.reason
+    assert ahead.kernels == ["softmax_kernel"] and cubins(caches["TRITON_CACHE_DIR"])

@@ -13,7 +13,7 @@ def test_clean_triton_candidate():
 
 
 @pytest.mark.parametrize("snippet,needle", [
-    ("try:\n    y = 1\nexcept Exception:\n    y = 2\n", "try/except"),
+    ("def f(x):\n    try:\n        return k[(1,)](x)\n    except Exception:\n        return torch.relu(x)\n", "computes a result another way"),
     ("import threading\n", "threading"),
     ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
     ("import subprocess\n", "subprocess"),
@@ -69,6 +69,113 @@ def test_indirect_escapes_rejected(snippet, needle):
     assert any(needle in p for p in r.problems), r.problems
 
 
-def test_plain_getattr_on_self_allowed():
+def test_getattr_refused_even_on_self():
     r = check_source(KERNEL + "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return getattr(self, 'w', x)\n")
+    assert any("line 8: getattr() on self" in p for p in r.problems), r.problems
+
+
+# -- the allowlist: what a Python candidate may import and touch -----------------------------
+@pytest.mark.parametrize("snippet,needle", [
+    ("import io\n", "line 6: import of io is not allowed"),
+    ("import os\n", "line 6: import of os is not allowed"),
+    ("from torch.utils.cpp_extension import load_inline\nimport time\n", "line 7: import of time"),
+    ("from . import helper\n", "relative imports"),
+    ("from kernelevo import store\n", "import of kernelevo.store is not allowed"),
+    ("C = torch.__class__\n", "line 6: attribute __class__ is off limits"),
+    ("B = vars(torch)\n", "line 6: vars() is not allowed"),
+    ("G = globals()\n", "globals() is not allowed"),
+    ("f = open('/etc/passwd')\n", "open() is not allowed: it reads or writes files"),
+    ("m = __import__('os')\n", "__import__"),
+    ("c = compile('1', 'x', 'eval')\n", "compile() is not allowed"),
+    ("o = setattr(torch.nn, 'x', 1)\n", "setattr() on torch.nn"),
+])
+def test_allowlist_refuses_with_line(snippet, needle):
+    r = check_source(KERNEL + snippet + MODEL)
+    assert not r.ok and any(needle in p for p in r.problems), r.problems
+
+
+def test_allowlist_admits_the_kernel_languages_and_helpers():
+    src = ("from __future__ import annotations\nimport math\nimport torch\nimport torch.nn as nn\n"
+           "import torch.nn.functional as F\nimport triton\nimport triton.language as tl\nfrom typing import Optional\n"
+           "from kernelevo import cuda\nimport functools, itertools, collections.abc\n"
+           "from torch.utils.cpp_extension import load_inline\n"
+           "@triton.jit\ndef k(p):\n    pass\n"
+           "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        nn.Module.__init__(self)\n    def forward(self, x):\n        return x.eval() if False else x\n")
+    r = check_source(src)
     assert r.ok, r.problems
+
+
+def test_specific_reason_comes_before_the_allowlist():
+    r = check_source(KERNEL + "import os\nos._exit(0)\n" + MODEL)
+    assert "exiting the process" in r.problems[0], r.problems
+
+
+def test_static_checks_take_milliseconds():
+    import time
+    src = KERNEL + "\n".join(f"def f{i}(x):\n    return torch.relu(x) + {i}\n" for i in range(300)) + MODEL
+    t0 = time.perf_counter()
+    for _ in range(5):
+        check_source(src)
+    assert (time.perf_counter() - t0) / 5 < 0.2
+
+
+# -- try/except: only fallbacks and swallowed kernel errors are refused ------------------------
+@pytest.mark.parametrize("snippet", [
+    "try:\n    SM = torch.cuda.get_device_properties(0).multi_processor_count\nexcept Exception:\n    SM = 108\n",
+    "try:\n    import triton.language.extra.cuda.libdevice as libdevice\nexcept ImportError:\n    libdevice = None\n",
+    "def launch(x):\n    try:\n        k[(1,)](x)\n    except RuntimeError as e:\n        raise RuntimeError(f'kernel failed: {e}')\n",
+    "try:\n    CFG = int('8')\nexcept ValueError:\n    warnings.warn('default config')\n    CFG = 4\n",
+])
+def test_harmless_try_except_accepted(snippet):
+    r = check_source("import warnings\n" + KERNEL + snippet + MODEL)
+    assert r.ok, r.problems
+
+
+def test_try_except_swallowing_a_launch_refused():
+    r = check_source(KERNEL + "def launch(x):\n    try:\n        k[(1,)](x)\n    except Exception:\n        pass\n" + MODEL)
+    assert any("swallows errors from a kernel launch" in p and "line 7" in p for p in r.problems), r.problems
+
+
+# -- messages that say what happened -------------------------------------------------------------
+@pytest.mark.parametrize("snippet,needle", [
+    ("torch.backends.cudnn.benchmark = True\n",
+     "assigning torch.backends.cudnn.benchmark changes global state that the reference and the baselines share"),
+    ("torch.backends.cuda.matmul.allow_tf32 = True\n", "ALLOW_TF32"),
+    ("import time\ntime.perf_counter = lambda: 0\n", "patches what the timer uses"),
+    ("torch.allclose = lambda *a: True\n", "patches what the correctness checks use"),
+])
+def test_assignment_messages_say_what_happened(snippet, needle):
+    r = check_source(KERNEL + snippet + MODEL)
+    assert any(needle in p for p in r.problems), r.problems
+
+
+# -- CUDA C++ sources: host threads and other streams ---------------------------------------------
+@pytest.mark.parametrize("code,needle", [
+    ("std::thread t([]{ k<<<1,1>>>(); });", "std::thread"),
+    ("pthread_create(&t, 0, f, 0);", "pthread_create"),
+    ("auto f = std::async(std::launch::async, g);", "std::async"),
+    ("cudaLaunchHostFunc(s, cb, 0);", "cudaLaunchHostFunc"),
+    ("cudaStream_t s; cudaStreamCreate(&s);", "cudaStreamCreate"),
+    ("auto s = at::cuda::getStreamFromPool();", "getStreamFromPool"),
+])
+def test_native_sources_refused(code, needle):
+    src = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+           f'SRC = """\n#include <torch/extension.h>\n__global__ void k() {{}}\nvoid run() {{\n  {code}\n}}\n"""\n'
+           "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL)
+    r = check_source(src)
+    assert any(needle in p and "line 7 (CUDA source)" in p for p in r.problems), r.problems
+
+
+def test_native_pattern_in_a_comment_passes():
+    src = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+           'SRC = """\n#include <torch/extension.h>\n// no std::thread here\n__global__ void k() {}\n"""\n'
+           "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL)
+    assert check_source(src).ok
+
+
+def test_numpy_only_for_scalar_types():
+    ok = check_source("import numpy as np\n" + KERNEL + "N = np.int32(4)\n" + MODEL)
+    assert ok.ok, ok.problems
+    r = check_source("import numpy as np\n" + KERNEL + "A = np.exp(1.0)\n" + MODEL)
+    assert any("line 7: numpy.exp is not allowed" in p for p in r.problems), r.problems

@@ -51,8 +51,11 @@ def test_candidate_reading_key_sees_nothing(tmp_path, monkeypatch):
     cand = tmp_path / "cand.py"
     cand.write_text(GOOD.read_text().replace(
         "class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'saw the key'\n\nclass ModelNew", 1))
-    v = verify_candidate(SOFTMAX, cand, device="cpu")
-    assert v.status == "verified", v.reason
+    # `import os` is refused statically; go through the worker directly to test its environment
+    with Worker("cpu") as w:
+        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                           "size": "small", "backend": "triton"}, timeout=120)
+    assert reply["status"] == "verified", reply["reason"]
 
 
 def test_hanging_candidate_stopped_within_limit(tmp_path):
@@ -92,8 +95,11 @@ def test_crashing_candidate_reported(tmp_path):
 def test_printing_candidate_does_not_corrupt_channel(tmp_path):
     cand = tmp_path / "noisy.py"
     cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x", 1))
-    v = verify_candidate(SOFTMAX, cand, device="cpu")
-    assert v.status == "verified", v.reason
+    # `import os` is refused statically; go through the worker directly to test its environment
+    with Worker("cpu") as w:
+        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                           "size": "small", "backend": "triton"}, timeout=120)
+    assert reply["status"] == "verified", reply["reason"]
 
 
 def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):

@@ -212,7 +212,34 @@ def _build(a: dict[str, Any], key: str, record: dict[str, Any]) -> Any:
         finally:
             _active.state = None
     record["ok"] = True
-    return module
+    return _Traced(module)
+
+
+call_hook: Callable[[Any, Any], None] | None = None  # set by the verifier (opwatch): sees each extension call
+
+
+class _Traced(types.ModuleType):
+    """The built extension, its functions reporting their arguments and results to `call_hook`
+    (the verifier follows which tensors the candidate's own kernels produced)."""
+
+    def __init__(self, module: Any) -> None:
+        super().__init__(getattr(module, "__name__", "extension"))
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if callable(value) and not name.startswith("_"):
+            inner = value
+
+            def traced(*args: Any, **kwargs: Any) -> Any:
+                out = inner(*args, **kwargs)
+                if call_hook is not None:
+                    call_hook((args, kwargs), out)
+                return out
+
+            value = functools.wraps(inner)(traced) if hasattr(inner, "__name__") else traced
+        setattr(self, name, value)  # looked up once: later calls cost no __getattr__
+        return value
 
 
 def _run_ninja_limited(build_directory: str, verbose: bool, error_prefix: str) -> None:

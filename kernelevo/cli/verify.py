@@ -23,6 +23,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
     p.add_argument("--no-sandbox", action="store_true",
                    help="run candidates without isolation where the sandbox cannot start (verdicts say so)")
+    p.add_argument("--strict", action="store_true",
+                   help="every op in custom kernels: no library GEMM, convolution or attention (a benchmark's rule)")
+    p.add_argument("--allow-tf32", action="store_true",
+                   help="accept fp32 outputs at TF32 tolerance (baselines are then timed with TF32 too)")
+    p.add_argument("--allow-bf16", action="store_true", help="accept fp32 outputs at bf16 tolerance")
     p.set_defaults(handler=run)
 
 
@@ -34,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store) if args.store else Store()
     try:
         verdict = verify_candidate(args.task, args.candidate, store=store, device=args.device, size=args.size,
-                                   timeout=args.timeout, seed=args.seed, use_cache=not args.no_cache)
+                                   timeout=args.timeout, seed=args.seed, use_cache=not args.no_cache,
+                                   strict=args.strict,
+                                   precision=tuple(p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16))
+                                                   if on))
     except TaskError as exc:
         raise UserError(str(exc)) from exc
     if args.json:
@@ -52,7 +60,9 @@ def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
              f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}"]
     if verdict.isolation == "none":
         lines.append("  UNSANDBOXED: the candidate ran without isolation (--no-sandbox)")
-    if verdict.library_ops:
+    if verdict.kept_library_ops:
+        lines.append(f"  library ops kept: {', '.join(verdict.kept_library_ops)}")
+    elif verdict.library_ops:
         lines.append(f"  library ops used: {', '.join(verdict.library_ops)}")
     for c in verdict.checks:
         if not c.passed:

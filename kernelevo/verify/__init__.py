@@ -36,9 +36,11 @@ def resolve_size(task: TaskFile, device: str, size: str | None) -> str:
     return "default" if size == "small" and not task.hints.get("SMALL") else size
 
 
-def verdict_key(device: str, size: str, measure: bool = True) -> str:
-    """The verdict cache's key besides the task and candidate hashes."""
-    return env_key(device, size) + ("|timed" if device == "cuda" and measure else "")
+def verdict_key(device: str, size: str, measure: bool = True, strict: bool = False,
+                precision: tuple[str, ...] = ()) -> str:
+    """The verdict cache's key besides the task and candidate hashes (the user's policy choices included)."""
+    return (env_key(device, size) + ("|timed" if device == "cuda" and measure else "") + ("|strict" if strict else "")
+            + "".join(f"|{p}" for p in sorted(precision)))
 
 
 def env_key(device: str, size: str) -> str:
@@ -60,11 +62,15 @@ def verify_candidate(
     use_cache: bool = True,
     measure: bool = True,
     precompiled: Precompiled | None = None,
+    strict: bool = False,
+    precision: tuple[str, ...] = (),
 ) -> Verdict:
     """Verify one candidate file against a task. Raises TaskError for a broken task.
 
     `precompiled` is the result of compiling ahead (the dispatcher does it before taking a
     GPU); without it the evaluator's compile worker compiles first, then the run worker runs.
+    `strict` demands every op in custom kernels (no library GEMM/convolution/attention);
+    `precision` lists lower precision levels the user accepts ("tf32", "bf16").
     """
     t0 = time.perf_counter()
     task_file = task if isinstance(task, TaskFile) else read_task(task)
@@ -75,7 +81,8 @@ def verify_candidate(
     device = device or default_device()
     size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)
-    key = verdict_key(device, size, measure)
+    strict = strict or bool(task_file.hints.get("STRICT"))
+    key = verdict_key(device, size, measure, strict, precision)
     if use_cache and store is not None:
         cached = store.get_verdict(task_file.hash, cand_hash, key)
         if cached is not None:
@@ -104,7 +111,8 @@ def verify_candidate(
                                   checks=[*static.checks, ahead], log=precompiled.log)
             else:
                 verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
-                                       size, limit, seed, measure, precompiled.kernels)
+                                       size, limit, seed, measure, precompiled.kernels,
+                                       {"strict": strict, "precision": list(precision)})
             verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
             verdict.isolation = _isolation(ev)
         finally:
@@ -135,11 +143,11 @@ def _isolation(ev: Evaluator) -> str:
 
 def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check], ev: Evaluator,
                  device: str, size: str, timeout: float, seed: int | None, measure: bool = True,
-                 compiled_ahead: list[str] | None = None) -> Verdict:
+                 compiled_ahead: list[str] | None = None, policy: dict[str, Any] | None = None) -> Verdict:
     w = ev.runner
     request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
                "device": device, "size": size, "seed": seed, "backend": backend,
-               "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", [])}
+               "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", []), **(policy or {})}
     try:
         reply = w.request(request, timeout)
     except WorkerError as exc:
@@ -164,16 +172,33 @@ def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_chec
         missed = {k: v for k, v in launches.items() if k not in (compiled_ahead or [])}
         if missed:  # launched in the interpreter but not reached by the compile-ahead pass
             _aot_check(ev.compiler, cand_path, missed, verdict, timeout)
+    precision = next((c for c in verdict.checks if c.name == "precision"), None)
     if device == "cuda" and verdict.status == "verified" and measure:
-        _measure(w, task_file, cand_path, size, seed, verdict, timeout)
+        _measure(w, task_file, cand_path, size, seed, verdict, timeout,
+                 tf32=precision is not None and precision.detail.get("level") == "tf32")
+    elif device == "cuda" and measure and verdict.status == "incorrect" and precision is not None \
+            and precision.detail.get("level") == "tf32":
+        _report_tf32_speed(w, task_file, cand_path, size, seed, verdict, timeout)
     return verdict
 
 
+def _report_tf32_speed(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None,
+                       verdict: Verdict, timeout: float) -> None:
+    """A kernel that passes only at TF32 tolerance is still incorrect; its speed against TF32
+    baselines tells the user what accepting TF32 would buy."""
+    trial = Verdict("verified", "", backend=verdict.backend)
+    _measure(w, task_file, cand_path, size, seed, trial, timeout, tf32=True)
+    se = trial.timings.get("speedup_eager")
+    if trial.status == "verified" and se:
+        verdict.reason += f" ({se:.2f}x vs eager with TF32 baselines)"
+        verdict.timings = {**trial.timings, "verdict_status": "incorrect"}
+
+
 def _measure(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None, verdict: Verdict,
-             timeout: float) -> None:
+             timeout: float, tf32: bool = False) -> None:
     try:
         reply = w.request({"op": "measure", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
-                           "size": size, "seed": seed or 0}, timeout)
+                           "size": size, "seed": seed or 0, "allow_tf32": tf32}, timeout)
     except WorkerError as exc:
         verdict.checks.append(Check("timing", False, f"timing did not finish: {exc}"))
         verdict.status, verdict.reason = ("timeout" if exc.kind == "timeout" else "runtime_error"), f"while timing: {exc}"

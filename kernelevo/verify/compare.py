@@ -17,8 +17,18 @@ DEFAULT_TOLERANCE: dict[str, dict[str, float]] = {
 }
 
 
-def tolerance_for(dtype: torch.dtype, hint: Any = None) -> dict[str, float] | None:
-    """None means exact comparison (integers, bool)."""
+# Looser bounds an fp32 output may meet when a kernel computes in lower precision, weakest last:
+# TF32 and fp16 keep 10 mantissa bits (Triton's tl.dot default is TF32), bf16 keeps 7.
+PRECISION_LEVELS: dict[str, dict[str, float]] = {
+    "tf32": {"atol": 5e-2, "rtol": 1e-2, "rel_l2": 1.5e-3},
+    "bf16": {"atol": 1e-1, "rtol": 2e-2, "rel_l2": 8e-3},
+}
+LEVEL_NAMES = {"tf32": "TF32", "bf16": "bf16"}
+
+
+def tolerance_for(dtype: torch.dtype, hint: Any = None, precision: str | None = None) -> dict[str, float] | None:
+    """None means exact comparison (integers, bool). `precision` loosens float32 bounds to a level
+    of PRECISION_LEVELS (never tighter than the task's own tolerance)."""
     name = str(dtype).replace("torch.", "")
     if not dtype.is_floating_point and not dtype.is_complex:
         return None
@@ -28,6 +38,8 @@ def tolerance_for(dtype: torch.dtype, hint: Any = None) -> dict[str, float] | No
             tol.update(hint[name])
         else:
             tol.update({k: float(v) for k, v in hint.items() if k in ("atol", "rtol", "rel_l2")})
+    if precision and name == "float32":
+        tol = {k: max(v, PRECISION_LEVELS[precision][k]) for k, v in tol.items()}
     return tol
 
 
@@ -40,8 +52,10 @@ def flatten_outputs(out: Any) -> list[Any]:
     return [out]
 
 
-def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bool, str, dict[str, Any]]:
-    """Returns (passed, message, detail). Detail carries locations and magnitudes for feedback."""
+def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
+                    precision: str | None = None) -> tuple[bool, str, dict[str, Any]]:
+    """Returns (passed, message, detail). Detail carries locations and magnitudes for feedback;
+    `tolerance_failure` marks a failure that a looser precision level might pass."""
     refs, cands = flatten_outputs(ref), flatten_outputs(cand)
     if len(refs) != len(cands):
         return False, f"output count mismatch: expected {len(refs)} outputs, got {len(cands)}", {}
@@ -60,7 +74,7 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bo
             return False, f"{label}: dtype mismatch: expected {r.dtype}, got {c.dtype}", {}
         if c.device != r.device:
             return False, f"{label}: device mismatch: expected {r.device}, got {c.device}", {}
-        tol = tolerance_for(r.dtype, tolerance_hint)
+        tol = tolerance_for(r.dtype, tolerance_hint, precision)
         rr, cc = r.detach(), c.detach()
         if tol is None:
             diff = rr != cc
@@ -93,7 +107,7 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None) -> tuple[bo
         rel_l2 = float(err.norm()) / ref_norm if ref_norm > 0 else (0.0 if max_err == 0 else float("inf"))
         where = _first_index(err == err.max()) if err.numel() else []
         detail = {"max_abs_err": max_err, "max_err_index": where, "rel_l2": rel_l2, "mismatches": n_bad,
-                  "numel": int(rr.numel()), "tolerance": tol}
+                  "numel": int(rr.numel()), "tolerance": tol, "tolerance_failure": r.dtype == torch.float32}
         if n_bad:
             first = _first_index(bad)
             detail.update(first_index=first, **_values_at(r64, c64, first))
@@ -120,3 +134,13 @@ def _values_at(ref: torch.Tensor, cand: torch.Tensor, index: list[int]) -> dict[
 def _first_index(mask: torch.Tensor) -> list[int]:
     nz = mask.nonzero()
     return [int(v) for v in nz[0]] if nz.numel() else []
+
+
+def loosest_needed(ref: Any, cand: Any, tolerance_hint: Any, start: str | None) -> tuple[str | None, str, dict[str, Any]]:
+    """The first precision level, from `start` on, at which the outputs match; (None, ...) if none."""
+    levels = list(PRECISION_LEVELS)
+    for level in levels[levels.index(start) + 1 if start else 0:]:
+        passed, message, detail = compare_outputs(ref, cand, tolerance_hint, level)
+        if passed:
+            return level, message, detail
+    return None, "", {}

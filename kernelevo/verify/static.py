@@ -1,7 +1,9 @@
 """Source checks on a candidate, before anything runs.
 
 They catch the cheap reward hacks (fallbacks, inheritance, escapes from the timer,
-patched timers) with a reason a model can act on, and tell which backend is used.
+patched timers) with a reason a model can act on, and tell which backend is used. Python
+is held to an allowlist (imports, no dunder attributes, no dynamic-access builtins):
+a fast first filter before any GPU; the worker's sandbox and the judge are the guarantee.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from dataclasses import dataclass, field
 
 from kernelevo.ast_names import dotted_name
 from kernelevo.verdict import Check
+from kernelevo.verify.native import check_native
 
 FORBIDDEN_MODULES = {
     "threading": "threads escape the timer and the checks",
@@ -53,6 +56,43 @@ FORBIDDEN_CALLS = {
 PATCH_ROOTS = ("torch", "triton", "tl", "time", "np", "numpy", "F", "nn", "builtins", "os", "sys", "math")
 TENSOR_BASES = {"torch.Tensor", "Tensor"}
 DUNDER_HOOKS = {"__torch_function__", "__torch_dispatch__"}
+# What a Python candidate may import: the kernel languages, math, our CUDA helper, and pure
+# language helpers. Anything else (numpy computes outside the op recorder, os reaches files) is refused.
+ALLOWED_IMPORTS = ("torch", "triton", "math", "kernelevo.cuda", "__future__", "typing", "dataclasses", "functools",
+                   "itertools", "operator", "collections", "numbers", "enum", "warnings", "numpy")
+# numpy only for the CUDA helper's fixed-width scalars: arrays would compute outside the op recorder
+NUMPY_SCALARS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+                 "float64", "intp", "uintp", "bool_"}
+BANNED_BUILTINS = {
+    "getattr": "reaches attributes by computed name", "setattr": "sets attributes by computed name",
+    "delattr": "deletes attributes", "vars": "exposes a module's or object's namespace",
+    "globals": "exposes the module namespace", "locals": "exposes the frame's namespace",
+    "eval": "runs code from a string", "exec": "runs code from a string", "compile": "builds code from a string",
+    "open": "reads or writes files", "__import__": "imports modules dynamically", "breakpoint": "stops the process",
+    "input": "reads the worker's channel",
+}
+ALLOWED_DUNDERS = {"__init__"}  # super().__init__(), nn.Module.__init__(self)
+# Library attributes whose assignment changes state the reference and the baselines share.
+GLOBAL_STATE_PREFIXES = ("torch.backends.", "torch.set_", "torch.cuda.matmul", "torch._C")
+TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.current_stream")
+CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose")
+
+
+def _import_allowed(module: str) -> bool:
+    return any(module == a or module.startswith(a + ".") for a in ALLOWED_IMPORTS)
+
+
+def _assignment_problem(target: str) -> str:
+    """What assigning a library attribute does, said plainly."""
+    if target.startswith(GLOBAL_STATE_PREFIXES):
+        return (f"assigning {target} changes global state that the reference and the baselines share; "
+                "a candidate must not change library settings (a task opts into TF32 with ALLOW_TF32)")
+    if target.startswith(TIMER_NAMES):
+        return f"assigning {target} patches what the timer uses; a candidate must not change the timer"
+    if target.startswith(CHECK_NAMES):
+        return f"assigning {target} patches what the correctness checks use; a candidate must not change them"
+    return (f"assigning {target} patches a library attribute that the reference, the checks and the timer "
+            "share; keep your own state on ModelNew")
 
 
 @dataclass
@@ -89,20 +129,69 @@ def _resolve(name: str, aliases: dict[str, str]) -> str:
     return f"{full}.{rest}" if rest else full
 
 
+_QUIET_CALLS = {"print", "warnings.warn", "logging.warning", "logging.info", "logging.debug"}
+
+
+def _calls(nodes: list[ast.stmt]) -> list[ast.Call]:
+    return [n for stmt in nodes for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+
+
+def _try_problem(node: ast.Try, launchers: set[str], aliases: dict[str, str]) -> str | None:
+    """A try/except is refused only when a handler computes the result another way or swallows a
+    kernel's error; import guards and configuration guards (device queries, constants) pass."""
+    if all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
+        return None
+
+    def launches_kernel(call: ast.Call) -> bool:
+        f = call.func
+        if isinstance(f, ast.Subscript):
+            return True  # kernel[grid](...)
+        root = dotted_name(f).split(".")[0]
+        return root in launchers or root == "self"
+
+    launching = any(launches_kernel(c) for c in _calls(node.body))
+    for h in node.handlers:
+        if any(isinstance(s, ast.Raise) for s in h.body):
+            continue
+        computing = [n for s in h.body for n in ast.walk(s) if isinstance(n, (ast.Return, ast.Yield))] + [
+            c for c in _calls(h.body) if _resolve(dotted_name(c.func), aliases) not in _QUIET_CALLS]
+        if computing:
+            return (f"the except handler at line {h.lineno} computes a result another way (line "
+                    f"{computing[0].lineno}): a fallback hides a failing kernel; let errors surface")
+        if launching:
+            return (f"the except handler at line {h.lineno} swallows errors from a kernel launch in its try "
+                    "block: a failing kernel must fail the candidate; let errors surface")
+    return None
+
+
+def _dunder_problem(node: ast.Attribute) -> str | None:
+    if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
+        return f"attribute {node.attr} is off limits: dunder attributes reach the interpreter's internals"
+    return None
+
+
 def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
+    """All source checks on one candidate file, in milliseconds; each problem names the line."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
         return StaticReport(backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}")
     aliases = _aliases(tree)
-    problems: list[str] = []
+    problems: list[str] = []   # the specific hacks first: their reason is the verdict's
+    refused: list[str] = []    # then what the allowlist refuses
 
-    def bad(node: ast.AST, msg: str) -> None:
-        problems.append(f"line {getattr(node, 'lineno', '?')}: {msg}")
+    def bad(node: ast.AST, msg: str, into: list[str] = problems) -> None:
+        into.append(f"line {getattr(node, 'lineno', '?')}: {msg}")
 
     jit_kernels: list[str] = []
     uses_cuda_helper = uses_inline = False
     model_new: ast.ClassDef | None = None
+    launchers = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = _resolve(dotted_name(node.value.func), aliases)
+            if callee.endswith(("load_inline", "cpp_extension.load", "kernelevo.cuda.compile")):
+                launchers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
@@ -122,31 +211,33 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 bad(node, f"class {node.name} subclasses torch.Tensor: tensor subclasses can compute lazily and are not allowed")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            if isinstance(node, ast.ImportFrom) and not _import_allowed(node.module or ""):
+                mods = [f"{node.module}.{a.name}" for a in node.names]  # from kernelevo import cuda
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
                     bad(node, f"import of {root}: {FORBIDDEN_MODULES[root]}")
-            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] not in ("torch", "triton", "numpy", "math", "kernelevo", "typing", "__future__", "functools", "dataclasses"):
+                elif not _import_allowed(m) and not (isinstance(node, ast.ImportFrom) and node.level):
+                    bad(node, f"import of {m} is not allowed: a candidate imports only "
+                              f"{', '.join(ALLOWED_IMPORTS[:4])} and pure helpers (typing, functools...)", refused)
+            if isinstance(node, ast.ImportFrom) and (node.level or not _import_allowed(node.module or "")):
                 if any(a.name == "Model" for a in node.names):
                     bad(node, "imports Model: a candidate must not use the reference module")
+                elif node.level:
+                    bad(node, "relative imports are not allowed: a candidate is one self-contained file", refused)
         elif isinstance(node, ast.Try) or (hasattr(ast, "TryStar") and isinstance(node, getattr(ast, "TryStar"))):
-            if not all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in node.body):
-                bad(node, "try/except is not allowed: a fallback to PyTorch hides a failing kernel; let errors surface")
+            why = _try_problem(node, launchers | set(jit_kernels), aliases)  # type: ignore[arg-type]
+            if why:
+                bad(node, f"try/except: {why}")
         elif isinstance(node, ast.Call):
             full = _resolve(dotted_name(node.func), aliases)
             if full in FORBIDDEN_CALLS or full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch"):
                 bad(node, f"{full}: {FORBIDDEN_CALLS.get(full, 'side streams escape the timer')}")
-            if full in ("getattr", "builtins.getattr") and len(node.args) >= 2 and not (
-                    isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)
-                    and node.args[1].value not in ("Stream", "ExternalStream", "stream")):
-                root = _resolve(dotted_name(node.args[0]).split(".")[0], aliases).split(".")[0]
-                if root in PATCH_ROOTS or isinstance(node.args[1], ast.Constant):
-                    bad(node, f"getattr on {dotted_name(node.args[0]) or 'an object'} with a computed or stream name: "
-                              "reach library functions directly")
-            if full in ("setattr", "builtins.setattr") and node.args:
-                root = dotted_name(node.args[0]).split(".")[0]
-                if root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS:
-                    bad(node, f"setattr on {dotted_name(node.args[0])}: patching library objects is not allowed")
+            elif isinstance(node.func, ast.Name) and node.func.id in BANNED_BUILTINS and node.func.id not in aliases:
+                what = node.func.id
+                on = f" on {dotted_name(node.args[0]) or 'an object'}" if node.args and what.endswith("attr") else ""
+                bad(node, f"{what}(){on} is not allowed: it {BANNED_BUILTINS[what]}; "
+                          "name library functions and attributes directly", problems if on else refused)
             if full.endswith("cpp_extension.load_inline") or full == "load_inline":
                 uses_inline = True
             if full in ("kernelevo.cuda.compile",) or (full.endswith(".compile") and _resolve(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"):
@@ -158,10 +249,18 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     if isinstance(sub, ast.Attribute):
                         root = dotted_name(sub).split(".")[0]
                         if root and (root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS):
-                            bad(node, f"assignment to {dotted_name(sub)}: patching library attributes (timers, events, allclose) is not allowed")
-        elif isinstance(node, ast.Attribute) and dotted_name(node) in ("sys.modules",):
-            bad(node, f"{dotted_name(node)} is off limits for a candidate")
-
+                            bad(node, _assignment_problem(_resolve(dotted_name(sub), aliases)))
+        elif isinstance(node, ast.Attribute):
+            if (isinstance(node.value, ast.Name) and _resolve(node.value.id, aliases) == "numpy"
+                    and node.attr not in NUMPY_SCALARS):
+                bad(node, f"numpy.{node.attr} is not allowed: numpy serves only the CUDA helper's scalar types "
+                          "(np.int32, np.float32...); compute on the GPU", refused)
+            elif dotted_name(node) in ("sys.modules",):
+                bad(node, f"{dotted_name(node)} is off limits for a candidate")
+            elif _dunder_problem(node):
+                bad(node, _dunder_problem(node) or "", refused)
+    problems += check_native(tree)
+    problems += refused
     if model_new is None:
         problems.append("no class ModelNew: a candidate defines class ModelNew(nn.Module) with Model's constructor and forward")
     backend = "cuda" if uses_cuda_helper else "cuda_inline" if uses_inline else "triton" if jit_kernels else "none"

@@ -14,6 +14,7 @@ import torch
 from kernelevo.precision import fp32_matmul, task_allows_tf32
 from kernelevo.task import import_file, load_task_module
 from kernelevo.verify.checks import to_device
+from kernelevo.verify.weights import load_weights, weight_plan
 from kernelevo.worker.sandbox import TrustedThreads
 
 _COMPILED: dict[str, Any] = {}
@@ -56,8 +57,11 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     init = list(task.get_init_inputs())
     torch.manual_seed(int(req.get("seed") or 0))
     ref = task.Model(*init).to(device).eval()
+    torch.manual_seed(int(req.get("seed") or 0))
     new = cand.ModelNew(*init).to(device).eval()
-    new.load_state_dict(ref.state_dict())
+    plan = weight_plan(ref, new)
+    if plan is not None:  # else both come from the same seed, as verification judged them
+        load_weights(ref, new, plan)
     sets = []
     for i in range(N_INPUT_SETS):
         torch.manual_seed(int(req.get("seed") or 0) + i)
@@ -67,7 +71,7 @@ def measure(req: dict[str, Any]) -> dict[str, Any]:
     set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
 
     fns: dict[str, Any] = {}
-    tf32 = task_allows_tf32(task)
+    tf32 = task_allows_tf32(task) or bool(req.get("allow_tf32"))  # the user accepted TF32 (--allow-tf32)
     with torch.no_grad(), fp32_matmul(tf32):
         fns["eager"] = lambda i: ref(*sets[i])
         fns["candidate"] = lambda i: new(*sets[i])

@@ -8,8 +8,10 @@ will, so the kernels land in the shared Triton cache under the keys the run work
 looks up. The CUDA fast path (nvcc cubins) and load_inline builds are content-hashed
 caches already: importing the candidate here fills them.
 
-Only compile errors are conclusive. Anything else the forward pass does on meta tensors
-(`.item()`, an `is_cuda` assertion) just leaves the rest to the run worker's JIT.
+The inputs say `is_cuda` (most published Triton candidates `assert x.is_cuda` before
+launching), so guarded forwards compile ahead too. Only compile errors are conclusive.
+Anything else the forward pass does on meta tensors (`.item()`, allocating with
+`device="cuda"`) just leaves the rest to the run worker's JIT.
 """
 from __future__ import annotations
 
@@ -108,6 +110,28 @@ def _build_launcher(kernel: Any) -> None:
         pass
 
 
+def _cuda_looking() -> type:
+    """Meta tensors whose `is_cuda` is True; results of ops on them keep the type. Only `is_cuda`
+    is faked: a tensor whose `device` said cuda would make torch allocate real CUDA memory, and
+    fake CUDA tensors abort a CPU-only torch in its device guard."""
+    import torch
+
+    class CudaLookingMeta(torch.Tensor):
+        @property
+        def is_cuda(self) -> bool:  # type: ignore[override]
+            return True
+
+    return CudaLookingMeta
+
+
+def as_cuda_looking(value: Any, cls: type) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor) and value.device.type == "meta":
+        return torch.Tensor._make_subclass(cls, value)
+    return value
+
+
 def _input_sets(task: Any, seed: int) -> list[list[Any]]:
     import torch
 
@@ -118,7 +142,8 @@ def _input_sets(task: Any, seed: int) -> list[list[Any]]:
         extra = getattr(task, "get_extra_inputs", None)
         if extra is not None:
             sets.extend(list(e) for e in extra())
-    return [[a.to("meta") if isinstance(a, torch.Tensor) else a for a in s] for s in sets]
+    cls = _cuda_looking()
+    return [[as_cuda_looking(a.to("meta"), cls) if isinstance(a, torch.Tensor) else a for a in s] for s in sets]
 
 
 def precompile(req: dict[str, Any]) -> dict[str, Any]:

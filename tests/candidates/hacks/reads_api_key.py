@@ -1,9 +1,10 @@
-# expect: verified
+# expect: rejected
 # task: softmax
-# reason:
+# reason: import of os is not allowed
 """Untrusted code must never see API keys. This candidate is a correct Triton softmax
-that refuses to run when it can read ANTHROPIC_API_KEY: it verifies only when the worker
-runs with a scrubbed environment."""
+that refuses to run when it can read ANTHROPIC_API_KEY. The static allowlist refuses its
+`import os` before it runs; the worker's scrubbed environment behind that is tested in
+tests/test_worker.py (test_candidate_reading_key_sees_nothing)."""
 import os
 
 import torch

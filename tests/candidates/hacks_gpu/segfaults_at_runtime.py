@@ -1,11 +1,11 @@
-# expect: runtime_error
+# expect: rejected
 # task: softmax
 # device: cuda
-# reason: crashed
-"""A worker that dies mid-forward (SIGSEGV), after a correct kernel was launched: what a
-driver fault or a broken extension does. It passes the static checks (numpy's as_strided
-reads far outside a one-element array), so the process really crashes; the verdict is
-runtime_error and the next candidate gets a fresh worker."""
+# reason: serves only the CUDA helper's scalar types
+"""A worker that would die mid-forward (SIGSEGV), after a correct kernel was launched: numpy's
+as_strided reads far outside a one-element array. The static allowlist admits numpy only for
+the CUDA helper's scalar types, so this is refused before it runs; a worker that crashes all
+the same gets a runtime_error verdict and the next candidate a fresh worker (tests/test_worker.py)."""
 import numpy as np
 import torch
 import torch.nn as nn

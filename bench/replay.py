@@ -1,0 +1,246 @@
+"""Replay published kernels through the verifier and compare with their authors' verdicts.
+
+The corpus (bench/replay/manifest.json, built by bench/replay_corpus.py) holds kernels whose
+authors judged them correct (with a speedup measured on their GPU) or incorrect (adversarial
+kernels a benchmark's tests require to fail). For each one this prints our verdict; at the end
+the agreement table (author verdict x ours), every disagreement with our reason and its class,
+the static allowlist count, and our speedups against the authors'.
+
+On a GPU: `python bench/replay.py [--lanes 3] [--limit N] [--out DIR]`. Verification runs in
+`--lanes` evaluators side by side (one GPU; correctness does not mind sharing it); load_inline
+candidates are built first, in parallel compile workers; timing then runs alone, in one run
+worker (eager baseline only, `--time-s` of measuring per kernel). Without a GPU, `--static`
+runs only the static checks (milliseconds per kernel).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import queue
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent / "replay"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+# Disagreements that follow from a stated policy (docs/FORMATS.md), by what our reason says.
+POLICY_CLASSES = [
+    ("no kernel: ", "policy: no custom kernel (the authors accept the reference itself)"),
+    ("leaves the whole reference to library calls", "policy: library-only candidate"),
+    ("changes global state", "policy: candidate changes global library settings"),
+    ("torch.compile is the baseline", "policy: torch.compile inside the candidate"),
+    ("side streams", "policy: side stream"),
+    ("is not allowed: a candidate imports only", "policy: import outside the allowlist"),
+    ("passes at TF32 tolerance", "policy: TF32 against an fp32 reference (passes at TF32)"),
+    ("passes at bf16 tolerance", "policy: bf16 against an fp32 reference (passes at bf16)"),
+    ("calls the reference op", "policy: calls a reference op other than GEMM/conv/attention"),
+    ("does not depend on any custom kernel", "policy: custom kernel's result unused"),
+]
+
+
+def classify(reason: str) -> str:
+    return next((label for needle, label in POLICY_CLASSES if needle in reason), "unclassified (bug or authors' error?)")
+
+
+def load(limit: int | None) -> list[dict[str, Any]]:
+    entries = json.loads((ROOT / "manifest.json").read_text())["entries"]
+    return entries[:limit] if limit else entries
+
+
+def static_only(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from kernelevo.verify.static import check_source
+
+    rows = []
+    for e in entries:
+        t0 = time.perf_counter()
+        r = check_source((ROOT / e["candidate"]).read_text(), Path(e["candidate"]).name)
+        rows.append({**e, "status": "static-ok" if r.ok else "rejected", "reason": "" if r.ok else r.problems[0],
+                     "static_ms": (time.perf_counter() - t0) * 1e3})
+    return rows
+
+
+def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
+    """load_inline candidates built side by side in compile workers (40-70 s each, one core each)."""
+    from kernelevo.precompile import arch_env, precompile
+    from kernelevo.verify.static import check_source
+    from kernelevo.worker.pool import Worker
+
+    todo = [e for e in entries if e["backend"] == "cuda_inline"
+            and check_source((ROOT / e["candidate"]).read_text()).ok]
+
+    def one(e: dict[str, Any]) -> tuple[str, Any]:
+        with Worker("compile", env=arch_env("cuda")) as w:
+            return e["id"], precompile(w, ROOT / e["task"], ROOT / e["candidate"], "cuda_inline", device="cuda",
+                                       size="default", timeout=300)
+
+    if not todo:
+        return {}
+    with ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
+        return dict(pool.map(one, todo))
+
+
+def verify_all(entries: list[dict[str, Any]], lanes: int, built: Any, device: str = "cuda") -> list[dict[str, Any]]:
+    from kernelevo.evaluate import Evaluator
+    from kernelevo.task import TaskError
+    from kernelevo.verify import verify_candidate
+
+    jobs: queue.Queue[dict[str, Any]] = queue.Queue()
+    for e in entries:
+        jobs.put(e)
+    rows: list[dict[str, Any]] = []
+    lock = threading.Lock()
+
+    def lane() -> None:
+        with Evaluator(device) as ev:
+            ev.warm()
+            while True:
+                try:
+                    e = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                if e["backend"] == "cuda_inline" and e["id"] not in built.done and not built.finished:
+                    jobs.put(e)  # its build is still running
+                    time.sleep(0.5)
+                    continue
+                t0 = time.perf_counter()
+                try:
+                    v = verify_candidate(ROOT / e["task"], ROOT / e["candidate"], evaluator=ev, device=device,
+                                         use_cache=False, measure=False, timeout=120,
+                                         precompiled=built.done.get(e["id"]))
+                    row = {**e, "status": v.status, "reason": v.reason, "kept": v.kept_library_ops,
+                           "weights": next((c.message for c in v.checks if c.name == "weights"), ""),
+                           "precision": next((c.detail for c in v.checks if c.name == "precision"), None)}
+                except TaskError as exc:
+                    row = {**e, "status": "task_error", "reason": str(exc)}
+                row["verify_s"] = round(time.perf_counter() - t0, 2)
+                with lock:
+                    rows.append(row)
+                    print(f"  {row['id']:<28} {row['status']:<14} {row['verify_s']:>6.1f} s  {row['reason'][:110]}",
+                          flush=True)
+
+    threads = [threading.Thread(target=lane) for _ in range(lanes)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return rows
+
+
+class Builds:
+    def __init__(self) -> None:
+        self.done: dict[str, Any] = {}
+        self.finished = False
+
+
+def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) -> None:
+    """Eager vs candidate, interleaved, in one run worker with the GPU to itself."""
+    from kernelevo.evaluate import Evaluator
+
+    todo = [r for r in rows if r["status"] == "verified" or (r.get("precision") or {}).get("level") == "tf32"]
+    with Evaluator("cuda") as ev:
+        for r in todo:
+            if time.monotonic() > deadline:
+                r["timing_skipped"] = "device time ran out"
+                continue
+            tf32 = (r.get("precision") or {}).get("level") == "tf32"
+            try:
+                reply = ev.runner.request({"op": "measure", "task_path": str(ROOT / r["task"]),
+                                           "candidate_path": str(ROOT / r["candidate"]), "size": "default",
+                                           "seed": 0, "compile_mode": None, "max_time_s": time_s,
+                                           "allow_tf32": tf32}, 60)
+            except Exception as exc:  # a timing failure is reported on its row, the replay goes on
+                r["timing_error"] = str(exc)[:200]
+                continue
+            t = reply.get("timings") or {}
+            if "error" in reply or not t:
+                r["timing_error"] = str(reply.get("error"))[:200]
+                continue
+            r["candidate_ms"], r["eager_ms"] = t["candidate_ms"], t["eager_ms"]
+            r["speedup"] = t["eager_ms"] / t["candidate_ms"]
+            r["tf32_baselines"] = tf32
+            if t.get("implausible"):
+                r["implausible"] = t["implausible"]
+            print(f"  timed {r['id']:<28} {r['speedup']:.2f}x (authors {r['author_speedup']}x)", flush=True)
+
+
+def report(rows: list[dict[str, Any]]) -> str:
+    ours = lambda r: "pass" if r["status"] in ("verified", "static-ok") else "fail"  # noqa: E731
+    lines = ["", "agreement (author verdict x ours):", f"{'':>12} {'ours pass':>10} {'ours fail':>10}"]
+    for a in ("correct", "incorrect"):
+        sub = [r for r in rows if r["author_verdict"] == a]
+        lines.append(f"{a:>12} {sum(ours(r) == 'pass' for r in sub):>10} {sum(ours(r) == 'fail' for r in sub):>10}")
+    dis = [r for r in rows if (r["author_verdict"] == "correct") != (ours(r) == "pass")]
+    classes: dict[str, list[dict[str, Any]]] = {}
+    for r in dis:
+        classes.setdefault(classify(r["reason"]) if r["author_verdict"] == "correct" else
+                           "VERIFIED AN AUTHOR-INCORRECT KERNEL", []).append(r)
+    policy = sum(len(v) for k, v in classes.items() if k.startswith("policy:"))
+    coinciding = len(rows) - policy
+    agree = sum((r["author_verdict"] == "correct") == (ours(r) == "pass") for r in rows)
+    lines.append(f"agreement {agree}/{len(rows)} = {agree / max(len(rows), 1):.1%}; where the policies coincide "
+                 f"(disagreements from a stated policy left out) {agree}/{coinciding} = {agree / max(coinciding, 1):.1%}")
+    lines.append("disagreements by class:")
+    for k, v in sorted(classes.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(v):>3}  {k}")
+        for r in v:
+            lines.append(f"        {r['id']:<28} {r['status']:<12} {r['reason'][:150]}")
+    timed = [r for r in rows if r.get("speedup") and r.get("author_speedup")]
+    if timed:
+        ratios = [r["speedup"] / r["author_speedup"] for r in timed]
+        geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        within = sum(0.9 <= x <= 1.1 for x in ratios)
+        lines.append(f"speedup vs eager, ours (H200) / authors' (H100): geomean {geo:.3f} over {len(timed)} kernels; "
+                     f"{within} within +-10 %")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lanes", type=int, default=3)
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--time-s", type=float, default=0.8, help="seconds of measuring per timed kernel")
+    ap.add_argument("--budget-s", type=float, default=330, help="stop timing after this many seconds in all")
+    ap.add_argument("--static", action="store_true", help="static checks only (no GPU)")
+    ap.add_argument("--device", default="cuda", help="cpu: a smoke run in the Triton interpreter, untimed")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    start = time.monotonic()
+    entries = load(args.limit)
+    if args.static:
+        rows = static_only(entries)
+    else:
+        builds = Builds()
+
+        def build() -> None:
+            builds.done.update(build_inline(entries, workers=8))
+            builds.finished = True
+
+        builder = threading.Thread(target=build if args.device == "cuda" else lambda: None)
+        builder.start()
+        if args.device != "cuda":
+            builds.finished = True
+        rows = verify_all(sorted(entries, key=lambda e: e["backend"] == "cuda_inline"), args.lanes, builds, args.device)
+        builder.join()
+        print(f"verification done in {time.monotonic() - start:.0f} s", flush=True)
+        if args.device == "cuda":
+            time_verified(rows, args.time_s, start + args.budget_s)
+    honest = [e for e in entries if e["author_verdict"] == "correct" and e["backend"] != "none"]
+    static = {r["id"]: r for r in static_only(honest)}
+    passed = sum(r["status"] == "static-ok" for r in static.values())
+    text = report(rows) + (f"\nstatic allowlist: {passed}/{len(honest)} author-correct kernels with a kernel pass; "
+                           f"max {max(r['static_ms'] for r in static.values()):.1f} ms per file")
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "replay.json").write_text(json.dumps(rows, indent=1, default=str))
+        (args.out / "replay.txt").write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""Giving ModelNew the reference's weights, matched by meaning rather than by name.
+
+A candidate may call its `nn.Linear` `linear` where Model says `matmul`, or keep a bias as
+its own parameter: names differ, the computation is the same. Parameters and buffers are
+matched by name, else by registration order within each shape; only when neither fits are
+both modules built from one seed (KernelBench's rule), which cannot randomise the weights.
+"""
+from __future__ import annotations
+
+import torch
+
+
+def weight_plan(ref: torch.nn.Module, new: torch.nn.Module) -> list[tuple[str, str]] | None:
+    """(ModelNew name, Model name) pairs: by name where names and shapes agree, else by registration
+    order within each shape; None when neither fits (then both come from one seed)."""
+    rs, ns = ref.state_dict(), new.state_dict()
+    if not rs and not ns:
+        return []
+    if set(rs) == set(ns) and all(rs[k].shape == ns[k].shape for k in rs):
+        return [(k, k) for k in rs]
+    by_shape: dict[tuple[int, ...], list[str]] = {}
+    for k, v in rs.items():
+        by_shape.setdefault(tuple(v.shape), []).append(k)
+    plan = []
+    for k, v in ns.items():
+        same = by_shape.get(tuple(v.shape))
+        if not same:
+            return None
+        plan.append((k, same.pop(0)))
+    return plan if not any(by_shape.values()) else None
+
+
+def load_weights(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[str, str]]) -> str:
+    """Copy Model's (randomised) weights into ModelNew along `plan`; says which rule was used."""
+    rs = ref.state_dict()
+    if all(a == b for a, b in plan):
+        new.load_state_dict(rs)
+        return "weights copied from the reference by name (randomised)"
+    new.load_state_dict({a: rs[b] for a, b in plan})
+    renamed = [f"{a} <- {b}" for a, b in plan if a != b]
+    return (f"weights mapped by registration order and shape (randomised): {', '.join(renamed[:4])}"
+            + (f" and {len(renamed) - 4} more" if len(renamed) > 4 else ""))
