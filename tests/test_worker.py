@@ -95,18 +95,20 @@ def test_crashing_candidate_reported(tmp_path):
 def test_printing_candidate_does_not_corrupt_channel(tmp_path):
     cand = tmp_path / "noisy.py"
     cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x", 1))
-    # `import os` is refused statically; go through the worker directly to test its environment
-    with Worker("cpu") as w:
-        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                           "size": "small", "backend": "triton"}, timeout=120)
-    assert reply["status"] == "verified", reply["reason"]
+    v = verify_candidate(SOFTMAX, cand, device="cpu")
+    assert v.status == "verified", v.reason
 
 
 def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
     cand = tmp_path / "patch.py"
     cand.write_text(GOOD.read_text().replace("class ModelNew", "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew", 1))
-    v = verify_candidate(SOFTMAX, cand, device="cpu")
-    assert v.status == "rejected" and "torch.allclose" in v.reason
+    assert "vars() is not allowed" in verify_candidate(SOFTMAX, cand, device="cpu").reason  # the allowlist first
+    # behind it, the worker's integrity check: send the request straight to a worker
+    with Worker("cpu") as w:
+        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
+                           "size": "small", "backend": "triton"}, timeout=120)
+        assert any("torch.allclose" in v for v in reply.get("integrity_violation", [])), reply.get("integrity_violation")
+        assert not w.alive or w.request({"op": "ping"}, 60)["pong"]
 
 
 def test_thread_left_running_recycles_worker(tmp_path):
