@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import queue
 import sys
 import threading
@@ -203,14 +204,30 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lanes", type=int, default=3)
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--only", help="comma-separated corpus ids")
     ap.add_argument("--time-s", type=float, default=0.8, help="seconds of measuring per timed kernel")
     ap.add_argument("--budget-s", type=float, default=330, help="stop timing after this many seconds in all")
     ap.add_argument("--static", action="store_true", help="static checks only (no GPU)")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run in the Triton interpreter, untimed")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--unsandboxed-if-needed", action="store_true",
+                    help="where the sandbox cannot start, run unisolated (said in the output) instead of refusing")
     args = ap.parse_args(argv)
     start = time.monotonic()
+    if not args.static:
+        from kernelevo.sandbox.probe import allow_unsandboxed, isolation
+
+        found = isolation()
+        print(f"isolation: {found.level}{' (' + found.reason + ')' if found.reason else ''}", flush=True)
+        if found.level != "sandbox":
+            if not args.unsandboxed_if_needed:
+                print("the sandbox cannot start here; pass --unsandboxed-if-needed to replay unisolated")
+                return 2
+            allow_unsandboxed()
+            os.environ["KERNELEVO_NO_SANDBOX"] = "1"
     entries = load(args.limit)
+    if args.only:
+        entries = [e for e in entries if e["id"] in args.only.split(",")]
     if args.static:
         rows = static_only(entries)
     else:
@@ -233,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     static = {r["id"]: r for r in static_only(honest)}
     passed = sum(r["status"] == "static-ok" for r in static.values())
     text = report(rows) + (f"\nstatic allowlist: {passed}/{len(honest)} author-correct kernels with a kernel pass; "
-                           f"max {max(r['static_ms'] for r in static.values()):.1f} ms per file")
+                           f"max {max([r['static_ms'] for r in static.values()] or [0.0]):.1f} ms per file")
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -84,3 +84,10 @@ def test_unmatched_parameters_built_from_one_seed(tmp_path, evaluator):
     v = verify_candidate(EXAMPLES / "rms_norm.py", cand, evaluator=evaluator, device=evaluator.device)
     assert v.status == "verified", v.reason
     assert "KernelBench's rule" in next(c for c in v.checks if c.name == "weights").message
+
+
+def test_weights_folded_at_construction_judged_from_one_seed(evaluator):
+    v = verify_candidate(EXAMPLES / "rms_norm.py", POLICY / "rms_norm_folded_weight.py", evaluator=evaluator,
+                         device=evaluator.device)
+    assert v.status == "verified", v.reason
+    assert "transforms its weights at construction" in next(c for c in v.checks if c.name == "weights").message

@@ -2,10 +2,13 @@
 
 A candidate may call its `nn.Linear` `linear` where Model says `matmul`, or keep a bias as
 its own parameter: names differ, the computation is the same. Parameters and buffers are
-matched by name, else by registration order within each shape; only when neither fits are
-both modules built from one seed (KernelBench's rule), which cannot randomise the weights.
+matched by name, else by registration order within each shape; only when neither fits, or
+when ModelNew transforms its weights at construction (folds a constant in), are both modules
+built from one seed (KernelBench's rule), which cannot randomise the weights.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import torch
 
@@ -33,6 +36,8 @@ def weight_plan(ref: torch.nn.Module, new: torch.nn.Module) -> list[tuple[str, s
 def load_weights(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[str, str]]) -> str:
     """Copy Model's (randomised) weights into ModelNew along `plan`; says which rule was used."""
     rs = ref.state_dict()
+    if not plan:
+        return "no parameters or buffers to match"
     if all(a == b for a, b in plan):
         new.load_state_dict(rs)
         return "weights copied from the reference by name (randomised)"
@@ -40,3 +45,21 @@ def load_weights(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[st
     renamed = [f"{a} <- {b}" for a, b in plan if a != b]
     return (f"weights mapped by registration order and shape (randomised): {', '.join(renamed[:4])}"
             + (f" and {len(renamed) - 4} more" if len(renamed) > 4 else ""))
+
+
+def transformed_at_construction(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[str, str]]) -> bool:
+    """Built from the same seed, ModelNew's mapped weights differ from Model's: it changed them
+    (or drew them in another order)."""
+    rs, ns = ref.state_dict(), new.state_dict()
+    return any(rs[b].is_floating_point() and not torch.equal(ns[a].to(rs[b].device, rs[b].dtype), rs[b])
+               for a, b in plan)
+
+
+def seed_varies_weights(task: Any, seed: int) -> bool:
+    """Whether the seed decides Model's weights (nn.Linear's random init) rather than a fixed value."""
+    init = list(task.get_init_inputs())
+    states = []
+    for s in (seed, seed + 1):
+        torch.manual_seed(s)
+        states.append(task.Model(*init).state_dict())
+    return any(v.is_floating_point() and v.numel() and not torch.equal(v, states[1][k]) for k, v in states[0].items())
