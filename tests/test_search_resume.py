@@ -129,3 +129,19 @@ def test_a_reply_cut_off_at_max_tokens_is_continued_and_both_calls_are_recorded(
     assert second[-1]["role"] == "assistant" and second[-1]["content"][0]["text"] == whole[:cut]
     assert seen == [CODE.format(n=1)]  # the continued reply was judged as one file
     assert len(store.llm_calls(run.run_id)) == 2
+
+
+def test_with_thinking_on_a_cut_off_reply_is_repaired_not_continued(tmp_path):
+    from fakes.scripted_server import Reply
+    from kernelevo.llm import ModelSettings
+
+    store = Store(tmp_path / "s.sqlite")
+    whole = kernel_reply(CODE.format(n=2))
+    with serve_anthropic([Reply(text=whole[:whole.index("pass")], stop_reason="max_tokens"), whole]) as server:
+        provider = make_provider("anthropic", "claude-test", base_url=server.base_url, api_key="k",
+                                 settings=ModelSettings(max_tokens=8192, thinking_tokens=2048))
+        evaluate, seen = judge()
+        asyncio.run(search(store, evaluate, provider=provider, iterations=1, concurrency=1, repair_tries=1).run())
+        second = server.posts()[1].json["messages"]
+    assert len(second) == 1 and second[0]["role"] == "user"  # a prefill with thinking on is a 400
+    assert "cut off" in second[0]["content"][0]["text"] and seen == [CODE.format(n=2)]

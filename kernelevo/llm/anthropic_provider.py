@@ -37,6 +37,11 @@ class AnthropicProvider(SDKProvider):
     timeout_error = anthropic.APITimeoutError
     connection_error = anthropic.APIConnectionError
 
+    @property
+    def continues_prefill(self) -> bool:
+        """A final assistant turn is continued, not answered anew; the API refuses one when thinking is on."""
+        return not self.settings.thinking_tokens
+
     def _new_client(self) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(api_key=self._endpoint.api_key.reveal(), base_url=self.base_url,
                                         timeout=self.timeout_s, max_retries=self.max_retries,

@@ -28,9 +28,8 @@ class Asker:
         self.budget, self.throughput = budget, throughput
 
     def _can_continue(self) -> bool:
-        """An assistant prefill continues a cut-off reply: Anthropic's API allows it, but not with thinking."""
-        settings = getattr(self.provider, "settings", None)
-        return type(self.provider).__name__ == "AnthropicProvider" and not getattr(settings, "thinking_tokens", None)
+        """Whether an assistant prefill continues a cut-off reply (the provider says: Anthropic without thinking)."""
+        return bool(getattr(self.provider, "continues_prefill", False))
 
     async def _complete(self, prompt: Prompt) -> Any:
         """One call; a reservation refused while others are in flight waits for them, not the run's end."""
