@@ -15,6 +15,8 @@ from pathlib import Path
 from kernelevo.sandbox.spec import SandboxSpec
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssh", "/etc/ssl/private",
+                  "/etc/sudoers", "/etc/sudoers.d")  # readable by uid 0 whatever their mode
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 
 
@@ -53,7 +55,9 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
             args += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             args += ["--ro-bind", top, top]
-    args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind-try", "/sys", "/sys"]
+    # /proc/sys read-only: the process is uid 0 without capabilities, and the kernel lets the owner of a
+    # sysctl write it (core_pattern would run a program as root on the host)
+    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--ro-bind-try", "/sys", "/sys"]
     size = str(spec.limits.scratch_bytes)
     args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
     for path in python_paths():
@@ -68,7 +72,7 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
     if spec.gpu:
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
-    for path in spec.hidden:
+    for path in [*SYSTEM_SECRETS, *map(str, spec.hidden)]:
         if os.path.isdir(path):
             args += ["--tmpfs", str(path)]
         elif os.path.exists(path):

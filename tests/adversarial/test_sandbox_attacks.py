@@ -430,3 +430,32 @@ def test_without_a_cgroup_memory_the_data_limit_misses_is_stopped_from_outside()
     proc, took = _watched(PIN_MEMORY, Limits(cgroup=False, memory_bytes=512 << 20), gpu=True)
     assert proc.stopped_for == "more than 512 MiB resident" and took < 30
     assert '"pinned_mib": 1024' not in proc.output.text()
+
+
+HOST_SETTINGS = r"""
+import json
+done = []
+for path in ("/proc/sys/kernel/core_uses_pid", "/proc/sys/kernel/core_pattern"):
+    try:
+        current = open(path).read()
+        with open(path, "w") as f:  # the value it already has: nothing changes even where this works
+            f.write(current)
+        done.append(path)
+    except OSError:
+        pass
+try:
+    readable = len(open("/etc/shadow").read()) > 0
+except OSError:
+    readable = False
+print(json.dumps({"wrote": done, "shadow": readable}))
+"""
+
+
+def test_the_hosts_kernel_settings_and_password_hashes_are_out_of_reach(tmp_path):
+    """The sandboxed process is uid 0 without capabilities: the kernel would still let it write
+    sysctls it owns (core_pattern runs a program as root on the host at the next crash)."""
+    attack = run_attack(HOST_SETTINGS, tmp_path / "ws")["attack"]
+    assert attack == {"wrote": [], "shadow": False}
+    if os.getuid() == 0:
+        control = run_attack(HOST_SETTINGS, tmp_path / "open", isolate=False)["attack"]
+        assert control["wrote"] and control["shadow"]
