@@ -80,3 +80,14 @@ def test_task_errors_are_one_line(capsys, tmp_path):
     assert err.count("\n") == 1 and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
     assert main(["task", str(CORPUS / "model.py")]) == 2
     assert "expected FILE::NAME" in capsys.readouterr().err
+
+
+def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path):
+    from kernelevo.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={})
+    code = main(["report", run_id, "--store", str(tmp_path / "store.sqlite"), "-o", str(tmp_path / "no" / "dir.html")])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("\n") == 1 and "report failed: FileNotFoundError" in err
+    assert "KERNELEVO_DEBUG=1" in err

@@ -9,6 +9,7 @@ import pytest
 
 from kernelevo.targets.extract import (ExtractError, build_task, check_task, reusable_task, task_origin,
                                        task_path_for)
+from kernelevo.targets.init_args import task_init_args
 from kernelevo.targets.model import Target
 
 MODULE = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, width: int):\n"
@@ -74,6 +75,35 @@ def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
     assert "class Cfg" in text and Path(built.path[:-3] + ".init.pt").exists()
     check = check_task(built.path, timeout=240)
     assert check.ok is True and "float32[2, 8, 64]" in check.message, check.message
+    init = task_init_args(built.path, [str(tmp_path)])  # what apply writes into the kernel and its test
+    assert len(init) == 1 and repr(init[0]).startswith("__import__('types').SimpleNamespace(**{'n_embd': 64")
+
+
+def test_constructor_arguments_of_the_comment_route_reach_apply(tmp_path):
+    user = tmp_path / "norm.py"
+    user.write_text("import torch\nfrom torch import nn\n\n\n# kernelevo: inputs = (torch.randn(4, 32),)\n"
+                    "# kernelevo: init = (32,)\nclass Norm(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+                    "        self.w = nn.Parameter(torch.ones(dim))\n\n    def forward(self, x):\n"
+                    "        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w\n")
+    built = build(user, "Norm", tmp_path / "t")
+    assert task_init_args(built.path, [str(tmp_path)]) == [32]
+
+
+def test_a_config_class_built_from_its_defaults_like_pretrained_config(tmp_path):
+    user = tmp_path / "hf.py"
+    user.write_text("import torch\nfrom torch import nn\n\n\nclass LlamaConfig:\n"
+                    "    def __init__(self, hidden_size=4096, intermediate_size=11008, rms_norm_eps=1e-6, **kwargs):\n"
+                    "        self.hidden_size, self.intermediate_size = hidden_size, intermediate_size\n"
+                    "        self.rms_norm_eps = rms_norm_eps\n\n\n"
+                    "class LlamaMLP(nn.Module):\n    def __init__(self, config: LlamaConfig):\n        super().__init__()\n"
+                    "        self.up = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)\n"
+                    "        self.down = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)\n\n"
+                    "    def forward(self, x):\n        return self.down(torch.nn.functional.silu(self.up(x)))\n")
+    built = build(user, "LlamaMLP", tmp_path / "t")
+    text = Path(built.path).read_text()
+    assert "return [LlamaConfig(**_kernelevo_saved()['0'])]" in text and "class LlamaConfig" in text
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 8, 64]" in check.message, check.message  # 4096 shrunk to 64
 
 
 def test_cfgnode_style_config_becomes_a_namespace_of_what_the_module_read(tmp_path):

@@ -71,6 +71,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `kernelevo runs | head`: the reader left; stop quietly
         _quiet_stdout()
         return 0
+    except Exception as exc:  # never a traceback: one line, and how to get the details
+        import os
+
+        if os.environ.get("KERNELEVO_DEBUG") == "1":
+            raise
+        text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
+        print(f"kernelevo: error: {args.command} failed: {type(exc).__name__}{': ' + text if text else ''} "
+              "(a KernelEvo bug; run again with KERNELEVO_DEBUG=1 for the traceback and report it)", file=sys.stderr)
+        return 1
 
 
 def _quiet_stdout() -> None:

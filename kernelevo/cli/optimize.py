@@ -312,6 +312,9 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
         else:
             for task_path, origin in targets:
                 t0 = time.monotonic()
+                if args.progress == "text" and not args.resume:
+                    print(f"kernelevo: searching {_display_name(task_path, origin)} on {device}: offline candidates "
+                          "first (templates, Inductor extraction)...", file=sys.stderr, flush=True)
                 try:
                     result = optimize_task(task_path, replace(cfg, **origin), store=store, events=events,
                                            resume=args.resume, dispatcher=dispatcher)
@@ -395,9 +398,14 @@ def _why_none(result: Any, store: Any) -> list[str]:
     return why
 
 
+def _display_name(task_path: Path, origin: dict[str, str] | None) -> str:
+    if origin and origin.get("source_file") and origin.get("target_id"):
+        return f"{Path(origin['source_file']).name}::{origin['target_id'].split(':', 1)[-1]}"
+    return Path(task_path).name
+
+
 def _format(s: dict[str, Any]) -> str:
-    name = (f"{Path(s['source_file']).name}::{s['target_id'].split(':', 1)[-1]}" if s.get("source_file")
-            and s.get("target_id") else Path(s["task"]).name)
+    name = _display_name(Path(s["task"]), s)
     lines = [f"{name}: run {s['run_id']} · {s['status']} · {s['stop_reason']}"]
     if s["best_candidate"] is None:
         lines.append("  no verified candidate; why:")
