@@ -96,7 +96,7 @@ def main() -> int:
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--reply-s", type=float, default=20.0)
     ap.add_argument("--wall-s", type=float, default=40.0)
-    ap.add_argument("--max-in-flight", type=int, default=32)
+    ap.add_argument("--max-in-flight", type=int, default=64)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     from kernelevo.scale.local import LocalDispatcher

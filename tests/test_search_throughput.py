@@ -46,3 +46,26 @@ def test_dollar_budget_for_an_unpriced_model_is_refused_with_what_to_add(monkeyp
                                config=LLMConfig())
         check_priced(priced, 5.0, "x")
     assert server.posts() == []
+
+
+def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(monkeypatch, tmp_path):
+    from fakes.scripted_server import error
+    from kernelevo.llm import Budget, Prompt
+    from kernelevo.search.asking import Asker
+    from kernelevo.search.phase import Phase
+    from kernelevo.store import Store
+
+    clean_llm_env(monkeypatch, tmp_path)
+    store = Store(tmp_path / "s.sqlite")
+    rid = store.create_run(task_path="t.py", task_hash="h", config={})
+    t = Throughput(slots=1, highest=32, reply_s=20.0, verdict_s=1.0)
+    t.active = 16
+    with serve_anthropic([error(429, "rate limited"), "one", "two", "three", "four", "five"]) as server:
+        p = make_provider("anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key="k",
+                          config=LLMConfig())
+        asker = Asker(p, store, rid, Budget(), t)
+        asyncio.run(asker.ask(Prompt.of("x"), Phase("iteration", 0)))
+        assert t.cap == 8 and t.target() == 8  # half of the 16 open when the 429 came
+        for i in range(1, 5):
+            asyncio.run(asker.ask(Prompt.of("x"), Phase("iteration", i)))
+    assert t.cap == 9

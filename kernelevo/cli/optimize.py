@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=positive_int, default=None,
                    help="model proposals in flight at once per search (default: as many as keep the GPUs 80%% busy, "
                         "from the measured reply and verdict times, at most --max-in-flight)")
-    p.add_argument("--max-in-flight", type=positive_int, default=32, help="most model requests open at once (default 32)")
+    p.add_argument("--max-in-flight", type=positive_int, default=64,
+                   help="most model requests open at once (default 64; halved while the provider answers 429)")
     p.add_argument("--max-tokens", type=positive_int, help="reply limit per model call, thinking included "
                                                            "(default: the config file's [models.\"M\"], else 16384)")
     p.add_argument("--thinking-tokens", type=positive_int,

@@ -88,6 +88,7 @@ class SDKProvider:
         self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
         self.max_retries = max(0, max_retries)
+        self.rate_limits = 0  # 429 answers seen (each retried by the SDK): the search keeps fewer requests open
         self.settings = settings or ModelSettings()
         self._prices = dict(prices or {})
         self._default_price = default_price
@@ -163,6 +164,8 @@ class SDKProvider:
 
         async def on_response(response: Any) -> None:
             status = response.status_code
+            if status == 429:
+                self.rate_limits += 1
             if status in (408, 409, 429) or status >= 500:
                 for header, cap in (("retry-after-ms", MAX_RETRY_AFTER_S * 1000), ("retry-after", MAX_RETRY_AFTER_S)):
                     try:

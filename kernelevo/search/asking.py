@@ -52,8 +52,9 @@ class Asker:
         stored = self.store.find_llm_call(self.run_id, phase)
         if stored is not None:
             return Answer(stored["response_text"], False, True)
+        limits = getattr(self.provider, "rate_limits", 0)
         completion = await self._complete(prompt)
-        await self.throughput.saw_reply(completion.latency_s)
+        await self.throughput.saw_reply(completion.latency_s, getattr(self.provider, "rate_limits", 0) > limits)
         text = completion.text
         self._record(prompt, phase, completion, text)
         if completion.truncated and text.strip() and self._can_continue():

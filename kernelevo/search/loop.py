@@ -47,7 +47,7 @@ class SearchConfig:
     iterations: int | None = 10
     patience: int | None = None
     concurrency: int | None = None  # model requests in flight; None: derived from measured latencies
-    max_in_flight: int = 32
+    max_in_flight: int = 64
     repair_tries: int = 3
     seed: int = 0
     n_islands: int = 2
