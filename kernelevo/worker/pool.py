@@ -84,6 +84,19 @@ def hidden_paths() -> list[Path]:
     return [p.resolve() for p in paths]
 
 
+def task_roots(task_path: Any) -> set[Path]:
+    """The folders a generated task puts on sys.path for the user's own modules (its header's
+    `sys.path root:` line, written by targets/extract.py)."""
+    if not isinstance(task_path, str) or not os.path.isfile(task_path):
+        return set()
+    with open(task_path, encoding="utf-8", errors="replace") as f:
+        head = f.read(4096)
+    for line in head.splitlines():
+        if line.startswith("sys.path root: "):
+            return {Path(p).resolve() for p in line[len("sys.path root: "):].split(os.pathsep) if os.path.isdir(p)}
+    return set()
+
+
 class Inbox:
     """Read-only copies of the files requests name, under content-addressed names (the same
     task keeps its path, so a worker's per-task caches still hit)."""
@@ -141,6 +154,7 @@ class Worker:
         self.isolate = isolate
         self.proc: SandboxProcess | None = None
         self.inbox = Inbox()
+        self.user_roots: set[Path] = set()  # the user's package folders tasks import from (read-only)
         self.requests_served = 0
         self.restarts = 0
         self._start_lock = threading.Lock()
@@ -156,9 +170,11 @@ class Worker:
         isolate = self.isolate if self.isolate is not None else use_sandbox()
         env = worker_env(self.device, self.extra_env)
         writable = sorted({Path(env[k]) for k in cache_dirs() if k in env})
-        return SandboxSpec([sys.executable, "-m", "kernelevo.worker.main"], env=env, read_only=[self.inbox.root],
-                           writable=writable, hidden=hidden_paths(), gpu=self.device not in ("cpu", "compile"),
-                           isolate=isolate)
+        roots = sorted(self.user_roots)
+        return SandboxSpec([sys.executable, "-m", "kernelevo.worker.main"], env=env,
+                           read_only=[self.inbox.root, *roots], writable=writable,
+                           hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
+                           gpu=self.device not in ("cpu", "compile"), isolate=isolate)
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -209,6 +225,11 @@ class Worker:
     # -- requests --------------------------------------------------------------------
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; on a time-out or crash the worker is killed and WorkerError raised."""
+        roots = task_roots(message.get("task_path"))
+        if not roots <= self.user_roots:  # a task importing the user's own package: restart with it visible
+            self.user_roots |= roots
+            with self._start_lock:
+                self.kill()
         self.ensure_started()
         assert self.proc and self.proc.stdin
         try:
