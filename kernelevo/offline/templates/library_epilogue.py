@@ -10,6 +10,7 @@ its broadcast strides and writing the result in place over the library's output.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from kernelevo.offline.templates.common import (HEADER, Emitter, Graph, Unsupported, indent, is_elementwise,
@@ -116,75 +117,96 @@ def library_call(graph: Graph, name: str, rows: str | None = None) -> str:
     return f"{fn}({_expr(graph, a[0])}, {_expr(graph, a[1])})"
 
 
-def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
-    full, rank = params["full"], len(params["full"])
-    operands: list[tuple[str, str, list[int]]] = []  # (placeholder, kind "full"|"scalar"|"strided", dims)
-    for name in params["after"]:
+@dataclass
+class Operands:
+    """How the kernel reads the chain's other operands (bias, scale, residual) at linear offset
+    `offs` of the library output y: loads, index lines, and what forward passes for them."""
+
+    names: list[str] = field(default_factory=list)
+    index_lines: list[str] = field(default_factory=list)  # i<d> for the dims some operand needs
+    load_lines: list[str] = field(default_factory=list)
+    kernel_args: list[str] = field(default_factory=list)  # pointers, then integers
+    forward_lines: list[str] = field(default_factory=list)
+    call_args: list[str] = field(default_factory=list)
+
+
+def operands(graph: Graph, chain: list[str], full: list[int], mask: str = "mask") -> Operands:
+    rank = len(full)
+    found: list[tuple[str, str, list[int]]] = []  # (placeholder, kind "full"|"scalar"|"strided", dims)
+    for name in chain:
         for r in refs(graph.nodes[name]["args"]) + refs(graph.nodes[name]["kwargs"]):
-            if r in graph.placeholders and r not in [o[0] for o in operands]:
+            if r in graph.placeholders and r not in [o[0] for o in found]:
                 shape = [1] * (rank - len(graph.placeholders[r]["shape"])) + graph.placeholders[r]["shape"]
                 dims = [d for d in range(rank) if shape[d] != 1]
                 kind = "scalar" if math.prod(shape) == 1 else "full" if shape == full else "strided"
-                operands.append((r, kind, dims))
-    env = {params["lib"]: "v_lib", **{r: f"v_{r}" for r, _, _ in operands}}
-    emitter = Emitter(graph, env)
+                found.append((r, kind, dims))
+    plan = Operands(names=[r for r, _, _ in found])
+    needed = sorted({d for _, kind, dims in found if kind == "strided" for d in dims})
+    for d in needed:
+        index = "offs" if d == rank - 1 else f"(offs // inner{d})"
+        plan.index_lines.append(f"i{d} = {index} % size{d}" if d > 0 else f"i{d} = {index}")
+    ints = [a for d in needed for a in ((f"size{d}", f"inner{d}") if d < rank - 1 else (f"size{d}",))]
+    ints_given = [a for d in needed for a in ((f"y.shape[{d}]", f"math.prod(y.shape[{d + 1}:])") if d < rank - 1
+                                              else (f"y.shape[{d}]",))]
+    ptrs, strides, strides_given = [], [], []
+    for k, (r, kind, dims) in enumerate(found):
+        ptrs.append(f"e{k}_ptr")
+        expr = value_of(graph.data, graph.placeholders[r])
+        if kind == "scalar":
+            plan.load_lines.append(f"v_{r} = tl.load(e{k}_ptr).to(tl.float32)")
+            plan.forward_lines.append(f"e{k} = {expr}")
+        elif kind == "full":
+            plan.load_lines.append(f"v_{r} = tl.load(e{k}_ptr + offs, mask={mask}, other=0).to(tl.float32)")
+            plan.forward_lines += [f"e{k} = {expr}.contiguous()", f"if e{k}.numel() != y.numel():",
+                                   f"    raise ValueError('operand shape ' + str(tuple(e{k}.shape)) + ' differs from ' "
+                                   "+ str(tuple(y.shape)))"]
+        else:
+            offset = " + ".join(f"i{d} * e{k}_s{d}" for d in dims)
+            plan.load_lines.append(f"v_{r} = tl.load(e{k}_ptr + {offset}, mask={mask}, other=0).to(tl.float32)")
+            plan.forward_lines.append(f"e{k} = torch.broadcast_to({expr}, y.shape)")  # a view: stride 0 where broadcast
+            strides += [f"e{k}_s{d}" for d in dims]
+            strides_given += [f"e{k}.stride({d})" for d in dims]
+    plan.kernel_args = ptrs + ints + strides
+    plan.call_args = [f"e{k}" for k in range(len(found))] + ints_given + strides_given
+    return plan
+
+
+def library_prelude(graph: Graph, lib: str) -> tuple[list[str], str | None]:
+    """Forward lines computing y (the library call, contiguous); the linear layer's input variable."""
+    rows = _rows_input(graph, lib)
+    forward = [f"xin = {value_of(graph.data, rows)}"] if rows else []
+    forward.append(f"y = {library_call(graph, lib, 'xin' if rows else None)}.contiguous()")
+    return forward, ("xin" if rows else None)
+
+
+def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
+    plan = operands(graph, params["after"], params["full"])
+    emitter = Emitter(graph, {params["lib"]: "v_lib", **{r: f"v_{r}" for r in plan.names}})
     result = emitter.emit_all(params["after"])
-    needed = sorted({d for _, kind, dims in operands if kind == "strided" for d in dims})
     body = ["pid = tl.program_id(0)",
             "offs = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
             "mask = offs < n_elements",
             "v_lib = tl.load(y_ptr + offs, mask=mask, other=0).to(tl.float32)"]
-    for d in needed:
-        index = "offs" if d == rank - 1 else f"(offs // inner{d})"
-        body.append(f"i{d} = {index} % size{d}" if d > 0 else f"i{d} = {index}")
-    int_args = [a for d in needed for a in ((f"size{d}", f"inner{d}") if d < rank - 1 else (f"size{d}",))]
-    ptrs = []
-    for k, (r, kind, dims) in enumerate(operands):
-        ptrs.append(f"e{k}_ptr")
-        if kind == "scalar":
-            body.append(f"v_{r} = tl.load(e{k}_ptr).to(tl.float32)")
-            continue
-        if kind == "full":
-            offset = "offs"
-        else:
-            offset = " + ".join(f"i{d} * e{k}_s{d}" for d in dims)
-            int_args += [f"e{k}_s{d}" for d in dims]
-        body.append(f"v_{r} = tl.load(e{k}_ptr + {offset}, mask=mask, other=0).to(tl.float32)")
-    body += emitter.lines
+    body += plan.index_lines + plan.load_lines + emitter.lines
     body.append(f"tl.store(out_ptr + offs, ({result}).to(out_ptr.dtype.element_ty), mask=mask)")
-    signature = ", ".join(["y_ptr", "out_ptr"] + ptrs + ["n_elements"] + int_args)
+    signature = ", ".join(["y_ptr", "out_ptr", "n_elements"] + plan.kernel_args)
     kernel = (f"\n\n@triton.jit\ndef library_epilogue_kernel({signature}, BLOCK_SIZE: tl.constexpr):\n"
               f"{indent(body, 4)}\n")
 
-    rows = _rows_input(graph, params["lib"])
-    forward = [f"xin = {value_of(graph.data, rows)}"] if rows else []
-    forward.append(f"y = {library_call(graph, params['lib'], 'xin' if rows else None)}.contiguous()")
-    call_args = ["y"]
+    forward, rows = library_prelude(graph, params["lib"])
     out_dtype = graph.get(params["output"])["dtype"]
     if out_dtype == graph.get(params["lib"])["dtype"]:
         forward.append("out = y")  # in place: each element is read before it is written, by the same program
     else:
         forward.append(f"out = torch.empty(y.shape, dtype={out_dtype}, device=y.device)")
-    call_args.append("out")
-    extra_ints: list[str] = []
-    for k, (r, kind, dims) in enumerate(operands):
-        expr = value_of(graph.data, graph.placeholders[r])
-        if kind == "full":
-            forward.append(f"e{k} = {expr}.contiguous()")
-            forward += [f"if e{k}.numel() != y.numel():",
-                        f"    raise ValueError('operand shape ' + str(tuple(e{k}.shape)) + ' differs from ' + str(tuple(y.shape)))"]
-        elif kind == "scalar":
-            forward.append(f"e{k} = {expr}")
-        else:
-            forward.append(f"e{k} = torch.broadcast_to({expr}, y.shape)")  # a view: stride 0 where broadcast
-            extra_ints += [f"e{k}.stride({d})" for d in dims]
-        call_args.append(f"e{k}")
-    dim_ints = [a for d in needed for a in ((f"y.shape[{d}]", f"math.prod(y.shape[{d + 1}:])") if d < rank - 1
-                                            else (f"y.shape[{d}]",))]
-    result_expr = "out.reshape(*xin.shape[:-1], out.shape[-1])" if rows else "out"
+    forward += plan.forward_lines
+    result_expr = f"out.reshape(*{rows}.shape[:-1], out.shape[-1])" if rows else "out"
     forward += ["n = y.numel()", "if n == 0:", f"    return {result_expr}",
                 "library_epilogue_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)](",
-                f"    {', '.join(call_args + ['n'] + dim_ints + extra_ints)}, BLOCK_SIZE=1024, num_warps=4)",
+                f"    {', '.join(['y', 'out', 'n'] + plan.call_args)}, BLOCK_SIZE=1024, num_warps=4)",
                 f"return {result_expr}"]
-    header = HEADER.format(template=NAME).replace("import torch\n", "import math\n\nimport torch\n", 1)
-    return [(NAME, header + kernel + model_class(graph.data, forward))]
+    return [(NAME, with_header(NAME) + kernel + model_class(graph.data, forward))]
+
+
+def with_header(template: str) -> str:
+    return HEADER.format(template=template).replace("import torch\n", "import math\n\nimport torch\n", 1)
