@@ -289,3 +289,27 @@ def test_a_family_far_slower_than_the_baseline_gets_no_more_of_the_budget() -> N
     evaluate, calls = _cost(target)
     close = tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=3, baseline=10.0, probe=3)
     assert len(calls) == 40 and "stopped" not in close.note  # within reach of the baseline: the whole budget
+
+
+def test_the_hardware_model_ranks_plausible_launches_first() -> None:
+    from kernelevo.offline.hw_model import prior
+
+    k = "add_kernel.{}@L9"
+    # 1024 elements on 4 warps is 8 per thread; 64 on 16 warps leaves most threads idle
+    assert prior({k.format("BLOCK_SIZE"): 1024, k.format("num_warps"): 4}) == 0
+    assert prior({k.format("BLOCK_SIZE"): 64, k.format("num_warps"): 16}) > 2
+    g = "mm_kernel.{}@L20"
+    fits = {g.format("BLOCK_M"): 128, g.format("BLOCK_N"): 128, g.format("BLOCK_K"): 32, g.format("num_warps"): 8,
+            g.format("num_stages"): 3}
+    assert prior(fits) == 0
+    assert prior({**fits, g.format("BLOCK_K"): 256}) > prior(fits)  # 2 stages of 256-deep tiles overflow 227 KiB
+    # enumerating a space, the plausible configurations are timed first (after the source's own)
+    evaluate, calls = _cost({"scale_kernel.BLOCK_SIZE": 256})
+    tunables = [t for t in find_tunables(TRITON_SOURCE)
+                if t.name.split("@")[0] in ("scale_kernel.BLOCK_SIZE", "scale_kernel.num_warps")]
+    assert len(tunables) == 2
+    tune(TRITON_SOURCE, evaluate, budget_evals=len(tunables[0].choices) * len(tunables[1].choices), seed=0,
+         tunables=tunables)
+    timed = [{t.name.split("@")[0]: t.value for t in find_tunables(c)} for c in calls[1:5]]
+    assert all(prior({f"scale_kernel.{n}@L1": v[f"scale_kernel.{n}"] for n in ("BLOCK_SIZE", "num_warps")}) == 0
+               for v in timed), timed

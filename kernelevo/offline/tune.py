@@ -18,6 +18,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kernelevo.offline.hw_model import prior
 from kernelevo.offline.tunables import Tunable, apply_config, autotune_variants, find_tunables
 
 __all__ = ["REJECTED_AHEAD", "Trial", "TuneResult", "find_tunables", "tune"]
@@ -34,6 +35,7 @@ REJECTED_AHEAD = RejectedAhead()
 FREE_REJECTS_PER_EVAL = 2  # at most this many refusals before the GPU per evaluation of the budget
 GIVE_UP_RATIO = 1.5  # a family this much slower than the baseline after PROBE_EVALS timings is dropped
 PROBE_EVALS = 3
+PRIOR_EVALS = 6  # evaluations whose mutants are ranked by the hardware model (hw_model.prior)
 
 
 @dataclass
@@ -147,6 +149,7 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         if size - len(seen) <= budget:
             rest = [v for v in itertools.product(*(t.choices for t in tunables)) if v not in seen]
             rng.shuffle(rest)
+            rest.sort(key=lambda v: prior(dict(zip(names, v))))  # plausible ones first: a cut budget keeps them
             for values in rest:
                 if budget <= 0:
                     break
@@ -160,6 +163,9 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
                     a, b = rng.choice(elite), rng.choice(elite)
                     parent = a if seen[a] <= seen[b] else b  # type: ignore[operator]
                     child = _mutate(parent, tunables, rng)
+                    if len(history) < PRIOR_EVALS:  # the first few: the likeliest of a handful of mutants
+                        kids = sorted({child, *(_mutate(parent, tunables, rng) for _ in range(3))} - set(seen))
+                        child = min(kids, key=lambda v: prior(dict(zip(names, v)))) if kids else child
                 else:
                     child = tuple(rng.choice(t.choices) for t in tunables)
                 if child in seen:
