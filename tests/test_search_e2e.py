@@ -113,12 +113,18 @@ def test_bad_key_is_a_clear_error(tmp_path):
     assert "ANTHROPIC_API_KEY" in r.stderr and "sk-ant-test" not in r.stderr + r.stdout
 
 
-def test_candidate_worker_never_sees_key(tmp_path):
+def test_candidate_reading_the_environment_is_refused_and_the_key_is_stored_nowhere(tmp_path):
+    """A model's kernel that looks for the key is refused before it runs (imports are allowlisted);
+    the isolation of workers that do run is the sandbox's tests' subject."""
     with serve_anthropic([kernel_reply(KEY_CHECK)], default=kernel_reply(KEY_CHECK)) as server:
         r = optimize(tmp_path, anthropic_env(server), "--provider", "anthropic", "--model", "claude-test",
                      "--iterations", "1", "--repair-tries", "0")
     assert r.returncode == 0, r.stderr[-3000:]
-    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert out["candidates"] == {"rejected": 1}
+    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    stored = json.dumps(store.candidates(out["run_id"])) + json.dumps(store.llm_calls(out["run_id"]))
+    assert "import of os is not allowed" in stored and "sk-ant-test" not in stored
 
 
 def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
