@@ -9,7 +9,7 @@ TORCH  ?= torch==2.13.0
 setup: $(VENV)/.installed
 
 # What running KernelEvo needs (the demo stops here); the dev extra (tests, ray) comes on top.
-$(VENV)/.core: pyproject.toml
+$(VENV)/.core: pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"

@@ -98,7 +98,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
 
     gc.collect()
     gc.freeze()  # the harness's long-lived objects: keeps its own collections short
-    await client.start_io(sys.executable, "-m", "server", env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    await client.start_io(sys.executable, "-m", "kernelevo", "serve", "--stdio", env=dict(os.environ, PYTHONPATH=str(ROOT)))
     await client.initialize_session(types.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"), root_uri=ws.as_uri(),
         workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="bench")],

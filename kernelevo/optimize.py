@@ -241,4 +241,5 @@ def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: Se
         best_ms=t.get("candidate_ms"), speedup_eager=t.get("speedup_eager"), speedup_compile=t.get("speedup_compile"),
         achieved_gbps=r.get("achieved_gbps"), achieved_tflops=r.get("achieved_tflops"),
         roofline_fraction=r.get("bw_fraction") or r.get("flop_fraction"), tokens=int(result.usage.get("tokens", 0)),
-        cost_usd=float(result.usage.get("cost_usd", 0.0)), verified=best is not None, candidate_path=candidate_path))
+        cost_usd=float(result.usage.get("cost_usd", 0.0)), verified=best is not None, candidate_path=candidate_path,
+        outcome=result.outcome.to_dict() if result.outcome else {}))

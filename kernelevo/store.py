@@ -11,11 +11,12 @@ import os
 import sqlite3
 import time
 import uuid
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
+    from kernelevo.outcome import RunOutcome
     from kernelevo.search.phase import Phase
 
 SCHEMA_VERSION = 2
@@ -82,6 +83,17 @@ class ResultSummary:
     cost_usd: float = 0.0
     verified: bool = False
     candidate_path: str = ""
+    outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() of the run
+
+    def run_outcome(self) -> "RunOutcome":
+        """The run's outcome as the engine judged it (older rows: rebuilt from their status)."""
+        from kernelevo.outcome import RunOutcome, from_status
+
+        if self.outcome.get("kind"):
+            return RunOutcome.from_dict(self.outcome)
+        return from_status(self.status, verified=self.verified, speedup_eager=self.speedup_eager,
+                           speedup_compile=self.speedup_compile,
+                           device="cuda" if self.gpu and "cpu" not in self.gpu.lower() else "cpu")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "ResultSummary":

@@ -19,7 +19,7 @@ from kernelevo.targets.model import Target
 
 logger = logging.getLogger(__name__)
 
-WORKER_COMMAND = [sys.executable, "-m", "server.analysis_worker"]
+WORKER_COMMAND = [sys.executable, "-m", "kernelevo_server.analysis_worker"]
 DEBOUNCE_S = 0.3
 WORKER_TIMEOUT_S = 30.0
 
@@ -109,8 +109,10 @@ class AnalysisWorker:
 
 
 def child_pythonpath() -> str:
-    """The worker imports `server` and `kernelevo` as this process does, even when run from elsewhere."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The worker imports `kernelevo` as this process does, even when run from elsewhere."""
+    import kernelevo
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(kernelevo.__file__)))
     parts = [here] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     return os.pathsep.join(dict.fromkeys(parts))
 

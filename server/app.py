@@ -21,11 +21,12 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from kernelevo import __version__
-from server import settings as settings_mod
-from server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
-from server.jobs.manager import Job, JobManager
-from server.jobs.runner import kill_all_groups
-from server.results import ResultsCache
+from kernelevo_server import settings as settings_mod
+from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
+from kernelevo_server.jobs.manager import Job, JobManager
+from kernelevo_server.jobs.runner import kill_all_groups
+from kernelevo_server.protocol import KernelEvoProtocol
+from kernelevo_server.results import ResultsCache
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ _LENS_REFRESH_MIN_S = 1.0
 
 class KernelEvoServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("kernelevo", __version__)
+        super().__init__("kernelevo", __version__, protocol_cls=KernelEvoProtocol)
         self.settings = settings_mod.Settings()
         self.analysis = Analyzer(AnalysisWorker(), self._text_of, self._analysis_updated)
         self.results = ResultsCache(self.settings.store_path(None))
@@ -45,6 +46,7 @@ class KernelEvoServer(LanguageServer):
         self.settings_listeners: list[Callable[[], None]] = []
         self.initialized_hooks: list[Callable[[], Awaitable[None]]] = []
         self.stop_hooks: list[Callable[[], None]] = []
+        self.applied: dict[tuple[str, str], str] = {}  # (real path, target id) -> run applied there
         self._lens_refresh_at = 0.0
         self._lens_refresh_pending: asyncio.TimerHandle | None = None
         self._store_debounce: asyncio.TimerHandle | None = None
@@ -188,6 +190,8 @@ def _register_lifecycle(server: KernelEvoServer) -> None:
     def initialize(ls: KernelEvoServer, params: types.InitializeParams) -> None:
         ls.analysis.worker.cwd = ls.root_path
         ls.update_settings(params.initialization_options or {}, trusted=True)
+        if params.process_id:
+            asyncio.get_running_loop().create_task(_exit_with_client(ls, int(params.process_id)))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: KernelEvoServer, params: types.InitializedParams) -> None:
@@ -238,8 +242,35 @@ def _register_lifecycle(server: KernelEvoServer) -> None:
         await ls.close()
 
 
+async def _exit_with_client(ls: KernelEvoServer, pid: int, every_s: float = 1.0) -> None:
+    """The client's process (initialize's processId) is gone: stop the jobs and exit, as the
+    LSP asks, even though nobody closed our stdin (e.g. the editor was killed)."""
+    while _alive(pid):
+        await asyncio.sleep(every_s)
+    logger.info("client process %d is gone; exiting", pid)
+    try:
+        await asyncio.wait_for(ls.close(), 10)
+    finally:
+        kill_all_groups()
+        os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(") ", 1)[1][0] not in "ZX"
+    except (OSError, IndexError):
+        return True
+
+
 def create_server() -> KernelEvoServer:
-    from server.features import actions, debug, diagnostics, hover, jobs, lenses, proposal, watch
+    from kernelevo_server.features import actions, debug, diagnostics, hover, jobs, lenses, proposal, watch
 
     server = KernelEvoServer()
     _register_lifecycle(server)

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from kernelevo.store import ResultSummary
 
 if TYPE_CHECKING:
-    from server.analysis import TargetInfo
-    from server.jobs.manager import Job
+    from kernelevo_server.analysis import TargetInfo
+    from kernelevo_server.jobs.manager import Job
 
 _BACKEND_NAMES = {"triton": "Triton", "cuda": "CUDA", "inline": "CUDA", "cuda_inline": "CUDA"}
 
@@ -29,12 +29,17 @@ def gpu_name(gpu: str) -> str:
     return name.split(" ")[0] if name else ""
 
 
-def is_improvement(r: ResultSummary | None) -> bool:
-    return bool(r and r.verified and r.speedup_eager and r.speedup_eager > 1.0 and r.candidate_path)
+def offers_kernel(r: ResultSummary | None) -> bool:
+    """Show diff / Apply are offered when the engine's outcome says so (kernelevo/outcome.py):
+    a faster kernel, or one verified on the CPU (labelled so); never a no-improvement run."""
+    return bool(r and r.verified and r.candidate_path and r.run_outcome().applicable)
 
 
 def result_title(r: ResultSummary) -> str:
-    """E.g. '2.31x faster Triton kernel (H200)'."""
+    """E.g. '2.31x faster Triton kernel (H200)', or 'Triton kernel verified, speed not measured without a GPU'."""
+    outcome = r.run_outcome()
+    if not outcome.improved:
+        return f"{backend_name(r.backend)} kernel {outcome.headline()}"
     gpu = gpu_name(r.gpu)
     return f"{r.speedup_eager:.2f}x faster {backend_name(r.backend)} kernel" + (f" ({gpu})" if gpu else "")
 
@@ -51,19 +56,36 @@ def _bandwidth(gbps: float) -> str:
     return f"{gbps / 1000:.2f} TB/s" if gbps >= 1000 else f"{gbps:.0f} GB/s"
 
 
+def phase_label(phase: str | None, iteration: int) -> str:
+    """The search's phase as a person reads it: 'seed', 'tuning', 'iteration 3', 'repair'.
+    Searches that send no phase number seeds below zero and tuning from -1000 down."""
+    if phase:
+        return f"iteration {iteration}" if phase == "iteration" and iteration > 0 else phase.replace("tune", "tuning")
+    if iteration <= -1000:
+        return "tuning"
+    if iteration < 0:
+        return "seed"
+    return f"iteration {iteration}" if iteration else "starting"
+
+
 def progress_message(job: "Job") -> str:
-    """E.g. 'iteration 3 · best 1.42x · 12.3k tokens · $0.12'."""
+    """E.g. 'seed · candidate 3 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'."""
     if job.state == "queued":
         return job.message or "queued"
-    parts = [f"iteration {job.iteration}"]
+    parts = [phase_label(job.phase, job.iteration)]
+    if job.message and job.message != "starting search":
+        parts.append(job.message)
     if job.best_speedup is not None:
         parts.append(f"best {job.best_speedup:.2f}x")
+    elif job.verified:
+        parts.append("verified, speed not measured")
     parts.append(f"{_tokens(int(job.tokens or 0))} tokens")
     parts.append(f"${float(job.cost_usd or 0):.2f}")
     return " · ".join(parts)
 
 
-def hover_markdown(target: "TargetInfo", r: ResultSummary | None, job: "Job | None" = None) -> str:
+def hover_markdown(target: "TargetInfo", r: ResultSummary | None, job: "Job | None" = None,
+                   applied: bool = False) -> str:
     head = f"**KernelEvo** · `{target.qualname or target.name}`"
     lines: list[str] = []
     if job is not None and job.state in ("queued", "running"):
@@ -72,12 +94,13 @@ def hover_markdown(target: "TargetInfo", r: ResultSummary | None, job: "Job | No
     if r is None:
         lines.insert(0, f"{head}: not optimized yet.")
         return "\n".join(lines).rstrip()
-    if is_improvement(r):
+    outcome = r.run_outcome()
+    if outcome.improved:
         lines.insert(0, f"{head} — {result_title(r)}, verified")
-    elif r.verified:
-        lines.insert(0, f"{head} — no faster kernel found (status: {r.status})")
     else:
-        lines.insert(0, f"{head} — no verified kernel (status: {r.status})")
+        lines.insert(0, f"{head} — {outcome.headline()}")
+    if applied:
+        lines.insert(1, f"_Applied (run `{r.run_id}`); undo the edit to get the original back._")
     lines.append("")
     rows = []
     if r.reference_ms is not None:

@@ -17,27 +17,21 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
-from server.analysis import TargetInfo, child_pythonpath
-from server.present import is_improvement, result_title
-from server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
+from kernelevo_server.analysis import TargetInfo, child_pythonpath
+from kernelevo_server.protocol import KernelEvoError
+from kernelevo_server.present import offers_kernel, result_title
+from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
 
 if TYPE_CHECKING:
-    from server.app import KernelEvoServer
+    from kernelevo_server.app import KernelEvoServer
 
 logger = logging.getLogger(__name__)
 
-PLAN_COMMAND = [sys.executable, "-m", "server.plan_worker"]
+PLAN_COMMAND = [sys.executable, "-m", "kernelevo_server.plan_worker"]
 PLAN_TIMEOUT_S = 120.0
-
-
-class KernelEvoError(JsonRpcException):
-    """A request the server refuses, with a message meant for the user (LSP RequestFailed)."""
-
-    CODE = -32803
 
 
 @dataclass
@@ -89,8 +83,8 @@ async def find_result(server: "KernelEvoServer", path: str, target_id: str, run_
             r = None
     if r is None:
         raise KernelEvoError(f"no KernelEvo result for '{target_id}'" + (f" in run {run_id}" if run_id else ""))
-    if not is_improvement(r):
-        raise KernelEvoError(f"run {r.run_id} found no verified faster kernel for '{target_id}' (status: {r.status})")
+    if not offers_kernel(r):
+        raise KernelEvoError(f"run {r.run_id} has no kernel to apply to '{target_id}': {r.run_outcome().headline()}")
     if not os.path.exists(r.candidate_path):
         raise KernelEvoError(f"the kernel of run {r.run_id} is missing: {r.candidate_path}")
     return r
@@ -105,6 +99,24 @@ async def searched_hash(server: "KernelEvoServer", r: ResultSummary) -> str:
         if job.run_id == r.run_id:
             return job.spec.source_hash
     return ""
+
+
+async def applied_run(server: "KernelEvoServer", path: str, target: TargetInfo) -> str | None:
+    """The run whose kernel was applied to `target` in this session, until an undo brings the
+    target's text back to what that run searched (then its Show diff / Apply return)."""
+    key = (os.path.realpath(path), target.id)
+    run_id = server.applied.get(key)
+    if run_id is None or target.edited:  # edited since the last analysis: its hash is not known yet
+        return run_id
+    r = (await server.results.for_file(path)).get(target.id)
+    if r is not None and r.run_id == run_id and await searched_hash(server, r) == target.source_hash:
+        server.applied.pop(key, None)
+        return None
+    return run_id
+
+
+def mark_applied(server: "KernelEvoServer", uri: str, target_id: str, run_id: str) -> None:
+    server.applied[(os.path.realpath(server.path_of(uri)), target_id)] = run_id
 
 
 async def apply_meta(server: "KernelEvoServer", r: ResultSummary, started_hash: str) -> dict[str, Any]:

@@ -1,15 +1,15 @@
 """Turn a Proposal into an LSP `WorkspaceEdit` that this client can apply.
 
 With `documentChanges`/resource operations: a `CreateFile` for the new kernel module and
-versioned `TextDocumentEdit`s, all under one change annotation with
-`needsConfirmation: true`, so editors preview the change before applying it. Clients
-without them get a plain `changes` map.
+versioned `TextDocumentEdit`s, all under one change annotation that labels the change (not
+`needsConfirmation`: VS Code then opens its Refactor Preview with every change unchecked, and
+the user has reviewed the diff already). Clients without them get a plain `changes` map.
 """
 from __future__ import annotations
 
 from lsprotocol import types
 
-from server.proposals import FileChange, Proposal
+from kernelevo_server.proposals import FileChange, Proposal
 
 ANNOTATION_ID = "kernelevo.apply"
 
@@ -67,7 +67,7 @@ def build(proposal: Proposal, caps: types.ClientCapabilities | None, encoding: s
     if annotated:
         r = proposal.result
         annotations = {ANNOTATION_ID: types.ChangeAnnotation(
-            label=proposal.title, needs_confirmation=True,
-            description=f"Verified kernel from run {r.run_id}; review the new module and the rewrite of "
-                        f"{proposal.target.name} before applying.")}
+            label=proposal.title, needs_confirmation=False,
+            description=f"Verified kernel from run {r.run_id}; a new module and the rewrite of "
+                        f"{proposal.target.name}.")}
     return types.WorkspaceEdit(document_changes=changes, change_annotations=annotations)

@@ -79,5 +79,6 @@ def test_no_tuning_without_measured_times(tmp_path):
                     evaluate=lambda p, s: Verdict("verified", "ok", backend="triton", kernel_launches=1),
                     seeds=[("template:copy", SEED)])
     result = asyncio.run(search.run())
-    assert result.status == "no_improvement"  # verified but never measured faster: nothing proposed
+    assert result.status == "verified_unmeasured"  # verified, never measured: not "improved"
+    assert not result.outcome.improved and result.outcome.headline() == "verified, speed not measured without a GPU"
     assert "parameter search skipped" in store.get_run(result.run_id).summary["notes"][0]

@@ -1,7 +1,9 @@
 /**
  * Apply goes through the server's own code action (`refactor.rewrite.kernelevo.apply`), so
- * the same checks run as for the lightbulb: the target must be unchanged since the search,
- * and the edit carries a change annotation that asks VS Code for confirmation.
+ * the same checks run as for the lightbulb: the target must be unchanged since the search.
+ * The edit is labelled but not marked `needsConfirmation` (VS Code's Refactor Preview would
+ * open with every change unchecked): the user reviews it in the diff first. After the edit,
+ * the action's command (`kernelevo.applied`) tells the server, whose lenses then say so.
  */
 import * as vscode from 'vscode';
 import type { CodeAction, CodeLens, Command, Range, WorkspaceEdit } from 'vscode-languageclient';

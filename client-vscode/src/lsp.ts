@@ -17,6 +17,21 @@ export interface LspClient {
   onProgress(token: string | number, handler: (value: WorkDoneValue) => void): vscode.Disposable;
 }
 
+/** The one method of vscode-languageclient's client that `sendWith` calls. */
+export interface RequestSender {
+  sendRequest(method: string, ...rest: unknown[]): Promise<unknown>;
+}
+
+/**
+ * `sendRequest(method, params, token)` of a language client, without its trap: given an
+ * `undefined` token, vscode-languageclient sends the params positionally as `[params, null]`,
+ * which the server rejects as Invalid Params. The token is passed only when there is one.
+ */
+export function sendWith(raw: RequestSender): LspClient['sendRequest'] {
+  return <R>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<R> =>
+    (token ? raw.sendRequest(method, params, token) : raw.sendRequest(method, params)) as Promise<R>;
+}
+
 /** JSON-RPC's RequestCancelled, and VS Code's own CancellationError. */
 export function isCancellation(error: unknown): boolean {
   if (!error || typeof error !== 'object') {

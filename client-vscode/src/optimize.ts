@@ -4,8 +4,9 @@
  */
 import * as vscode from 'vscode';
 import { ErrorReporter, messageOf } from './errors';
-import { formatSpeedup, formatTokens, JobBoard } from './jobs';
+import { formatTokens, JobBoard } from './jobs';
 import { IncrementTracker, isCancellation, LspClient } from './lsp';
+import { readOutcome } from './outcome';
 import { Methods, OptimizeParams, OptimizeResult, TargetRef, targetLabel } from './protocol';
 import { KernelEvoSettings } from './settings';
 
@@ -54,21 +55,21 @@ export function buildOptimizeParams(ref: TargetRef, settings: KernelEvoSettings,
   return params;
 }
 
-/** The end-of-run sentence, e.g. "softmax: 1.42x faster than eager, 1.05x vs torch.compile (verified)." */
+/**
+ * The end-of-run sentence, e.g. "softmax: verified, 1.42x faster than eager PyTorch, 1.05x vs
+ * torch.compile (12k tokens, $0.12)." The words are the engine's (the same as the CLI's).
+ */
 export function summarize(label: string, result: OptimizeResult): string {
   const spend = `${formatTokens(result.tokens)} tokens, $${(result.costUsd ?? 0).toFixed(2)}`;
-  switch (result.status) {
-    case 'improved': {
-      const compile = typeof result.bestSpeedupCompile === 'number' ? `, ${formatSpeedup(result.bestSpeedupCompile)} vs torch.compile` : '';
-      return `${label}: ${formatSpeedup(result.bestSpeedup)} faster than eager${compile} (verified; ${spend}).`;
-    }
-    case 'no_improvement':
-      return `${label}: no verified candidate beat the reference (best ${formatSpeedup(result.bestSpeedup)}; ${spend}).`;
-    case 'cancelled':
-      return `${label}: search cancelled (${spend}); what it found so far is kept.`;
-    default:
-      return `${label}: the search failed${result.message ? `: ${result.message}` : ` (${result.status})`}.`;
+  const outcome = readOutcome(result.outcome);
+  if (outcome) {
+    const kept = outcome.kind === 'cancelled' ? '; what it found so far is kept' : '';
+    return `${label}: ${outcome.headline} (${spend}${kept}).`;
   }
+  if (result.status === 'cancelled') {
+    return `${label}: search cancelled (${spend}); what it found so far is kept.`;
+  }
+  return `${label}: the search ended without an outcome${result.message ? `: ${result.message}` : ` (${result.status})`}.`;
 }
 
 async function preflight(deps: OptimizeDeps, settings: KernelEvoSettings): Promise<OptimizeOutcome | undefined> {
@@ -105,7 +106,8 @@ async function preflight(deps: OptimizeDeps, settings: KernelEvoSettings): Promi
 function followUp(deps: OptimizeDeps, ref: TargetRef, label: string, result: OptimizeResult): void {
   const withRun: TargetRef = { ...ref, runId: result.runId || ref.runId };
   const text = summarize(label, result);
-  if (result.status === 'improved') {
+  const outcome = readOutcome(result.outcome);
+  if (outcome?.applicable) {
     void vscode.window.showInformationMessage(text, 'Show Diff', 'Apply').then((choice) => {
       if (choice === 'Show Diff') {
         deps.showDiff(withRun);
@@ -113,7 +115,9 @@ function followUp(deps: OptimizeDeps, ref: TargetRef, label: string, result: Opt
         deps.apply(withRun);
       }
     });
-  } else if (result.status === 'no_improvement' || result.status === 'cancelled') {
+  } else if (outcome && outcome.kind !== 'failed') {
+    void vscode.window.showInformationMessage(text, 'Open Report').then((choice) => choice && deps.openReport(withRun));
+  } else if (!outcome && result.status === 'cancelled') {
     void vscode.window.showInformationMessage(text, 'Open Report').then((choice) => choice && deps.openReport(withRun));
   } else {
     const cause = typeof result.message === 'string' && result.message ? result.message : text;

@@ -2,6 +2,7 @@
  * The server's custom LSP surface, as written in docs/PROTOCOLS.md. The extension and the
  * end-to-end test both use these names, so a protocol change breaks the build here first.
  */
+import type { OutcomeKind, RunOutcome } from './outcome';
 
 export const Methods = {
   optimize: 'kernelevo/optimize',
@@ -36,12 +37,13 @@ export interface OptimizeParams {
   workDoneToken?: string | number;
 }
 
-export type RunStatus = 'improved' | 'no_improvement' | 'failed' | 'cancelled';
-
 export interface OptimizeResult {
   jobId: string;
   runId: string;
-  status: RunStatus | string;
+  /** The outcome's kind (kernelevo/outcome.py); read `outcome` for what it means. */
+  status: OutcomeKind | string;
+  /** The engine's judgement of the run, passed through by the server. */
+  outcome?: RunOutcome | null;
   bestSpeedup: number | null;
   bestSpeedupCompile: number | null;
   tokens: number;

@@ -80,14 +80,18 @@ out = {"python": sys.executable, "version": sys.version.split()[0]}
 try:
     import kernelevo
     out["kernelevo"] = getattr(kernelevo, "__version__", "unknown")
-    out["server"] = importlib.util.find_spec("server.__main__") is not None
+    out["server"] = importlib.util.find_spec("kernelevo_server") is not None
     out["pygls"] = importlib.util.find_spec("pygls") is not None
 except Exception as exc:
     out["error"] = type(exc).__name__ + ": " + str(exc)
 print(json.dumps(out))
 `;
 
-export const SERVE_SCRIPT = PATH_GUARD + "import runpy\nrunpy.run_module('server', run_name='__main__', alter_sys=True)\n";
+/**
+ * `kernelevo serve` with whatever the language client appends (it adds `--stdio` for
+ * `TransportKind.stdio`, which the server accepts).
+ */
+export const SERVE_SCRIPT = PATH_GUARD + "from kernelevo.cli import main\nraise SystemExit(main(['serve', *sys.argv[1:]]))\n";
 
 export interface CheckResult {
   ok: boolean;
@@ -161,7 +165,7 @@ export async function checkInterpreter(python: string, cwd: string | undefined, 
   return parsed;
 }
 
-/** How the server is started: `python -c <serve>` (same as `python -m server`, minus the cwd hazard). */
+/** How the server is started: `python -c <serve>` (same as `kernelevo serve`, minus the cwd hazard). */
 export function serverCommand(python: string): { command: string; args: string[] } {
   return { command: python, args: ['-c', SERVE_SCRIPT] };
 }

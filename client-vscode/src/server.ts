@@ -18,7 +18,7 @@ import {
 import type { WorkspaceEdit } from 'vscode-languageclient';
 import { CommandIds } from './commands';
 import { ErrorReporter, messageOf } from './errors';
-import { LspClient } from './lsp';
+import { LspClient, sendWith } from './lsp';
 import { ServerCommands, TargetRef, targetFromArguments } from './protocol';
 import {
   checkInterpreter,
@@ -89,7 +89,7 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     return {
-      sendRequest: (method, params, token) => client.sendRequest(method, params, token),
+      sendRequest: sendWith(client),
       onProgress: (token, handler) => client.onProgress(WorkDoneProgress.type, token, handler),
     };
   }

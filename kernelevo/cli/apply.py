@@ -4,8 +4,12 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelevo.cli import UserError
+
+if TYPE_CHECKING:
+    from kernelevo.outcome import RunOutcome
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
     cand = store.get_candidate(int(best_id)) if best_id is not None else None
     if cand is None or cand["status"] != "verified":
         raise UserError(f"run {rec.id} has no verified candidate; nothing to apply")
-    not_faster = summary.get("status") != "improved"
+    outcome = _outcome(summary)
+    not_faster = not outcome.improved
     if not_faster and not args.force and not args.dry_run:
-        raise UserError(f"run {rec.id}: the kernel was verified but not measured faster than eager and torch.compile "
-                        f"({summary.get('status')}); preview it with --dry-run, or pass --force to apply it anyway")
+        raise UserError(f"run {rec.id}: {outcome.headline()}, so it is not proposed as faster than eager and "
+                        "torch.compile; preview it with --dry-run, or pass --force to apply it anyway")
     meta = dict(summary)
     meta["source_hash"] = meta.get("source_hash") or source_hash
     meta["run_id"] = rec.id
@@ -117,3 +122,13 @@ def _constructor_args(meta: dict, task_path: str, source_file: str) -> None:
     found = task_init_args(task_path, readable_roots(source_file))
     if found is not None:
         meta["init_args"] = found
+
+
+def _outcome(summary: dict) -> "RunOutcome":
+    """The run's outcome as the engine recorded it (runs from before outcomes: from the status)."""
+    from kernelevo.outcome import RunOutcome, from_status
+
+    if isinstance(summary.get("outcome"), dict) and summary["outcome"].get("kind"):
+        return RunOutcome.from_dict(summary["outcome"])
+    return from_status(str(summary.get("status") or ""), verified=True, speedup_eager=summary.get("speedup_eager"),
+                       speedup_compile=summary.get("speedup_compile"))

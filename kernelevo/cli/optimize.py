@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.cli import UserError
-from kernelevo.timing_stats import clearly_faster
+from kernelevo.outcome import OutcomeKind, RunOutcome
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -301,8 +301,10 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
             for o in outcomes:
                 if o.result is None:
                     failed = True
+                    outcome = RunOutcome(OutcomeKind.FAILED, reasons=(o.error or "",))
                     summaries.append({"task": str(o.task_path), "target_id": o.origin.get("target_id"),
-                                      "status": "failed", "error": o.error, "elapsed_s": round(o.elapsed_s, 1)})
+                                      "status": "failed", "outcome": outcome.to_dict(), "error": o.error,
+                                      "elapsed_s": round(o.elapsed_s, 1)})
                     printer({"event": "error", "task": o.task_path.stem, "message": o.error})
                     continue
                 summary = _summary(o.task_path, o.result, device, o.elapsed_s, o.origin, store)
@@ -333,7 +335,8 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
             rec = store.get_run(run_id)
             if rec is not None and rec.status == "running":
                 store.update_run(run_id, status="cancelled")
-                printer({"event": "done", "run_id": run_id, "status": "cancelled"})
+                printer({"event": "done", "run_id": run_id, "status": "cancelled",
+                         "outcome": RunOutcome(OutcomeKind.CANCELLED).to_dict()})
                 print(f"stopped; resume with: kernelevo optimize --resume {run_id} {args.target}", file=sys.stderr)
         return 130
     except Exception as exc:  # model errors carry a message meant for the user
@@ -351,8 +354,9 @@ def _run_targets(args: argparse.Namespace, targets: list[tuple[Path, dict[str, s
 
 
 def _done(printer: "Printer", s: dict[str, Any], task: str | None = None) -> None:
-    event = {"event": "done", "run_id": s["run_id"], "status": s["status"], "best_speedup": s["best_speedup_eager"],
-             "best_speedup_compile": s["best_speedup_compile"], "tokens": s["tokens"], "cost_usd": s["cost_usd"]}
+    event = {"event": "done", "run_id": s["run_id"], "status": s["status"], "outcome": s["outcome"],
+             "best_speedup": s["best_speedup_eager"], "best_speedup_compile": s["best_speedup_compile"],
+             "tokens": s["tokens"], "cost_usd": s["cost_usd"]}
     printer({**event, "task": task} if task else event)
 
 
@@ -364,13 +368,15 @@ def _summary(task_path: Path, result: Any, device: str, elapsed: float,
     t = (best.verdict.get("timings") or {}) if best else {}
     where = (best.verdict.get("device") or {}) if best else {}
     advice = compile_advice(t, result.status, best.verdict.get("phases") if best else None) if t else None
-    return {"task": str(task_path), "run_id": result.run_id, "status": result.status, "device": device,
+    outcome: RunOutcome = result.outcome or RunOutcome(OutcomeKind(result.status), device=device)
+    return {"task": str(task_path), "run_id": result.run_id, "status": outcome.kind.value,
+            "outcome": outcome.to_dict(), "headline": outcome.headline(), "device": device,
             "best_candidate": best.id if best else None, "best_backend": best.backend if best else None,
             "best_speedup_eager": t.get("speedup_eager"), "best_speedup_compile": t.get("speedup_compile"),
             "tokens": result.usage.get("tokens", 0), "cost_usd": result.usage.get("cost_usd", 0.0),
             "candidates": result.counts, "iterations": result.iterations, "stop_reason": result.stop_reason,
             "speed_measured": bool(t), "elapsed_s": round(elapsed, 1), "gpu": where.get("gpu_name"),
-            "not_proposed": clearly_faster(t)[1] if t and result.status != "improved" else "",
+            "not_proposed": "; ".join(outcome.reasons) if outcome.kind is OutcomeKind.NO_IMPROVEMENT else "",
             "compile_advice": advice.sentence() if advice else "",
             "why_none": _why_none(result, store) if best is None else [],
             "worker": where.get("worker"), **({"target_id": origin["target_id"], "source_file": origin["source_file"]}
@@ -407,7 +413,7 @@ def _display_name(task_path: Path, origin: dict[str, str] | None) -> str:
 
 def _format(s: dict[str, Any]) -> str:
     name = _display_name(Path(s["task"]), s)
-    lines = [f"{name}: run {s['run_id']} · {s['status']} · {s['stop_reason']}"]
+    lines = [f"{name}: run {s['run_id']} · {s['headline']} · {s['stop_reason']}"]
     if s["best_candidate"] is None:
         lines.append("  no verified candidate; why:")
         lines += [f"    - {w}" for w in s.get("why_none") or ["no reason was recorded"]]

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from kernelevo.digest import text_hash
 from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound, Usage
+from kernelevo.outcome import RunOutcome, judge
 from kernelevo.search.apply_guard import apply_guard
 from kernelevo.search.asking import Asker
 from kernelevo.search.parse import NoCode, extract_candidate
@@ -78,6 +79,7 @@ class SearchResult:
     iterations: int
     stop_reason: str
     baselines: dict[str, Any] = field(default_factory=dict)
+    outcome: RunOutcome | None = None
 
 
 class Search:
@@ -357,11 +359,13 @@ class Search:
             if self.provider is not None and hasattr(self.provider, "aclose"):
                 await self.provider.aclose()
         best = self.population.best()
-        status = "improved" if best is not None and _beats_baselines(best) else "no_improvement"
-        summary = self._summary(status)
+        outcome = judge((best.verdict.get("timings") or {}) if best else None, verified=best is not None,
+                        device=self.cfg.device, counts=self.population.counts())
+        status = outcome.kind.value
+        summary = {**self._summary(status), "outcome": outcome.to_dict()}
         self.store.update_run(self.run_id, status="done", summary=summary)
         return SearchResult(self.run_id, status, best, self.population.counts(), self.budget.snapshot(),
-                            self.completed, self.stop_reason)
+                            self.completed, self.stop_reason, outcome=outcome)
 
     async def _tune_best(self) -> None:
         from kernelevo.search.tuning import tune_best
@@ -381,11 +385,3 @@ class Search:
 def _n_calls(verdict: dict[str, Any]) -> int:
     """Forward calls made during verification (to turn total launches into launches per call)."""
     return max(1, sum(1 for c in verdict.get("checks", []) if str(c.get("name", "")).startswith(("match[", "same_buffers"))))
-
-
-def _beats_baselines(best: Program) -> bool:
-    """Improved only when measured faster than both eager and torch.compile beyond the timing noise;
-    unmeasured is not improved."""
-    from kernelevo.timing_stats import clearly_faster
-
-    return clearly_faster(best.verdict.get("timings") or {})[0]

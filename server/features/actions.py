@@ -12,12 +12,14 @@ from typing import Any
 
 from lsprotocol import types
 
-from server import workspace_edit
-from server.app import KernelEvoServer
-from server.features.compile_action import COMPILE_KIND, compile_actions
-from server.params import as_dict
-from server.present import is_improvement, result_title
-from server.proposals import KernelEvoError, build_proposal, searched_hash
+from kernelevo.store import ResultSummary
+from kernelevo_server import workspace_edit
+from kernelevo_server.analysis import TargetInfo
+from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.features.compile_action import COMPILE_KIND, compile_actions
+from kernelevo_server.params import as_dict
+from kernelevo_server.present import offers_kernel, result_title
+from kernelevo_server.proposals import KernelEvoError, applied_run, build_proposal, searched_hash
 
 logger = logging.getLogger(__name__)
 
@@ -48,25 +50,9 @@ def register(server: KernelEvoServer) -> None:
         r = (await ls.results.for_file(ls.path_of(uri))).get(t.id)
         if _wanted(COMPILE_KIND, only) and not t.edited:
             actions += compile_actions(ls, uri, t, r)
-        if is_improvement(r) and _wanted(APPLY_KIND, only):
+        if offers_kernel(r) and _wanted(APPLY_KIND, only) and await applied_run(ls, ls.path_of(uri), t) is None:
             assert r is not None
-            action = types.CodeAction(title=f"Apply KernelEvo kernel: {result_title(r)}", kind=APPLY_KIND,
-                                      data={"uri": uri, "targetId": t.id, "runId": r.run_id})
-            if not t.edited:
-                expected = await searched_hash(ls, r)
-                if expected and expected != t.source_hash:
-                    reason = f"{t.name} changed since the search started"
-                    if ls.supports("text_document.code_action.disabled_support"):
-                        action.disabled = types.CodeActionDisabled(reason=reason)
-                    else:
-                        action = None  # type: ignore[assignment]
-            if action is not None and action.disabled is None and not _can_resolve(ls):
-                try:
-                    proposal = await build_proposal(ls, uri, t.id, r.run_id)
-                    action.edit = workspace_edit.build(proposal, ls.client_capabilities, ls.position_encoding)
-                except KernelEvoError as exc:
-                    logger.info("apply action unavailable: %s", exc.message)
-                    action = None  # type: ignore[assignment]
+            action = await _apply_action(ls, uri, t, r)
             if action is not None:
                 actions.append(action)
         return actions
@@ -83,6 +69,42 @@ def register(server: KernelEvoServer) -> None:
             raise
         action.edit = workspace_edit.build(proposal, ls.client_capabilities, ls.position_encoding)
         return action
+
+
+async def _apply_action(ls: KernelEvoServer, uri: str, t: TargetInfo, r: ResultSummary) -> types.CodeAction | None:
+    """Apply as the client can take it: an edit resolved later (VS Code runs `kernelevo.applied`
+    after applying it), or, for a client that writes edits unseen, a command that asks first."""
+    args = [uri, t.id, r.run_id]
+    if can_preview_edits(ls):
+        action = types.CodeAction(title=f"Apply KernelEvo kernel: {result_title(r)}", kind=APPLY_KIND,
+                                  data={"uri": uri, "targetId": t.id, "runId": r.run_id},
+                                  command=types.Command(title="applied", command="kernelevo.applied", arguments=args))
+    else:
+        title = f"Apply KernelEvo kernel: {result_title(r)} (asks before writing)"
+        action = types.CodeAction(title=title, kind=APPLY_KIND,
+                                  command=types.Command(title=title, command="kernelevo.apply", arguments=args))
+    if not t.edited:
+        expected = await searched_hash(ls, r)
+        if expected and expected != t.source_hash:
+            if not ls.supports("text_document.code_action.disabled_support"):
+                return None
+            action.disabled = types.CodeActionDisabled(reason=f"{t.name} changed since the search started")
+            return action
+    if action.data is not None and not _can_resolve(ls):
+        try:
+            proposal = await build_proposal(ls, uri, t.id, r.run_id)
+        except KernelEvoError as exc:
+            logger.info("apply action unavailable: %s", exc.message)
+            return None
+        action.edit = workspace_edit.build(proposal, ls.client_capabilities, ls.position_encoding)
+    return action
+
+
+def can_preview_edits(ls: KernelEvoServer) -> bool:
+    """Clients with change annotations (VS Code) show an edit before it lands; others (Neovim 0.7)
+    write it at once, so the server asks them first."""
+    we = getattr(getattr(ls.client_capabilities, "workspace", None), "workspace_edit", None)
+    return bool(getattr(we, "change_annotation_support", None))
 
 
 def _can_resolve(ls: KernelEvoServer) -> bool:

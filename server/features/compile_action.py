@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from kernelevo.store import ResultSummary
 from kernelevo.targets.compile_advice import compile_advice
-from server.analysis import TargetInfo
+from kernelevo_server.analysis import TargetInfo
 
 COMPILE_KIND = "refactor.rewrite.kernelevo.torchCompile"
 

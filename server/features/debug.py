@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Any
 
-from server.app import KernelEvoServer
+from kernelevo_server.app import KernelEvoServer
 
 HEAVY = ("torch", "triton", "numpy", "jax", "cupy", "pycuda")
 

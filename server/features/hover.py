@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from server.app import KernelEvoServer
-from server.present import hover_markdown
+from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.present import hover_markdown
+from kernelevo_server.proposals import applied_run
 
 
 def register(server: KernelEvoServer) -> None:
@@ -28,6 +29,7 @@ def register(server: KernelEvoServer) -> None:
         if results is None:
             results = await ls.results.for_file(st.path)
         job = ls.jobs.active_for(st.path, t.id)
+        applied = await applied_run(ls, st.path, t) is not None
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                         value=hover_markdown(t, results.get(t.id), job)))
+                                         value=hover_markdown(t, results.get(t.id), job, applied)))

@@ -13,12 +13,12 @@ from typing import Any
 
 from lsprotocol import types
 
-from server.app import KernelEvoServer
-from server.jobs.manager import ACTIVE, Job, JobSpec
-from server.jobs.runner import GRACE_S
-from server.params import as_dict
-from server.present import progress_message
-from server.proposals import KernelEvoError, find_target
+from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.jobs.manager import ACTIVE, Job, JobSpec
+from kernelevo_server.jobs.runner import GRACE_S
+from kernelevo_server.params import as_dict
+from kernelevo_server.present import progress_message
+from kernelevo_server.proposals import KernelEvoError, find_target
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +36,20 @@ def _saved(ls: KernelEvoServer, uri: str, path: str) -> bool:
         return False
 
 
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {"backend": (str,), "provider": (str,), "model": (str,),
+                                               "budgetTokens": (int,), "iterations": (int,),
+                                               "budgetUsd": (int, float)}
+
+
+def check_options(options: dict[str, Any]) -> None:
+    for key, kinds in _OPTION_TYPES.items():
+        value = options.get(key)
+        if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+            raise KernelEvoError(f"{key} must be a {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+
+
 async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict[str, Any]) -> Job:
+    check_options(options)
     t = await find_target(ls, uri, target_id)
     path = ls.path_of(uri)
     if not _saved(ls, uri, path):
@@ -119,8 +132,8 @@ def register(server: KernelEvoServer) -> None:
     @server.feature("kernelevo/optimize")
     async def optimize(ls: KernelEvoServer, params: Any) -> dict[str, Any]:
         p = as_dict(params)
-        if not p.get("uri") or not p.get("targetId"):
-            raise KernelEvoError("kernelevo/optimize needs uri and targetId")
+        if not isinstance(p.get("uri"), str) or not isinstance(p.get("targetId"), str):
+            raise KernelEvoError("kernelevo/optimize needs {uri: string, targetId: string}")
         job = await start_job(ls, p["uri"], p["targetId"], p)
         await attach_progress(ls, job, p.get("workDoneToken"))
         try:
@@ -138,7 +151,10 @@ def register(server: KernelEvoServer) -> None:
 
     @server.feature("kernelevo/cancel")
     def cancel(ls: KernelEvoServer, params: Any) -> dict[str, bool]:
-        return {"cancelled": ls.jobs.cancel(str(as_dict(params).get("jobId", "")))}
+        job_id = as_dict(params).get("jobId")
+        if not isinstance(job_id, (str, int)) or isinstance(job_id, bool):
+            raise KernelEvoError("kernelevo/cancel needs {jobId: string}")
+        return {"cancelled": ls.jobs.cancel(str(job_id))}
 
     @server.command("kernelevo.optimize")
     async def optimize_command(ls: KernelEvoServer, *args: Any) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """Code lenses on each target: "Optimize with KernelEvo", and for a verified result
-"2.31x faster Triton kernel (H200) — Show diff" and "Apply"; "optimizing…" while a job runs.
+"2.31x faster Triton kernel (H200) — Show diff" and "Apply" (a CPU-verified kernel says so
+instead of a speed); "optimizing…" while a job runs; "applied" once its kernel is in the code.
 
 Answered from the cached analysis (shifted for edits since) and the cached results,
 so a lens request never waits for parsing.
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from server.app import KernelEvoServer
-from server.present import is_improvement, progress_message, result_title
+from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.present import offers_kernel, progress_message, result_title
+from kernelevo_server.proposals import applied_run
 
 
 def _lens(line: int, title: str, command: str, args: list) -> types.CodeLens:
@@ -38,7 +40,11 @@ def register(server: KernelEvoServer) -> None:
                 lenses.append(_lens(t.start_line, "Optimize with KernelEvo", "kernelevo.optimize",
                                     [uri, t.id, ls.settings.backend]))
             r = results.get(t.id)
-            if is_improvement(r):
+            applied = await applied_run(ls, st.path, t)
+            if applied is not None:
+                lenses.append(_lens(t.start_line, f"KernelEvo kernel applied (run {applied}) — undo restores the original",
+                                    "", [uri, t.id, applied]))
+            elif offers_kernel(r):
                 assert r is not None
                 lenses.append(_lens(t.start_line, f"{result_title(r)} — Show diff", "kernelevo.showDiff",
                                     [uri, t.id, r.run_id]))

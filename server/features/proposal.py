@@ -1,23 +1,28 @@
 """Showing and applying a verified kernel: the `kernelevo/proposal` request (for a
-client's diff view), and the `kernelevo.showDiff` / `kernelevo.apply` commands.
+client's diff view), and the `kernelevo.showDiff` / `kernelevo.apply` / `kernelevo.applied`
+commands.
 
-`kernelevo.showDiff` is intercepted by the VS Code client; other editors get the
-unified diff written under the store's folder and opened with `window/showDocument`.
-`kernelevo.apply` sends the same confirmable `WorkspaceEdit` as the code action.
+`kernelevo.showDiff` is intercepted by the VS Code client; other editors get the unified
+diff written under the store's folder, opened with `window/showDocument` where the client
+has it and otherwise named in a message (and returned), so they can read it before applying.
+`kernelevo.apply` asks (`window/showMessageRequest`) before writing in a client that cannot
+preview edits, then sends the same `WorkspaceEdit` as the code action.
 """
 from __future__ import annotations
 
 import difflib
 import os
 import re
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
 
-from server import workspace_edit
-from server.app import KernelEvoServer, uri_of
-from server.params import as_dict
-from server.proposals import KernelEvoError, Proposal, build_proposal
+from kernelevo_server import workspace_edit
+from kernelevo_server.app import KernelEvoServer, uri_of
+from kernelevo_server.params import as_dict
+from kernelevo_server.features.actions import can_preview_edits
+from kernelevo_server.proposals import KernelEvoError, Proposal, build_proposal, mark_applied
 
 
 def unified_diff(p: Proposal) -> str:
@@ -31,8 +36,9 @@ def unified_diff(p: Proposal) -> str:
 
 
 async def _proposal(ls: KernelEvoServer, uri: Any, target_id: Any, run_id: Any) -> Proposal:
-    if not uri or not target_id:
-        raise KernelEvoError("expected [uri, targetId, runId?]")
+    if not (isinstance(uri, str) and uri and isinstance(target_id, str) and target_id
+            and (run_id is None or isinstance(run_id, str))):
+        raise KernelEvoError("expected uri, targetId and runId (optional) as strings")
     try:
         return await build_proposal(ls, str(uri), str(target_id), str(run_id) if run_id else None)
     except KernelEvoError as exc:
@@ -51,24 +57,53 @@ def register(server: KernelEvoServer) -> None:
         uri, target_id, run_id = (list(args) + [None] * 3)[:3]
         prop = await _proposal(ls, uri, target_id, run_id)
         out = prop.to_json()
+        diff_path = write_diff(ls, prop)
+        out.update(diffUri=uri_of(diff_path), diff=unified_diff(prop))
         if ls.supports("window.show_document.support"):
-            folder = ls.results.store_path.parent / "diffs"
-            folder.mkdir(parents=True, exist_ok=True)
-            safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prop.target.name}-{prop.result.run_id}")
-            diff_path = folder / f"{safe}.diff"
-            diff_path.write_text(unified_diff(prop), encoding="utf-8")
             await ls.window_show_document_async(types.ShowDocumentParams(uri=uri_of(diff_path), take_focus=True))
-            out["diffUri"] = uri_of(diff_path)
+        else:
+            ls.show(f"the proposed change to {prop.target.name} ({prop.title.split(': ', 1)[-1]}) is in {diff_path}; "
+                    "read it, then Apply")
         return out
 
     @server.command("kernelevo.apply")
     async def apply(ls: KernelEvoServer, *args: Any) -> dict[str, Any]:
         uri, target_id, run_id = (list(args) + [None] * 3)[:3]
         prop = await _proposal(ls, uri, target_id, run_id)
+        if not can_preview_edits(ls):
+            diff_path = write_diff(ls, prop)
+            answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
+                type=types.MessageType.Info, message=f"KernelEvo: {prop.title}? The diff is in {diff_path}.",
+                actions=[types.MessageActionItem(title="Apply"), types.MessageActionItem(title="Cancel")]))
+            if getattr(answer, "title", None) != "Apply":
+                return {"applied": False, "runId": prop.result.run_id, "reason": "not confirmed"}
         edit = workspace_edit.build(prop, ls.client_capabilities, ls.position_encoding)
         result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=prop.title))
         applied = bool(getattr(result, "applied", False))
-        if not applied:
+        if applied:
+            mark_applied(ls, str(uri), str(target_id), prop.result.run_id)
+            ls.refresh_lenses()
+        else:
             reason = getattr(result, "failure_reason", None)
             ls.show(f"the edit was not applied{': ' + reason if reason else ''}", types.MessageType.Warning)
         return {"applied": applied, "runId": prop.result.run_id}
+
+    @server.command("kernelevo.applied")
+    def applied(ls: KernelEvoServer, *args: Any) -> dict[str, bool]:
+        """Run by the client right after it applied the apply code action's edit."""
+        uri, target_id, run_id = (list(args) + [None] * 3)[:3]
+        if not (isinstance(uri, str) and isinstance(target_id, str) and isinstance(run_id, str)):
+            raise KernelEvoError("kernelevo.applied needs [uri, targetId, runId]")
+        mark_applied(ls, uri, target_id, run_id)
+        ls.refresh_lenses()
+        return {"recorded": True}
+
+
+def write_diff(ls: KernelEvoServer, prop: Proposal) -> Path:
+    """The unified diff as a file under the store's folder, for editors without a diff view."""
+    folder = ls.results.store_path.parent / "diffs"
+    folder.mkdir(parents=True, exist_ok=True)
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prop.target.name}-{prop.result.run_id}")
+    diff_path = folder / f"{safe}.diff"
+    diff_path.write_text(unified_diff(prop), encoding="utf-8")
+    return diff_path

@@ -16,7 +16,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from server.app import KernelEvoServer
+from kernelevo_server.app import KernelEvoServer
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from server.jobs.runner import GpuSlots, Outcome, run_search
+from kernelevo_server.jobs.runner import GpuSlots, Outcome, run_search
 
 logger = logging.getLogger(__name__)
 
@@ -75,6 +75,9 @@ class Job:
     iterations_planned: int | None = None
     best_speedup: float | None = None
     best_speedup_compile: float | None = None
+    phase: str | None = None      # the search's phase (seed / tune / iteration / repair) when it says
+    verified: bool = False        # a verified candidate exists (its speed may be unmeasured)
+    outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() from the "done" event
     tokens: int = 0
     cost_usd: float = 0.0
     message: str = ""
@@ -90,6 +93,12 @@ class Job:
                           ("best_speedup_compile", "best_speedup_compile"), ("iterations", "iterations_planned")):
             if event.get(key) is not None:
                 setattr(self, attr, event[key])
+        if event.get("phase"):
+            self.phase = str(event["phase"])
+        if event.get("verified") is not None:
+            self.verified = bool(event["verified"])
+        if isinstance(event.get("outcome"), dict):
+            self.outcome = dict(event["outcome"])
         if event.get("message"):
             self.message = str(event["message"])
 
@@ -103,7 +112,7 @@ class Job:
     def result(self) -> dict[str, Any]:
         return {"jobId": self.id, "runId": self.run_id, "status": self.status, "bestSpeedup": self.best_speedup,
                 "bestSpeedupCompile": self.best_speedup_compile, "tokens": self.tokens, "costUsd": self.cost_usd,
-                "message": self.message}
+                "message": self.message, "outcome": self.outcome or None}
 
 
 class JobManager:
@@ -226,8 +235,12 @@ class JobManager:
 
 
 def _done_message(job: Job) -> str:
-    if job.status == "improved" and job.best_speedup:
-        return f"done: {job.best_speedup:.2f}x faster"
-    if job.status == "no_improvement":
-        return "done: no faster kernel found"
-    return f"done: {job.status}"
+    """The engine's own sentence for the run (kernelevo/outcome.py), e.g. 'verified, speed not
+    measured without a GPU'; a search that sends no outcome is read from its status."""
+    from kernelevo.outcome import RunOutcome, from_status
+
+    outcome = (RunOutcome.from_dict(job.outcome) if job.outcome.get("kind") else
+               from_status(job.status or "failed", verified=job.verified or job.best_speedup is not None,
+                           speedup_eager=job.best_speedup, speedup_compile=job.best_speedup_compile))
+    job.outcome = outcome.to_dict()
+    return outcome.headline()

@@ -17,7 +17,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 FAKE_SEARCH = HERE / "fakes" / "fake_search.py"
-SERVER = [sys.executable, "-m", "server"]
+SERVER = [sys.executable, "-m", "kernelevo", "serve", "--stdio"]
 CLIENTS = {"vscode": "visual-studio-code", "neovim": "neovim"}
 
 
@@ -78,6 +78,25 @@ def add_recorders(client: LanguageClient) -> None:
     @client.feature(types.CLIENT_UNREGISTER_CAPABILITY)
     def _unregister(params: Any) -> None:
         return None
+
+    client.publishes = {}
+
+    stored = client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS]
+
+    def _diagnostics(params: types.PublishDiagnosticsParams) -> None:  # pytest-lsp's, plus a count
+        client.publishes[params.uri] = client.publishes.get(params.uri, 0) + 1
+        return stored(params)
+
+    client.protocol.fm.features[types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS] = _diagnostics
+
+    client.message_requests = []
+    client.confirm_with = "Apply"
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
+        client.message_requests.append(params)
+        titles = [a.title for a in params.actions or []]
+        return types.MessageActionItem(title=client.confirm_with) if client.confirm_with in titles else None
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -150,6 +169,6 @@ def alive(pid: int) -> bool:
 
 async def request(client: LanguageClient, method: str, params: Any = None) -> Any:
     """A custom request's result as plain JSON values (pygls hands back namedtuples)."""
-    from server.params import plain
+    from kernelevo_server.params import plain
 
     return plain(await client.protocol.send_request_async(method, params))

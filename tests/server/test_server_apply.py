@@ -1,5 +1,6 @@
-"""Apply a verified kernel: a lazily resolved, confirmable WorkspaceEdit rebuilt on the
-document's current (unsaved) text, and refused once the target changed."""
+"""Apply a verified kernel: a WorkspaceEdit rebuilt on the document's current (unsaved) text,
+resolved lazily where the client previews edits (VS Code) and asked about first where it does
+not (Neovim), and refused once the target changed."""
 from __future__ import annotations
 
 import json
@@ -80,12 +81,25 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
     assert kinds["source.kernelevo.optimize"].command.command == "kernelevo.optimize"
     action = kinds[APPLY]
     assert action.edit is None and "2.31x faster" in action.title  # resolved later
-    resolved = await client.code_action_resolve_async(action)
-    edit = as_json(resolved.edit)
+    if client.client_name == "visual-studio-code":
+        resolved = await client.code_action_resolve_async(action)
+        edit = as_json(resolved.edit)
+        assert resolved.command.command == "kernelevo.applied"  # run by the client after the edit
+    else:  # Neovim applies edits unseen: the action is a command that asks first
+        assert action.command.command == "kernelevo.apply" and "asks before writing" in action.title
+        client.confirm_with = "Cancel"
+        got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments))
+        assert got["applied"] is False and client.applied_edits == []  # declined: nothing sent
+        assert "The diff is in" in client.message_requests[-1].message
+        client.confirm_with = "Apply"
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(
+            command=action.command.command, arguments=action.command.arguments))
+        edit = as_json(client.applied_edits[-1].edit)
     changes = edit["documentChanges"]
     creates = [c for c in changes if c.get("kind") == "create"]
     assert creates and all(c["uri"].endswith(".py") and c["uri"] != uri for c in creates)
-    # Nothing is written before the user confirms.
+    # The server writes nothing itself: the client applies the edit.
     assert not any(Path(c["uri"][len("file://"):]).exists() for c in creates)
     doc_edits = {c["textDocument"]["uri"]: c for c in changes if "textDocument" in c}
     assert doc_edits[uri]["textDocument"]["version"] == 2
@@ -100,7 +114,8 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
     assert rewritten == "# a note\n# another\n" + apply_text_edits(saved, _shift(doc_edits[uri]["edits"], -2))
     if client.client_name == "visual-studio-code":
         note = edit["changeAnnotations"]
-        assert list(note.values())[0]["needsConfirmation"] is True
+        # Labelled, not needsConfirmation: that opens VS Code's Refactor Preview with nothing checked.
+        assert not list(note.values())[0].get("needsConfirmation")
         assert creates[0]["annotationId"] in note
         assert all(e.get("annotationId") in note for c in doc_edits.values() for e in c["edits"])
     else:
@@ -128,7 +143,8 @@ async def test_show_diff_command_opens_a_diff(client, workspace):
     got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="kernelevo.showDiff", arguments=[uri, target_id, result["runId"]]))
     diff = Path(got["diffUri"][len("file://"):]).read_text()
-    assert "+++ b/" in diff and "@triton.jit" in diff
+    assert "+++ b/" in diff and "@triton.jit" in diff and got["diff"] == diff
+    # Both capability sets have window/showDocument; Neovim 0.7 has not (tests/editors/ covers it).
     assert client.shown_documents[-1].uri == got["diffUri"]
 
 
@@ -141,7 +157,12 @@ async def test_a_stale_result_is_refused(client, workspace):
     body = next(i for i, line in enumerate(lines) if "return x * rms" in line)
     edit_doc(client, uri, 2, body, "        return x * rms * self.weight * 2.0\n", end_line=body + 1)
     with pytest.raises(Exception, match="changed since the search"):
-        await client.code_action_resolve_async(action)
+        if action.command is not None and action.command.command == "kernelevo.apply":  # Neovim: asks first
+            await client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command=action.command.command, arguments=action.command.arguments))
+        else:
+            await client.code_action_resolve_async(action)
+    assert client.applied_edits == []
     with pytest.raises(Exception, match="changed since the search"):
         await request(client, "kernelevo/proposal", {"uri": uri, "targetId": target_id})
     assert any("changed since" in m.message for m in client.messages)
@@ -168,3 +189,31 @@ async def test_a_refused_apply_writes_nothing(client, workspace):
     assert client.applied_edits == []
     assert sorted(p.name for p in path.parent.iterdir()) == before
     assert json.loads(workspace.pidfile.read_text())  # only the search ran
+
+
+async def test_after_apply_the_lenses_say_applied_until_undo(client, workspace):
+    path, uri, target_id, result = await optimized(client, workspace)
+    original = path.read_text()
+    got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]))
+    assert got["applied"] is True
+    edit = as_json(client.applied_edits[-1].edit)
+    (own,) = [c for c in edit["documentChanges"] if c.get("textDocument", {}).get("uri") == uri]
+    rewritten = apply_text_edits(original, own["edits"])
+    # What the editor does with the edit: the buffer now holds the rewrite.
+    n = len(original.splitlines())
+    edit_doc(client, uri, 2, 0, rewritten, end_line=n)
+
+    async def says_applied():
+        titles = [lens.command.title for lens in await lenses(client, uri)]
+        return any("applied" in t for t in titles) and not any(t == "Apply" or "Show diff" in t for t in titles)
+    await eventually(says_applied)
+    start = (await lenses(client, uri))[0].range.start.line
+    assert not [a for a in await actions_at(client, uri, start) if a.kind == APPLY]  # no failing Apply offered
+    # Undo: the target's text is what the search optimised again, so Show diff / Apply return.
+    edit_doc(client, uri, 3, 0, original, end_line=len(rewritten.splitlines()))
+
+    async def offers_again():
+        titles = [lens.command.title for lens in await lenses(client, uri)]
+        return "Apply" in titles and any("Show diff" in t for t in titles)
+    await eventually(offers_again)

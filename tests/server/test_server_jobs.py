@@ -37,7 +37,12 @@ async def test_optimize_reports_progress_and_result(client, workspace):
     kinds = progress_kinds(client, token)
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
     reports = [v.message for v in client.progress_reports[token] if isinstance(v, types.WorkDoneProgressReport)]
-    assert "iteration 3 · best 2.31x · 3.0k tokens · $0.03" in reports
+    # The search's own per-candidate message, after its phase.
+    assert "iteration 3 · candidate 6: verified · best 2.31x · 3.0k tokens · $0.03" in reports
+    # The run ends with the engine's outcome sentence (kernelevo/outcome.py).
+    assert result["outcome"]["kind"] == "improved"
+    assert client.progress_reports[token][-1].message == result["message"] == \
+        "verified, 2.31x faster than eager PyTorch, 1.50x vs torch.compile"
     assert client.progress_reports[token][0].cancellable is True
     # The child got the documented command line and the store location.
     sent = json.loads(workspace.pidfile.read_text())
@@ -86,7 +91,7 @@ async def test_cancel_request_and_progress_cancel_stop_command_jobs(client, work
     job_id = started["jobId"]
     pids = await eventually(lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text()))
     titles = await eventually(lambda: _optimizing(client, uri))
-    assert titles[0].startswith("KernelEvo: optimizing… iteration") and titles[0].endswith("— Cancel")
+    assert titles[0].startswith("KernelEvo: optimizing… ") and titles[0].endswith("— Cancel")
     got = await request(client, "kernelevo/cancel", {"jobId": job_id})
     assert got["cancelled"] is True
     await eventually(lambda: not alive(pids["pid"]))

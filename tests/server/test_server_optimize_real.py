@@ -10,7 +10,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from lsp_harness import SERVER, Workspace, lenses, open_doc, request, start_session
+from lsp_harness import SERVER, Workspace, eventually, lenses, open_doc, request, start_session
 
 
 def _optimize_cli_available() -> bool:
@@ -34,7 +34,7 @@ pytestmark = [
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def real_client(lsp_client: LanguageClient, workspace: Workspace):
     await start_session(lsp_client, "visual-studio-code", workspace, real_search=True, iterations=2,
-                        backend="triton")
+                        backend="triton", diagnostics=True)
     yield
     await lsp_client.shutdown_session()
 
@@ -49,14 +49,23 @@ async def test_offline_search_on_cpu_reports_progress_and_a_result(real_client, 
     client.progress_reports[token] = []
     result = await request(client, "kernelevo/optimize", {"uri": uri, "targetId": target_id, "workDoneToken": token,
                                                            "provider": "offline", "iterations": 2})
-    assert result["status"] in ("improved", "no_improvement"), result
+    # On the CPU candidates are verified but never timed: the engine's outcome says exactly that.
+    assert result["status"] == "verified_unmeasured", result
+    assert result["message"] == "verified, speed not measured without a GPU"
     assert result["runId"]
     kinds = [type(v).__name__ for v in client.progress_reports[token]]
     assert kinds[0] == "WorkDoneProgressBegin" and "WorkDoneProgressReport" in kinds
     messages = [getattr(v, "message", "") or "" for v in client.progress_reports[token]]
     assert any("evaluated" in m or "candidate" in m or "iteration" in m for m in messages[1:-1]), messages
     assert kinds[-1] == "WorkDoneProgressEnd"
+    # A CPU-verified kernel is announced with its label, not as faster.
+    found = await eventually(lambda: [d for d in client.diagnostics.get(uri, []) if d.code == "kernel-available"])
+    assert "verified, speed not measured without a GPU" in found[0].message
     hover = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=17, character=7)))
     assert result["runId"] in hover.contents.value
+    assert "verified, speed not measured without a GPU" in hover.contents.value
+    assert client.progress_reports[token][-1].message == "verified, speed not measured without a GPU"
+    titles = [lens.command.title for lens in await lenses(client, uri)]
+    assert "Triton kernel verified, speed not measured without a GPU — Show diff" in titles, titles
     assert (await request(client, "kernelevo/debugInfo"))["heavyModules"] == []

@@ -33,3 +33,9 @@ test('the extension activates on Python and CUDA files and is bundled to dist/',
   assert.equal(manifest.main, './dist/extension.js');
   assert.deepEqual(Object.keys(manifest.dependencies), ['vscode-languageclient']);
 });
+
+test('the interpreter setting is read from User settings in a remote window too (not machine-scoped)', () => {
+  // VS Code Remote and code-server ignore `machine`/`machine-overridable` settings in User settings.
+  const scope = (properties['kernelevo.interpreter'] as { scope?: string }).scope;
+  assert.equal(scope, 'resource');
+});

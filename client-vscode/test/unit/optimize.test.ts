@@ -4,6 +4,9 @@ import { buildOptimizeParams, optimizeTarget, OptimizeDeps, summarize } from '..
 import { DEFAULTS } from '../../src/settings';
 import { statusView } from '../../src/jobs';
 import { FakeClient, mock, services } from './fakes';
+import type { RunOutcome } from '../../src/outcome';
+
+const IMPROVED: RunOutcome = { kind: 'improved', speedup_eager: 1.42, speedup_compile: 1.05, device: 'cuda', reasons: [], improved: true, applicable: true, headline: 'verified, 1.42x faster than eager PyTorch, 1.05x vs torch.compile' };
 
 const ref = { uri: 'file:///w/softmax.py', targetId: 'function:softmax', label: 'softmax' };
 
@@ -42,7 +45,7 @@ test('a search runs in a cancellable notification with live progress and ends wi
     assert.match(statusView(board).text, /1 job · best 1\.10x/);
     client.emit(params.workDoneToken, { kind: 'report', message: 'iteration 2 · best 1.42x · 6k tokens · $0.02', percentage: 50 });
     client.emit(params.workDoneToken, { kind: 'end', message: 'done' });
-    return { jobId: 'j1', runId: 'r1', status: 'improved', bestSpeedup: 1.42, bestSpeedupCompile: 1.05, tokens: 6000, costUsd: 0.02 };
+    return { jobId: 'j1', runId: 'r1', status: 'improved', outcome: IMPROVED, bestSpeedup: 1.42, bestSpeedupCompile: 1.05, tokens: 6000, costUsd: 0.02 };
   };
   const { d, followUps } = deps(client);
   const board = d.board;
@@ -71,7 +74,7 @@ test('a search runs in a cancellable notification with live progress and ends wi
   assert.equal(board.running().length, 0);
   assert.equal(board.best(), 1.42);
   const final = mock.messages.at(-1)!;
-  assert.match(final.message, /1\.42x faster than eager, 1\.05x vs torch\.compile/);
+  assert.equal(final.message, 'softmax: verified, 1.42x faster than eager PyTorch, 1.05x vs torch.compile (6k tokens, $0.02).');
   assert.deepEqual(final.items, ['Show Diff', 'Apply']);
   assert.deepEqual(followUps, ['diff:r1']);
 });
@@ -153,10 +156,26 @@ test('a stopped server and a failing request are reported once each', async () =
   assert.match(second.shownErrors[0], /Optimizing softmax failed: target changed/);
 });
 
-test('end-of-run sentences', () => {
-  const base = { jobId: 'j', runId: 'r', bestSpeedup: 0.93, bestSpeedupCompile: null, tokens: 12000, costUsd: 0.1 };
-  assert.match(summarize('x', { ...base, status: 'no_improvement' }), /no verified candidate beat the reference \(best 0\.93x; 12k tokens, \$0\.10\)/);
+test("end-of-run sentences are the engine's outcome, as the CLI prints it", () => {
+  const base = { jobId: 'j', runId: 'r', bestSpeedup: null, bestSpeedupCompile: null, tokens: 12000, costUsd: 0.1 };
+  const cpu = { kind: 'verified_unmeasured', speedup_eager: null, speedup_compile: null, device: 'cpu', reasons: [], improved: false, applicable: true, headline: 'verified, speed not measured without a GPU' };
+  assert.equal(summarize('x', { ...base, status: 'verified_unmeasured', outcome: cpu as RunOutcome }), 'x: verified, speed not measured without a GPU (12k tokens, $0.10).');
+  const slow = { ...cpu, kind: 'no_improvement', device: 'cuda', speedup_eager: 1.2, speedup_compile: 0.9, applicable: false, headline: 'verified, no faster kernel: not faster than torch.compile (0.90x)' };
+  assert.equal(summarize('x', { ...base, status: 'no_improvement', outcome: slow as RunOutcome }), 'x: verified, no faster kernel: not faster than torch.compile (0.90x) (12k tokens, $0.10).');
   assert.match(summarize('x', { ...base, status: 'cancelled' }), /cancelled/);
-  assert.match(summarize('x', { ...base, status: 'failed' }), /failed \(failed\)/);
-  assert.equal(summarize('x', { ...base, status: 'failed', message: 'reference crashed' }), 'x: the search failed: reference crashed.');
+  assert.equal(summarize('x', { ...base, status: 'failed', message: 'reference crashed' }), 'x: the search ended without an outcome: reference crashed.');
+});
+
+test('Apply is offered for an applicable outcome only, never for a no-improvement run', async () => {
+  for (const [kind, applicable, offered] of [['no_improvement', false, ['Open Report']], ['verified_unmeasured', true, ['Show Diff', 'Apply']]] as const) {
+    const client = new FakeClient();
+    const outcome = { kind, speedup_eager: null, speedup_compile: null, device: 'cpu', reasons: [], improved: false, applicable, headline: `h-${kind}` };
+    client.handlers['kernelevo/optimize'] = () => ({ jobId: 'j', runId: 'r', status: kind, outcome, bestSpeedup: 1.3, bestSpeedupCompile: 0.9, tokens: 0, costUsd: 0 });
+    const { d } = deps(client);
+    const seen: string[][] = [];
+    mock.answer = (m) => (seen.push(m.items), undefined);
+    await optimizeTarget(d, ref);
+    await mock.settle();
+    assert.deepEqual(seen.at(-1), offered, kind);
+  }
 });

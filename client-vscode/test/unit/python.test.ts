@@ -81,7 +81,8 @@ test('the check and the server drop the working folder from sys.path', () => {
     assert.match(script, /del sys\.path\[0\]/);
   }
   assert.deepEqual(serverCommand('/p/python').args[0], '-c');
-  assert.match(serverCommand('/p/python').args[1], /run_module\('server', run_name='__main__'/);
+  assert.match(serverCommand('/p/python').args[1], /main\(\['serve', \*sys\.argv\[1:\]\]\)/);
+  assert.match(CHECK_SCRIPT, /find_spec\("kernelevo_server"\)/);
 });
 
 test('the install command is exact: editable from a checkout, else from the package index; quoted paths', () => {
