@@ -69,12 +69,13 @@ def phase_label(phase: str | None, iteration: int) -> str:
 
 
 def progress_message(job: "Job") -> str:
-    """E.g. 'seed · candidate 3 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'."""
+    """E.g. 'seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'.
+    The search's own message names its phase (kernelevo/search/progress.py); for a search that
+    sends no phase, the phase is read from the iteration number."""
     if job.state == "queued":
         return job.message or "queued"
-    parts = [phase_label(job.phase, job.iteration)]
-    if job.message and job.message != "starting search":
-        parts.append(job.message)
+    said = job.message if job.message and job.message != "starting search" else ""
+    parts = [said] if job.phase and said else [phase_label(job.phase, job.iteration)] + ([said] if said else [])
     if job.best_speedup is not None:
         parts.append(f"best {job.best_speedup:.2f}x")
     elif job.verified:

@@ -142,6 +142,10 @@ def test_progress_reads_the_phase_and_the_search_s_own_message():
     assert progress_message(job) == ("seed · candidate 3 (template:row_softmax): verified · "
                                      "verified, speed not measured · 0 tokens · $0.00")
     assert phase_label(None, -1001) == "tuning" and phase_label(None, 4) == "iteration 4"
+    # A search that sends its phase says it in its message: not repeated.
+    job.apply_event({"phase": "seed", "index": 3, "total": 7, "iteration": 0, "best_speedup": 1.8,
+                     "message": "seed 3 of 7 (template:row_softmax): verified, 1.80x"})
+    assert progress_message(job) == "seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 0 tokens · $0.00"
     assert phase_label("repair", 2) == "repair" and phase_label("tune", -1) == "tuning"
     assert phase_label("iteration", 5) == "iteration 5"
 
