@@ -1,0 +1,184 @@
+-- The KernelEvo flow in a real, headless Neovim (0.7+) through vim.lsp, step by step.
+-- Driven by tests/editors/test_neovim.py, which passes its settings in the environment and
+-- reads back the JSON this script writes. Each step records what a person would see.
+local cfg = vim.fn.json_decode(os.getenv("KERNELEVO_NVIM_FLOW"))
+local steps, seen = {}, { messages = {}, progress = {}, asked = {}, shown_documents = 0 }
+
+local function record(name, value) steps[#steps + 1] = { step = name, value = value } end
+
+local function finish(failure)
+  if failure then record("failure", failure) end
+  local fh = io.open(cfg.out, "w")
+  fh:write(vim.fn.json_encode({ steps = steps, seen = seen }))
+  fh:close()
+  vim.cmd("qa!")
+end
+
+-- Nothing may keep the editor alive past the test's budget.
+vim.defer_fn(function() finish("timed out inside Neovim") end, cfg.timeout_ms)
+
+vim.lsp.handlers["window/showMessage"] = function(_, result)
+  seen.messages[#seen.messages + 1] = result.message
+end
+vim.lsp.handlers["window/showMessageRequest"] = function(_, result)
+  seen.asked[#seen.asked + 1] = result.message
+  return { title = cfg.answer or "Apply" }
+end
+local progress = vim.lsp.handlers["$/progress"]
+vim.lsp.handlers["$/progress"] = function(err, result, ctx, config)
+  if result and result.value and result.value.message then
+    seen.progress[#seen.progress + 1] = result.value.message
+  end
+  return progress(err, result, ctx, config)
+end
+
+local bufnr = vim.api.nvim_get_current_buf()
+local uri = vim.uri_from_bufnr(bufnr)
+local original = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+local client_id = vim.lsp.start_client({
+  name = "kernelevo",
+  cmd = cfg.cmd,
+  cmd_env = cfg.env,
+  root_dir = cfg.root,
+  init_options = { kernelevo = cfg.settings },
+})
+vim.lsp.buf_attach_client(bufnr, client_id)
+local client
+if not vim.wait(60000, function()
+  client = vim.lsp.get_client_by_id(client_id)
+  return client ~= nil and client.initialized
+end, 100) then
+  return finish("the server did not initialize")
+end
+
+local function request(method, params, timeout)
+  local got = vim.lsp.buf_request_sync(bufnr, method, params, timeout or 60000)
+  local answer = got and got[client_id]
+  if not answer then return nil, "no answer to " .. method end
+  if answer.err then return nil, answer.err.message end
+  return answer.result
+end
+
+-- The lenses of our target only (a file holds several targets).
+local function target_lenses()
+  local out = {}
+  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+    local args = lens.command and lens.command.arguments
+    if args and args[2] == cfg.target_id then out[#out + 1] = lens end
+  end
+  return out
+end
+
+local function lens_titles()
+  vim.lsp.codelens.refresh()
+  vim.wait(3000, function() return #target_lenses() > 0 end, 50)
+  local titles = {}
+  for _, lens in ipairs(target_lenses()) do titles[#titles + 1] = lens.command.title end
+  return titles
+end
+
+local function wait_lens(pattern, timeout)
+  local titles = {}
+  vim.wait(timeout or 20000, function()
+    titles = lens_titles()
+    for _, t in ipairs(titles) do
+      if t:find(pattern, 1, true) then return true end
+    end
+    return false
+  end, 300)
+  return titles
+end
+
+local function lens_command(pattern)
+  for _, lens in ipairs(target_lenses()) do
+    if lens.command.title:find(pattern, 1, true) then return lens.command end
+  end
+end
+
+local target_line = cfg.target_line
+local position = { line = target_line, character = cfg.target_character }
+
+-- 1. Lenses on the target.
+record("lenses", wait_lens("Optimize with KernelEvo", 30000))
+
+-- 2. Hover on the target's name.
+local hover, err = request("textDocument/hover", { textDocument = { uri = uri }, position = position })
+record("hover", hover and hover.contents.value or ("error: " .. tostring(err)))
+
+-- 3. Code actions at the target.
+local function actions()
+  local got = request("textDocument/codeAction", {
+    textDocument = { uri = uri },
+    range = { start = position, ["end"] = position },
+    context = { diagnostics = {} },
+  }) or {}
+  return got
+end
+local titles = {}
+local optimize
+for _, a in ipairs(actions()) do
+  titles[#titles + 1] = a.title
+  if a.command and a.command.command == "kernelevo.optimize" then optimize = a.command end
+end
+record("code_actions", titles)
+if not optimize then return finish("no Optimize code action") end
+
+-- 4. Optimize (the code action's command), with progress, until the job ends.
+local started = request("workspace/executeCommand", { command = optimize.command, arguments = optimize.arguments })
+record("optimize_started", started)
+local jobs
+vim.wait(cfg.search_timeout_ms, function()
+  jobs = request("kernelevo/jobs", vim.NIL)
+  return jobs and jobs[1] and jobs[1].state ~= "running" and jobs[1].state ~= "queued"
+end, 500)
+record("job", jobs and jobs[1])
+record("progress", seen.progress)
+record("end_messages", seen.messages)
+
+-- 5. The result's lenses.
+record("result_lenses", wait_lens("Show diff", 20000))
+
+-- 6. Show diff: no showDocument in 0.7, so the server names the diff file; open and read it.
+local show = lens_command("Show diff")
+if not show then return finish("no Show diff lens") end
+local diff = request("workspace/executeCommand", { command = show.command, arguments = show.arguments })
+record("show_diff_message", seen.messages[#seen.messages])
+if diff and diff.diffUri then
+  local path = vim.uri_to_fname(diff.diffUri)
+  vim.cmd("split " .. vim.fn.fnameescape(path))
+  record("diff_buffer", vim.api.nvim_buf_get_lines(0, 0, -1, false))
+  vim.cmd("close")
+  vim.api.nvim_set_current_buf(bufnr)
+end
+
+-- 7. Apply through the code action: the server asks first (showMessageRequest), then edits the buffer.
+local apply
+titles = {}
+for _, a in ipairs(actions()) do
+  titles[#titles + 1] = a.title
+  if a.command and a.command.command == "kernelevo.apply" then apply = a.command end
+end
+record("apply_actions", titles)
+if not apply then return finish("no Apply code action") end
+local applied = request("workspace/executeCommand", { command = apply.command, arguments = apply.arguments }, 120000)
+record("apply_answer", applied)
+record("asked", seen.asked)
+local after = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
+record("buffer_after_apply", after)
+record("modified_after_apply", vim.api.nvim_buf_get_option(bufnr, "modified"))
+
+-- 8. The lenses say "applied".
+record("lenses_after_apply", wait_lens("applied", 20000))
+
+-- 9. Undo restores the original text; Apply is offered again.
+vim.api.nvim_set_current_buf(bufnr)
+local undos = 0
+while undos < 10 and table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") ~= original do
+  vim.cmd("silent! undo")
+  undos = undos + 1
+end
+record("undos", undos)
+record("buffer_after_undo_is_original",
+  table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") == original)
+record("lenses_after_undo", wait_lens("Apply", 20000))
+finish(nil)

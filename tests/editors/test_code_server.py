@@ -1,0 +1,338 @@
+"""The whole flow in a real VS Code: code-server (VS Code 1.139 in the browser, from npm) in
+Debian's headless Chromium, driven by Playwright, with the freshly packaged .vsix installed.
+
+Open a file → lenses → hover → Optimize (palette) with a cancellable progress notification
+that says what the search is doing → the end message in the CLI's words → Show Diff in VS
+Code's diff editor → Apply → the file changed, the lens says "applied" → Undo restores it.
+The search is the real offline search on the CPU (verified, speed not measured without a GPU).
+The interpreter comes once from User settings (the full flow) and once from Machine settings
+(what VS Code Remote and code-server read for a remote window): the server starts either way.
+Every step saves a screenshot under build/editor-tests/code-server/ (captions in captions.txt).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from editor_setup import REPO, Unavailable, chromium, code_server, output_dir, playwright, server_env
+
+pytestmark = [pytest.mark.editors, pytest.mark.timeout(900), pytest.mark.xdist_group("editors")]
+
+CPU_HEADLINE = "verified, speed not measured without a GPU"
+STEP_S = 60  # one step's patience; the workbench alone takes 10-20 s on 2 cores
+
+
+@pytest.fixture(scope="module")
+def tools():
+    try:
+        exe, env = code_server()
+        browser = chromium()
+        playwright()
+        vsix = package_vsix(env)
+    except Unavailable as exc:
+        pytest.skip(f"REAL-EDITOR TEST SKIPPED: {exc}")
+    return exe, env, browser, vsix
+
+
+def package_vsix(env: dict[str, str]) -> Path:
+    """`npm run package`: the .vsix a user would install (npm ci first on a clean clone)."""
+    npm = shutil.which("npm")
+    if not npm:
+        raise Unavailable("npm is not installed")
+    if not (REPO / "node_modules" / ".bin" / "vsce").exists():
+        got = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True,
+                             timeout=900)
+        if got.returncode != 0:
+            raise Unavailable(f"npm ci failed: {got.stderr.strip()[-300:]}")
+    got = subprocess.run([npm, "run", "package"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    vsix = REPO / "client-vscode" / "kernelevo.vsix"
+    assert got.returncode == 0 and vsix.exists(), got.stdout[-2000:] + got.stderr[-2000:]
+    return vsix
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class CodeServer:
+    """One code-server process with its own settings, extensions and user data."""
+
+    def __init__(self, exe: Path, env: dict[str, str], home: Path, vsix: Path, user: dict, machine: dict) -> None:
+        self.exe, self.home = exe, home
+        self.data, self.ext = home / "data", home / "ext"
+        for sub, settings in (("User", user), ("Machine", machine)):
+            (self.data / sub).mkdir(parents=True, exist_ok=True)
+            (self.data / sub / "settings.json").write_text(json.dumps(settings, indent=1))
+        self.env = dict(env, XDG_CONFIG_HOME=str(home / "config"), **server_env())
+        self.env.pop("VSCODE_IPC_HOOK_CLI", None)
+        if not (self.ext / ".installed").exists():
+            got = subprocess.run([str(exe), "--user-data-dir", str(self.data), "--extensions-dir", str(self.ext),
+                                  "--install-extension", str(vsix)], env=self.env, capture_output=True, text=True,
+                                 timeout=300)
+            assert got.returncode == 0 and "kernelevo" in got.stdout.lower(), got.stdout + got.stderr
+            (self.ext / ".installed").write_text("")
+        self.port = free_port()
+        self.log = open(home / "code-server.log", "w")
+        self.proc = subprocess.Popen(
+            [str(exe), "--bind-addr", f"127.0.0.1:{self.port}", "--auth", "none", "--disable-telemetry",
+             "--disable-update-check", "--disable-workspace-trust", "--user-data-dir", str(self.data),
+             "--extensions-dir", str(self.ext)], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + STEP_S
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.3)
+        raise AssertionError(f"code-server did not listen on {self.port}; see {home / 'code-server.log'}")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+class Shots:
+    """Screenshots with what a person sees at each step."""
+
+    def __init__(self, page, out: Path) -> None:
+        self.page, self.out, self.captions = page, out, []
+
+    def __call__(self, name: str, caption: str) -> None:
+        n = len(self.captions) + 1
+        self.page.screenshot(path=str(self.out / f"{n:02d}-{name}.png"))
+        self.captions.append(f"{n:02d}-{name}.png: {caption}")
+        (self.out / "captions.txt").write_text("\n".join(self.captions) + "\n")
+
+
+def workspace(tmp_path: Path) -> tuple[Path, Path, str]:
+    ws = tmp_path / "ws"
+    ws.mkdir(parents=True)
+    source = (REPO / "tests" / "corpus" / "usercode" / "model.py").read_text()
+    (ws / "model.py").write_text(source)
+    return ws, ws / "model.py", source
+
+
+def interpreter(tmp_path: Path) -> Path:
+    """A Python only the setting names (not python3 on PATH), so a server that starts proves the
+    setting was read."""
+    wrapper = tmp_path / "bin" / "kevo-python"
+    wrapper.parent.mkdir(parents=True, exist_ok=True)
+    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+BASE_SETTINGS = {"workbench.startupEditor": "none", "telemetry.telemetryLevel": "off",
+                 "extensions.autoUpdate": False, "extensions.ignoreRecommendations": True,
+                 "workbench.tips.enabled": False, "editor.minimap.enabled": False,
+                 "chat.disableAIFeatures": True, "workbench.secondarySideBar.defaultVisibility": "hidden",
+                 "kernelevo.provider": "offline", "kernelevo.backend": "triton"}
+
+
+def open_workbench(page, port: int, folder: Path) -> None:
+    page.goto(f"http://127.0.0.1:{port}/?folder={folder}", timeout=STEP_S * 1000)
+    page.wait_for_selector(".monaco-workbench", timeout=STEP_S * 1000)
+    page.wait_for_selector(".statusbar", timeout=STEP_S * 1000)
+
+
+def palette(page, command: str) -> None:
+    page.keyboard.press("F1")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(timeout=STEP_S * 1000)
+    box.fill(f">{command}")
+    page.locator(".quick-input-list .monaco-list-row", has_text=command).first.wait_for(timeout=STEP_S * 1000)
+    page.keyboard.press("Enter")
+
+
+def open_file(page, name: str) -> None:
+    page.keyboard.press("Control+P")
+    box = page.locator(".quick-input-widget input")
+    box.wait_for(timeout=STEP_S * 1000)
+    box.fill(name)
+    exact = re.compile(rf"^\s*{re.escape(name)}\s*$")
+    row = page.locator(".quick-input-list .monaco-list-row").filter(has=page.locator(".label-name", has_text=exact))
+    try:
+        row.first.wait_for(timeout=STEP_S * 1000)
+        row.first.click()
+        page.wait_for_selector(f".tab.active:has-text('{name}')", timeout=STEP_S * 1000)
+    except Exception:
+        page.screenshot(path=str(REPO / "build" / "editor-tests" / "open-file-failure.png"))
+        raise
+    page.wait_for_timeout(500)
+    page.locator(".editor-group-container.active .monaco-editor .view-lines").first.click()
+
+
+def focus_tab(page, name: str) -> None:
+    """Back to an open file by its tab (quick open would also list the generated files)."""
+    tab = page.get_by_role("tab", name=re.compile(rf"(?:^|\W){re.escape(name)}(?:,|$|\s)"))
+    tab.first.click()
+    page.wait_for_selector(f".tab.active:has-text('{name}')", timeout=STEP_S * 1000)
+    page.locator(".editor-group-container.active .monaco-editor .view-lines").first.click()
+
+
+def go_to(page, line: int, column: int) -> None:
+    palette(page, "Go to Line/Column")
+    page.keyboard.type(f"{line}:{column}")
+    page.keyboard.press("Enter")
+
+
+def lens_titles(page) -> list[str]:
+    return [t.strip() for t in page.locator(".codelens-decoration").all_inner_texts()]
+
+
+def wait_lens(page, text: str, timeout_s: float = STEP_S) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        titles = lens_titles(page)
+        if any(text in t for t in titles):
+            return titles
+        time.sleep(0.5)
+    raise AssertionError(f"no lens with {text!r}; lenses: {lens_titles(page)}")
+
+
+def toast(page, text: str, timeout_s: float = STEP_S):
+    found = page.locator(".notifications-toasts .notification-toast", has_text=text).last
+    found.wait_for(timeout=timeout_s * 1000)
+    return found
+
+
+def saved_text(page, path: Path) -> str:
+    palette(page, "File: Save All")
+    time.sleep(1.5)
+    return path.read_text()
+
+
+def undo(page, shot: Shots) -> None:
+    """Ctrl+Z in model.py; the edit spans three files, so VS Code asks whether to undo them all."""
+    page.locator(".editor-group-container.active .monaco-editor .view-lines").first.click()
+    page.keyboard.press("Control+Z")
+    dialog = page.locator(".monaco-dialog-box")
+    try:
+        dialog.wait_for(timeout=5000)
+    except Exception:
+        return  # undone in this file alone, without asking
+    shot("undo-dialog", f"Ctrl+Z: VS Code asks '{' '.join(dialog.inner_text().split())[:120]}'")
+    dialog.locator(".monaco-button", has_text="Undo in").first.click()
+    dialog.wait_for(state="hidden", timeout=STEP_S * 1000)
+
+
+def test_code_server_flow(tools, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    exe, env, browser_path, vsix = tools
+    out = output_dir("code-server")
+    ws, path, source = workspace(tmp_path)
+    lines = source.splitlines()
+    def_line = next(i for i, t in enumerate(lines) if t.startswith("def fused_bias_gelu")) + 1
+    python = interpreter(tmp_path)
+    t0 = time.monotonic()
+    timings: dict[str, float] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(browser_path), args=["--no-sandbox"])
+        try:
+            # Pass 1: the interpreter in User settings; the whole flow.
+            server = CodeServer(exe, env, tmp_path / "cs", vsix, {**BASE_SETTINGS, "kernelevo.interpreter": str(python)},
+                                {})
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                shot = Shots(page, out)
+                open_workbench(page, server.port, ws)
+                open_file(page, "model.py")
+                go_to(page, def_line, 5)
+                titles = wait_lens(page, "Optimize with KernelEvo", 90)
+                shot("lenses", "model.py open; 'Optimize with KernelEvo' lenses above its targets "
+                               "(interpreter from User settings)")
+                timings["lenses"] = time.monotonic() - t0
+
+                palette(page, "Show or Focus Hover")
+                hover = page.locator(".monaco-hover:visible").first
+                hover.wait_for(timeout=STEP_S * 1000)
+                assert "fused_bias_gelu" in hover.inner_text() and "not optimized yet" in hover.inner_text()
+                shot("hover", "hover on fused_bias_gelu: 'KernelEvo · fused_bias_gelu: not optimized yet.'")
+                page.keyboard.press("Escape")
+
+                palette(page, "KernelEvo: Optimize Kernel at Cursor")
+                running = toast(page, "optimizing fused_bias_gelu", 90)
+                deadline = time.monotonic() + 240
+                said = ""
+                while time.monotonic() < deadline:
+                    said = running.inner_text() if running.count() else ""
+                    if re.search(r"seed \d+ of \d+", said) or CPU_HEADLINE in page.locator(".notifications-toasts").inner_text():
+                        break
+                    time.sleep(0.3)
+                if re.search(r"seed \d+ of \d+", said):
+                    shot("progress", f"progress notification with Cancel: '{' '.join(said.split())[:140]}'")
+                done = toast(page, CPU_HEADLINE, 300)
+                end_text = " ".join(done.inner_text().split())
+                assert f"fused_bias_gelu: {CPU_HEADLINE}" in end_text, end_text
+                shot("done", f"end of the run: '{end_text[:160]}'")
+                timings["search"] = time.monotonic() - t0
+                titles = wait_lens(page, "Show diff")
+                assert any(f"Triton kernel {CPU_HEADLINE} — Show diff" in t for t in titles), titles
+                assert "Apply" in [t.split("|")[-1].strip() for t in titles] or any("Apply" in t for t in titles)
+
+                done.locator("a.monaco-button, .monaco-button", has_text="Show Diff").first.click()
+                page.wait_for_selector(".monaco-diff-editor, .multiDiffEditor", timeout=STEP_S * 1000)
+                review = toast(page, "review the diff")
+                page.wait_for_timeout(1500)
+                shot("diff", "VS Code's diff editor: the proposal (model.py rewrite, new kernel module, "
+                             "regression test) with 'Apply' / 'Discard'")
+                review.locator(".monaco-button", has_text="Apply").first.click()
+                toast(page, "applied the result for fused_bias_gelu")
+                shot("applied", "after Apply: 'applied the result for fused_bias_gelu. Undo (Ctrl+Z) restores "
+                                "the original.'")
+                new_text = saved_text(page, path)
+                assert "_kernelevo_fused_bias_gelu.supports(x, bias)" in new_text
+                assert (ws / "model_kernelevo_fused_bias_gelu.py").exists()
+                focus_tab(page, "model.py")
+                go_to(page, def_line, 5)
+                titles = wait_lens(page, "KernelEvo kernel applied")
+                assert not any("Show diff" in t for t in titles), titles
+                shot("lens-applied", "the lens now reads 'KernelEvo kernel applied (run …) — undo restores "
+                                     "the original'; no Show diff / Apply")
+                timings["applied"] = time.monotonic() - t0
+
+                undo(page, shot)
+                assert saved_text(page, path) == source
+                go_to(page, def_line, 5)
+                titles = wait_lens(page, "Show diff")
+                shot("undone", "after Undo: model.py is the original again; the result's Show diff / Apply "
+                               "lenses are back")
+            finally:
+                server.stop()
+
+            # Pass 2: the interpreter in Machine settings only (a remote window reads it there).
+            ws2, _, _ = workspace(tmp_path / "second")
+            server = CodeServer(exe, env, tmp_path / "cs2", vsix, dict(BASE_SETTINGS),
+                                {"kernelevo.interpreter": str(python)})
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 900})
+                shot.page = page
+                open_workbench(page, server.port, ws2)
+                open_file(page, "model.py")
+                go_to(page, def_line, 5)
+                wait_lens(page, "Optimize with KernelEvo", 90)
+                shot("machine-settings", "second window, kernelevo.interpreter only in Machine settings: "
+                                         "the server runs, lenses are there")
+            finally:
+                server.stop()
+        finally:
+            browser.close()
+    timings["total"] = time.monotonic() - t0
+    (out / "time.txt").write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}) + "\n")
