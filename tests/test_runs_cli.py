@@ -61,3 +61,16 @@ def test_unknown_run_is_a_clear_error(store_with_run, capsys):
     assert main(["show", "nope", "--store", str(s.path)]) == 2
     assert "kernelevo runs" in capsys.readouterr().err
 
+
+
+def test_report_says_not_measured_for_candidates_verified_without_timing(tmp_path):
+    from kernelevo.report import render_report
+    from kernelevo.search.phase import Phase
+    from kernelevo.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={"provider": "offline"})
+    store.add_candidate(run_id, phase=Phase("seed", 0, 0), origin="template:x", backend="triton", source="x = 1",
+                        candidate_hash="c", verdict={"status": "verified", "reason": "ok"})
+    html = render_report(store.get_run(run_id), store.candidates(run_id), store.llm_calls(run_id))
+    assert "not measured" in html and "0.0000" not in html and "0.00x" not in html
