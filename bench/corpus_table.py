@@ -94,8 +94,10 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
                     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                                            "-n", "0", test], cwd=work, capture_output=True, text=True, timeout=600,
                                           env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"))
+                    failure = next((ln[1:].strip() for ln in proc.stdout.splitlines() if ln.startswith("E ")),
+                                   last_error(proc.stdout))
                     row["applied"] = "applied; regression test " + ("passed" if proc.returncode == 0 else
-                                                                    f"FAILED: {last_error(proc.stdout)}")
+                                                                    f"FAILED: {failure[:200]}")
                 else:
                     row["applied"] = f"not applied: {last_error(out)}"
         else:
@@ -165,6 +167,7 @@ def main() -> int:
               f"optimize {r['optimize']}, {r['applied']}, tracebacks {r['tracebacks']}", flush=True)
     text = render(rows, time.monotonic() - t0)
     Path(args.out).write_text(text)
+    Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))  # every measurement, for re-rendering
     print(text.split("\n")[6])
     return 0
 

@@ -52,6 +52,7 @@ def _first_optimizable(entry: dict) -> str | None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)
 @pytest.mark.parametrize("entry", [e for e in ENTRIES if _first_optimizable(e)], ids=lambda e: e["file"])
 def test_task_optimize_apply_unedited(entry, tmp_path):
     top = entry["file"].split("/", 1)[0]  # the file's folder (its package with it) is the user's workspace

@@ -90,13 +90,17 @@ def run(args: argparse.Namespace) -> int:
         print("note: verified on the CPU only (Triton's interpreter): the kernel is used only for CPU tensors "
               "under TRITON_INTERPRET=1, never for CUDA, until a search on a GPU machine verifies and times it there")
     if not_faster:
-        print(f"note: not measured faster than your code ({summary.get('status')}); applied for review, not for speed")
+        print(f"note: {outcome.headline()}; applied for review, not for speed")
     if args.dry_run:
         print(f"(dry run: nothing written; apply with `kernelevo apply {rec.id}"
               + (" --force" if not_faster else "") + "`)")
     else:
         print(f"applied run {rec.id}: {len(plan.files)} files written; regression test: {plan.test_path}")
-        print(f"next: run the regression test (python -m pytest {plan.test_path}); undo with your version control")
+        env = "TRITON_INTERPRET=1 " if devices == {"cpu"} else ""
+        print(f"next: run the regression test ({env}python -m pytest {plan.test_path}); undo with your version control")
+    if _relative_imports_outside_package(source_file):
+        print(f"note: {Path(source_file).name} uses relative imports but its folder is not a package here, so the "
+              "regression test cannot import it; run it from the package's own checkout")
     return 0
 
 
@@ -132,3 +136,16 @@ def _outcome(summary: dict) -> "RunOutcome":
         return RunOutcome.from_dict(summary["outcome"])
     return from_status(str(summary.get("status") or ""), verified=True, speedup_eager=summary.get("speedup_eager"),
                        speedup_compile=summary.get("speedup_compile"))
+
+
+def _relative_imports_outside_package(source_file: str) -> bool:
+    import ast
+
+    folder = Path(source_file).resolve().parent
+    if (folder / "__init__.py").exists():
+        return False
+    try:
+        tree = ast.parse(Path(source_file).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return False
+    return any(isinstance(n, ast.ImportFrom) and n.level for n in tree.body)
