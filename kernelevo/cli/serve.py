@@ -24,5 +24,9 @@ def _run(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(name)s %(levelname)s: %(message)s")
     from kernelevo_server.app import create_server
 
-    create_server().start_io()
+    try:
+        create_server().start_io()
+    except (BrokenPipeError, ValueError) as exc:  # the client closed our stdio while we were writing
+        if isinstance(exc, ValueError) and "closed file" not in str(exc):
+            raise
     return 0

@@ -105,6 +105,10 @@ def test_every_bad_request_gets_an_error_answer(raw, tmp_path):
     raw.send({"id": 99, "method": "kernelevo/jobs"})  # params are optional for the job list
     assert raw.response(99)["result"] == []
     assert raw.proc.poll() is None  # still serving
+    raw.proc.stdin.close()
+    assert raw.exited_within(10)
+    logged = raw.proc.stderr.read().decode(errors="replace")
+    assert "Traceback" not in logged and "ERROR" not in logged, logged[-3000:]  # refusals are not crashes
 
 
 def test_exits_when_stdin_closes_right_after_did_open(raw, tmp_path):

@@ -58,6 +58,29 @@ async def test_optimize_reports_progress_and_result(client, workspace):
     assert [(j["state"], j["status"], j["targetId"]) for j in jobs] == [("done", "improved", target_id)]
 
 
+async def test_a_kernel_faster_than_eager_only_is_not_offered(client, workspace):
+    """1.3x vs eager but 0.9x vs torch.compile: the engine's outcome is no_improvement, so no Show
+    diff / Apply (a test of speedup_eager > 1 alone offered it) and the end says why."""
+    workspace.control(mode="improve", iterations=1, delay=0.01, speedup=1.3, compile_speedup=0.9)
+    path = workspace.copy_example("rms_norm.py")
+    uri = open_doc(client, path)
+    target_id = await target_of(client, uri)
+    result = await request(client, "kernelevo/optimize", {"uri": uri, "targetId": target_id})
+    assert result["status"] == "no_improvement" and result["outcome"]["applicable"] is False
+    assert result["message"] == "verified, no faster kernel: not faster than torch.compile (0.90x)"
+    await asyncio.sleep(0.5)
+    titles = await lens_titles(client, uri)
+    assert titles == ["Optimize with KernelEvo"], titles
+    start = (await lenses(client, uri))[0].range.start
+    got = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(start=start, end=start),
+        context=types.CodeActionContext(diagnostics=[])))
+    assert not [a for a in got or [] if getattr(a, "kind", "") == "refactor.rewrite.kernelevo.apply"]
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=start.line, character=7)))
+    assert "verified, no faster kernel: not faster than torch.compile (0.90x)" in hover.contents.value
+
+
 async def _has_result(client, uri):
     titles = await lens_titles(client, uri)
     return titles if len(titles) == 3 else None

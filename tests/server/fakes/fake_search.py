@@ -4,6 +4,7 @@ Speaks the progress protocol of docs/PROTOCOLS.md and writes a result to the sto
 the real search. Behaviour comes from a JSON control file (`--control PATH`, placed
 before the real arguments by the server's `searchCommand` setting):
 {"mode": "improve" | "slow" | "crash" | "fail", "iterations": 3, "delay": 0.05,
+ "compile_speedup": 1.5 (below 1.0: verified and faster than eager, but not than torch.compile),
  "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false}
 """
 from __future__ import annotations
@@ -78,17 +79,22 @@ def main() -> int:
         emit(event="error", message="no candidate compiled")
         emit(event="done", run_id=run_id, status="failed", best_speedup=None, tokens=1000 * iterations, cost_usd=0.0)
         return 1
-    write_result(path, target_id, run_id, float(ctl.get("speedup", 2.31)), args.backend, iterations)
-    emit(event="done", run_id=run_id, status="improved", best_speedup=float(ctl.get("speedup", 2.31)),
-         best_speedup_compile=1.5, tokens=1000 * iterations, cost_usd=0.01 * iterations)
+    speedup, vs_compile = float(ctl.get("speedup", 2.31)), float(ctl.get("compile_speedup", 1.5))
+    outcome = write_result(path, target_id, run_id, speedup, vs_compile, args.backend, iterations)
+    emit(event="done", run_id=run_id, status=outcome["kind"], outcome=outcome, best_speedup=speedup,
+         best_speedup_compile=vs_compile, tokens=1000 * iterations, cost_usd=0.01 * iterations)
     if worker:
         worker.kill()
     return 0
 
 
-def write_result(path: str, target_id: str, run_id: str, speedup: float, backend: str, iterations: int) -> None:
+def write_result(path: str, target_id: str, run_id: str, speedup: float, vs_compile: float, backend: str,
+                 iterations: int) -> dict:
+    from kernelevo.outcome import judge
     from kernelevo.store import ResultSummary, Store
     from kernelevo.targets.detect import detect_source
+
+    outcome = judge({"speedup_eager": speedup, "speedup_compile": vs_compile}, verified=True, device="cuda").to_dict()
 
     with open(path) as fh:
         source = fh.read()
@@ -103,15 +109,16 @@ def write_result(path: str, target_id: str, run_id: str, speedup: float, backend
         store.create_run(task_path=path, task_hash="fake", config={}, source_file=os.path.realpath(path),
                          target_id=target_id, source_hash=target.source_hash, run_id=run_id)
         # What Apply needs to know about the verified inputs (see kernelevo/targets/apply.py).
-        store.update_run(run_id, status="improved", summary={
+        store.update_run(run_id, status=outcome["kind"], summary={"outcome": outcome,
             "dtypes": ["float32"], "devices": ["cuda"], "shapes": [[[2, 5, 96]], [[4, 3, 96]]],
             "init_args": [96, 1e-6], "speedups": {"eager": speedup, "compile": 0.7 * speedup}})
         store.put_result(ResultSummary(
-            run_id=run_id, source_file=path, target_id=target_id, status="improved",
+            run_id=run_id, source_file=path, target_id=target_id, status=outcome["kind"], outcome=outcome,
             backend="triton" if backend == "auto" else backend, gpu="CPU (Triton interpreter)",
             created_at=time.time(), reference_ms=1.0, compile_ms=0.7, best_ms=1.0 / speedup,
-            speedup_eager=speedup, speedup_compile=0.7 * speedup, tokens=1000 * iterations,
+            speedup_eager=speedup, speedup_compile=vs_compile, tokens=1000 * iterations,
             cost_usd=0.01 * iterations, verified=True, candidate_path=cand))
+    return outcome
 
 
 CANDIDATE = '''import torch
