@@ -68,8 +68,13 @@ def offline_seeds(task: TaskFile, device: str, size: str | None,
         from kernelevo.offline import propose_offline
     except ImportError:
         return seeds
-    return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default"),
-                                log=log))
+    try:
+        return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default"),
+                                    log=log))
+    except Exception as exc:  # seeds are a bonus: a reference the offline search cannot read is a reason, not a crash
+        if log is not None:
+            log(f"offline: no candidates: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+        return seeds
 
 
 def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: Dispatcher, events: Events | None,
