@@ -254,3 +254,14 @@ def test_plan_apply_is_pure_and_uses_the_given_target_hash():
 def test_static_init_args():
     assert static_init_args("hidden = 96\neps = 1e-6\ndef get_init_inputs():\n    return [hidden, eps]\n") == [96, 1e-6]
     assert static_init_args("def get_init_inputs():\n    return [make()]\n") is None
+
+
+def test_a_file_whose_name_is_not_a_module_name(tmp_path):
+    user = tmp_path / "02-fused-gelu.py"  # a tutorial's file name: `import 02-fused-gelu` is not Python
+    shutil.copy(CORPUS / "model.py", user)
+    shapes = [[[8, 256], [256]], [[3, 256], [256]]]
+    plan = apply_candidate(str(user), "function:fused_bias_gelu", str(CANDIDATES / "bias_gelu_triton.py"),
+                           meta_for(user, "function:fused_bias_gelu", shapes=shapes))
+    assert os.path.basename(plan.kernel_module) == "_02_fused_gelu_kernelevo_fused_bias_gelu.py"
+    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name], tmp_path)
+    assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr

@@ -92,7 +92,9 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     folder = os.path.dirname(target.path)
     stem = os.path.splitext(os.path.basename(target.path))[0]
     slug = re.sub(r"\W+", "_", ref.qualname).lower()
-    module, alias = f"{stem}_kernelevo_{slug}", f"_kernelevo_{slug}"
+    safe = re.sub(r"\W", "_", stem)
+    safe = "_" + safe if safe[:1].isdigit() else safe  # `02-fused-softmax.py` is not an importable name
+    module, alias = f"{safe}_kernelevo_{slug}", f"_kernelevo_{slug}"
     if alias in user_file_text:
         raise ApplyError(f"{current.location()}: a KernelEvo kernel is already applied here ({alias}); "
                          f"remove it first to apply run {run_id}")
@@ -120,6 +122,8 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     else:
         imports = f"import {stem} as _user\nimport {module} as _kernel"
     user_import, kernel_import = imports.split("\n")
+    if not stem.isidentifier():  # `02-fused-softmax.py`: load the user's file by its path
+        user_import = tpl.LOAD_BY_PATH.format(file=os.path.basename(target.path))
     if backend == "cuda":
         kernel_import = (f"try:\n    {kernel_import}\nexcept Exception as exc:  # no CUDA toolchain here\n"
                          f"    pytest.skip(f\"kernel module unavailable: {{exc}}\", allow_module_level=True)")
