@@ -1,7 +1,9 @@
-"""The engine's handle on its worker processes: one runs candidates, one compiles them.
+"""The engine's handle on its worker processes: the judge, the candidate runner host, the compiler.
 
-Keeping both alive across candidates is what makes evaluation fast (no torch import
-per candidate); on a GPU machine the compile worker is what lets compiles proceed
+The judge (kernelevo/judge/process.py) runs the reference and compares; the runner host
+(kernelevo/runner/host.py) forks a fresh process per candidate; the compile worker compiles
+ahead. Keeping all three alive across candidates is what makes evaluation fast (no torch
+import per candidate); on a GPU machine the compile worker is what lets compiles proceed
 while the GPU is busy.
 """
 from __future__ import annotations
@@ -25,16 +27,18 @@ class Evaluator:
         if gpu is not None:
             env.update({"CUDA_VISIBLE_DEVICES": str(gpu),
                         "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")})
-        self.runner = Worker(device, env=env)
+        self.runner = Worker(device, env=env, module="kernelevo.runner.host")
+        self.judge = Worker(device, env=env, module="kernelevo.judge.process")
         self._owns_compiler = compiler is None
         self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 
     def warm(self) -> None:
-        """Start both workers now, side by side (each imports torch; the run worker also warms up)."""
-        start_all([w for w in (self.runner, self.compiler) if isinstance(w, Worker)])
+        """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
+        start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
 
     def close(self) -> None:
         self.runner.close()
+        self.judge.close()
         if self._owns_compiler:
             self.compiler.close()
 

@@ -1,9 +1,10 @@
-"""A task built from code inside the user's package imports that package: the sandboxed worker
-sees the package folder read-only (never its .kernelevo store) and the task loads."""
+"""A task built from code inside the user's package imports that package: the sandboxed judge
+sees the package folder read-only (never its .kernelevo store) and the task loads; the candidate's
+process sees neither."""
 from pathlib import Path
 
 from test_targets_inputs import build, workspace
-from kernelevo.worker.pool import Worker, task_roots
+from kernelevo.worker.pool import task_roots
 
 CANDIDATE = ("import torch\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\n"
              "def _k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
@@ -25,9 +26,14 @@ def test_a_task_importing_the_users_package_loads_in_the_sandbox(tmp_path):
     built = build(ws / "pkg" / "model.py", "fused", ws / "t")
     assert task_roots(str(built.path)) == {Path(ws).resolve()}
     cand = tmp_path / "cand.py"
-    cand.write_text(CANDIDATE + "\n\nimport os\nassert not os.listdir(" + repr(str(ws / ".kernelevo")) + ")\n")
-    with Worker("cpu") as w:
-        reply = w.request({"op": "verify", "task_path": str(built.path), "candidate_path": str(cand), "device": "cpu",
-                           "size": "small"}, 240)
-    assert "task_error" not in reply, reply["task_error"]
-    assert reply.get("status") == "verified", reply.get("reason")
+    cand.write_text(CANDIDATE + "\n\nimport os\nassert not os.path.exists(" + repr(str(ws / ".kernelevo")) + ") or "
+                    "not os.listdir(" + repr(str(ws / ".kernelevo")) + ")\n")
+    from kernelevo.evaluate import Evaluator
+    from kernelevo.task import read_task
+    from kernelevo.verify import _run_dynamic, resolve_size
+
+    task = read_task(built.path)
+    with Evaluator("cpu") as ev:
+        v = _run_dynamic(task, cand, "triton", [], ev, "cpu", resolve_size(task, "cpu", None), 240, None,
+                         measure=False)
+    assert v.status == "verified", v.reason

@@ -3,11 +3,10 @@ import os
 from pathlib import Path
 import time
 
-import pytest
 
 from support import CANDIDATES, EXAMPLES
 from kernelevo.verify import verify_candidate
-from kernelevo.worker.pool import Worker, WorkerError
+from kernelevo.worker.pool import Worker
 from kernelevo.sandbox.env import sandbox_env
 
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -51,26 +50,32 @@ def test_candidate_reading_key_sees_nothing(tmp_path, monkeypatch):
     cand = tmp_path / "cand.py"
     cand.write_text(GOOD.read_text().replace(
         "class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'saw the key'\n\nclass ModelNew", 1))
-    # `import os` is refused statically; go through the worker directly to test its environment
-    with Worker("cpu") as w:
-        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                           "size": "small", "backend": "triton"}, timeout=120)
-    assert reply["status"] == "verified", reply["reason"]
+    # `import os` is refused statically; go to the judge directly to test the candidate process's environment
+    from kernelevo.evaluate import Evaluator
+
+    with Evaluator("cpu") as ev:
+        v = _judge(ev, cand)
+    assert v.status == "verified", v.reason
 
 
-def test_hanging_candidate_stopped_within_limit(tmp_path):
+def _judge(evaluator, cand, timeout=60.0):
+    """The dynamic verdict alone, past the static checks (which reject what these candidates use)."""
+    from kernelevo.task import read_task
+    from kernelevo.verify import _run_dynamic, default_size
+
+    return _run_dynamic(read_task(SOFTMAX), cand, "triton", [], evaluator, evaluator.device,
+                        default_size(evaluator.device), timeout, None, measure=False)
+
+
+def test_hanging_candidate_stopped_within_limit(tmp_path, evaluator):
     cand = hang_candidate(tmp_path)
-    with Worker("cpu") as w:
-        w.start()
-        t0 = time.monotonic()
-        with pytest.raises(WorkerError) as err:
-            w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                       "size": "small"}, timeout=5)
-        elapsed = time.monotonic() - t0
-        assert err.value.kind == "timeout"
-        assert elapsed < 8
-        assert not w.alive
-        assert w.request({"op": "ping"}, 60)["pong"]  # a fresh worker takes over
+    host = evaluator.runner.proc.pid
+    t0 = time.monotonic()
+    v = _judge(evaluator, cand, timeout=5)
+    assert v.status == "timeout" and "time limit" in v.reason, v.reason
+    assert time.monotonic() - t0 < 12
+    assert evaluator.runner.proc.pid == host  # only the candidate's own process was stopped
+    assert _judge(evaluator, GOOD).status == "verified"
 
 
 def test_hang_gives_timeout_verdict(tmp_path):
@@ -81,15 +86,13 @@ def test_hang_gives_timeout_verdict(tmp_path):
     assert time.monotonic() - t0 < 20
 
 
-def test_crashing_candidate_reported(tmp_path):
+def test_crashing_candidate_reported(tmp_path, evaluator):
     cand = tmp_path / "crash.py"
     cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        __import__('os')._exit(7)\n\n    def _unused(self, x", 1))
-    # __import__ is rejected statically; go through the worker directly to test the crash path
-    with Worker("cpu") as w:
-        with pytest.raises(WorkerError) as err:
-            w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                       "size": "small"}, timeout=60)
-        assert err.value.kind == "crash" and "exit code 7" in str(err.value)
+    # __import__ is rejected statically; go to the judge directly to test the crash path
+    v = _judge(evaluator, cand)
+    assert v.status == "runtime_error" and "exit code 7" in v.reason, v.reason
+    assert _judge(evaluator, GOOD).status == "verified"
 
 
 def test_printing_candidate_does_not_corrupt_channel(tmp_path):
@@ -103,25 +106,24 @@ def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
     cand = tmp_path / "patch.py"
     cand.write_text(GOOD.read_text().replace("class ModelNew", "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew", 1))
     assert "vars() is not allowed" in verify_candidate(SOFTMAX, cand, device="cpu").reason  # the allowlist first
-    # behind it, the worker's integrity check: send the request straight to a worker
-    with Worker("cpu") as w:
-        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                           "size": "small", "backend": "triton"}, timeout=120)
-        assert any("torch.allclose" in v for v in reply.get("integrity_violation", [])), reply.get("integrity_violation")
-        assert not w.alive or w.request({"op": "ping"}, 60)["pong"]
+    # behind it, the candidate process's integrity check (the judge is elsewhere, so the patch could
+    # not fool it; a kernel that patches torch is still refused): go to the judge directly
+    from kernelevo.evaluate import Evaluator
+
+    with Evaluator("cpu") as ev:
+        v = _judge(ev, cand)
+        assert v.status == "rejected" and "torch.allclose" in v.reason, v.reason
+        assert _judge(ev, GOOD).status == "verified"
 
 
-def test_thread_left_running_recycles_worker(tmp_path):
+def test_thread_left_running_is_rejected(tmp_path, evaluator):
     cand = tmp_path / "thread.py"
     cand.write_text(GOOD.read_text().replace(
         "class ModelNew", "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\n\nclass ModelNew", 1))
-    # the static checks reject `import threading`; send the request straight to a worker to test the run-time guard
-    with Worker("cpu") as w:
-        reply = w.request({"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(cand), "device": "cpu",
-                           "size": "small"}, timeout=120)
-        assert any(v.startswith("a background thread left running") for v in reply["integrity_violation"])
-        assert not w.alive  # recycled: the next request gets a fresh process
-        assert w.request({"op": "ping"}, 60)["pong"]
+    # the static checks reject `import threading`; go to the judge directly to test the run-time guard
+    v = _judge(evaluator, cand)
+    assert v.status == "rejected" and "background thread left running" in v.reason, v.reason
+    assert _judge(evaluator, GOOD).status == "verified"  # the next candidate has a fresh process
 
 
 def test_threads_started_by_the_harness_are_not_a_violation():
@@ -150,9 +152,20 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                out.append(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
 def test_worker_dies_with_its_engine(tmp_path):
-    """An engine killed mid-candidate (a time limit, kill -9) must not leave a busy worker behind,
-    still holding a GPU with a spinning kernel. (An idle worker exits on its closed pipe anyway.)"""
+    """An engine killed mid-candidate (a time limit, kill -9) must not leave a busy candidate process
+    behind, still holding a GPU with a spinning kernel: the runner host and its child both go."""
     import signal
     import subprocess
     import sys
@@ -160,22 +173,27 @@ def test_worker_dies_with_its_engine(tmp_path):
     from support import ROOT
 
     hang = hang_candidate(tmp_path)
-    request = {"op": "verify", "task_path": str(SOFTMAX), "candidate_path": str(hang), "device": "cpu", "size": "small"}
-    code = ("from kernelevo.worker import protocol\nfrom kernelevo.worker.pool import Worker\nw = Worker('cpu')\n"
-            f"w.start()\nprotocol.write(w.proc.stdin, {request!r})\n"
-            "print(w.proc.pid, flush=True)\nimport time\ntime.sleep(120)\n")
+    code = ("import threading, time\nfrom kernelevo.evaluate import Evaluator\nfrom kernelevo.task import read_task\n"
+            "from kernelevo.verify import _run_dynamic\nev = Evaluator('cpu')\nev.warm()\n"
+            "print(ev.runner.proc.pid, flush=True)\n"
+            f"_run_dynamic(read_task({str(SOFTMAX)!r}), {str(hang)!r}, 'triton', [], ev, 'cpu', 'small', 300, None)\n")
     engine = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
                               start_new_session=True)
     try:
-        worker_pid = int(engine.stdout.readline())
-        time.sleep(1.0)  # the worker is inside the hanging forward now
-        assert not _gone(worker_pid)
+        host = int(engine.stdout.readline())
+        deadline = time.monotonic() + 60
+        while not _children(host) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        children = _children(host)
+        assert children, "no candidate process started"
+        time.sleep(1.0)  # the candidate is inside the hanging forward now
         os.kill(engine.pid, signal.SIGKILL)
         engine.wait(10)
         deadline = time.monotonic() + 10
-        while not _gone(worker_pid) and time.monotonic() < deadline:
+        while not all(_gone(p) for p in [host, *children]) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _gone(worker_pid), "the worker outlived the engine"
+        assert _gone(host), "the runner host outlived the engine"
+        assert all(_gone(p) for p in children), "the candidate process outlived the engine"
     finally:
         if engine.poll() is None:
             engine.kill()

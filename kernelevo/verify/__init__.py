@@ -1,7 +1,8 @@
 """Is this candidate a correct replacement for the task's Model? The verifier's public entry point.
 
-Static checks run here (no candidate code executes in this process); everything
-dynamic runs in a worker process. Results are cached in the store by content hash.
+Static checks run here (no candidate code executes in this process); the candidate
+runs in a fresh process of its own and the judge process decides from its outputs
+(kernelevo/judge/). Results are cached in the store by content hash.
 """
 from __future__ import annotations
 
@@ -64,6 +65,8 @@ def verify_candidate(
     precompiled: Precompiled | None = None,
     strict: bool = False,
     precision: tuple[str, ...] = (),
+    compile_mode: str | None = "default",
+    max_time_s: float = 10.0,
 ) -> Verdict:
     """Verify one candidate file against a task. Raises TaskError for a broken task.
 
@@ -103,6 +106,9 @@ def verify_candidate(
             ev.warm()  # both workers start side by side
         try:
             if precompiled is None:
+                from kernelevo.judge.session import probe_task
+
+                probe_task(task_file, ev, device, size, limit, seed)  # a broken or too-large task: TaskError first
                 precompiled = precompile(ev.compiler, task_file.path, cand_path, static.backend, device=device,
                                          size=size, seed=seed, timeout=limit)
             ahead = precompiled.check()
@@ -112,7 +118,8 @@ def verify_candidate(
             else:
                 verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
                                        size, limit, seed, measure, precompiled.kernels,
-                                       {"strict": strict, "precision": list(precision)})
+                                       {"strict": strict, "precision": list(precision),
+                                        "compile_mode": compile_mode, "max_time_s": max_time_s})
             verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
             verdict.isolation = _isolation(ev)
         finally:
@@ -144,79 +151,17 @@ def _isolation(ev: Evaluator) -> str:
 def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check], ev: Evaluator,
                  device: str, size: str, timeout: float, seed: int | None, measure: bool = True,
                  compiled_ahead: list[str] | None = None, policy: dict[str, Any] | None = None) -> Verdict:
-    w = ev.runner
-    request = {"op": "verify", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
-               "device": device, "size": size, "seed": seed, "backend": backend,
-               "allowed_ops": task_file.hints.get("ALLOWED_LIBRARY_OPS", []), **(policy or {})}
-    try:
-        reply = w.request(request, timeout)
-    except WorkerError as exc:
-        status = "timeout" if exc.kind == "timeout" else "runtime_error"
-        reason = (f"time limit of {timeout:.0f} s reached; the worker was stopped (infinite loop or hang?)"
-                  if exc.kind == "timeout" else f"{exc} while running the candidate")
-        return Verdict(status, reason, backend=backend, checks=list(static_checks), log=exc.log[-3000:])
-    if "task_error" in reply:
-        raise TaskError(reply["task_error"])
-    if "error" in reply:
-        return Verdict("runtime_error", f"worker error: {reply['error']}", backend=backend,
-                       checks=list(static_checks), log=reply.get("traceback", ""))
-    launches = reply.pop("launch_signatures", {})
-    verdict = Verdict.from_dict(reply)
-    verdict.backend = backend
+    """The judge decides from data; the candidate runs in a fresh process of its own (kernelevo/judge/)."""
+    from kernelevo.judge.session import Session
+
+    verdict, launches = Session(task_file, cand_path, backend, ev, device, size, timeout, seed,
+                                policy=policy).run(measure)
     verdict.checks = list(static_checks) + verdict.checks
-    if reply.get("integrity_violation"):
-        verdict.status = "rejected"
-        verdict.reason = (f"the candidate left the harness altered ({', '.join(reply['integrity_violation'])}); "
-                          "patching the harness or leaving threads behind is not allowed")
-    elif device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
+    if device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
         missed = {k: v for k, v in launches.items() if k not in (compiled_ahead or [])}
         if missed:  # launched in the interpreter but not reached by the compile-ahead pass
             _aot_check(ev.compiler, cand_path, missed, verdict, timeout)
-    precision = next((c for c in verdict.checks if c.name == "precision"), None)
-    if device == "cuda" and verdict.status == "verified" and measure:
-        _measure(w, task_file, cand_path, size, seed, verdict, timeout,
-                 tf32=precision is not None and precision.detail.get("level") == "tf32")
-    elif device == "cuda" and measure and verdict.status == "incorrect" and precision is not None \
-            and precision.detail.get("level") == "tf32":
-        _report_tf32_speed(w, task_file, cand_path, size, seed, verdict, timeout)
     return verdict
-
-
-def _report_tf32_speed(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None,
-                       verdict: Verdict, timeout: float) -> None:
-    """A kernel that passes only at TF32 tolerance is still incorrect; its speed against TF32
-    baselines tells the user what accepting TF32 would buy."""
-    trial = Verdict("verified", "", backend=verdict.backend)
-    _measure(w, task_file, cand_path, size, seed, trial, timeout, tf32=True)
-    se = trial.timings.get("speedup_eager")
-    if trial.status == "verified" and se:
-        verdict.reason += f" ({se:.2f}x vs eager with TF32 baselines)"
-        verdict.timings = {**trial.timings, "verdict_status": "incorrect"}
-
-
-def _measure(w: Worker, task_file: TaskFile, cand_path: Path, size: str, seed: int | None, verdict: Verdict,
-             timeout: float, tf32: bool = False) -> None:
-    try:
-        reply = w.request({"op": "measure", "task_path": str(task_file.path), "candidate_path": str(cand_path.resolve()),
-                           "size": size, "seed": seed or 0, "allow_tf32": tf32}, timeout)
-    except WorkerError as exc:
-        verdict.checks.append(Check("timing", False, f"timing did not finish: {exc}"))
-        verdict.status, verdict.reason = ("timeout" if exc.kind == "timeout" else "runtime_error"), f"while timing: {exc}"
-        return
-    if "error" in reply:
-        verdict.checks.append(Check("timing", False, f"timing failed: {reply['error']}"))
-        verdict.status, verdict.reason = "runtime_error", f"while timing: {reply['error']}"
-        return
-    verdict.timings, verdict.roofline = reply["timings"], reply["roofline"]
-    verdict.device = {**verdict.device, **reply.get("device", {})}
-    t = verdict.timings
-    if t.get("implausible"):
-        verdict.checks.append(Check("roofline_plausible", False, t["implausible"]))
-        verdict.status, verdict.reason = "rejected", t["implausible"]
-    else:
-        verdict.checks.append(Check("roofline_plausible", True, reply["roofline"].get("note") or "within measured peaks"))
-        se, sc = t.get("speedup_eager"), t.get("speedup_compile")
-        verdict.reason += f"; {t['candidate_ms']:.4f} ms, {se:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else "")
 
 
 def _aot_check(w: Worker, cand_path: Path, launches: dict[str, Any], verdict: Verdict, timeout: float) -> None:

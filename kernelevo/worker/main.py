@@ -1,8 +1,9 @@
 """The worker's loop: read a request, run it, answer. Started by `pool.py`, never by users.
 
-Requests: {"op": "ping"}, {"op": "verify", ...} (see verify/checks.py), {"op": "measure", ...}
-(worker/measure.py), {"op": "precompile", ...} (worker/precompile.py), {"op": "aot", ...}
-(compile launched Triton kernels for a GPU target), {"op": "exit"}.
+The loop is shared by the processes that answer one request at a time: the compile
+worker (kernelevo/runner/compile_worker.py: precompile, aot) and the judge
+(kernelevo/judge/process.py). Every reply echoes the request's `nonce`.
+Requests: {"op": "ping"}, the process's own ops, {"op": "exit"}.
 """
 from __future__ import annotations
 
@@ -13,14 +14,7 @@ import traceback
 from typing import Any, Callable
 
 
-def _handlers() -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
-    from kernelevo.verify.checks import run_verification
-    from kernelevo.worker.measure import measure
-    from kernelevo.worker.ops import aot_compile, ping
-    from kernelevo.worker.precompile import precompile
-
-    return {"verify": run_verification, "aot": aot_compile, "ping": ping, "measure": measure,
-            "precompile": precompile}
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]) -> dict[str, Any]:
@@ -52,8 +46,11 @@ def _exit_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def serve() -> int:
+def serve(handlers: dict[str, Handler] | None = None, route_all: str | None = None,
+          warm: Callable[[], Any] | None = None) -> int:
+    """`route_all`: the handler every op but ping goes to; `warm`: run before answering ready."""
     from kernelevo.worker import protocol
+    from kernelevo.worker.ops import ping
 
     channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
     channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
@@ -68,11 +65,9 @@ def serve() -> int:
 
     threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch",
                      daemon=True).start()
-    if os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
-        from kernelevo.worker.warmup import warm_up
-
-        warm_up()
-    handlers = _handlers()
+    if warm is not None and os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
+        warm()
+    handlers = {"ping": ping, **(handlers or {})}
     profile_dir = os.environ.get("KERNELEVO_WORKER_PROFILE")
     integrity = Integrity()
     protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
@@ -82,6 +77,8 @@ def serve() -> int:
             return 0
         threads_before = {t.ident for t in threading.enumerate()}
         handler = handlers.get(request.get("op", ""))
+        if handler is None and route_all and request.get("op") != "ping":
+            handler = handlers[route_all]
         if handler is None:
             protocol.write(channel_out, {"error": f"unknown op {request.get('op')!r}"})
             continue
@@ -99,6 +96,8 @@ def serve() -> int:
             patched.append(f"a background thread left running ({', '.join(left[:3])})")
         if patched:
             reply["integrity_violation"] = patched
+        if "nonce" in request:
+            reply["nonce"] = request["nonce"]
         protocol.write(channel_out, reply)
         if patched or reply.get("poisoned"):
             return 3

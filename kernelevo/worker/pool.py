@@ -147,9 +147,15 @@ class Worker:
     """One worker process. Not thread-safe: one request at a time."""
 
     def __init__(self, device: str = "cpu", *, env: dict[str, str] | None = None, start_timeout: float = 120.0,
-                 isolate: bool | None = None) -> None:
+                 isolate: bool | None = None, module: str | None = None,
+                 writable: list[str] | None = None) -> None:
+        """`module`: the process's main module (the judge, the runner host); by default the compile
+        worker for device 'compile', else the plain loop (ping only). `writable`: folders it may
+        write besides its scratch (the exchange folder a judge and a runner host share)."""
         self.device = device
+        self.module = module or ("kernelevo.runner.compile_worker" if device == "compile" else "kernelevo.worker.main")
         self.extra_env = env or {}
+        self.extra_writable = [Path(p) for p in (writable or [])]
         self.start_timeout = start_timeout
         self.isolate = isolate
         self.proc: SandboxProcess | None = None
@@ -169,9 +175,9 @@ class Worker:
     def spec(self) -> SandboxSpec:
         isolate = self.isolate if self.isolate is not None else use_sandbox()
         env = worker_env(self.device, self.extra_env)
-        writable = sorted({Path(env[k]) for k in cache_dirs() if k in env})
+        writable = sorted({Path(env[k]) for k in cache_dirs() if k in env} | set(self.extra_writable))
         roots = sorted(self.user_roots)
-        return SandboxSpec([sys.executable, "-m", "kernelevo.worker.main"], env=env,
+        return SandboxSpec([sys.executable, "-m", self.module], env=env,
                            read_only=[self.inbox.root, *roots], writable=writable,
                            hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
                            gpu=self.device not in ("cpu", "compile"), isolate=isolate)

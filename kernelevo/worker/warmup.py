@@ -1,10 +1,11 @@
-"""A GPU worker's first verdict, paid at start-up instead of by the first candidate.
+"""The judge's first verdict work, paid at start-up instead of by the first candidate.
 
-The first verification in a fresh process spends 5-8 s importing what torch loads
-lazily (dispatch modes, Inductor, Triton's launcher) and creating the CUDA context; the
-first torch.compile another 5 s. Running one tiny built-in task through the same
-verify and measure code before answering `ready` moves that cost to worker start,
-which a search overlaps with its first proposals.
+The first verification in a fresh judge process spends seconds importing what torch loads
+lazily and creating the CUDA context; the first torch.compile another 5 s. Running one
+tiny built-in task's reference and baselines before answering `ready` moves that cost
+to judge start, which a search overlaps with its first proposals. (Candidate processes
+are fresh per candidate and cannot be warmed this way; the pair below is also the
+smallest honest candidate, checked by the tests.)
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 TASK = '''import torch
 
@@ -51,31 +53,27 @@ class ModelNew(torch.nn.Module):
 '''
 
 
-def warm_up() -> float:
-    """Seconds spent; 0 where there is no GPU (CPU and compile workers start as they are)."""
+def warm_up(handle: Any) -> float:
+    """Seconds spent. `handle` is the judge's request handler: the built-in task goes through probe,
+    an input set, the reference and (on a GPU) the baselines (CUDA context, lazy imports, the first
+    torch.compile), so the first real candidate does not pay for them."""
     import torch
 
-    if not torch.cuda.is_available():
-        return 0.0
+    gpu = torch.cuda.is_available()
     t0 = time.perf_counter()
-    from kernelevo.verify.checks import run_verification
-    from kernelevo.worker.measure import measure
-
     with tempfile.TemporaryDirectory(prefix="kernelevo-warmup-") as tmp:
-        task, cand = Path(tmp) / "warmup_task.py", Path(tmp) / "warmup_candidate.py"
+        task = Path(tmp) / "warmup_task.py"
         task.write_text(TASK)
-        cand.write_text(CANDIDATE)
-        req = {"task_path": str(task), "candidate_path": str(cand), "device": "cuda", "size": "default", "seed": 1,
-               "backend": "triton", "max_time_s": 0.5}
+        common = {"task_path": str(task), "task_hash": "warmup", "size": "default", "device": "cuda" if gpu else "cpu",
+                  "seed": 1, "exchange": tmp}
+        timing = ({"op": "timing_sets", "seed": 1}, {"op": "baselines", "key": "warmup", "max_time_s": 0.5}) if gpu else ()
         try:
-            verdict = run_verification(req)
-            if verdict.get("status") == "verified":
-                measure(req)
-                from kernelevo.verify.opwatch import profile_kernels
-
-                profile_kernels(lambda: torch.ones(1024, device="cuda") * 2)
-            else:
-                print(f"kernelevo worker warm-up: {verdict.get('status')}: {verdict.get('reason')}", file=sys.stderr)
+            for req in ({"op": "probe", **common}, {"op": "begin", **common}, {"op": "inputs", "set": "w", "seed": 1},
+                        {"op": "reference", "set": "w"}, *timing, {"op": "end"}):
+                reply = handle(req)
+                if "error" in reply or "task_error" in reply:
+                    print(f"kernelevo judge warm-up: {reply}", file=sys.stderr)
+                    break
         except Exception as exc:  # a failed warm-up only means the first candidate pays the start-up cost
-            print(f"kernelevo worker warm-up failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"kernelevo judge warm-up failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return time.perf_counter() - t0

@@ -144,7 +144,8 @@ def test_cpu_hack_also_caught_on_gpu(path, evaluator, monkeypatch):
 
 @pytest.mark.slow
 def test_faults_cost_one_worker_not_the_next_verdict():
-    """Illegal address (CUDA fast path, then Triton), then a hung kernel: each next good candidate verifies."""
+    """Illegal address (CUDA fast path, then Triton), then a hung kernel: each next good candidate verifies.
+    Each fault took only its own candidate process; the runner host that forks them stays."""
     with Evaluator("cuda") as ev:
         def good(measure: bool = False):
             v = verify_candidate(SOFTMAX, GOOD, evaluator=ev, device="cuda", measure=measure)
@@ -160,8 +161,7 @@ def test_faults_cost_one_worker_not_the_next_verdict():
             if expect == "runtime_error":
                 assert any(w in v.reason.lower() for w in GPU_REASONS["wild_store"]), v.reason
             _, new_pid = good()
-            assert new_pid != pid, f"{fault}: the worker that ran it was not replaced"
-            pid = new_pid
+            assert new_pid == pid, f"{fault}: the runner host was restarted; only the candidate's process should go"
         v, _ = good(measure=True)
         assert_timed(v, "softmax triton_ok after three faults")
 
@@ -198,15 +198,15 @@ def test_bench_cli_times_reference_compile_and_candidates(tmp_path):
 
 
 def test_worker_kept_across_timed_verdicts(tmp_path):
-    """torch.compile's own threads once made every timed verdict recycle the worker (a 15 s
-    restart each); consecutive verdicts must now share one warm process and its baseline."""
+    """Consecutive timed verdicts share one warm runner host and judge, and the judge's baselines."""
     with Evaluator("cuda") as ev:
         first = verify_candidate(SOFTMAX, GOOD, evaluator=ev, use_cache=False)
         pid = ev.runner.proc.pid
         second = verify_candidate(SOFTMAX, GOOD, evaluator=ev, use_cache=False)
         assert first.status == second.status == "verified", (first.reason, second.reason)
         assert ev.runner.alive and ev.runner.proc.pid == pid and ev.runner.restarts == 0
-        assert second.timings["phases"]["compile_baseline_s"] < 0.5, second.timings["phases"]
+        assert second.timings["phases"]["baselines_cached"], second.timings["phases"]
+        assert second.timings["phases"]["baselines_s"] < 0.5, second.timings["phases"]
         assert second.phases["checks_s"] < 3.0, second.phases
 
 
@@ -223,7 +223,7 @@ def test_kernels_compiled_ahead_are_cache_hits_on_the_gpu(tmp_path, monkeypatch)
     cand.write_text(GOOD.read_text().replace("cols = tl.arange", f"# {secrets.token_hex(8)}\n    cols = tl.arange", 1))
     cache = tmp_path / "triton"
     with Evaluator("cuda") as ev:
-        ev.runner.start()  # its warm-up compiles its own kernel first
+        ev.judge.start()  # its warm-up runs the built-in task first
         ahead = precompile(ev.compiler, SOFTMAX, cand, "triton", device="cuda", size="default")
         assert ahead.status == "compiled", ahead.reason
         before = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}

@@ -1,0 +1,111 @@
+"""The engine's two channels: to the judge process, and to a candidate process through the runner host.
+
+What comes back from the judge is trusted only when it carries the nonce the engine
+sent; what comes back from a candidate process is data (descriptors, counts, its own
+failure), and any failure it reports, or a crash, a time limit or a harness patch, is
+the candidate's.
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from kernelevo.task import TaskError
+from kernelevo.worker.pool import Worker, WorkerError
+
+CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected", "unverified")
+
+
+class CandidateFailed(Exception):
+    def __init__(self, status: str, reason: str, log: str = "") -> None:
+        super().__init__(reason)
+        self.status = status if status in CANDIDATE_FAILURES or status == "timeout" else "runtime_error"
+        self.reason, self.log = reason, log
+
+
+class JudgeFailed(Exception):
+    """The judge process itself failed (crashed, answered without the nonce, ran out of memory)."""
+
+
+class JudgeClient:
+    def __init__(self, worker: Worker, timeout: float) -> None:
+        self.worker, self.timeout = worker, timeout
+
+    def ask(self, op: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
+        nonce = secrets.token_hex(16)
+        try:
+            reply = self.worker.request({"op": op, "nonce": nonce, **fields}, timeout or self.timeout)
+        except WorkerError as exc:
+            raise JudgeFailed(f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
+                              f"{op}: {exc}") from exc
+        if reply.get("nonce") != nonce:
+            self.worker.kill()  # its pipe carried a frame it did not write: start a fresh one
+            raise JudgeFailed(f"a reply to {op} did not come from the judge (wrong nonce); the channel was tampered with")
+        if "task_error" in reply:
+            raise TaskError(reply["task_error"])
+        if "error" in reply or "channel_error" in reply:
+            raise JudgeFailed(f"judge {op}: {reply.get('error') or reply.get('channel_error')}")
+        return reply
+
+
+class CandidateClient:
+    """One candidate process at a time, forked fresh by the runner host on `open`."""
+
+    def __init__(self, host: Worker, timeout: float) -> None:
+        self.host, self.timeout = host, timeout
+        self.open_pid: int | None = None
+
+    def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        nonce = secrets.token_hex(16)
+        reply = self.host.request({**message, "nonce": nonce}, timeout)
+        if reply.get("nonce") != nonce:
+            self.host.kill()  # the pipe carried a frame the host did not write: a fresh host for the next one
+            raise CandidateFailed("rejected", "a frame on the runner's channel did not come from the runner host: "
+                                  "the candidate forged protocol frames")
+        return reply
+
+    def open(self) -> None:
+        try:
+            reply = self._request({"op": "open"}, 60)
+        except WorkerError as exc:
+            raise CandidateFailed("runtime_error", f"the candidate process could not start: {exc}") from exc
+        self.open_pid = reply.get("opened")
+
+    def ask(self, op: str, when: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
+        limit = timeout or self.timeout
+        try:
+            outer = self._request({"op": "candidate", "timeout": limit, "request": {"op": op, **fields}}, limit + 30)
+        except WorkerError as exc:
+            raise CandidateFailed("timeout" if exc.kind == "timeout" else "runtime_error",
+                                  f"the runner host failed while {when}: {exc}", exc.log) from exc
+        if "child_timeout" in outer:
+            raise CandidateFailed("timeout", f"time limit of {limit:.0f} s reached while {when}; the candidate process "
+                                  "was stopped (infinite loop or hang?)", self.host.log_tail())
+        if "child_exit" in outer:
+            how = outer["child_exit"]
+            what = (f"was killed by {how} (out of memory, or killed from outside)" if how == "signal 9"
+                    else f"crashed ({how})" if how.startswith("signal") else f"exited ({how})")
+            raise CandidateFailed("runtime_error", f"the candidate process {what} while {when}", self.host.log_tail())
+        reply = outer.get("reply")
+        if not isinstance(reply, dict):
+            raise CandidateFailed("runtime_error", f"the candidate process answered {when} with no data")
+        if reply.get("integrity_violation"):
+            patched = [str(p)[:120] for p in reply["integrity_violation"]][:5]
+            raise CandidateFailed("rejected", f"the candidate left the harness altered ({', '.join(patched)}); "
+                                  "patching the harness or leaving threads behind is not allowed")
+        failure = reply.get("failure")
+        if isinstance(failure, dict):
+            raise CandidateFailed(str(failure.get("status")), str(failure.get("reason"))[:3000],
+                                  str(failure.get("log") or "")[-3000:])
+        if "error" in reply:
+            raise CandidateFailed("runtime_error", f"the candidate process failed while {when}: "
+                                  f"{str(reply['error'])[:800]}")
+        return reply
+
+    def close(self) -> None:
+        if self.open_pid is not None and self.host.alive:
+            try:
+                self._request({"op": "close"}, 30)
+            except (WorkerError, CandidateFailed):
+                pass
+        self.open_pid = None

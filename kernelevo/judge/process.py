@@ -1,0 +1,310 @@
+"""The judge process: reference outputs, comparisons and baseline timings. It never runs candidate code.
+
+It holds the task's reference (the user's code), draws every input set, shares inputs
+and weights with the candidate process as data, and decides each check from the
+candidate's outputs (mapped back as data): outputs match, inputs unchanged, new values in
+the same buffers. Baseline timings and the roofline are taken here too, where no
+candidate can slow the reference down or patch a timer. Every reply echoes the
+request's nonce, so a frame a candidate forged on some pipe is not taken for the judge's.
+"""
+from __future__ import annotations
+
+import gc
+import time
+from typing import Any
+
+import torch
+
+from kernelevo.judge.outputs import compare_any_size
+from kernelevo.judge.reference import GiB, Reference, TaskProblem, available_bytes, fingerprint, nbytes, tensors
+from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, open_tensor, open_values
+from kernelevo.verdict import Check
+from kernelevo.verify.opwatch import OpRecorder
+
+MAX_TIMING_SETS = 8
+
+
+def _summary(args: list[Any]) -> list[dict[str, Any]]:
+    return [{"kind": "tensor", "shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
+             "device": a.device.type, "contiguous": a.is_contiguous()} if isinstance(a, torch.Tensor)
+            else {"kind": "value", "repr": repr(a)[:200]} for a in args]
+
+
+def _release(device: torch.device, large: bool = True) -> None:
+    """Memory back to the device between phases; a full collection only after large sets (it costs ~0.3 s)."""
+    if large:
+        gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.ipc_collect()
+
+
+class Judge:
+    def __init__(self) -> None:
+        self.refs: dict[str, Reference] = {}
+        self.probed: dict[str, dict[str, Any]] = {}
+        self.baselines: dict[str, dict[str, Any]] = {}
+        self.ref: Reference | None = None
+        self.sets: dict[str, dict[str, Any]] = {}
+        self.ref_ops: set[str] = set()
+        self.timing_sets: list[list[Any]] = []
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        handler = getattr(self, "op_" + str(req.get("op")), None)
+        if handler is None:
+            return {"error": f"unknown op {req.get('op')!r}"}
+        try:
+            return handler(req)
+        except TaskProblem as exc:
+            return {"task_error": str(exc)}
+        except ChannelError as exc:
+            return {"channel_error": str(exc)}
+
+    def _reference(self, req: dict[str, Any]) -> Reference:
+        device = torch.device(req.get("device") or "cpu")
+        key = f"{req['task_hash']}|{req.get('size')}|{device}"
+        if key not in self.refs:
+            self.refs = {key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)}
+        return self.refs[key]
+
+    # -- the task on its own, before any candidate (task faults) --------------------------
+    def op_probe(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.judge.task_faults import probe
+
+        ref = self._reference(req)
+        key = f"{req['task_hash']}|{req.get('size')}|{ref.device}"
+        if key not in self.probed:
+            self.probed[key] = probe(ref, int(req.get("seed") or 1))
+        return self.probed[key]
+
+    # -- one verification ----------------------------------------------------------------
+    def op_begin(self, req: dict[str, Any]) -> dict[str, Any]:
+        self.op_end({})
+        ref = self.ref = self._reference(req)
+        self.folder = str(req["exchange"])
+        need = ref.check_fits()
+        model = ref.build(int(req["seed"]))
+        weights = {k: export_tensor(v, self.folder, f"w-{i}") for i, (k, v) in enumerate(model.state_dict().items())}
+        return {"init": export_values(list(ref.init), self.folder, "init"), "weights": weights,
+                "need_gib": round(need.total / GiB, 3), "n_extra": ref.n_extra()}
+
+    def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The reference keeps the weights the seed gave it (no weights could be matched)."""
+        assert self.ref is not None and self.ref.model is not None
+        self.ref.model.load_state_dict(self.initial)
+        return {"same_seed": True}
+
+    def op_seed_varies(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.verify.weights import seed_varies_weights
+
+        assert self.ref is not None
+        return {"varies": bool(seed_varies_weights(self.ref.module, int(req["seed"])))}
+
+    def _compare(self, ref: Any, out: Any) -> tuple[bool, str, dict[str, Any]]:
+        """At the strictest precision level the outputs have met so far; a tolerance failure that a
+        lower precision passes is remembered (the policy decides whether the user accepts it)."""
+        from kernelevo.verify.compare import LEVEL_NAMES, loosest_needed
+
+        assert self.ref is not None
+        hint = self.ref.tolerance
+        passed, message, detail = compare_any_size(ref, out, hint, precision=self.precision)
+        if passed or not detail.get("tolerance_failure"):
+            return passed, message, detail
+        level, message2, detail2 = loosest_needed(ref, out, hint, self.precision)
+        if level is None:
+            return passed, message, detail
+        if self.precision_failure is None:
+            self.precision_failure = (message, detail)
+        self.precision = level
+        self.precision_rel_l2 = max(self.precision_rel_l2, float(detail2.get("rel_l2", detail.get("rel_l2", 0.0))))
+        return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
+
+    def _share(self, values: list[Any], prefix: str) -> tuple[list[Any], list[Any]]:
+        """Descriptors for the candidate, and the judge's own view of the same memory."""
+        descs = export_values(values, self.folder, prefix)
+        assert self.ref is not None
+        shared = values if self.ref.device.type == "cuda" else open_values(descs, self.folder, 1 << 62)
+        return descs, shared
+
+    def op_inputs(self, req: dict[str, Any]) -> dict[str, Any]:
+        assert self.ref is not None
+        name = str(req["set"])
+        values = self.ref.inputs(int(req["seed"]), req.get("extra"))
+        descs, shared = self._share(values, f"in-{name}")
+        self.sets[name] = {"args": shared, "print": fingerprint(shared), "out": None}
+        return {"args": descs, "summary": _summary(shared)}
+
+    def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
+        assert self.ref is not None
+        s = self.sets[str(req["set"])]
+        rec = OpRecorder()
+        t0 = time.perf_counter()
+        with rec:
+            s["out"] = self.ref.forward(s["args"])
+        self.ref_ops |= rec.compute_ops()
+        return {"ran": True, "seconds": round(time.perf_counter() - t0, 4)}
+
+    def op_compare(self, req: dict[str, Any]) -> dict[str, Any]:
+        assert self.ref is not None
+        s = self.sets[str(req["set"])]
+        label = str(req.get("label") or "input set")
+        checks: list[Check] = []
+        changed = [i for i, (a, b) in enumerate(zip(fingerprint(s["args"]), s["print"])) if a != b]
+        checks.append(Check("inputs_unchanged", not changed,
+                            f"{label}: inputs were modified by the candidate (input {changed}); a kernel must not "
+                            "write its inputs" if changed else "inputs unchanged"))
+        aliased = req.get("aliased") or []
+        checks.append(Check("no_alias", not aliased,
+                            f"{label}: output {aliased} aliases an input or a parameter; allocate new outputs"
+                            if aliased else "outputs are fresh memory"))
+        if changed or aliased:
+            return {"checks": [c.__dict__ for c in checks]}
+        outs: list[Any] = []
+        problem = ""
+        for i, item in enumerate(req.get("outputs") or []):
+            if not isinstance(item, dict):
+                problem = f"output {i} is not described"
+            elif "tensor" in item:
+                if not item.get("plain", False):
+                    problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
+                outs.append(open_tensor(item["tensor"], self.folder, max(4 * nbytes([s["out"]]), 1 << 20)))
+            elif "value" in item:
+                outs.append(item["value"])
+            else:
+                problem = f"output {i}: expected a plain torch.Tensor, got {str(item.get('other'))[:60]}"
+        if problem:
+            passed, message, detail = False, problem, {}
+        else:
+            with torch.no_grad():
+                passed, message, detail = self._compare(s["out"], outs if len(outs) != 1 else outs[0])
+        del outs
+        checks.append(Check(str(req.get("name") or f"match[{label}]"), passed,
+                            f"{label}: {message}" + str(req.get("suffix") if not passed and req.get("suffix") else ""),
+                            detail))
+        if self.ref.device.type == "cuda":
+            torch.cuda.ipc_collect()
+        return {"checks": [c.__dict__ for c in checks]}
+
+    def op_refill(self, req: dict[str, Any]) -> dict[str, Any]:
+        """New values written into the same buffers (a kernel caching results by pointer fails)."""
+        assert self.ref is not None
+        s = self.sets[str(req["set"])]
+        fresh = self.ref.inputs(int(req["seed"]))
+        for dst, src in zip(tensors(s["args"]), tensors(fresh)):
+            dst.copy_(src)
+        del fresh
+        s["print"], s["out"] = fingerprint(s["args"]), None
+        return {"refilled": True}
+
+    def op_drop(self, req: dict[str, Any]) -> dict[str, Any]:
+        s = self.sets.pop(str(req["set"]), None)
+        large = s is not None and nbytes(s["args"]) > (256 << 20)
+        del s
+        if self.ref is not None:
+            _release(self.ref.device, large)
+        return {"dropped": True}
+
+    def op_end(self, req: dict[str, Any]) -> dict[str, Any]:
+        ops = sorted(self.ref_ops)
+        self.sets.clear()
+        self.timing_sets = []
+        self.ref_ops = set()
+        if self.ref is not None:
+            large = self.ref.model is not None and sum(p.numel() * p.element_size()
+                                                       for p in self.ref.model.parameters()) > (256 << 20)
+            self.ref.model = None
+            _release(self.ref.device, large)
+        return {"reference_ops": ops}
+
+    def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The library-op rule, whether the custom kernels produced the outputs, and precision, from the
+        candidate process's counts and this process's comparisons."""
+        from types import SimpleNamespace
+
+        from kernelevo.verify.opwatch import describe_split, is_neutral, library_op_check, needs_profile
+        from kernelevo.verify.policy import contribution_check, precision_check
+
+        assert self.ref is not None
+        cand_ops = {str(k): int(v) for k, v in (req.get("cand_ops") or {}).items()}
+        strict = bool(req.get("strict"))
+        lib = library_op_check(self.ref_ops, cand_ops, list(req.get("allowed") or []), strict)
+        checks = [lib]
+        facts = SimpleNamespace(custom_calls=int(req.get("custom_calls") or 0),
+                                untraced_outputs=[str(u) for u in req.get("untraced") or []], task=self.ref.module,
+                                precision=self.precision, precision_failure=self.precision_failure,
+                                precision_rel_l2=self.precision_rel_l2)
+        contributes = contribution_check(facts, int(req.get("launches") or 0)) if lib.passed else None
+        if contributes is not None:
+            checks.append(contributes)
+        precision = precision_check(facts, {"precision": list(req.get("precision") or [])})
+        kept = lib.detail.get("kept", [])
+        split = describe_split(kept, lib.detail.get("replaced", []), int(req.get("kernels") or 0) or 1,
+                               str(req.get("backend") or "triton")) if kept else ""
+        return {"checks": [c.__dict__ for c in checks], "precision": precision.__dict__ if precision else None,
+                "library_ops": sorted(n for n in cand_ops if not is_neutral(n)), "kept": kept, "split": split,
+                "needs_profile": needs_profile(req.get("backend"), self.ref_ops)}
+
+    def op_kernel_policy(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.verify.opwatch import kernel_check, own_kernel_names
+
+        own = set(req.get("launched") or []) | own_kernel_names(str(req.get("source") or ""))
+        return {"check": kernel_check(list(req.get("names") or []), self.ref_ops, list(req.get("allowed") or []),
+                                      own, bool(req.get("strict"))).__dict__}
+
+    # -- timing ----------------------------------------------------------------------------
+    def op_timing_sets(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Input sets for timing, as many as fit (up to 8) beside what the candidate needs."""
+        assert self.ref is not None
+        self.sets.clear()
+        _release(self.ref.device)
+        first = self.ref.inputs(int(req.get("seed") or 0))
+        per_set = max(nbytes(first), 1)
+        room = int((available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0)) * 0.5 // per_set)
+        n = max(1, min(MAX_TIMING_SETS, room))
+        self.timing_sets = [first] + [self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)]
+        self.timed_print = fingerprint(self.timing_sets[0])
+        descs = []
+        for i, values in enumerate(self.timing_sets):
+            d, shared = self._share(values, f"time-{i}")
+            self.timing_sets[i] = shared
+            descs.append(d)
+        return {"sets": descs}
+
+    def op_baselines(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.judge.baselines import time_baselines
+
+        assert self.ref is not None and self.ref.model is not None
+        key = str(req.get("key"))
+        cached = key in self.baselines
+        if not cached:
+            self.baselines[key] = time_baselines(self.ref, self.timing_sets, req)
+        return {**self.baselines[key], "cached": cached}
+
+    def op_bound(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.judge.baselines import bound
+
+        assert self.ref is not None
+        base = self.baselines[str(req["key"])]
+        ok, why, detail = bound(base["work"], bool(base["tf32"]), float(req["candidate_ms"]),
+                                float(base["eager"]["median_ms"]), self.ref.device)
+        return {"plausible": ok, "note": why, "roofline": detail}
+
+    def op_check_timed_output(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
+        assert self.ref is not None
+        self.sets["timed"] = {"args": self.timing_sets[0], "print": self.timed_print, "out": None}
+        self.sets["timed"]["out"] = self.ref.forward(self.timing_sets[0])
+        return self.op_compare({**req, "set": "timed", "name": "timed_calls_output"})
+
+
+def main() -> int:
+    from kernelevo.worker.main import serve
+
+    from kernelevo.worker.warmup import warm_up
+
+    judge = Judge()
+    return serve({"judge": judge.handle}, route_all="judge", warm=lambda: warm_up(judge.handle))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

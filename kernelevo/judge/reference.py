@@ -1,0 +1,200 @@
+"""The task's side, inside the judge process: the reference model, its input sets and what it needs.
+
+The reference is the user's code: trusted differently from a candidate, but it can still
+be broken. Everything it does wrong is raised as TaskProblem with what to fix, so a
+broken task is never reported as a candidate's failure.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from kernelevo.task import load_task_module
+from kernelevo.verify.compare import flatten_outputs
+
+GiB = float(1 << 30)
+
+
+class TaskProblem(Exception):
+    """The task itself failed (reference or inputs); reported to the user, exit code 2."""
+
+
+def task_location(exc: BaseException, path: str) -> str:
+    import traceback
+
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if os.path.realpath(frame.filename) == os.path.realpath(path):
+            return f"{path}:{frame.lineno}"
+    return str(path)
+
+
+def tensors(values: Any) -> list[torch.Tensor]:
+    return [v for v in flatten_outputs(list(values)) if isinstance(v, torch.Tensor)]
+
+
+def nbytes(values: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in tensors(values))
+
+
+def to_device(value: Any, device: torch.device) -> Any:
+    """Tensors (also inside lists and tuples) moved to `device`; other values as they are."""
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_device(v, device) for v in value)
+    return value
+
+
+@dataclass
+class MemoryNeed:
+    """Bytes one verification holds at its peak, from the task run on meta tensors (nothing allocated)."""
+
+    inputs: int
+    outputs: int
+    weights: int
+
+    @property
+    def total(self) -> int:
+        # judge: weights, one input set, the reference's output and intermediates (about one more
+        # output), the mapped candidate output; candidate: its weights, output and intermediates
+        return 2 * self.weights + self.inputs + 4 * self.outputs + max(self.inputs, self.outputs)
+
+    def describe(self) -> str:
+        return (f"~{self.total / GiB:.1f} GiB (inputs {self.inputs / GiB:.2f} GiB per set, outputs "
+                f"{self.outputs / GiB:.2f} GiB, weights {self.weights / GiB:.2f} GiB)")
+
+
+def available_bytes(device: torch.device) -> int:
+    if device.type == "cuda":
+        free, _total = torch.cuda.mem_get_info(device)
+        return int(free)
+    try:
+        with open("/proc/meminfo") as f:
+            info = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in f if ":" in ln}
+        return info.get("MemAvailable", 1 << 62)
+    except OSError:
+        return 1 << 62
+
+
+class Reference:
+    """The loaded task at one size on one device."""
+
+    def __init__(self, path: str, size: str, device: torch.device) -> None:
+        self.path, self.size, self.device = path, size, device
+        try:
+            self.module = load_task_module(path, size)
+        except Exception as exc:
+            raise TaskProblem(f"{task_location(exc, path)}: cannot load task: {type(exc).__name__}: {exc}") from exc
+        self.tolerance = self.module.__dict__.get("TOLERANCE")
+        self.init = self.call(lambda: list(self.module.get_init_inputs()), "get_init_inputs()")
+        for i, v in enumerate(flatten_outputs(self.init)):
+            if not (v is None or isinstance(v, (bool, int, float, str, torch.Tensor))):
+                raise TaskProblem(f"{path}: get_init_inputs() item {i} is a {type(v).__name__}; give plain values")
+        self.model: torch.nn.Module | None = None
+
+    def call(self, fn: Callable[[], Any], what: str) -> Any:
+        try:
+            return fn()
+        except TaskProblem:
+            raise
+        except BaseException as exc:  # SystemExit from the user's code is the task's fault too
+            raise TaskProblem(f"{task_location(exc, self.path)}: {what} raised {type(exc).__name__}: {exc}") from exc
+
+    def need(self) -> MemoryNeed:
+        """Run get_inputs() and the forward on meta tensors: shapes and bytes without allocating."""
+        with torch.device("meta"):
+            inputs = self.call(lambda: list(self.module.get_inputs()), "get_inputs()")
+            model = self.call(lambda: self.module.Model(*self.init), "Model(*get_init_inputs())")
+        weights = sum(p.numel() * p.element_size() for p in list(model.parameters()) + list(model.buffers()))
+        in_bytes = nbytes(inputs)
+        try:
+            with torch.no_grad():
+                out_bytes = nbytes(flatten_outputs(model(*[to_device(a, torch.device("meta")) for a in inputs])))
+        except Exception:  # data-dependent ops cannot run on meta: assume outputs as large as inputs
+            out_bytes = in_bytes
+        return MemoryNeed(in_bytes, out_bytes, weights)
+
+    def check_fits(self) -> MemoryNeed:
+        need = self.need()
+        have = available_bytes(self.device)
+        if need.total > 0.9 * have:
+            raise TaskProblem(f"{self.path}: the task needs {need.describe()} but the {self.device.type} has "
+                              f"{have / GiB:.1f} GiB free; make the shapes in get_inputs() smaller (or add "
+                              "SMALL = {...} overrides and verify with --size small)")
+        return need
+
+    def build(self, seed: int, randomise: bool = True) -> torch.nn.Module:
+        """Model from `seed`, its weights then randomised (degenerate initial weights would hide a
+        kernel that ignores them)."""
+        torch.manual_seed(seed)
+        ref = self.call(lambda: self.module.Model(*self.init), "Model(*get_init_inputs())")
+        ref = self.call(lambda: ref.to(self.device).eval(), "Model.to(device)")
+        self.model = ref
+        if randomise:
+            self.randomise()
+        return ref
+
+    def randomise(self) -> None:
+        assert self.model is not None
+        with torch.no_grad():
+            for p in self.model.parameters():
+                if p.is_floating_point():
+                    scale = max(float(p.detach().float().std()) if p.numel() > 1 else 0.0, 0.1)
+                    p.add_(torch.randn_like(p) * scale)
+
+    def inputs(self, seed: int, extra: int | None = None) -> list[Any]:
+        torch.manual_seed(seed)
+        with torch.device(self.device):  # random inputs drawn on the device: CPU generation of GBs takes seconds
+            if extra is None:
+                values = self.call(lambda: list(self.module.get_inputs()), "get_inputs()")
+            else:
+                extras = self.call(lambda: list(self.module.get_extra_inputs()), "get_extra_inputs()")
+                values = list(extras[extra])
+        for i, t in enumerate(tensors(values)):
+            if t.is_floating_point() and t.numel() and not bool(t.any()):
+                raise TaskProblem(f"{self.path}: get_inputs() returned an all-zero tensor (input {i}); "
+                                  "inputs must be random")
+            if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
+                raise TaskProblem(f"{self.path}: get_inputs() returned NaN or Inf values (input {i}); "
+                                  "inputs must be finite")
+        return to_device(values, self.device)
+
+    def n_extra(self) -> int:
+        fn = getattr(self.module, "get_extra_inputs", None)
+        if fn is None:
+            return 0
+        with torch.device("meta"):
+            return len(self.call(lambda: list(fn()), "get_extra_inputs()"))
+
+    def forward(self, args: list[Any]) -> Any:
+        assert self.model is not None
+        model = self.model
+        with torch.no_grad():
+            out = self.call(lambda: model(*args), "Model.forward")
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return out
+
+
+def fingerprint(values: list[Any]) -> list[int]:
+    """Exact content of each input tensor, cheaply: an integer mix of its bit patterns, taken in chunks
+    (a copy of a 16 GiB input would cost another 16 GiB)."""
+    out = []
+    for t in tensors(values):
+        flat = t.detach().reshape(-1)
+        if flat.dtype.is_floating_point or flat.dtype.is_complex:
+            width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[flat.element_size()]
+            flat = flat.contiguous().view(width) if not flat.dtype.is_complex else torch.view_as_real(flat).reshape(-1)
+            if flat.dtype.is_floating_point:
+                flat = flat.contiguous().view({4: torch.int32, 8: torch.int64}[flat.element_size()])
+        total = 0
+        step = 1 << 24
+        for start in range(0, flat.numel(), step):
+            chunk = flat[start:start + step].to(torch.int64)
+            weights = torch.arange(start + 1, start + 1 + chunk.numel(), device=chunk.device, dtype=torch.int64)
+            total = (total * 1000003 + int((chunk * weights).sum()) + int(chunk.sum())) % (1 << 61)
+        out.append(total)
+    return out

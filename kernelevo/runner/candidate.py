@@ -1,0 +1,287 @@
+"""Inside a candidate process: build ModelNew, run it on inputs it is given, hand back outputs as data.
+
+This is the only place a candidate's forward runs for verification or timing. Nothing
+here decides anything: inputs arrive as shared memory (CPU) or CUDA IPC handles (GPU),
+outputs go back the same way, and what this process reports about itself (ops it
+dispatched, kernels it launched, its own timings) can only count against the candidate
+or be cross-checked by the judge. The process never sees the task's reference module.
+"""
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import torch
+
+from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values
+from kernelevo.verify.compare import flatten_outputs
+from kernelevo.verify.opwatch import (LAUNCHES, DataFlow, OpRecorder, _storages, install_launch_counters,
+                                      profile_kernels, total_launches)
+
+MAX_EXCHANGE_BYTES = 1 << 40
+
+
+class CandidateFailure(Exception):
+    def __init__(self, status: str, reason: str, log: str = "") -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.log = status, reason, log
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"failure": {"status": self.status, "reason": self.reason, "log": self.log[-3000:]}}
+
+
+def trim_traceback(exc: BaseException, keep: str | None = None, limit: int = 3000) -> str:
+    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(lines)
+    if keep:
+        frames = [ln for ln in lines if keep in ln or not ln.startswith("  File")]
+        text = "".join(frames) if frames else text
+    return text[-limit:]
+
+
+def location(exc: BaseException, path: str) -> str:
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if os.path.realpath(frame.filename) == os.path.realpath(path):
+            return f"{path}:{frame.lineno}"
+    return str(path)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    text = str(exc).lower()
+    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+
+
+@contextmanager
+def poisoned_allocations(enabled: bool = True) -> Iterator[None]:
+    """New tensors are filled with NaN (max int for integers) so unwritten output elements fail."""
+    if not enabled:
+        yield
+        return
+    prev_det = torch.are_deterministic_algorithms_enabled()
+    prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
+    prev_fill = torch.utils.deterministic.fill_uninitialized_memory
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True
+    try:
+        yield
+    finally:
+        torch.utils.deterministic.fill_uninitialized_memory = prev_fill
+        torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
+
+
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.device != b.device or a.numel() == 0 or b.numel() == 0:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    a0, b0 = sa.data_ptr(), sb.data_ptr()
+    return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
+
+
+class ReferenceState:
+    """The reference's state as it arrived (names in registration order): what verify/weights.py reads."""
+
+    def __init__(self, state: dict[str, torch.Tensor]) -> None:
+        self.state = state
+
+    def state_dict(self) -> dict[str, torch.Tensor]:
+        return dict(self.state)
+
+
+def load_reference_weights(new: torch.nn.Module, randomised: dict[str, torch.Tensor],
+                           initial: dict[str, torch.Tensor], seed: int, same_seed_only: bool) -> dict[str, Any]:
+    """ModelNew (built from `seed`, like the reference) gets the reference's randomised weights
+    matched by meaning; where none match, or with `same_seed_only`, it keeps its own from the seed."""
+    from kernelevo.verify.weights import load_weights, transformed_at_construction, weight_plan
+
+    plan = None if same_seed_only else weight_plan(ReferenceState(randomised), new)
+    if plan is None:
+        why = ("transforms its weights at construction (they differ from Model's at the same seed)" if same_seed_only
+               else "parameters and buffers match Model's neither by name nor by shape")
+        return {"plan": False, "transformed": False,
+                "weights_rule": f"ModelNew's {why}: both were built from seed {seed} (KernelBench's rule), weights "
+                                "not randomised"}
+    transformed = transformed_at_construction(ReferenceState(initial), new, plan)
+    return {"plan": True, "transformed": bool(transformed),
+            "weights_rule": load_weights(ReferenceState(randomised), new, plan)}
+
+
+class CandidateProcess:
+    """One candidate, one process: requests arrive in order from the engine (through the runner host)."""
+
+    def __init__(self) -> None:
+        self.new: torch.nn.Module | None = None
+        self.sets: dict[str, list[Any]] = {}
+        self.ops: dict[str, int] = {}
+        self.runs = 0
+
+    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
+        op = req.get("op")
+        try:
+            if op == "load":
+                return self.load(req)
+            if self.new is None:
+                return {"error": "no candidate loaded"}
+            if op == "run":
+                return self.run(req)
+            if op == "repeat":
+                return self.repeat(req)
+            if op == "time":
+                return self.time(req)
+            if op == "profile":
+                return self.profile(req)
+            if op == "drop":
+                self.sets.pop(str(req.get("set")), None)
+                return {"dropped": True}
+            if op == "report":
+                return {"ops": dict(self.ops), "launches": total_launches(), "kernels": dict(LAUNCHES.kernels),
+                        "signatures": dict(LAUNCHES.signatures)}
+        except CandidateFailure as exc:
+            return exc.to_dict()
+        except ChannelError as exc:
+            return {"error": f"exchange: {exc}"}
+        return {"error": f"unknown op {op!r}"}
+
+    # -- loading -----------------------------------------------------------------------
+    def load(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.backends.inline import install_load_inline_guard
+        from kernelevo.task import import_file
+
+        self.path = str(req["candidate_path"])
+        self.folder = str(req["exchange"])
+        self.device = torch.device(req.get("device") or "cpu")
+        install_launch_counters()
+        install_load_inline_guard()
+        t0 = time.perf_counter()
+        try:
+            module = import_file(self.path, "candidate")
+        except SyntaxError as exc:
+            raise CandidateFailure("compile_error", f"candidate line {exc.lineno}: syntax error: {exc.msg}") from exc
+        except Exception as exc:
+            raise self.error(exc, "importing the candidate") from exc
+        if not hasattr(module, "ModelNew"):
+            raise CandidateFailure("rejected", "the candidate defines no ModelNew")
+        init = open_values(req.get("init") or [], self.folder, MAX_EXCHANGE_BYTES)
+        weights = {k: open_tensor(v, self.folder, MAX_EXCHANGE_BYTES) for k, v in (req.get("weights") or {}).items()}
+        torch.manual_seed(int(req.get("seed") or 0))
+        try:
+            self.new = module.ModelNew(*init).to(self.device).eval()
+        except Exception as exc:
+            raise self.error(exc, "constructing ModelNew") from exc
+        load_reference_weights(self.new, weights)
+        del weights
+        return {"loaded": True, "load_s": round(time.perf_counter() - t0, 4)}
+
+    def error(self, exc: BaseException, when: str) -> CandidateFailure:
+        name = type(exc).__name__
+        if name == "CudaUnavailable":
+            return CandidateFailure("unverified", f"compiled, not run (no GPU): {exc}")
+        if name in ("CudaCompileError", "CompilationError") or "CompilationError" in name:
+            return CandidateFailure("compile_error", f"compile error while {when}: {exc}", trim_traceback(exc, self.path))
+        if out_of_memory(exc):
+            need = getattr(self, "need_gib", None)
+            return CandidateFailure("runtime_error", f"out of memory while {when}"
+                                    + (f" (needs ~{need:.1f} GiB)" if need else "") + f": {str(exc)[:300]}")
+        where = location(exc, self.path).replace(self.path, "candidate")
+        return CandidateFailure("runtime_error", f"{name} while {when} ({where}): {str(exc)[:800]}",
+                                trim_traceback(exc, self.path))
+
+    # -- running -------------------------------------------------------------------------
+    def _args(self, req: dict[str, Any]) -> list[Any]:
+        """Inputs of one set, mapped once: running the same set again uses the same buffers (pointers)."""
+        key = str(req.get("set"))
+        if key not in self.sets:
+            self.sets[key] = open_values(req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES)
+        return self.sets[key]
+
+    def _forward(self, args: list[Any], label: str, record: bool = True) -> Any:
+        assert self.new is not None
+        self.flow = DataFlow(_storages(args) | _storages(list(self.new.parameters()) + list(self.new.buffers())))
+        rec = OpRecorder(self.flow)
+        try:
+            with torch.no_grad(), poisoned_allocations(), rec:
+                out = self.new(*args)
+            if self.device.type == "cuda":
+                torch.cuda.synchronize(self.device)
+        except Exception as exc:
+            raise self.error(exc, f"running forward on {label}") from exc
+        if record:
+            for k, v in rec.ops.items():
+                self.ops[k] = self.ops.get(k, 0) + v
+        return out
+
+    def _export(self, out: Any, args: list[Any], tag: str) -> dict[str, Any]:
+        assert self.new is not None
+        outs = flatten_outputs(out)
+        inputs = [a for a in flatten_outputs(list(args)) if isinstance(a, torch.Tensor)]
+        params = list(self.new.parameters())
+        aliased = [i for i, o in enumerate(outs) if isinstance(o, torch.Tensor)
+                   and (any(_overlaps(o, t) for t in inputs) or any(_overlaps(o, p) for p in params))]
+        described = []
+        for i, o in enumerate(outs):
+            if isinstance(o, torch.Tensor):
+                described.append({"tensor": export_tensor(o, self.folder, f"out-{tag}-{i}"),
+                                  "plain": type(o) is torch.Tensor})
+            elif o is None or isinstance(o, (bool, int, float, str)):
+                described.append({"value": o})
+            else:
+                described.append({"other": type(o).__name__})
+        self._keep = outs  # CUDA outputs stay alive until the judge has read them (next request)
+        return {"outputs": described, "aliased": aliased}
+
+    def run(self, req: dict[str, Any]) -> dict[str, Any]:
+        self._keep = None
+        args = self._args(req)
+        launches0 = total_launches()
+        out = self._forward(args, str(req.get("label") or "an input set"))
+        self.runs += 1
+        reply = self._export(out, args, f"{req.get('set')}-{self.runs}")
+        reply["launches"] = total_launches() - launches0
+        return reply
+
+    def repeat(self, req: dict[str, Any]) -> dict[str, Any]:
+        """`n` calls back to back on one set, then one synchronisation; the last call's outputs go back."""
+        self._keep = None
+        args = self._args(req)
+        n = max(1, min(int(req.get("n") or 1), 100000))
+        assert self.new is not None
+        try:
+            with torch.no_grad():
+                for _ in range(n):
+                    out = self.new(*args)
+                if self.device.type == "cuda":
+                    torch.cuda.synchronize(self.device)
+        except Exception as exc:
+            raise self.error(exc, "running forward back to back") from exc
+        self.runs += 1
+        return self._export(out, args, f"{req.get('set')}-{self.runs}")
+
+    def time(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The candidate's own timing (events, L2 flush) on the judge's timing sets."""
+        from kernelevo import timing
+
+        self._keep = None
+        sets = [self._args({"set": f"time-{i}", "args": a}) for i, a in enumerate(req.get("sets") or [])]
+        if not sets:
+            return {"error": "no timing sets"}
+        assert self.new is not None
+        new = self.new
+        set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
+        try:
+            with torch.no_grad():
+                results = timing.time_interleaved({"candidate": lambda i: new(*sets[i])}, n_input_sets=len(sets),
+                                                  input_set_bytes=set_bytes, device=self.device,
+                                                  max_time_s=float(req.get("max_time_s", 10.0)))
+        except Exception as exc:
+            raise self.error(exc, "timing") from exc
+        return {"timing": results["candidate"].to_dict()}
+
+    def profile(self, req: dict[str, Any]) -> dict[str, Any]:
+        args = self._args(req)
+        assert self.new is not None
+        new = self.new
+        with torch.no_grad():
+            names = profile_kernels(lambda: new(*args))
+        return {"kernels": names}

@@ -1,0 +1,219 @@
+"""The candidate runner host: a process that has imported torch and Triton but never runs a candidate.
+
+For each candidate it forks a fresh child (kernelevo/runner/candidate.py), so no patch
+one candidate makes can reach the next, and the child pays no import cost. The host
+relays the engine's requests to the child over a socket of their own and wraps each
+answer as `{"reply": ...}`: whatever the child sends is data for the judge, never a
+verdict. The child loses the host's protocol pipe before any candidate code runs, dies
+with the host, and is killed (its whole process group) at a time limit or on `close`.
+CUDA is never initialised here (a forked child could not use it); each child does that
+itself.
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import sys
+import time
+from typing import Any, BinaryIO
+
+from kernelevo.worker import protocol
+
+
+def _die_with_parent() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
+    """The forked child: drop every inherited descriptor but its socket and stderr, then serve."""
+    _die_with_parent()
+    os.setpgid(0, 0)
+    fd = sock.fileno()
+    for other in range(3, 1024):
+        if other != fd and other not in keep_fds:
+            try:
+                os.close(other)
+            except OSError:
+                pass
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    from kernelevo.runner.candidate import CandidateProcess
+    from kernelevo.worker.sandbox import Integrity, new_threads
+
+    import threading
+
+    integrity = Integrity()
+    stream = sock.makefile("rwb", buffering=0)
+    proc = CandidateProcess()
+    code = 0
+    try:
+        while True:
+            request = protocol.read(stream)  # type: ignore[arg-type]
+            if request is None:
+                break
+            before = {t.ident for t in threading.enumerate()}
+            try:
+                reply = proc.handle(request)
+            except BaseException as exc:  # the child answers every request it survives
+                reply = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+            patched = integrity.violations()
+            left = new_threads(before)
+            if left:
+                patched.append(f"a background thread left running ({', '.join(left[:3])})")
+            if patched:
+                reply["integrity_violation"] = patched
+            protocol.write(stream, reply)  # type: ignore[arg-type]
+    except BaseException:
+        code = 1
+    os._exit(code)
+
+
+class Host:
+    """At most one child at a time; the engine opens, feeds and closes it."""
+
+    def __init__(self) -> None:
+        self.parent = os.getppid()
+        self.child: int | None = None
+        self.sock: socket.socket | None = None
+        self.stream: BinaryIO | None = None
+
+    def open(self, keep_fds: set[int]) -> dict[str, Any]:
+        """Fork the child; it never returns here (it serves, then exits)."""
+        self.close()
+        parent, child = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:
+            parent.close()
+            _child_main(child, keep_fds)
+        child.close()
+        self.child, self.sock = pid, parent
+        self.stream = parent.makefile("rwb", buffering=0)  # type: ignore[assignment]
+        return {"opened": pid}
+
+    def relay(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if self.child is None or self.stream is None or self.sock is None:
+            return {"child_exit": "no candidate process is open"}
+        try:
+            protocol.write(self.stream, request)
+        except OSError:
+            return {"child_exit": self._reap()}
+        deadline = time.monotonic() + max(timeout, 0.01)
+        while True:  # in slices, so an engine that died mid-candidate takes the candidate with it
+            ready, _, _ = select.select([self.sock], [], [], max(min(deadline - time.monotonic(), 0.5), 0))
+            if ready:
+                break
+            if os.getppid() != self.parent:
+                self._kill()
+                os._exit(1)
+            if time.monotonic() >= deadline:
+                self._kill()
+                return {"child_timeout": timeout}
+        try:
+            reply = protocol.read(self.stream)
+        except (protocol.ProtocolError, OSError, ValueError) as exc:
+            return {"child_protocol": str(exc)[:300], "child_exit": self._reap()}
+        if reply is None:
+            return {"child_exit": self._reap()}
+        return {"reply": reply}
+
+    def _kill(self) -> None:
+        if self.child is not None:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(self.child, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        self._reap()
+
+    def _reap(self) -> str:
+        how = "gone"
+        if self.child is not None:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                pid, status = os.waitpid(self.child, os.WNOHANG)
+                if pid:
+                    how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                           else f"exit code {os.WEXITSTATUS(status)}")
+                    break
+                time.sleep(0.01)
+            else:
+                os.kill(self.child, signal.SIGKILL)
+                os.waitpid(self.child, 0)
+                how = "signal 9"
+            try:
+                os.killpg(self.child, signal.SIGKILL)  # whatever it left in its group
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self.sock is not None:
+            self.sock.close()
+        self.child = self.sock = self.stream = None
+        return how
+
+    def close(self) -> dict[str, Any]:
+        was = self.child
+        if was is not None:
+            self._kill()
+        return {"closed": was}
+
+
+def _preload() -> None:
+    """What every candidate would import, loaded once here (forked children share it)."""
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+    import triton.language  # noqa: F401
+
+    import kernelevo.runner.candidate  # noqa: F401
+    import kernelevo.timing  # noqa: F401
+    from kernelevo.verify.opwatch import OpRecorder
+
+    with OpRecorder():  # the dispatch-mode machinery imports lazily on first use
+        torch.ones(2) + 1
+
+
+def serve() -> int:
+    channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    _preload()
+    host = Host()
+    protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
+    parent = os.getppid()
+    while True:
+        ready, _, _ = select.select([channel_in], [], [], 0.5)
+        if os.getppid() != parent:
+            break
+        if not ready:
+            continue
+        request = protocol.read(channel_in)
+        if request is None or request.get("op") == "exit":
+            break
+        op = request.get("op")
+        if op == "ping":
+            reply: dict[str, Any] = {"pong": True, "pid": os.getpid(), "child": host.child}
+        elif op == "open":
+            reply = host.open(set())
+        elif op == "close":
+            reply = host.close()
+        elif op == "candidate":
+            reply = host.relay(request.get("request") or {}, float(request.get("timeout") or 60.0))
+        else:
+            reply = {"error": f"unknown op {op!r}"}
+        if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
+            reply["nonce"] = request["nonce"]
+        protocol.write(channel_out, reply)
+    host.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(serve())

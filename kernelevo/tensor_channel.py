@@ -1,0 +1,155 @@
+"""Tensors crossing a process boundary as data: shared-memory files on the CPU, CUDA IPC handles on the GPU.
+
+The judge and the candidate runner exchange inputs, weights and outputs this way, never by
+pickling (unpickling what a candidate process sent would run its code in the judge). A
+descriptor is plain msgpack data; the side that opens one checks every field, so a forged
+descriptor can at worst name memory the sender owns, never a file outside the exchange folder.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+import torch
+
+DTYPES = {str(d).replace("torch.", ""): d for d in (
+    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
+    torch.uint8, torch.bool, torch.complex64, torch.complex128)}
+_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
+_IPC_REF = re.compile(rb"^/?torch_[A-Za-z0-9_.-]{1,200}$")
+
+
+class ChannelError(Exception):
+    """A descriptor that does not describe a tensor we can open (malformed, outside the folder, too big)."""
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def export_tensor(t: torch.Tensor, folder: str, name: str) -> dict[str, Any]:
+    """Describe `t` so another process can map it. CPU tensors are copied into a file under
+    `folder` (unless they already live in one, see `shared_empty`); CUDA tensors are shared in place."""
+    t = t.detach()
+    meta = {"dtype": dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
+            "offset": int(t.storage_offset())}
+    if t.device.type == "cuda":
+        storage = t.untyped_storage()
+        try:
+            fields = storage._share_cuda_()
+        except RuntimeError:  # memory that is itself an IPC mapping cannot be re-shared: copy it
+            t = t.clone()
+            storage = t.untyped_storage()
+            fields = storage._share_cuda_()
+            meta.update(stride=list(t.stride()), offset=int(t.storage_offset()))
+        device, handle, size, offset, ref_handle, ref_offset, event_handle, event_sync = fields
+        meta["cuda"] = {"device": int(device), "handle": bytes(handle), "size": int(size), "offset": int(offset),
+                        "ref_handle": bytes(ref_handle), "ref_offset": int(ref_offset),
+                        "event_handle": bytes(event_handle) if event_handle else b"", "event_sync": bool(event_sync)}
+        return meta
+    path = getattr(t.untyped_storage(), "_kernelevo_file", None)
+    if path is None or os.path.dirname(path) != os.path.realpath(folder):
+        c = t.contiguous()
+        mapped = shared_empty(folder, name, c.numel(), c.dtype)
+        mapped.copy_(c.reshape(-1))
+        meta.update(stride=list(c.stride()), offset=0)
+        path = mapped.untyped_storage()._kernelevo_file  # type: ignore[attr-defined]
+        t = c
+    meta["file"] = os.path.basename(path)
+    meta["numel"] = int(t.untyped_storage().nbytes() // max(t.element_size(), 1))
+    return meta
+
+
+def shared_empty(folder: str, name: str, numel: int, dtype: torch.dtype) -> torch.Tensor:
+    """A flat CPU tensor backed by the file `folder/name`, shared with whoever maps the same file."""
+    if not _NAME.match(name):
+        raise ChannelError(f"bad exchange file name {name!r}")
+    path = os.path.join(os.path.realpath(folder), name)
+    nbytes = max(numel, 1) * torch.empty((), dtype=dtype).element_size()
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.ftruncate(fd, nbytes)
+    finally:
+        os.close(fd)
+    t = torch.from_file(path, shared=True, size=max(numel, 1), dtype=dtype)[:numel]
+    t.untyped_storage()._kernelevo_file = path  # type: ignore[attr-defined]
+    return t
+
+
+def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
+    """Map a tensor another process described; every field is checked before use."""
+    if not isinstance(desc, dict):
+        raise ChannelError("a tensor descriptor must be a map")
+    dtype = DTYPES.get(desc.get("dtype"))  # type: ignore[arg-type]
+    shape, stride, offset = desc.get("shape"), desc.get("stride"), desc.get("offset")
+    if dtype is None or not _ints(shape) or not _ints(stride) or len(shape) != len(stride) or not _ints([offset]):
+        raise ChannelError("malformed tensor descriptor (dtype, shape, stride, offset)")
+    if any(s < 0 for s in shape) or any(s < 0 for s in stride) or offset < 0:
+        raise ChannelError("negative shape, stride or offset in a tensor descriptor")
+    item = torch.empty((), dtype=dtype).element_size()
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    if "cuda" in desc:
+        c = desc["cuda"]
+        if not isinstance(c, dict) or not _ints([c.get("device"), c.get("size"), c.get("offset"), c.get("ref_offset")]):
+            raise ChannelError("malformed CUDA IPC descriptor")
+        if not isinstance(c.get("handle"), bytes) or not _IPC_REF.match(c.get("ref_handle") or b""):
+            raise ChannelError("malformed CUDA IPC handle")
+        if c["size"] > max_bytes or (offset + span) * item > c["size"]:
+            raise ChannelError(f"CUDA IPC descriptor of {c['size']} bytes exceeds what it may describe")
+        storage = torch.UntypedStorage._new_shared_cuda(
+            c["device"], c["handle"], c["size"], c["offset"], c["ref_handle"], c["ref_offset"],
+            c.get("event_handle") or None, bool(c.get("event_sync")))
+    else:
+        name, numel = desc.get("file"), desc.get("numel")
+        if not isinstance(name, str) or not _NAME.match(name) or not _ints([numel]):
+            raise ChannelError("malformed shared-memory descriptor")
+        path = os.path.join(os.path.realpath(folder), name)
+        if not os.path.isfile(path) or os.path.islink(path):
+            raise ChannelError(f"no exchange file {name}")
+        have = os.path.getsize(path)
+        if numel * item > max_bytes or numel * item > have or offset + span > numel:
+            raise ChannelError(f"shared-memory descriptor for {name} does not fit its file")
+        storage = torch.from_file(path, shared=True, size=max(numel, 1), dtype=dtype).untyped_storage()
+        storage._kernelevo_file = path  # type: ignore[attr-defined]
+    out = torch.empty(0, dtype=dtype, device=storage.device)
+    out.set_(storage, offset, shape, stride)
+    return out
+
+
+def _ints(values: Any) -> bool:
+    return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+def export_values(values: list[Any], folder: str, prefix: str) -> list[Any]:
+    """Arguments as data: tensors become descriptors, plain values stay (nested lists too)."""
+    out: list[Any] = []
+    for i, v in enumerate(values):
+        if isinstance(v, torch.Tensor):
+            out.append({"tensor": export_tensor(v, folder, f"{prefix}-{i}")})
+        elif isinstance(v, (list, tuple)):
+            out.append({"list": export_values(list(v), folder, f"{prefix}-{i}"), "tuple": isinstance(v, tuple)})
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            out.append({"value": v})
+        else:
+            raise ChannelError(f"argument {i} is a {type(v).__name__}; only tensors and plain values cross processes")
+    return out
+
+
+def open_values(items: Any, folder: str, max_bytes: int) -> list[Any]:
+    if not isinstance(items, list):
+        raise ChannelError("arguments must be a list")
+    out: list[Any] = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ChannelError("malformed argument")
+        if "tensor" in item:
+            out.append(open_tensor(item["tensor"], folder, max_bytes))
+        elif "list" in item:
+            inner = open_values(item["list"], folder, max_bytes)
+            out.append(tuple(inner) if item.get("tuple") else inner)
+        elif "value" in item and (item["value"] is None or isinstance(item["value"], (bool, int, float, str))):
+            out.append(item["value"])
+        else:
+            raise ChannelError("malformed argument")
+    return out
