@@ -98,23 +98,15 @@ class Run:
 
     def verdict(self, backend: str, path: Path, kind: str, timeout: float | None = None) -> dict[str, Any]:
         from kernelevo.verify import verify_candidate
-        from kernelevo.worker.pool import WorkerError
 
         t0 = time.perf_counter()
-        v = verify_candidate(TASK, path, evaluator=self.ev, device=self.device, timeout=timeout, measure=False,
-                             use_cache=False)
-        t1 = time.perf_counter()
+        v = verify_candidate(TASK, path, evaluator=self.ev, device=self.device, timeout=timeout,
+                             measure=self.device == "cuda", use_cache=False)
         timing_s = loop_s = None
-        if self.device == "cuda" and v.status == "verified":
-            try:
-                reply = self.ev.runner.request({"op": "measure", "task_path": str(TASK), "candidate_path": str(path),
-                                                "size": "default", "seed": 0}, 300.0)
-                loop_s = reply.get("timings", {}).get("measure_s")
-                if "error" in reply:
-                    v.status, v.reason = "runtime_error", f"while timing: {reply['error']}"
-            except WorkerError as exc:
-                v.status, v.reason = "runtime_error", f"while timing: {exc}"
-            timing_s = time.perf_counter() - t1
+        if v.timings:  # the judge times in the same verification: verify = everything before timing
+            timing_s = float(v.timings.get("measure_s") or 0.0)
+            loop_s = (v.timings.get("phases") or {}).get("candidate_timing_s")
+        t1 = t0 + (time.perf_counter() - t0) - (timing_s or 0.0)
         row = {"backend": backend, "kind": kind, "status": v.status, "total_s": time.perf_counter() - t0,
                "verify_s": t1 - t0, "timing_s": timing_s, "timing_loop_s": loop_s, "reason": v.reason[:200],
                "file": path.name}

@@ -1,7 +1,7 @@
 """Can the timings be trusted? Repeatability across fresh workers, and agreement with other timers.
 
-1. Repeatability: each kernel is timed by the worker's `measure` op (the numbers a search
-   sees: 8 rotating input sets, interleaved with eager) in 3 fresh worker processes, one
+1. Repeatability: each kernel is timed as a verdict times it (the numbers a search sees: the
+   candidate in its own process on up to 8 rotating input sets, eager in the judge's) in 3 fresh evaluators, one
    after another. Spread = (max - min) / median of the 3 medians. Goal: <= 2 % for
    kernels of at least 50 us; eager is reported beside it as a control.
 2. Agreement, in this process, one input set, L2 flushed between calls:
@@ -46,12 +46,12 @@ def spread(xs: list[float]) -> float | None:
 
 
 def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: float) -> dict[str, Any]:
-    from kernelevo.worker.pool import Worker
+    from kernelevo.evaluate import Evaluator
 
     per: dict[str, dict[str, list]] = {f"{t}/{c}": {"candidate": [], "eager": [], "runs": []} for t, c in kernels}
     for w in range(n_workers):
         t0 = time.perf_counter()
-        with Worker("cuda") as worker:
+        with Evaluator("cuda") as worker:
             for task, cand in kernels:
                 t, again = (_measure(worker, task, cand, max_time_s) for _ in range(2))
                 print(f"    {task}/{cand}: {t['candidate_ms']:.4f} ms, again {again['candidate_ms']:.4f} ms "
@@ -65,7 +65,7 @@ def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: fl
                                       "stop_reason": d["stop_reason"], "l2_flushed": d["l2_flushed"],
                                       "graph_ms": d["graph_ms"], "again_ms": again["candidate_ms"],
                                       "again_eager_ms": again["eager_ms"]})
-            pid = worker.proc.pid if worker.proc else None
+            pid = worker.runner.proc.pid if worker.runner.proc else None
         print(f"  worker {w + 1}/{n_workers} (pid {pid}) done in {time.perf_counter() - t0:.1f} s", flush=True)
     for entry in per.values():
         entry["candidate_spread"] = spread(entry["candidate"])
@@ -74,13 +74,15 @@ def repeatability(kernels: list[tuple[str, str]], n_workers: int, max_time_s: fl
     return per
 
 
-def _measure(worker: Any, task: str, cand: str, max_time_s: float) -> dict[str, Any]:
-    reply = worker.request({"op": "measure", "task_path": str(EXAMPLES / f"{task}.py"),
-                            "candidate_path": str(CAND / task / f"{cand}.py"), "size": "default",
-                            "seed": 0, "compile_mode": None, "max_time_s": max_time_s}, 300.0)
-    if "error" in reply:
-        raise SystemExit(f"measure failed for {task}/{cand}: {reply['error']}\n{reply.get('traceback', '')}")
-    return reply["timings"]
+def _measure(ev: Any, task: str, cand: str, max_time_s: float) -> dict[str, Any]:
+    """A full verdict with timing (the candidate in its own process, eager in the judge's)."""
+    from kernelevo.verify import verify_candidate
+
+    v = verify_candidate(EXAMPLES / f"{task}.py", CAND / task / f"{cand}.py", evaluator=ev, device="cuda",
+                         use_cache=False, seed=1, compile_mode=None, max_time_s=max_time_s)
+    if not v.timings:
+        raise SystemExit(f"timing failed for {task}/{cand}: {v.status}: {v.reason}")
+    return v.timings
 
 
 def agreement(kernels: list[tuple[str, str]], max_time_s: float, device_name: str = "cuda",

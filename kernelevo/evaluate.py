@@ -27,8 +27,12 @@ class Evaluator:
         if gpu is not None:
             env.update({"CUDA_VISIBLE_DEVICES": str(gpu),
                         "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")})
-        self.runner = Worker(device, env=env, module="kernelevo.runner.host")
-        self.judge = Worker(device, env=env, module="kernelevo.judge.process")
+        from kernelevo.judge.session import exchange_root
+
+        self.exchange = exchange_root()
+        self.transport = "ipc"  # CUDA tensors between the judge and the candidate; "file" where IPC cannot cross
+        self.runner = Worker(device, env=env, module="kernelevo.runner.host", writable=[self.exchange])
+        self.judge = Worker(device, env=env, module="kernelevo.judge.process", writable=[self.exchange])
         self._owns_compiler = compiler is None
         self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 
@@ -37,8 +41,11 @@ class Evaluator:
         start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
 
     def close(self) -> None:
+        import shutil
+
         self.runner.close()
         self.judge.close()
+        shutil.rmtree(self.exchange, ignore_errors=True)
         if self._owns_compiler:
             self.compiler.close()
 

@@ -28,12 +28,21 @@ def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def export_tensor(t: torch.Tensor, folder: str, name: str) -> dict[str, Any]:
+def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> dict[str, Any]:
     """Describe `t` so another process can map it. CPU tensors are copied into a file under
-    `folder` (unless they already live in one, see `shared_empty`); CUDA tensors are shared in place."""
+    `folder` (unless they already live in one, see `shared_empty`); CUDA tensors are shared in
+    place (`via="ipc"`) or, where CUDA IPC cannot cross between the two sandboxes, copied into a
+    file the reader puts back on its GPU (`via="file"`, the descriptor says `"device": "cuda"`)."""
     t = t.detach()
     meta = {"dtype": dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
             "offset": int(t.storage_offset())}
+    if t.device.type == "cuda" and via == "file":
+        c = t.contiguous()
+        mapped = shared_empty(folder, name, c.numel(), c.dtype)
+        mapped.copy_(c.reshape(-1))
+        meta.update(stride=list(c.stride()), offset=0, file=os.path.basename(mapped.untyped_storage()._kernelevo_file),
+                    numel=int(c.numel()), device="cuda")  # type: ignore[attr-defined]
+        return meta
     if t.device.type == "cuda":
         storage = t.untyped_storage()
         try:
@@ -55,9 +64,10 @@ def export_tensor(t: torch.Tensor, folder: str, name: str) -> dict[str, Any]:
         mapped.copy_(c.reshape(-1))
         meta.update(stride=list(c.stride()), offset=0)
         path = mapped.untyped_storage()._kernelevo_file  # type: ignore[attr-defined]
-        t = c
+        meta["numel"] = int(c.numel())
+    else:
+        meta["numel"] = int(t.untyped_storage().nbytes() // max(t.element_size(), 1))
     meta["file"] = os.path.basename(path)
-    meta["numel"] = int(t.untyped_storage().nbytes() // max(t.element_size(), 1))
     return meta
 
 
@@ -121,14 +131,14 @@ def _ints(values: Any) -> bool:
     return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
 
 
-def export_values(values: list[Any], folder: str, prefix: str) -> list[Any]:
+def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc") -> list[Any]:
     """Arguments as data: tensors become descriptors, plain values stay (nested lists too)."""
     out: list[Any] = []
     for i, v in enumerate(values):
         if isinstance(v, torch.Tensor):
-            out.append({"tensor": export_tensor(v, folder, f"{prefix}-{i}")})
+            out.append({"tensor": export_tensor(v, folder, f"{prefix}-{i}", via)})
         elif isinstance(v, (list, tuple)):
-            out.append({"list": export_values(list(v), folder, f"{prefix}-{i}"), "tuple": isinstance(v, tuple)})
+            out.append({"list": export_values(list(v), folder, f"{prefix}-{i}", via), "tuple": isinstance(v, tuple)})
         elif v is None or isinstance(v, (bool, int, float, str)):
             out.append({"value": v})
         else:
@@ -136,7 +146,16 @@ def export_values(values: list[Any], folder: str, prefix: str) -> list[Any]:
     return out
 
 
-def open_values(items: Any, folder: str, max_bytes: int) -> list[Any]:
+def placed(desc: Any, t: torch.Tensor) -> torch.Tensor:
+    """A tensor that came through a file for a GPU reader, copied onto the GPU (else as mapped)."""
+    if isinstance(desc, dict) and desc.get("device") == "cuda" and t.device.type != "cuda":
+        return t.to("cuda")
+    return t
+
+
+def open_values(items: Any, folder: str, max_bytes: int, mirrors: list[tuple[torch.Tensor, torch.Tensor]] | None
+                = None) -> list[Any]:
+    """`mirrors` collects (file mapping, GPU copy) for tensors that came through files for the GPU."""
     if not isinstance(items, list):
         raise ChannelError("arguments must be a list")
     out: list[Any] = []
@@ -144,9 +163,13 @@ def open_values(items: Any, folder: str, max_bytes: int) -> list[Any]:
         if not isinstance(item, dict):
             raise ChannelError("malformed argument")
         if "tensor" in item:
-            out.append(open_tensor(item["tensor"], folder, max_bytes))
+            mapped = open_tensor(item["tensor"], folder, max_bytes)
+            t = placed(item["tensor"], mapped)
+            if mirrors is not None and t is not mapped:
+                mirrors.append((mapped, t))
+            out.append(t)
         elif "list" in item:
-            inner = open_values(item["list"], folder, max_bytes)
+            inner = open_values(item["list"], folder, max_bytes, mirrors)
             out.append(tuple(inner) if item.get("tuple") else inner)
         elif "value" in item and (item["value"] is None or isinstance(item["value"], (bool, int, float, str))):
             out.append(item["value"])

@@ -12,7 +12,7 @@ import pytest
 
 from support import CANDIDATES, EXAMPLES
 from kernelevo.task import read_task
-from kernelevo.verify import _run_dynamic, default_size
+from kernelevo.verify import _run_dynamic, default_size, resolve_size
 
 SOFTMAX = EXAMPLES / "softmax.py"
 
@@ -197,7 +197,7 @@ def test_each_candidate_gets_a_fresh_process():
         assert first != second and first > 0 and second > 0
         assert host.request({"op": "ping"}, 60)["child"] == second
         host.request({"op": "close"}, 60)
-        assert not os.path.exists(f"/proc/{first}") or "Z" in open(f"/proc/{first}/stat").read().split()[2]
+        assert host.request({"op": "ping"}, 60)["child"] is None  # closed means killed and reaped
 
 
 def test_out_of_memory_is_the_candidates_and_the_next_one_is_judged(tmp_path, evaluator):
@@ -225,3 +225,45 @@ ModelNew.attack = _attack
     v = judge(evaluator, killed)
     assert v.status == "runtime_error" and "signal 9" in v.reason, v.reason
     assert not lost_worker(v), "an OOM-killed candidate must not be retried as if its worker were lost"
+
+
+RELU_TASK = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_a_thread_rewriting_shared_inputs_cannot_steer_the_reference(tmp_path, evaluator):
+    """The candidate returns zeros and leaves a hidden thread writing -1 into the inputs it was given:
+    a reference reading that memory would return zeros too. The judge's reference reads only its own copy."""
+    (tmp_path / "relu.py").write_text(RELU_TASK)
+    cand = _candidate(tmp_path, "steers", '''
+import _thread, time
+
+def _steer(x, until):
+    while time.monotonic() < until:
+        x.fill_(-1.0)
+
+def _attack(self, x):
+    out = zeros_from_kernel(x)
+    x.fill_(-1.0)
+    _thread.start_new_thread(_steer, (x, time.monotonic() + 3.0))
+    return out
+ModelNew.attack = _attack
+''')
+    task = read_task(tmp_path / "relu.py")
+    v = _run_dynamic(task, cand, "triton", [], evaluator, evaluator.device, resolve_size(task, evaluator.device, None),
+                     60.0, None, measure=False)
+    assert v.status in ("incorrect", "rejected"), (v.status, v.reason)

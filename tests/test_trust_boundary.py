@@ -2,14 +2,17 @@
 
 No module outside the runner package imports it (other processes start it with
 `python -m` and talk to it through pipes, as data), and outside it `import_file` loads
-only tasks (and the offline templates' own generated candidates, which are ours).
+only tasks, the user's own code and the offline templates' generated candidates (which are ours).
 """
 import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNNER = "kernelevo.runner"
-IMPORT_FILE_ALLOWED = {("kernelevo/task.py", "task"), ("kernelevo/offline/graph_trace.py", "template")}
+# tasks, the offline templates' own candidates, and the user's workspace code (targets/: detection and
+# input capture run the user's files, as the reference is run: trusted differently from a candidate)
+IMPORT_FILE_ALLOWED = {("kernelevo/task.py", "task"), ("kernelevo/offline/graph_trace.py", "template"),
+                       ("kernelevo/targets/init_args.py", "init"), ("kernelevo/targets/probe_child.py", "probe")}
 
 
 def _violations(path: Path, source: str) -> list[str]:

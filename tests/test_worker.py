@@ -83,7 +83,7 @@ def test_hang_gives_timeout_verdict(tmp_path):
     t0 = time.monotonic()
     v = verify_candidate(SOFTMAX, cand, device="cpu", timeout=5)
     assert v.status == "timeout" and "time limit" in v.reason
-    assert time.monotonic() - t0 < 20
+    assert time.monotonic() - t0 < 45  # three processes start (judge, runner host, compiler), then the 5 s limit
 
 
 def test_crashing_candidate_reported(tmp_path, evaluator):

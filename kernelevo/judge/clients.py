@@ -74,7 +74,9 @@ class CandidateClient:
     def ask(self, op: str, when: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
         limit = timeout or self.timeout
         try:
-            outer = self._request({"op": "candidate", "timeout": limit, "request": {"op": op, **fields}}, limit + 30)
+            path = fields.pop("candidate_path", None)
+            outer = self._request({"op": "candidate", "timeout": limit, "request": {"op": op, **fields},
+                                   **({"candidate_path": path} if path else {})}, limit + 30)
         except WorkerError as exc:
             raise CandidateFailed("timeout" if exc.kind == "timeout" else "runtime_error",
                                   f"the runner host failed while {when}: {exc}", exc.log) from exc

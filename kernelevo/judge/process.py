@@ -17,7 +17,7 @@ import torch
 
 from kernelevo.judge.outputs import compare_any_size
 from kernelevo.judge.reference import GiB, Reference, TaskProblem, available_bytes, fingerprint, nbytes, tensors
-from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, open_tensor, open_values
+from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, open_tensor, placed
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
 
@@ -48,6 +48,7 @@ class Judge:
         self.sets: dict[str, dict[str, Any]] = {}
         self.ref_ops: set[str] = set()
         self.timing_sets: list[list[Any]] = []
+        self.via = "ipc"
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         handler = getattr(self, "op_" + str(req.get("op")), None)
@@ -82,10 +83,12 @@ class Judge:
         self.op_end({})
         ref = self.ref = self._reference(req)
         self.folder = str(req["exchange"])
+        self.via = str(req.get("via") or "ipc")
         need = ref.check_fits()
         model = ref.build(int(req["seed"]))
-        weights = {k: export_tensor(v, self.folder, f"w-{i}") for i, (k, v) in enumerate(model.state_dict().items())}
-        return {"init": export_values(list(ref.init), self.folder, "init"), "weights": weights,
+        weights = {k: export_tensor(v, self.folder, f"w-{i}", self.via)
+                   for i, (k, v) in enumerate(model.state_dict().items())}
+        return {"init": export_values(list(ref.init), self.folder, "init", self.via), "weights": weights,
                 "need_gib": round(need.total / GiB, 3), "n_extra": ref.n_extra()}
 
     def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -120,19 +123,26 @@ class Judge:
         return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
 
     def _share(self, values: list[Any], prefix: str) -> tuple[list[Any], list[Any]]:
-        """Descriptors for the candidate, and the judge's own view of the same memory."""
-        descs = export_values(values, self.folder, prefix)
+        """Descriptors for the candidate, and the judge's handle on that memory: a copy of `values`.
+        The reference only ever reads the judge's private `values`, never memory the candidate can
+        write (a thread it left behind could change shared inputs while the reference runs)."""
         assert self.ref is not None
-        shared = values if self.ref.device.type == "cuda" else open_values(descs, self.folder, 1 << 62)
-        return descs, shared
+        cuda = self.ref.device.type == "cuda"
+        copies = [v.clone() if isinstance(v, torch.Tensor) else v for v in values] if cuda and self.via == "ipc" \
+            else values
+        descs = export_values(copies, self.folder, prefix, self.via)
+        if cuda and self.via == "ipc":
+            return descs, copies
+        return descs, [open_tensor(d["tensor"], self.folder, 1 << 62) for d in descs
+                       if isinstance(d, dict) and "tensor" in d]
 
     def op_inputs(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
         name = str(req["set"])
         values = self.ref.inputs(int(req["seed"]), req.get("extra"))
         descs, shared = self._share(values, f"in-{name}")
-        self.sets[name] = {"args": shared, "print": fingerprint(shared), "out": None}
-        return {"args": descs, "summary": _summary(shared)}
+        self.sets[name] = {"args": values, "shared": shared, "print": fingerprint(shared), "out": None}
+        return {"args": descs, "summary": _summary(values)}
 
     def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
@@ -149,7 +159,7 @@ class Judge:
         s = self.sets[str(req["set"])]
         label = str(req.get("label") or "input set")
         checks: list[Check] = []
-        changed = [i for i, (a, b) in enumerate(zip(fingerprint(s["args"]), s["print"])) if a != b]
+        changed = [i for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"])) if a != b]
         checks.append(Check("inputs_unchanged", not changed,
                             f"{label}: inputs were modified by the candidate (input {changed}); a kernel must not "
                             "write its inputs" if changed else "inputs unchanged"))
@@ -167,7 +177,8 @@ class Judge:
             elif "tensor" in item:
                 if not item.get("plain", False):
                     problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
-                outs.append(open_tensor(item["tensor"], self.folder, max(4 * nbytes([s["out"]]), 1 << 20)))
+                outs.append(placed(item["tensor"], open_tensor(item["tensor"], self.folder,
+                                                               max(4 * nbytes([s["out"]]), 1 << 20))))
             elif "value" in item:
                 outs.append(item["value"])
             else:
@@ -192,8 +203,10 @@ class Judge:
         fresh = self.ref.inputs(int(req["seed"]))
         for dst, src in zip(tensors(s["args"]), tensors(fresh)):
             dst.copy_(src)
+        for dst, src in zip(tensors(s["shared"]), tensors(fresh)):
+            dst.copy_(src)
         del fresh
-        s["print"], s["out"] = fingerprint(s["args"]), None
+        s["print"], s["out"] = fingerprint(s["shared"]), None
         return {"refilled": True}
 
     def op_drop(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -208,6 +221,7 @@ class Judge:
         ops = sorted(self.ref_ops)
         self.sets.clear()
         self.timing_sets = []
+        self.timing_shared: list[list[Any]] = []
         self.ref_ops = set()
         if self.ref is not None:
             large = self.ref.model is not None and sum(p.numel() * p.element_size()
@@ -259,15 +273,15 @@ class Judge:
         _release(self.ref.device)
         first = self.ref.inputs(int(req.get("seed") or 0))
         per_set = max(nbytes(first), 1)
-        room = int((available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0)) * 0.5 // per_set)
+        room = int((available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0)) * 0.25 // per_set)
         n = max(1, min(MAX_TIMING_SETS, room))
         self.timing_sets = [first] + [self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)]
-        self.timed_print = fingerprint(self.timing_sets[0])
-        descs = []
+        descs, self.timing_shared = [], []
         for i, values in enumerate(self.timing_sets):
             d, shared = self._share(values, f"time-{i}")
-            self.timing_sets[i] = shared
+            self.timing_shared.append(shared)
             descs.append(d)
+        self.timed_print = fingerprint(self.timing_shared[0])
         return {"sets": descs}
 
     def op_baselines(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -292,7 +306,8 @@ class Judge:
     def op_check_timed_output(self, req: dict[str, Any]) -> dict[str, Any]:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None
-        self.sets["timed"] = {"args": self.timing_sets[0], "print": self.timed_print, "out": None}
+        self.sets["timed"] = {"args": self.timing_sets[0], "shared": self.timing_shared[0], "print": self.timed_print,
+                              "out": None}
         self.sets["timed"]["out"] = self.ref.forward(self.timing_sets[0])
         return self.op_compare({**req, "set": "timed", "name": "timed_calls_output"})
 

@@ -58,9 +58,10 @@ class MemoryNeed:
 
     @property
     def total(self) -> int:
-        # judge: weights, one input set, the reference's output and intermediates (about one more
-        # output), the mapped candidate output; candidate: its weights, output and intermediates
-        return 2 * self.weights + self.inputs + 4 * self.outputs + max(self.inputs, self.outputs)
+        # judge: weights, one input set and the copy the candidate sees, the reference's output and
+        # intermediates (about one more output), the mapped candidate output; candidate: its weights,
+        # output and intermediates
+        return 2 * self.weights + 2 * self.inputs + 4 * self.outputs + max(self.inputs, self.outputs)
 
     def describe(self) -> str:
         return (f"~{self.total / GiB:.1f} GiB (inputs {self.inputs / GiB:.2f} GiB per set, outputs "

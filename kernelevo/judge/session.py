@@ -22,10 +22,16 @@ from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
 
 
-def exchange_folder() -> str:
-    """Where tensors cross between the judge and the candidate: /dev/shm when there is one."""
+def exchange_root() -> str:
+    """Where tensors cross between the judge and the candidate process (both sandboxes bind it
+    writable): /dev/shm when there is one. One per evaluator; each verification a folder in it."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     return tempfile.mkdtemp(prefix="kernelevo-exchange-", dir=base)
+
+
+def exchange_folder(ev: Any = None) -> str:
+    root = getattr(ev, "exchange", None)
+    return tempfile.mkdtemp(prefix="v-", dir=root) if root else exchange_root()
 
 
 class Session:
@@ -40,6 +46,8 @@ class Session:
         self.task, self.cand_path, self.backend, self.device, self.size = task, Path(cand_path), backend, device, size
         self.judge = JudgeClient(ev.judge, timeout)
         self.cand = CandidateClient(ev.runner, timeout)
+        self.ev = ev
+        self.via = getattr(ev, "transport", "ipc")
         self.base = int(seed or random.SystemRandom().randrange(1, 2**31))
         self.checks: list[Check] = []
         self.inputs: list[list[dict[str, Any]]] = []
@@ -121,9 +129,30 @@ class Session:
                             f"finish: {exc} (a hang, a crash or an exit in Model, get_inputs() or "
                             "get_init_inputs()); fix the task") from exc
 
+    def begin(self, seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
+        two sandboxes, else (found once per evaluator) through files."""
+        for attempt in range(2):
+            begin = self.judge.ask("begin", **self.common(), seed=seed, exchange=self.folder, via=self.via)
+            self.need_gib = begin.get("need_gib")
+            loaded = self.cand.ask("load", "importing and constructing the candidate",
+                                   candidate_path=str(self.cand_path.resolve()), exchange=self.folder,
+                                   device=self.device, init=begin["init"], weights=begin["weights"], seed=seed,
+                                   via=self.via)
+            if "ipc_failed" not in loaded or self.via == "file":
+                break
+            self.via = self.ev.transport = "file"
+            self.phases["cuda_ipc"] = f"unavailable between the sandboxes ({str(loaded['ipc_failed'])[:200]})"
+            self.cand.close()
+            self.cand.open()
+        if "ipc_failed" in loaded:
+            raise JudgeFailed(f"tensors cannot reach the candidate process: {loaded['ipc_failed']}")
+        self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
+        return begin, loaded
+
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()
-        self.folder = exchange_folder()
+        self.folder = exchange_folder(self.ev)
         status, reason, log = "verified", "", ""
         report: dict[str, Any] = {}
         try:
@@ -131,12 +160,8 @@ class Session:
             self.phases["probe_s"] = round(time.perf_counter() - t0, 4)
             n_sets = max(5, int(self.task.hints.get("VERIFY_SEEDS", 5) or 5))
             seeds = [self.base + 7919 * i for i in range(n_sets)]
-            begin = self.judge.ask("begin", **self.common(), seed=seeds[0], exchange=self.folder)
-            self.need_gib = begin.get("need_gib")
             self.cand.open()
-            loaded = self.cand.ask("load", "importing and constructing the candidate",
-                                   candidate_path=str(self.cand_path.resolve()), exchange=self.folder,
-                                   device=self.device, init=begin["init"], weights=begin["weights"], seed=seeds[0])
+            begin, loaded = self.begin(seeds[0])
             self.phases["load_s"] = loaded.get("load_s")
             for i, seed in enumerate(seeds):
                 self.one_set(f"s{i}", f"input set {i + 1} (seed {seed})", seed, candidate_first=i % 2 == 0,
@@ -155,8 +180,8 @@ class Session:
                 self.timings, self.roofline = timed(self)
         except CandidateFailed as exc:
             status, reason, log = exc.status, exc.reason, exc.log
-            if reason.startswith("out of memory") and self.need_gib:
-                reason += f" (the task needs ~{self.need_gib:.1f} GiB beside the candidate's own buffers)"
+            if reason.startswith("out of memory") and self.need_gib is not None:
+                reason += f" (the task itself needs ~{max(self.need_gib, 0.01):.2f} GiB)"
         except JudgeFailed as exc:
             status, reason = "runtime_error", f"{exc}"
         finally:
@@ -235,11 +260,11 @@ def measure_reference(task: TaskFile, ev: Any, size: str, seed: int | None, comp
     from kernelevo.judge.timing_check import baseline_key
 
     session = Session(task, Path(task.path), "reference", ev, "cuda", size, timeout, seed, compile_mode, max_time_s)
-    session.folder = exchange_folder()
+    session.folder = exchange_folder(ev)
     j = session.judge
     try:
         j.ask("probe", **session.common(), seed=session.base)
-        j.ask("begin", **session.common(), seed=session.base, exchange=session.folder)
+        j.ask("begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via)
         j.ask("timing_sets", seed=session.base, timeout=600)
         key = baseline_key(session)
         base = j.ask("baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import torch
 
-from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values
+from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values, placed
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.opwatch import (LAUNCHES, DataFlow, OpRecorder, _storages, install_launch_counters,
                                       profile_kernels, total_launches)
@@ -52,6 +52,19 @@ def location(exc: BaseException, path: str) -> str:
 def out_of_memory(exc: BaseException) -> bool:
     text = str(exc).lower()
     return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+
+
+def requested_gib(message: str) -> float | None:
+    """The allocation that failed, from torch's CPU ("allocate N bytes") or CUDA ("Tried to allocate 2.00 GiB") text."""
+    import re
+
+    m = re.search(r"allocate (\d+) bytes", message)
+    if m:
+        return int(m.group(1)) / float(1 << 30)
+    m = re.search(r"[Tt]ried to allocate ([\d.]+) (GiB|MiB|KiB)", message)
+    if m:
+        return float(m.group(1)) / {"GiB": 1, "MiB": 1024, "KiB": 1024 * 1024}[m.group(2)]
+    return None
 
 
 @contextmanager
@@ -114,6 +127,8 @@ class CandidateProcess:
     def __init__(self) -> None:
         self.new: torch.nn.Module | None = None
         self.sets: dict[str, list[Any]] = {}
+        self.mirrors: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+        self.via = "ipc"
         self.ops: dict[str, int] = {}
         self.runs = 0
 
@@ -134,6 +149,7 @@ class CandidateProcess:
                 return self.profile(req)
             if op == "drop":
                 self.sets.pop(str(req.get("set")), None)
+                self.mirrors.pop(str(req.get("set")), None)
                 return {"dropped": True}
             if op == "report":
                 return {"ops": dict(self.ops), "launches": total_launches(), "kernels": dict(LAUNCHES.kernels),
@@ -152,6 +168,7 @@ class CandidateProcess:
         self.path = str(req["candidate_path"])
         self.folder = str(req["exchange"])
         self.device = torch.device(req.get("device") or "cpu")
+        self.via = str(req.get("via") or "ipc")
         install_launch_counters()
         install_load_inline_guard()
         t0 = time.perf_counter()
@@ -164,7 +181,11 @@ class CandidateProcess:
         if not hasattr(module, "ModelNew"):
             raise CandidateFailure("rejected", "the candidate defines no ModelNew")
         init = open_values(req.get("init") or [], self.folder, MAX_EXCHANGE_BYTES)
-        weights = {k: open_tensor(v, self.folder, MAX_EXCHANGE_BYTES) for k, v in (req.get("weights") or {}).items()}
+        try:
+            weights = {k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
+                       for k, v in (req.get("weights") or {}).items()}
+        except RuntimeError as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
+            return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
         torch.manual_seed(int(req.get("seed") or 0))
         try:
             self.new = module.ModelNew(*init).to(self.device).eval()
@@ -181,9 +202,10 @@ class CandidateProcess:
         if name in ("CudaCompileError", "CompilationError") or "CompilationError" in name:
             return CandidateFailure("compile_error", f"compile error while {when}: {exc}", trim_traceback(exc, self.path))
         if out_of_memory(exc):
-            need = getattr(self, "need_gib", None)
+            need = requested_gib(str(exc))
             return CandidateFailure("runtime_error", f"out of memory while {when}"
-                                    + (f" (needs ~{need:.1f} GiB)" if need else "") + f": {str(exc)[:300]}")
+                                    + (f" (needs ~{need:.1f} GiB more)" if need is not None else "")
+                                    + f": {str(exc)[:300]}")
         where = location(exc, self.path).replace(self.path, "candidate")
         return CandidateFailure("runtime_error", f"{name} while {when} ({where}): {str(exc)[:800]}",
                                 trim_traceback(exc, self.path))
@@ -193,8 +215,17 @@ class CandidateProcess:
         """Inputs of one set, mapped once: running the same set again uses the same buffers (pointers)."""
         key = str(req.get("set"))
         if key not in self.sets:
-            self.sets[key] = open_values(req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES)
+            self.mirrors[key] = []
+            self.sets[key] = open_values(req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES, self.mirrors[key])
+        else:
+            for mapped, t in self.mirrors.get(key, []):  # the judge may have written new values into the file
+                t.copy_(mapped)
         return self.sets[key]
+
+    def _write_back(self, req: dict[str, Any]) -> None:
+        """Through files, the judge sees what the candidate did to its inputs only if they go back."""
+        for mapped, t in self.mirrors.get(str(req.get("set")), []):
+            mapped.copy_(t)
 
     def _forward(self, args: list[Any], label: str, record: bool = True) -> Any:
         assert self.new is not None
@@ -222,7 +253,7 @@ class CandidateProcess:
         described = []
         for i, o in enumerate(outs):
             if isinstance(o, torch.Tensor):
-                described.append({"tensor": export_tensor(o, self.folder, f"out-{tag}-{i}"),
+                described.append({"tensor": export_tensor(o, self.folder, f"out-{tag}-{i}", self.via),
                                   "plain": type(o) is torch.Tensor})
             elif o is None or isinstance(o, (bool, int, float, str)):
                 described.append({"value": o})
@@ -236,6 +267,7 @@ class CandidateProcess:
         args = self._args(req)
         launches0 = total_launches()
         out = self._forward(args, str(req.get("label") or "an input set"))
+        self._write_back(req)
         self.runs += 1
         reply = self._export(out, args, f"{req.get('set')}-{self.runs}")
         reply["launches"] = total_launches() - launches0

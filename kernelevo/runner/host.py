@@ -205,7 +205,10 @@ def serve() -> int:
         elif op == "close":
             reply = host.close()
         elif op == "candidate":
-            reply = host.relay(request.get("request") or {}, float(request.get("timeout") or 60.0))
+            relayed = dict(request.get("request") or {})
+            if isinstance(request.get("candidate_path"), str):  # top level, where the pool maps it into the inbox
+                relayed["candidate_path"] = request["candidate_path"]
+            reply = host.relay(relayed, float(request.get("timeout") or 60.0))
         else:
             reply = {"error": f"unknown op {op!r}"}
         if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
