@@ -166,17 +166,18 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
                 r["timing_skipped"] = "device time ran out"
                 continue
             tf32 = (r.get("precision") or {}).get("level") == "tf32"
-            try:
-                reply = ev.runner.request({"op": "measure", "task_path": str(ROOT / r["task"]),
-                                           "candidate_path": str(ROOT / r["candidate"]), "size": "default",
-                                           "seed": 0, "compile_mode": None, "max_time_s": time_s,
-                                           "allow_tf32": tf32}, 60)
+            try:  # a full verdict with timing: the candidate in its own process, eager in the judge's
+                from kernelevo.verify import verify_candidate
+
+                v = verify_candidate(ROOT / r["task"], ROOT / r["candidate"], evaluator=ev, device="cuda",
+                                     size="default", seed=1, use_cache=False, compile_mode=None, max_time_s=time_s,
+                                     precision=("tf32",) if tf32 else (), timeout=60)
             except Exception as exc:  # a timing failure is reported on its row, the replay goes on
                 r["timing_error"] = str(exc)[:200]
                 continue
-            t = reply.get("timings") or {}
-            if "error" in reply or not t:
-                r["timing_error"] = str(reply.get("error"))[:200]
+            t = v.timings or {}
+            if not t:
+                r["timing_error"] = f"{v.status}: {v.reason}"[:200]
                 continue
             r["candidate_ms"], r["eager_ms"] = t["candidate_ms"], t["eager_ms"]
             r["speedup"] = t["eager_ms"] / t["candidate_ms"]

@@ -55,7 +55,8 @@ def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> 
         device, handle, size, offset, ref_handle, ref_offset, event_handle, event_sync = fields
         meta["cuda"] = {"device": int(device), "handle": bytes(handle), "size": int(size), "offset": int(offset),
                         "ref_handle": bytes(ref_handle), "ref_offset": int(ref_offset),
-                        "event_handle": bytes(event_handle) if event_handle else b"", "event_sync": bool(event_sync)}
+                        "event_handle": bytes(event_handle) if event_handle is not None else None,
+                        "event_sync": bool(event_sync)}
         return meta
     path = getattr(t.untyped_storage(), "_kernelevo_file", None)
     if path is None or os.path.dirname(path) != os.path.realpath(folder):
@@ -109,7 +110,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
             raise ChannelError(f"CUDA IPC descriptor of {c['size']} bytes exceeds what it may describe")
         storage = torch.UntypedStorage._new_shared_cuda(
             c["device"], c["handle"], c["size"], c["offset"], c["ref_handle"], c["ref_offset"],
-            c.get("event_handle") or None, bool(c.get("event_sync")))
+            c.get("event_handle") if isinstance(c.get("event_handle"), bytes) else None, bool(c.get("event_sync")))
     else:
         name, numel = desc.get("file"), desc.get("numel")
         if not isinstance(name, str) or not _NAME.match(name) or not _ints([numel]):

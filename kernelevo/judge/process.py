@@ -85,11 +85,16 @@ class Judge:
         self.folder = str(req["exchange"])
         self.via = str(req.get("via") or "ipc")
         need = ref.check_fits()
-        model = ref.build(int(req["seed"]))
+        self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
+        model = ref.build(int(req["seed"]), randomise=False)
+        self.initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        initial = {k: export_tensor(v, self.folder, f"w0-{i}", self.via) for i, (k, v) in enumerate(self.initial.items())}
+        ref.randomise()
         weights = {k: export_tensor(v, self.folder, f"w-{i}", self.via)
                    for i, (k, v) in enumerate(model.state_dict().items())}
+        self.ipc_probe = torch.ones(1, device=ref.device)  # opened first: does CUDA IPC cross into the candidate?
         return {"init": export_values(list(ref.init), self.folder, "init", self.via), "weights": weights,
-                "need_gib": round(need.total / GiB, 3), "n_extra": ref.n_extra()}
+                "initial": initial, "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via), "need_gib": round(need.total / GiB, 3), "n_extra": ref.n_extra()}
 
     def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:
         """The reference keeps the weights the seed gave it (no weights could be matched)."""

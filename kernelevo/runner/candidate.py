@@ -182,18 +182,21 @@ class CandidateProcess:
             raise CandidateFailure("rejected", "the candidate defines no ModelNew")
         init = open_values(req.get("init") or [], self.folder, MAX_EXCHANGE_BYTES)
         try:
-            weights = {k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
-                       for k, v in (req.get("weights") or {}).items()}
-        except RuntimeError as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
+            if isinstance(req.get("probe"), dict):
+                open_tensor(req["probe"], self.folder, 1 << 20)
+            weights, initial = ({k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
+                                 for k, v in (req.get(key) or {}).items()} for key in ("weights", "initial"))
+        except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
-        torch.manual_seed(int(req.get("seed") or 0))
+        seed = int(req.get("seed") or 0)
+        torch.manual_seed(seed)
         try:
             self.new = module.ModelNew(*init).to(self.device).eval()
         except Exception as exc:
             raise self.error(exc, "constructing ModelNew") from exc
-        load_reference_weights(self.new, weights)
-        del weights
-        return {"loaded": True, "load_s": round(time.perf_counter() - t0, 4)}
+        rule = load_reference_weights(self.new, weights, initial, seed, bool(req.get("same_seed_only")))
+        del weights, initial
+        return {"loaded": True, "load_s": round(time.perf_counter() - t0, 4), **rule}
 
     def error(self, exc: BaseException, when: str) -> CandidateFailure:
         name = type(exc).__name__
@@ -269,8 +272,11 @@ class CandidateProcess:
         out = self._forward(args, str(req.get("label") or "an input set"))
         self._write_back(req)
         self.runs += 1
+        flow = self.flow
+        untraced = [i for i, o in enumerate(o for o in flatten_outputs(out) if isinstance(o, torch.Tensor))
+                    if flow.calls and not flow.reaches(o)]
         reply = self._export(out, args, f"{req.get('set')}-{self.runs}")
-        reply["launches"] = total_launches() - launches0
+        reply.update(launches=total_launches() - launches0, custom_calls=flow.calls, untraced=untraced)
         return reply
 
     def repeat(self, req: dict[str, Any]) -> dict[str, Any]:
