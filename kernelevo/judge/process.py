@@ -49,6 +49,7 @@ class Judge:
         self.ref_ops: set[str] = set()
         self.timing_sets: list[list[Any]] = []
         self.via = "ipc"
+        self.outbufs: list[torch.Tensor] = []
 
     def handle(self, req: dict[str, Any]) -> dict[str, Any]:
         handler = getattr(self, "op_" + str(req.get("op")), None)
@@ -159,6 +160,30 @@ class Judge:
         self.ref_ops |= rec.compute_ops()
         return {"ran": True, "seconds": round(time.perf_counter() - t0, 4)}
 
+    def op_out_buffers(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Buffers for the candidate's CUDA outputs, exported from here (the direction CUDA IPC crosses
+        into a sandbox); their total size is bounded by what the task's outputs can need."""
+        from kernelevo.tensor_channel import DTYPES
+
+        assert self.ref is not None
+        specs = list(req.get("specs") or [])
+        limit = 4 * self.ref.need().outputs + (1 << 20)
+        self.outbufs, total = [], 0
+        for spec in specs:
+            dtype = DTYPES.get(spec.get("dtype")) if isinstance(spec, dict) else None
+            shape = spec.get("shape") if isinstance(spec, dict) else None
+            if dtype is None or not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+                return {"channel_error": "malformed output spec"}
+            numel = 1
+            for n in shape:
+                numel *= n
+            total += numel * torch.empty((), dtype=dtype).element_size()
+            if total > limit:
+                return {"channel_error": f"outputs of {total} bytes are more than this task can produce"}
+            self.outbufs.append(torch.full(shape, float("nan"), dtype=dtype, device=self.ref.device)
+                                if dtype.is_floating_point else torch.empty(shape, dtype=dtype, device=self.ref.device))
+        return {"buffers": [export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)]}
+
     def op_compare(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
         s = self.sets[str(req["set"])]
@@ -176,9 +201,18 @@ class Judge:
             return {"checks": [c.__dict__ for c in checks]}
         outs: list[Any] = []
         problem = ""
+        pending = 0
         for i, item in enumerate(req.get("outputs") or []):
             if not isinstance(item, dict):
                 problem = f"output {i} is not described"
+            elif "pending" in item:
+                if not item.get("plain", False):
+                    problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
+                if len(self.outbufs) <= pending:
+                    problem = f"output {i} was not copied into the judge's buffers"
+                else:
+                    outs.append(self.outbufs[pending])
+                pending += 1
             elif "tensor" in item:
                 if not item.get("plain", False):
                     problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
@@ -194,6 +228,7 @@ class Judge:
             with torch.no_grad():
                 passed, message, detail = self._compare(s["out"], outs if len(outs) != 1 else outs[0])
         del outs
+        self.outbufs = []
         checks.append(Check(str(req.get("name") or f"match[{label}]"), passed,
                             f"{label}: {message}" + str(req.get("suffix") if not passed and req.get("suffix") else ""),
                             detail))

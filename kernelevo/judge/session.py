@@ -72,6 +72,15 @@ class Session:
         self.custom_calls += int(out.get("custom_calls") or 0)
         self.untraced += [f"output {i} ({label})" for i in (out.get("untraced") or []) if isinstance(i, int)]
 
+    def delivered(self, out: dict[str, Any], when: str) -> dict[str, Any]:
+        """CUDA outputs reach the judge by copy into buffers it exports (CUDA IPC crosses into a
+        sandbox, not out of one); other outputs are already described."""
+        pending = [o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o]
+        if pending:
+            buffers = self.judge.ask("out_buffers", specs=pending)["buffers"]
+            self.cand.ask("copy_out", f"handing over the outputs of {when}", buffers=buffers)
+        return out
+
     def _drop_outputs(self, outputs: list[Any]) -> None:
         for item in outputs:
             name = item.get("tensor", {}).get("file") if isinstance(item, dict) else None
@@ -88,11 +97,11 @@ class Session:
         self.inputs.append(inp["summary"])
         when = f"running forward on {label}"
         if candidate_first:
-            out = self.cand.ask("run", when, set=name, args=inp["args"], label=label)
+            out = self.delivered(self.cand.ask("run", when, set=name, args=inp["args"], label=label), label)
             self.judge.ask("reference", set=name)
         else:
             self.judge.ask("reference", set=name)
-            out = self.cand.ask("run", when, set=name, args=inp["args"], label=label)
+            out = self.delivered(self.cand.ask("run", when, set=name, args=inp["args"], label=label), label)
         self._facts(out, label)
         verdict = self.judge.ask("compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"),
                                  label=label)
@@ -101,7 +110,8 @@ class Session:
         if rerun is not None:
             again = f"{label}, new values in the same buffers"
             self.judge.ask("refill", set=name, seed=rerun)
-            out = self.cand.ask("run", f"running forward on {again}", set=name, args=inp["args"], label=again)
+            out = self.delivered(self.cand.ask("run", f"running forward on {again}", set=name, args=inp["args"],
+                                               label=again), again)
             self._facts(out, again)
             self.judge.ask("reference", set=name)
             verdict = self.judge.ask("compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"),

@@ -51,6 +51,7 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     start = time.perf_counter()
     rep = session.cand.ask("repeat", "running forward back to back", set="time-0", args=sets[0], n=n, timeout=600)
     wall_ms = max(time.perf_counter() - start - rtt, 0.0) / n * 1e3
+    session.delivered(rep, "the timed calls")
     checked = session.judge.ask("check_timed_output", outputs=rep.get("outputs"), aliased=rep.get("aliased"),
                                 label=f"the last of {n} back-to-back timed calls")
     session._drop_outputs(rep.get("outputs") or [])

@@ -147,6 +147,8 @@ class CandidateProcess:
                 return self.time(req)
             if op == "profile":
                 return self.profile(req)
+            if op == "copy_out":
+                return self.copy_out(req)
             if op == "drop":
                 self.sets.pop(str(req.get("set")), None)
                 self.mirrors.pop(str(req.get("set")), None)
@@ -255,7 +257,12 @@ class CandidateProcess:
                    and (any(_overlaps(o, t) for t in inputs) or any(_overlaps(o, p) for p in params))]
         described = []
         for i, o in enumerate(outs):
-            if isinstance(o, torch.Tensor):
+            if isinstance(o, torch.Tensor) and o.device.type == "cuda" and self.via == "ipc":
+                # CUDA IPC opens only handles exported outside a PID namespace (the judge's): the judge
+                # gives buffers of these shapes and the outputs are copied into them (copy_out)
+                described.append({"pending": {"dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)},
+                                  "plain": type(o) is torch.Tensor})
+            elif isinstance(o, torch.Tensor):
                 described.append({"tensor": export_tensor(o, self.folder, f"out-{tag}-{i}", self.via),
                                   "plain": type(o) is torch.Tensor})
             elif o is None or isinstance(o, (bool, int, float, str)):
@@ -264,6 +271,22 @@ class CandidateProcess:
                 described.append({"other": type(o).__name__})
         self._keep = outs  # CUDA outputs stay alive until the judge has read them (next request)
         return {"outputs": described, "aliased": aliased}
+
+    def copy_out(self, req: dict[str, Any]) -> dict[str, Any]:
+        """The last outputs copied into the judge's buffers (CUDA IPC handles the judge exported)."""
+        outs = [o for o in (self._keep or []) if isinstance(o, torch.Tensor)]
+        descs = [d for d in (req.get("buffers") or [])]
+        if len(descs) != len(outs):
+            return {"error": "buffer count does not match the outputs"}
+        for o, d in zip(outs, descs):
+            dst = open_tensor(d, self.folder, MAX_EXCHANGE_BYTES)
+            if dst.shape != o.shape or dst.dtype != o.dtype:
+                return {"error": "a buffer does not match its output"}
+            dst.copy_(o)
+            del dst
+        torch.cuda.synchronize(self.device)
+        self._keep = None
+        return {"copied": len(outs)}
 
     def run(self, req: dict[str, Any]) -> dict[str, Any]:
         self._keep = None
