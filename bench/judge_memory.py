@@ -51,7 +51,7 @@ class Sampler:
 
 def shim(task: Path, folder: Path) -> Path:
     """The task's own Model as a candidate (copied: a candidate cannot reach the task's module)."""
-    src = task.read_text().replace("class Model(", "class ModelNew(")
+    src = task.read_text().replace("class Model(", "class ModelNew(") + "\n\nModel = ModelNew\n"
     path = folder / f"{task.stem}_as_candidate.py"
     path.write_text(src)
     return path

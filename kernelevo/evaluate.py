@@ -31,11 +31,13 @@ class Evaluator:
 
         self.exchange = exchange_root()
         self.transport = "ipc"  # CUDA tensors between the judge and the candidate; "file" where IPC cannot cross
-        self.runner = Worker(device, env=env, module="kernelevo.runner.host", writable=[self.exchange])
+        # tensors may cross through files of the exchange folder: as large as one tensor of a task
+        big = 64 << 30 if device == "cuda" else None
+        self.runner = Worker(device, env=env, module="kernelevo.runner.host", writable=[self.exchange], file_bytes=big)
         # On a GPU the judge runs without namespaces: CUDA IPC opens only handles exported from outside
         # a PID namespace (it runs the task's reference, never a candidate, which stays sandboxed)
         self.judge = Worker(device, env=env, module="kernelevo.judge.process", writable=[self.exchange],
-                            isolate=False if device == "cuda" else None)
+                            isolate=False if device == "cuda" else None, file_bytes=big)
         self._owns_compiler = compiler is None
         self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelevo.sandbox import SandboxProcess, SandboxSpec, spawn, use_sandbox
+from kernelevo.sandbox import Limits, SandboxProcess, SandboxSpec, spawn, use_sandbox
 from kernelevo.sandbox.mounts import package_root
 from kernelevo.worker import protocol
 
@@ -148,14 +148,16 @@ class Worker:
 
     def __init__(self, device: str = "cpu", *, env: dict[str, str] | None = None, start_timeout: float = 120.0,
                  isolate: bool | None = None, module: str | None = None,
-                 writable: list[str] | None = None) -> None:
+                 writable: list[str] | None = None, file_bytes: int | None = None) -> None:
         """`module`: the process's main module (the judge, the runner host); by default the compile
         worker for device 'compile', else the plain loop (ping only). `writable`: folders it may
-        write besides its scratch (the exchange folder a judge and a runner host share)."""
+        write besides its scratch (the exchange folder a judge and a runner host share); `file_bytes`:
+        the largest file it may write, where tensors cross through files (a 6 GiB input set)."""
         self.device = device
         self.module = module or ("kernelevo.runner.compile_worker" if device == "compile" else "kernelevo.worker.main")
         self.extra_env = env or {}
         self.extra_writable = [Path(p) for p in (writable or [])]
+        self.file_bytes = file_bytes
         self.start_timeout = start_timeout
         self.isolate = isolate
         self.proc: SandboxProcess | None = None
@@ -180,7 +182,8 @@ class Worker:
         return SandboxSpec([sys.executable, "-m", self.module], env=env,
                            read_only=[self.inbox.root, *roots], writable=writable,
                            hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
-                           gpu=self.device not in ("cpu", "compile"), isolate=isolate)
+                           gpu=self.device not in ("cpu", "compile"), isolate=isolate,
+                           **({"limits": Limits(file_bytes=self.file_bytes)} if self.file_bytes else {}))
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
