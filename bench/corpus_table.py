@@ -148,11 +148,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "docs" / "CORPUS.md"))
     ap.add_argument("--files", type=int, default=0, help="only the first N files")
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N files (re-measure the rest)")
     ap.add_argument("--no-optimize", action="store_true")
     args = ap.parse_args()
     entries = json.loads((CORPUS / "MANIFEST.json").read_text())["files"]
     if args.files:
         entries = entries[: args.files]
+    entries = entries[args.skip:]
     rows = []
     t0 = time.monotonic()
     for e in entries:
