@@ -30,13 +30,18 @@ def with_nonce(source: str, nonce: object) -> str:
 
 
 def slow(source: str, marker: str, seconds: float = 3.0) -> str:
-    """A correct candidate that announces itself (a file named `marker` in its sandbox's scratch
-    folder, the only place it can write) and then takes its time, in the run worker only (the
-    compile worker, which imports it first to compile ahead, runs no interpreter)."""
-    return source.replace("import torch\n", f"import os\nimport pathlib\nimport time\nimport torch\n"
-                          "if os.environ.get('TRITON_INTERPRET') == '1':\n"
-                          f"    pathlib.Path(os.environ['HOME'], {marker!r}).write_text('started')\n"
-                          f"    time.sleep({seconds})\n", 1)
+    """A correct candidate that announces itself (torch.save of a file named `marker` into its working
+    directory, its sandbox's scratch folder, the only place it can write) and then takes its time, on
+    its first forward in the run worker only (the compile worker's forward sees meta tensors). It
+    stays inside the static allowlist: no os, time or open."""
+    helper = ("_SLOW_DONE = []\n\n\ndef _slow_once(x):\n"
+              "    if x.device.type == 'meta' or _SLOW_DONE:\n        return\n"
+              "    _SLOW_DONE.append(1)\n"
+              f"    torch.save(torch.zeros(1), {marker!r})\n"
+              f"    s = 0\n    for i in range({int(seconds * 1e7)}):\n        s += i\n\n\n")
+    forward = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+    assert forward in source and "class ModelNew" in source
+    return source.replace("class ModelNew", helper + "class ModelNew", 1).replace(forward, forward + "        _slow_once(x)\n", 1)
 
 
 def started(marker: str) -> bool:
