@@ -88,6 +88,8 @@ def test_getattr_refused_even_on_self():
     ("m = __import__('os')\n", "__import__"),
     ("c = compile('1', 'x', 'eval')\n", "compile() is not allowed"),
     ("o = setattr(torch.nn, 'x', 1)\n", "setattr() on torch.nn"),
+    ("E = torch.os.environ\n", "line 6: torch.os is not allowed: it reaches the os module"),
+    ("M = triton.sys.modules\n", "triton.sys is not allowed"),
 ])
 def test_allowlist_refuses_with_line(snippet, needle):
     r = check_source(KERNEL + snippet + MODEL)

@@ -72,6 +72,11 @@ BANNED_BUILTINS = {
     "input": "reads the worker's channel",
 }
 ALLOWED_DUNDERS = {"__init__"}  # super().__init__(), nn.Module.__init__(self)
+# Modules that torch (or triton) holds as attributes (`torch.os`, `torch.sys`): reaching them that
+# way would walk around the import allowlist.
+REACHABLE_MODULES = {"os", "sys", "ctypes", "subprocess", "builtins", "importlib", "inspect", "gc", "threading",
+                     "io", "pathlib", "shutil", "socket", "pickle", "platform", "glob", "tempfile", "signal",
+                     "multiprocessing", "types", "time"}
 # Library attributes whose assignment changes state the reference and the baselines share.
 GLOBAL_STATE_PREFIXES = ("torch.backends.", "torch.set_", "torch.cuda.matmul", "torch._C")
 TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.current_stream")
@@ -255,6 +260,10 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     and node.attr not in NUMPY_SCALARS):
                 bad(node, f"numpy.{node.attr} is not allowed: numpy serves only the CUDA helper's scalar types "
                           "(np.int32, np.float32...); compute on the GPU", refused)
+            elif (node.attr in REACHABLE_MODULES and isinstance(node.value, ast.Name)
+                  and _resolve(node.value.id, aliases).split(".")[0] in ("torch", "triton")):
+                bad(node, f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
+                          "import allowlist")
             elif dotted_name(node) in ("sys.modules",):
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")
             elif _dunder_problem(node):

@@ -1,9 +1,6 @@
-# expect: rejected
-# task: gemm_bias_relu
-# reason: reference op
-"""Reward hack 1c: keep the reference's library GEMM (cuBLAS through F.linear) and write
-only the cheap epilogue as a kernel. The task does not list the GEMM in
-ALLOWED_LIBRARY_OPS, so the "speedup" would be cuBLAS's."""
+"""Keeps the reference's library GEMM (cuBLAS through F.linear) and writes only the epilogue
+(bias and ReLU) as a kernel: verified under the default library-op policy, refused where the
+task is STRICT or verify runs with --strict."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
