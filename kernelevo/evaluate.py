@@ -34,10 +34,10 @@ class Evaluator:
         # tensors may cross through files of the exchange folder: as large as one tensor of a task
         big = 64 << 30 if device == "cuda" else None
         self.runner = Worker(device, env=env, module="kernelevo.runner.host", writable=[self.exchange], file_bytes=big)
-        # On a GPU the judge runs without namespaces: CUDA IPC opens only handles exported from outside
-        # a PID namespace (it runs the task's reference, never a candidate, which stays sandboxed)
+        # sandboxed too (it runs the task's reference); on the H200 CUDA IPC did not cross into the
+        # candidate's sandbox with the judge sandboxed or not, so tensors go through files there
         self.judge = Worker(device, env=env, module="kernelevo.judge.process", writable=[self.exchange],
-                            isolate=False if device == "cuda" else None, file_bytes=big)
+                            file_bytes=big)
         self._owns_compiler = compiler is None
         self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
 
