@@ -14,12 +14,13 @@ def _task(tmp_path: Path, name: str, source: str) -> Path:
     return path
 
 
-def _strict_gemm(tmp_path: Path) -> Path:
-    return _task(tmp_path, "gemm_bias_relu_strict", (EXAMPLES / "gemm_bias_relu.py").read_text() + "\nSTRICT = True\n")
+def _non_strict_gemm(tmp_path: Path) -> Path:
+    text = (EXAMPLES / "gemm_bias_relu.py").read_text().replace("STRICT = True", "STRICT = False")
+    return _task(tmp_path, "gemm_bias_relu_lib", text)
 
 
 def test_fused_epilogue_beside_the_library_gemm_verified(tmp_path, evaluator):
-    v = verify_candidate(EXAMPLES / "gemm_bias_relu.py", POLICY / "linear_library_gemm_epilogue.py",
+    v = verify_candidate(_non_strict_gemm(tmp_path), POLICY / "linear_library_gemm_epilogue.py",
                          evaluator=evaluator, device=evaluator.device)
     assert v.status == "verified", v.reason
     assert v.kept_library_ops == ["aten.mm"]
@@ -28,9 +29,9 @@ def test_fused_epilogue_beside_the_library_gemm_verified(tmp_path, evaluator):
 
 def test_strict_task_or_flag_demands_everything_custom(tmp_path, evaluator):
     cand = POLICY / "linear_library_gemm_epilogue.py"
-    v = verify_candidate(_strict_gemm(tmp_path), cand, evaluator=evaluator, device=evaluator.device)
+    v = verify_candidate(EXAMPLES / "gemm_bias_relu.py", cand, evaluator=evaluator, device=evaluator.device)
     assert v.status == "rejected" and "strict" in v.reason
-    flag = verify_candidate(EXAMPLES / "gemm_bias_relu.py", cand, evaluator=evaluator, device=evaluator.device,
+    flag = verify_candidate(_non_strict_gemm(tmp_path), cand, evaluator=evaluator, device=evaluator.device,
                             strict=True)
     assert flag.status == "rejected" and "aten.mm" in flag.reason
 
@@ -38,13 +39,14 @@ def test_strict_task_or_flag_demands_everything_custom(tmp_path, evaluator):
 def test_library_only_candidate_rejected(tmp_path, evaluator):
     text = (EXAMPLES / "gemm_bias_relu.py").read_text().replace(
         "return torch.relu(F.linear(x, self.weight, self.bias))", "return F.linear(x, self.weight, self.bias)")
+    text = text.replace("STRICT = True", "")
     v = verify_candidate(_task(tmp_path, "linear", text), POLICY / "matmul_library_only.py", evaluator=evaluator,
                          device=evaluator.device)
     assert v.status == "rejected" and "leaves the whole reference to library calls" in v.reason, v.reason
 
 
 def test_kernel_whose_result_is_dropped_rejected(tmp_path, evaluator):
-    v = verify_candidate(EXAMPLES / "gemm_bias_relu.py", POLICY / "linear_discards_kernel.py", evaluator=evaluator,
+    v = verify_candidate(_non_strict_gemm(tmp_path), POLICY / "linear_discards_kernel.py", evaluator=evaluator,
                          device=evaluator.device)
     assert v.status == "rejected" and "does not depend on any custom kernel's result" in v.reason, v.reason
 

@@ -1,6 +1,6 @@
 """Keeps the reference's library GEMM (cuBLAS through F.linear) and writes only the epilogue
 (bias and ReLU) as a kernel: verified under the default library-op policy, refused where the
-task is STRICT or verify runs with --strict."""
+task is STRICT (examples/gemm_bias_relu.py) or verify runs with --strict."""
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
