@@ -44,7 +44,7 @@ def _spec_of(value, torch) -> dict:
         if all(s["kind"] == "value" for s in specs.values()):
             return {"kind": "dataclass", "type": type(value).__name__, "fields": {k: s["repr"] for k, s in specs.items()}}
     data = getattr(value, "__dict__", None)
-    if isinstance(data, dict) and data and all(_plain(v) for v in data.values()):
+    if isinstance(data, dict) and data and all(is_plain_data(v) for v in data.values()):
         try:
             rebuilt = type(value)(**data)
             same = vars(rebuilt) == data
@@ -55,13 +55,14 @@ def _spec_of(value, torch) -> dict:
     return {"kind": "unsupported", "type": type(value).__name__}
 
 
-def _plain(value) -> bool:
+def is_plain_data(value: object) -> bool:
+    """Whether a value survives JSON as itself (so it can be written into a task as data)."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return True
     if isinstance(value, (list, tuple)):
-        return all(_plain(v) for v in value)
+        return all(is_plain_data(v) for v in value)
     if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+        return all(isinstance(k, str) and is_plain_data(v) for k, v in value.items())
     return False
 
 

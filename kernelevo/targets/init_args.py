@@ -47,9 +47,10 @@ def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) 
 
 
 def _describe(value) -> dict:  # type: ignore[no-untyped-def]
-    from kernelevo.targets.probe_child import _plain, config_fields
+    from kernelevo.targets.capture_child import is_plain_data
+    from kernelevo.targets.probe_child import config_fields
 
-    if _plain(value):
+    if is_plain_data(value):
         return {"value": value}
     if getattr(value, "__dict__", None) is not None and not callable(value):
         fields = config_fields(value)

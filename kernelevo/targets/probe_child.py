@@ -19,6 +19,8 @@ import time
 import types
 import typing
 
+from kernelevo.targets.capture_child import is_plain_data
+
 _SIZE = 64  # hidden sizes, channels, embedding widths
 _NAMED_INTS = (
     (("head",), 4), (("layer", "depth", "n_block", "num_block"), 2), (("vocab", "n_token", "num_token", "num_class", "classes"), 128),
@@ -79,16 +81,6 @@ class GuessedConfig(types.SimpleNamespace):
         return value
 
 
-def _plain(value) -> bool:  # type: ignore[no-untyped-def]
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return True
-    if isinstance(value, (list, tuple)):
-        return all(_plain(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
-    return False
-
-
 def _shrink(name: str, value):  # type: ignore[no-untyped-def]
     """Size-like integers become small ones; everything else keeps its default."""
     if isinstance(value, bool) or not isinstance(value, int) or value <= 8:
@@ -129,7 +121,7 @@ def config_fields(obj) -> dict:  # type: ignore[no-untyped-def]
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     to_dict = getattr(obj, "to_dict", None)
     data = to_dict() if callable(to_dict) and not isinstance(obj, types.SimpleNamespace) else dict(vars(obj))
-    return {k: v for k, v in data.items() if _plain(v)}
+    return {k: v for k, v in data.items() if is_plain_data(v)}
 
 
 def _hints(fn) -> dict:  # type: ignore[no-untyped-def]
