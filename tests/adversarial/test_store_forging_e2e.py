@@ -39,14 +39,18 @@ def _attack(workspace, *flags):
     forger = workspace / "forger.py"
     forger.write_text(FORGER.format(paths=paths, task=task.hash, cand=text_hash(broken.read_text()), key=key)
                       + "\n" + GOOD)
-    # straight to a worker from an engine in the workspace (static checks may refuse such a file;
+    # straight to the judge from an engine in the workspace (static checks would refuse such a file;
     # the sandbox must hold without them)
-    engine = ("import sys\nfrom kernelevo.store import Store\nfrom kernelevo.worker.pool import Worker\n"
-              "Store()\nw = Worker('cpu', isolate=sys.argv[1] == '1')\n"
-              f"print(w.request({{'op': 'verify', 'task_path': {str(SOFTMAX)!r}, 'candidate_path': {str(forger)!r}, "
-              "'device': 'cpu', 'size': 'small'}, 300).get('status'))\nw.close()\n")
-    first = subprocess.run([sys.executable, "-c", engine, "0" if flags else "1"], cwd=workspace, text=True,
-                           capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    engine = ("from pathlib import Path\nfrom kernelevo.store import Store\nfrom kernelevo.evaluate import Evaluator\n"
+              "from kernelevo.task import read_task\nfrom kernelevo.verify import _run_dynamic, default_size\n"
+              "Store()\nwith Evaluator('cpu') as ev:\n"
+              f"    v = _run_dynamic(read_task(Path({str(SOFTMAX)!r})), Path({str(forger)!r}), 'triton', [], ev, 'cpu', "
+              "default_size('cpu'), 300.0, None, measure=False)\nprint(v.status)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if flags:
+        env["KERNELEVO_NO_SANDBOX"] = "1"
+    first = subprocess.run([sys.executable, "-c", engine], cwd=workspace, text=True,
+                           capture_output=True, env=env, timeout=300)
     assert first.returncode == 0 and first.stdout.strip() == "verified", first.stdout + first.stderr[-2000:]
     return run_kernelevo(["verify", SOFTMAX, broken, "--device", "cpu", "--json", *flags], workspace)
 
