@@ -20,7 +20,9 @@ from kernelevo.verify.static import check_source
 HACKS = sorted((CANDIDATES / "hacks_gpu").glob("*.py"))
 # What differs on the CPU: the roofline check needs a GPU; a CUDA stream cannot be made without
 # one (the kernel compiled in __init__, so reaching forward shows it compiles for sm_90).
-ON_CPU = {"caches_by_identity": "verified", "side_stream_unlisted": "runtime_error"}
+# the judge writes new values into the shared buffers from outside the candidate process, so the
+# tensor's version counter does not move and the identity cache hands back stale output
+ON_CPU = {"caches_by_identity": "incorrect", "side_stream_unlisted": "runtime_error"}
 NOT_ON_CPU = {"hangs_in_kernel": "spins until the time limit", "inline_calls_at_softmax": "a 40-70 s CUDA build"}
 
 
