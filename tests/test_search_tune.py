@@ -29,13 +29,14 @@ class ModelNew(torch.nn.Module):
 
 
 def fake_gpu(path, seed):
+    """The seed (3.1 ms) is within reach of the baselines, so the tuner does not give up on it."""
     src = path.read_text()
     block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
     warps = int(re.search(r"num_warps=(\d+)", src).group(1))
     ms = 1.0 + abs(math.log2(block) - 8) + 0.1 * abs(math.log2(warps) - 3)
     return Verdict("verified", "ok", backend="triton", kernel_launches=1,
-                   timings={"candidate_ms": ms, "eager_ms": 2.0, "compile_ms": 1.5, "speedup_eager": 2.0 / ms,
-                            "speedup_compile": 1.5 / ms})
+                   timings={"candidate_ms": ms, "eager_ms": 4.0, "compile_ms": 3.5, "speedup_eager": 4.0 / ms,
+                            "speedup_compile": 3.5 / ms})
 
 
 def test_tuning_improves_the_seed_and_is_honest(tmp_path):
@@ -61,14 +62,14 @@ def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
         return fake_gpu(path, seed)
 
     store = Store(tmp_path / "s.sqlite")
-    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=12, tune_top=1, seed=3)
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
     search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store, evaluate=gpu_with_a_shared_memory_limit,
                     seeds=[("template:copy", SEED)])
     result = asyncio.run(search.run())
     rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
     refused = [r for r in rows if r["status"] == "compile_error"]
     assert refused, "the tuner tried tiles beyond the limit"
-    assert len(rows) - len(refused) == 12, "the whole budget went to configurations that ran"
+    assert len(rows) - len(refused) == 24, "the whole budget went to configurations that ran"
     assert "BLOCK_SIZE=256" in result.best.source
 
 
