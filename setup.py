@@ -1,9 +1,12 @@
 """Package layout (the rest of the metadata is in pyproject.toml): the engine `kernelevo`, and
 the language server, kept in the `server/` folder, installed under the unique import name
 `kernelevo_server` so it cannot collide with another top-level `server` package."""
+
 from setuptools import find_packages, setup
 
 SERVER = ["kernelevo_server"] + [f"kernelevo_server.{p}" for p in find_packages("server")]
 
-setup(packages=find_packages(include=["kernelevo", "kernelevo.*"]) + SERVER,
-      package_dir={"kernelevo_server": "server"})
+setup(
+    packages=find_packages(include=["kernelevo", "kernelevo.*"]) + SERVER,
+    package_dir={"kernelevo_server": "server"},
+)

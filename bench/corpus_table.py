@@ -9,6 +9,7 @@ its output counts as a traceback.
 
     python bench/corpus_table.py [--out docs/CORPUS.md] [--files N] [--no-optimize]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,14 @@ def kernelevo(args: list[str], cwd: Path, timeout: float = 600) -> tuple[int, st
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         env.pop(key, None)
     try:
-        proc = subprocess.run([sys.executable, "-m", "kernelevo", *args], cwd=cwd, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "kernelevo", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return 124, f"timed out after {timeout:.0f} s"
     return proc.returncode, (proc.stdout + proc.stderr)
@@ -46,11 +53,19 @@ def last_error(out: str) -> str:
 
 
 def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
-    top = entry["file"].split("/", 1)[0]  # the file's folder (its package with it) becomes the user's workspace
+    top = entry["file"].split("/", 1)[
+        0
+    ]  # the file's folder (its package with it) becomes the user's workspace
     shutil.copytree(CORPUS / top, work / top)
     src = work / entry["file"]
-    row: dict = {"file": entry["file"], "repo": entry["repo"], "tracebacks": 0, "tasks": {}, "optimize": "-",
-                 "applied": "-"}
+    row: dict = {
+        "file": entry["file"],
+        "repo": entry["repo"],
+        "tracebacks": 0,
+        "tasks": {},
+        "optimize": "-",
+        "applied": "-",
+    }
     rc, out = kernelevo(["detect", str(src), "--json"], work, 120)
     row["tracebacks"] += out.count("Traceback")
     found = {t["id"] for d in json.loads(out) for t in d["targets"]} if rc == 0 else set()
@@ -68,36 +83,76 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
         rc, out = kernelevo(["task", f"{src}::{tid}", "--timeout", "120"], work, 400)
         row["tracebacks"] += out.count("Traceback")
         ok = rc == 0 and "check ok" in out
-        row["tasks"][tid] = {"built": ok, "s": round(time.monotonic() - t0, 1),
-                             "why": "" if ok else last_error(out),
-                             "inputs": next((ln.split("example inputs from ", 1)[1] for ln in out.splitlines()
-                                             if "example inputs from" in ln), "")}
+        row["tasks"][tid] = {
+            "built": ok,
+            "s": round(time.monotonic() - t0, 1),
+            "why": "" if ok else last_error(out),
+            "inputs": next(
+                (
+                    ln.split("example inputs from ", 1)[1]
+                    for ln in out.splitlines()
+                    if "example inputs from" in ln
+                ),
+                "",
+            ),
+        }
         if ok and first_built is None:
             first_built = tid
     if optimize and first_built is not None:
         row["optimized_target"] = first_built
         summary = work / "summary.json"
-        rc, out = kernelevo(["optimize", f"{src}::{first_built}", "--iterations", "1", "--json-out", str(summary)],
-                            work, 900)
+        rc, out = kernelevo(
+            ["optimize", f"{src}::{first_built}", "--iterations", "1", "--json-out", str(summary)],
+            work,
+            900,
+        )
         row["tracebacks"] += out.count("Traceback")
         if rc == 0 and summary.exists():
             s = json.loads(summary.read_text())
             verified = s.get("best_candidate") is not None
-            row["optimize"] = (f"{s['status']}: " + ("verified on the CPU, not timed" if verified and not
-                               s.get("speed_measured") else ("verified" if verified else "no verified candidate")))
+            row["optimize"] = f"{s['status']}: " + (
+                "verified on the CPU, not timed"
+                if verified and not s.get("speed_measured")
+                else ("verified" if verified else "no verified candidate")
+            )
             if verified:
                 rc, out = kernelevo(["apply", s["run_id"], "--force"], work, 300)
                 row["tracebacks"] += out.count("Traceback")
-                test = next((ln.rsplit("regression test: ", 1)[1].strip() for ln in out.splitlines()
-                             if "regression test: " in ln), None)
+                test = next(
+                    (
+                        ln.rsplit("regression test: ", 1)[1].strip()
+                        for ln in out.splitlines()
+                        if "regression test: " in ln
+                    ),
+                    None,
+                )
                 if rc == 0 and test:
-                    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                                           "-n", "0", test], cwd=work, capture_output=True, text=True, timeout=600,
-                                          env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"))
-                    failure = next((ln[1:].strip() for ln in proc.stdout.splitlines() if ln.startswith("E ")),
-                                   last_error(proc.stdout))
-                    row["applied"] = "applied; regression test " + ("passed" if proc.returncode == 0 else
-                                                                    f"FAILED: {failure[:200]}")
+                    proc = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "pytest",
+                            "-q",
+                            "-x",
+                            "-p",
+                            "no:cacheprovider",
+                            "-n",
+                            "0",
+                            test,
+                        ],
+                        cwd=work,
+                        capture_output=True,
+                        text=True,
+                        timeout=600,
+                        env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"),
+                    )
+                    failure = next(
+                        (ln[1:].strip() for ln in proc.stdout.splitlines() if ln.startswith("E ")),
+                        last_error(proc.stdout),
+                    )
+                    row["applied"] = "applied; regression test " + (
+                        "passed" if proc.returncode == 0 else f"FAILED: {failure[:200]}"
+                    )
                 else:
                     row["applied"] = f"not applied: {last_error(out)}"
         else:
@@ -128,9 +183,11 @@ def render(rows: list[dict], elapsed: float) -> str:
     ]
     for r in rows:
         nb = sum(1 for t in r["tasks"].values() if t["built"])
-        lines.append(f"| {r['file']} ({r['repo']}) | {len(r['expected'])} | {len(r['expected']) - len(r['missed'])} "
-                     f"| {', '.join(r['missed']) or '-'} | {', '.join(r['false_positives']) or '-'} | "
-                     f"{nb}/{r['wanted']} | {r.get('optimized_target', '')} {r['optimize']} | {r['applied']} |")
+        lines.append(
+            f"| {r['file']} ({r['repo']}) | {len(r['expected'])} | {len(r['expected']) - len(r['missed'])} "
+            f"| {', '.join(r['missed']) or '-'} | {', '.join(r['false_positives']) or '-'} | "
+            f"{nb}/{r['wanted']} | {r.get('optimized_target', '')} {r['optimize']} | {r['applied']} |"
+        )
     lines += ["", "## Targets whose task did not build, and why", ""]
     for r in rows:
         for tid, t in r["tasks"].items():
@@ -148,13 +205,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "docs" / "CORPUS.md"))
     ap.add_argument("--files", type=int, default=0, help="only the first N files")
-    ap.add_argument("--skip", type=int, default=0, help="skip the first N files (re-measure the rest)")
+    ap.add_argument(
+        "--skip", type=int, default=0, help="skip the first N files (re-measure the rest)"
+    )
     ap.add_argument("--no-optimize", action="store_true")
     args = ap.parse_args()
     entries = json.loads((CORPUS / "MANIFEST.json").read_text())["files"]
     if args.files:
         entries = entries[: args.files]
-    entries = entries[args.skip:]
+    entries = entries[args.skip :]
     rows = []
     t0 = time.monotonic()
     for e in entries:
@@ -164,12 +223,17 @@ def main() -> int:
         finally:
             shutil.rmtree(work, ignore_errors=True)
         r = rows[-1]
-        print(f"{r['file']}: found {len(r['expected']) - len(r['missed'])}/{len(r['expected'])}, fp "
-              f"{len(r['false_positives'])}, tasks {sum(t['built'] for t in r['tasks'].values())}/{len(r['tasks'])}, "
-              f"optimize {r['optimize']}, {r['applied']}, tracebacks {r['tracebacks']}", flush=True)
+        print(
+            f"{r['file']}: found {len(r['expected']) - len(r['missed'])}/{len(r['expected'])}, fp "
+            f"{len(r['false_positives'])}, tasks {sum(t['built'] for t in r['tasks'].values())}/{len(r['tasks'])}, "
+            f"optimize {r['optimize']}, {r['applied']}, tracebacks {r['tracebacks']}",
+            flush=True,
+        )
     text = render(rows, time.monotonic() - t0)
     Path(args.out).write_text(text)
-    Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1))  # every measurement, for re-rendering
+    Path(args.out).with_suffix(".json").write_text(
+        json.dumps(rows, indent=1)
+    )  # every measurement, for re-rendering
     print(text.split("\n")[6])
     return 0
 

@@ -3,6 +3,7 @@
 The language server re-detects on edits, so this is the latency a user feels.
 Usage: python bench/detect_speed.py [--runs 40] [--json]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernelevo.targets.detect import _CACHE, detect_source  # noqa: E402
+from kernelevo.targets.detect import _CACHE, detect_source
 
 GOALS_MS = {2000: 50.0, 10000: 300.0}
 
@@ -59,7 +60,7 @@ class RMSNorm{i}(nn.Module):
         rms = torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps)
         return x * rms * self.weight
 ''',
-    '''
+    """
 
 class Attention{i}(nn.Module):
     def __init__(self, cfg: Config{i}):
@@ -83,8 +84,8 @@ class Attention{i}(nn.Module):
             att = att.masked_fill(mask == 0, float("-inf"))
         y = F.softmax(att, dim=-1) @ v
         return self.proj(y.transpose(1, 2).reshape(b, s, d))
-''',
-    '''
+""",
+    """
 
 @triton.jit
 def _fused_add_relu_{i}(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -101,8 +102,8 @@ def fused_add_relu_{i}(x, y):
     n = out.numel()
     _fused_add_relu_{i}[(triton.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024)
     return out
-''',
-    '''
+""",
+    """
 
 class MLP{i}(nn.Module):
     def __init__(self, dim, hidden):
@@ -129,7 +130,7 @@ def train_epoch_{i}(model, loader, opt, device="cuda"):
         if step % 100 == 0:
             print(f"step {{step}}: {{loss.item():.4f}}")
     return total / max(1, len(loader))
-''',
+""",
 ]
 
 
@@ -158,8 +159,12 @@ def _timed(runs: int, call, setup=lambda: None) -> dict:
         call(i)
         wall.append((time.perf_counter() - t0) * 1e3)
         cpu.append((time.process_time() - c0) * 1e3)
-    return {"p50_ms": _pct(wall, 0.5), "p95_ms": _pct(wall, 0.95),
-            "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p95_ms": _pct(cpu, 0.95)}
+    return {
+        "p50_ms": _pct(wall, 0.5),
+        "p95_ms": _pct(wall, 0.95),
+        "cpu_p50_ms": _pct(cpu, 0.5),
+        "cpu_p95_ms": _pct(cpu, 0.95),
+    }
 
 
 def measure(source: str, runs: int) -> dict:
@@ -167,8 +172,12 @@ def measure(source: str, runs: int) -> dict:
     one-line change inside a function, as while typing. CPU time is what detection costs
     when the machine is not shared with other work."""
     lines = source.split("\n")
-    at = next(i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("        return "))
-    edited = ["\n".join(lines[:at] + [lines[at] + f"  # edit {k}"] + lines[at + 1:]) for k in range(2)]
+    at = next(
+        i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("        return ")
+    )
+    edited = [
+        "\n".join(lines[:at] + [lines[at] + f"  # edit {k}"] + lines[at + 1 :]) for k in range(2)
+    ]
     targets = len(detect_source(source, "bench.py", cache=False).targets)
 
     def cold(_: int) -> None:
@@ -177,7 +186,11 @@ def measure(source: str, runs: int) -> dict:
     def edit(i: int) -> None:
         detect_source(edited[i % 2], "bench.py")
 
-    result = {"lines": source.count("\n"), "targets": targets, "cold": _timed(runs, cold, _CACHE.clear)}
+    result = {
+        "lines": source.count("\n"),
+        "targets": targets,
+        "cold": _timed(runs, cold, _CACHE.clear),
+    }
     detect_source(edited[1], "bench.py")
     result["edit"] = _timed(runs, edit)
     return result
@@ -195,17 +208,29 @@ def main() -> int:
         results.append(r)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     if args.json:
-        print(json.dumps({"python": platform.python_version(), "cpus": os.cpu_count(), "load1": load,
-                          "results": results}))
+        print(
+            json.dumps(
+                {
+                    "python": platform.python_version(),
+                    "cpus": os.cpu_count(),
+                    "load1": load,
+                    "results": results,
+                }
+            )
+        )
     else:
-        print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average {load:.1f}, {args.runs} runs")
+        print(
+            f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average {load:.1f}, {args.runs} runs"
+        )
         for r in results:
             for kind in ("cold", "edit"):
                 m = r[kind]
-                print(f"{r['lines']:>6} lines {r['targets']:>4} targets {kind:>4} | wall p50 {m['p50_ms']:6.1f} "
-                      f"p95 {m['p95_ms']:6.1f} ms | cpu p50 {m['cpu_p50_ms']:6.1f} p95 {m['cpu_p95_ms']:6.1f} ms | "
-                      f"p95 / goal {r['goal_ms']:.0f} ms: wall {m['p95_ms'] / r['goal_ms']:.2f}, "
-                      f"cpu {m['cpu_p95_ms'] / r['goal_ms']:.2f}")
+                print(
+                    f"{r['lines']:>6} lines {r['targets']:>4} targets {kind:>4} | wall p50 {m['p50_ms']:6.1f} "
+                    f"p95 {m['p95_ms']:6.1f} ms | cpu p50 {m['cpu_p50_ms']:6.1f} p95 {m['cpu_p95_ms']:6.1f} ms | "
+                    f"p95 / goal {r['goal_ms']:.0f} ms: wall {m['p95_ms'] / r['goal_ms']:.2f}, "
+                    f"cpu {m['cpu_p95_ms'] / r['goal_ms']:.2f}"
+                )
     return 0 if all(r["cold"]["p95_ms"] <= r["goal_ms"] for r in results) else 1
 
 

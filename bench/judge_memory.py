@@ -9,6 +9,7 @@ Peak memory is the GPU's used memory sampled by nvidia-smi every 100 ms while th
 
 Usage: python bench/judge_memory.py [--tasks 19_ReLU,...] [--out FILE]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 HERE = Path(__file__).resolve().parent / "kernelbench_memory"  # our candidate
-TASKS = Path(__file__).resolve().parent / "kernelbench" / "level1"  # the checked-in KernelBench v0.1 tasks
+TASKS = (
+    Path(__file__).resolve().parent / "kernelbench" / "level1"
+)  # the checked-in KernelBench v0.1 tasks
 
 
 class Sampler:
@@ -34,14 +37,18 @@ class Sampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                out = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                                     capture_output=True, text=True, timeout=5).stdout
+                out = subprocess.run(
+                    ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                    capture_output=True,
+                    text=True,
+                    timeout=5,
+                ).stdout
                 self.peak_mib = max(self.peak_mib, max(int(x) for x in out.split()))
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
             self._stop.wait(0.1)
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self._t.start()
         return self
 
@@ -60,15 +67,16 @@ def shim(task: Path, folder: Path) -> Path:
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--tasks", default="19_ReLU,23_Softmax,36_RMSNorm_,47_Sum_reduction_over_a_dimension")
+    p.add_argument(
+        "--tasks", default="19_ReLU,23_Softmax,36_RMSNorm_,47_Sum_reduction_over_a_dimension"
+    )
     p.add_argument("--out")
     args = p.parse_args()
-    from kernelevo.evaluate import Evaluator
-    from kernelevo.task import TaskError
-    from kernelevo.task import read_task
-    from kernelevo.verify import _run_dynamic, verify_candidate
-
     import tempfile
+
+    from kernelevo.evaluate import Evaluator
+    from kernelevo.task import TaskError, read_task
+    from kernelevo.verify import _run_dynamic, verify_candidate
 
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="kernelevo-memplan-"))
@@ -81,26 +89,55 @@ def main() -> int:
             with Sampler() as s:
                 try:
                     if name == "19_ReLU":
-                        v = verify_candidate(task, cand, evaluator=ev, device="cuda", use_cache=False, timeout=300,
-                                             max_time_s=2.0)
+                        v = verify_candidate(
+                            task,
+                            cand,
+                            evaluator=ev,
+                            device="cuda",
+                            use_cache=False,
+                            timeout=300,
+                            max_time_s=2.0,
+                        )
                     else:  # the reference as a candidate: past the static checks, to the judge directly
-                        v = _run_dynamic(read_task(task), cand, "triton", [], ev, "cuda", "default", 300.0, None,
-                                         measure=False)
+                        v = _run_dynamic(
+                            read_task(task),
+                            cand,
+                            "triton",
+                            [],
+                            ev,
+                            "cuda",
+                            "default",
+                            300.0,
+                            None,
+                            measure=False,
+                        )
                     status, reason = v.status, v.reason
                     sets = sum(1 for c in v.checks if c.name.startswith("match["))
                     timings = v.timings
                     phases = v.phases
                 except TaskError as exc:
                     status, reason, sets, timings, phases = "task_error", str(exc), 0, {}, {}
-            rows.append({"task": name, "status": status, "reason": reason[:300], "sets_matched": sets,
-                         "peak_gib": round(s.peak_mib / 1024, 1), "seconds": round(time.perf_counter() - t0, 1),
-                         "candidate_ms": timings.get("candidate_ms"), "eager_ms": timings.get("eager_ms"),
-                         "transport": phases.get("transport"), "cuda_ipc": phases.get("cuda_ipc")})
+            rows.append(
+                {
+                    "task": name,
+                    "status": status,
+                    "reason": reason[:300],
+                    "sets_matched": sets,
+                    "peak_gib": round(s.peak_mib / 1024, 1),
+                    "seconds": round(time.perf_counter() - t0, 1),
+                    "candidate_ms": timings.get("candidate_ms"),
+                    "eager_ms": timings.get("eager_ms"),
+                    "transport": phases.get("transport"),
+                    "cuda_ipc": phases.get("cuda_ipc"),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     print(f"{'task':38} {'status':12} {'sets':>4} {'peak GiB':>8} {'s':>6}  transport")
     for r in rows:
-        print(f"{r['task']:38} {r['status']:12} {r['sets_matched']:>4} {r['peak_gib']:>8} {r['seconds']:>6}  "
-              f"{r['transport']}")
+        print(
+            f"{r['task']:38} {r['status']:12} {r['sets_matched']:>4} {r['peak_gib']:>8} {r['seconds']:>6}  "
+            f"{r['transport']}"
+        )
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1))
     return 0

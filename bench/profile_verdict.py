@@ -8,6 +8,7 @@ the top functions (cumulative time) of the cold variant's verify and measure req
 
 Usage: python bench/profile_verdict.py [--task examples/softmax.py] [--top 25] [--out DIR]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default=str(ROOT / "examples" / "softmax.py"))
     ap.add_argument("--top", type=int, default=25)
-    ap.add_argument("--out", default=None, help="folder for the .prof files and verdicts (default: a temp folder)")
+    ap.add_argument(
+        "--out",
+        default=None,
+        help="folder for the .prof files and verdicts (default: a temp folder)",
+    )
     args = ap.parse_args()
     root = Path(args.out or tempfile.mkdtemp(prefix="kernelevo-profile-"))
     prof_dir = root / "prof"
@@ -42,7 +47,12 @@ def main() -> int:
 
     device = default_device()
     print(f"device {device}, task {args.task}, profiles in {prof_dir}", flush=True)
-    plan = [("warm-up", "triton", "a"), ("cold", "triton", "b"), ("cached", "triton", "b"), ("cold", "cuda", "c")]
+    plan = [
+        ("warm-up", "triton", "a"),
+        ("cold", "triton", "b"),
+        ("cached", "triton", "b"),
+        ("cold", "cuda", "c"),
+    ]
     paths: dict[str, Path] = {}
     rows = []
     with Evaluator(device) as ev:
@@ -51,12 +61,21 @@ def main() -> int:
                 paths[name] = write_variant(root, backend)
             before = set(prof_dir.iterdir())
             t0 = time.perf_counter()
-            v = verify_candidate(args.task, paths[name], evaluator=ev, device=device, use_cache=False)
+            v = verify_candidate(
+                args.task, paths[name], evaluator=ev, device=device, use_cache=False
+            )
             total = time.perf_counter() - t0
             new = sorted(p.name for p in set(prof_dir.iterdir()) - before)
-            row = {"kind": kind, "backend": backend, "status": v.status, "total_s": round(total, 3),
-                   "verify_phases": v.phases, "measure_phases": (v.timings or {}).get("phases"),
-                   "profiles": new, "reason": v.reason[:120]}
+            row = {
+                "kind": kind,
+                "backend": backend,
+                "status": v.status,
+                "total_s": round(total, 3),
+                "verify_phases": v.phases,
+                "measure_phases": (v.timings or {}).get("phases"),
+                "profiles": new,
+                "reason": v.reason[:120],
+            }
             rows.append(row)
             print(json.dumps(row), flush=True)
     (root / "rows.json").write_text(json.dumps(rows, indent=1))

@@ -12,6 +12,7 @@ candidates are built first, in parallel compile workers; timing then runs alone,
 worker (eager baseline only, `--time-s` of measuring per kernel). Without a GPU, `--static`
 runs only the static checks (milliseconds per kernel).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,14 @@ def static_only(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for e in entries:
         t0 = time.perf_counter()
         r = check_source((ROOT / e["candidate"]).read_text(), Path(e["candidate"]).name)
-        rows.append({**e, "status": "static-ok" if r.ok else "rejected", "reason": "" if r.ok else r.problems[0],
-                     "static_ms": (time.perf_counter() - t0) * 1e3})
+        rows.append(
+            {
+                **e,
+                "status": "static-ok" if r.ok else "rejected",
+                "reason": "" if r.ok else r.problems[0],
+                "static_ms": (time.perf_counter() - t0) * 1e3,
+            }
+        )
     return rows
 
 
@@ -76,13 +83,23 @@ def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
     from kernelevo.verify.static import check_source
     from kernelevo.worker.pool import Worker
 
-    todo = [e for e in entries if e["backend"] == "cuda_inline"
-            and check_source((ROOT / e["candidate"]).read_text()).ok]
+    todo = [
+        e
+        for e in entries
+        if e["backend"] == "cuda_inline" and check_source((ROOT / e["candidate"]).read_text()).ok
+    ]
 
     def one(e: dict[str, Any]) -> tuple[str, Any]:
         with Worker("compile", env=arch_env("cuda")) as w:
-            return e["id"], precompile(w, ROOT / e["task"], ROOT / e["candidate"], "cuda_inline", device="cuda",
-                                       size="default", timeout=300)
+            return e["id"], precompile(
+                w,
+                ROOT / e["task"],
+                ROOT / e["candidate"],
+                "cuda_inline",
+                device="cuda",
+                size="default",
+                timeout=300,
+            )
 
     if not todo:
         return {}
@@ -90,8 +107,13 @@ def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
         return dict(pool.map(one, todo))
 
 
-def verify_all(entries: list[dict[str, Any]], lanes: int, built: Any, device: str = "cuda",
-               deadline: float = float("inf")) -> list[dict[str, Any]]:
+def verify_all(
+    entries: list[dict[str, Any]],
+    lanes: int,
+    built: Any,
+    device: str = "cuda",
+    deadline: float = float("inf"),
+) -> list[dict[str, Any]]:
     from kernelevo.evaluate import Evaluator
     from kernelevo.task import TaskError
     from kernelevo.verify import verify_candidate
@@ -115,28 +137,51 @@ def verify_all(entries: list[dict[str, Any]], lanes: int, built: Any, device: st
                     with lock:
                         skipped.append(e["id"])
                     continue
-                if e["backend"] == "cuda_inline" and e["id"] not in built.done and not built.finished:
+                if (
+                    e["backend"] == "cuda_inline"
+                    and e["id"] not in built.done
+                    and not built.finished
+                ):
                     jobs.put(e)  # its build is still running
                     time.sleep(0.5)
                     continue
                 t0 = time.perf_counter()
                 try:
-                    v = verify_candidate(ROOT / e["task"], ROOT / e["candidate"], evaluator=ev, device=device,
-                                         use_cache=False, measure=False, timeout=120,
-                                         precompiled=built.done.get(e["id"]))
+                    v = verify_candidate(
+                        ROOT / e["task"],
+                        ROOT / e["candidate"],
+                        evaluator=ev,
+                        device=device,
+                        use_cache=False,
+                        measure=False,
+                        timeout=120,
+                        precompiled=built.done.get(e["id"]),
+                    )
                     failed = next((c for c in v.checks if not c.passed), None)
-                    row = {**e, "status": v.status, "reason": v.reason, "kept": v.kept_library_ops,
-                           "failed_detail": {k: x for k, x in (failed.detail if failed else {}).items()
-                                             if isinstance(x, (int, float, str))},
-                           "weights": next((c.message for c in v.checks if c.name == "weights"), ""),
-                           "precision": next((c.detail for c in v.checks if c.name == "precision"), None)}
+                    row = {
+                        **e,
+                        "status": v.status,
+                        "reason": v.reason,
+                        "kept": v.kept_library_ops,
+                        "failed_detail": {
+                            k: x
+                            for k, x in (failed.detail if failed else {}).items()
+                            if isinstance(x, (int, float, str))
+                        },
+                        "weights": next((c.message for c in v.checks if c.name == "weights"), ""),
+                        "precision": next(
+                            (c.detail for c in v.checks if c.name == "precision"), None
+                        ),
+                    }
                 except TaskError as exc:
                     row = {**e, "status": "task_error", "reason": str(exc)}
                 row["verify_s"] = round(time.perf_counter() - t0, 2)
                 with lock:
                     rows.append(row)
-                    print(f"  {row['id']:<28} {row['status']:<14} {row['verify_s']:>6.1f} s  {row['reason'][:110]}",
-                          flush=True)
+                    print(
+                        f"  {row['id']:<28} {row['status']:<14} {row['verify_s']:>6.1f} s  {row['reason'][:110]}",
+                        flush=True,
+                    )
 
     threads = [threading.Thread(target=lane) for _ in range(lanes)]
     for t in threads:
@@ -158,8 +203,12 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
     """Eager vs candidate, interleaved, in one run worker with the GPU to itself."""
     from kernelevo.evaluate import Evaluator
 
-    todo = [r for r in rows if r["status"] == "verified"
-            or (r["status"] == "incorrect" and (r.get("precision") or {}).get("level") == "tf32")]
+    todo = [
+        r
+        for r in rows
+        if r["status"] == "verified"
+        or (r["status"] == "incorrect" and (r.get("precision") or {}).get("level") == "tf32")
+    ]
     with Evaluator("cuda") as ev:
         for r in todo:
             if time.monotonic() > deadline:
@@ -169,9 +218,19 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
             try:  # a full verdict with timing: the candidate in its own process, eager in the judge's
                 from kernelevo.verify import verify_candidate
 
-                v = verify_candidate(ROOT / r["task"], ROOT / r["candidate"], evaluator=ev, device="cuda",
-                                     size="default", seed=1, use_cache=False, compile_mode=None, max_time_s=time_s,
-                                     precision=("tf32",) if tf32 else (), timeout=60)
+                v = verify_candidate(
+                    ROOT / r["task"],
+                    ROOT / r["candidate"],
+                    evaluator=ev,
+                    device="cuda",
+                    size="default",
+                    seed=1,
+                    use_cache=False,
+                    compile_mode=None,
+                    max_time_s=time_s,
+                    precision=("tf32",) if tf32 else (),
+                    timeout=60,
+                )
             except Exception as exc:  # a timing failure is reported on its row, the replay goes on
                 r["timing_error"] = str(exc)[:200]
                 continue
@@ -184,41 +243,64 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
             r["tf32_baselines"] = tf32
             if t.get("implausible"):
                 r["implausible"] = t["implausible"]
-            print(f"  timed {r['id']:<28} {r['speedup']:.2f}x (authors {r['author_speedup']}x)", flush=True)
+            print(
+                f"  timed {r['id']:<28} {r['speedup']:.2f}x (authors {r['author_speedup']}x)",
+                flush=True,
+            )
 
 
 def report(rows: list[dict[str, Any]]) -> str:
     ours = lambda r: "pass" if r["status"] in ("verified", "static-ok") else "fail"  # noqa: E731
-    lines = ["", "agreement (author verdict x ours):", f"{'':>12} {'ours pass':>10} {'ours fail':>10}"]
+    lines = [
+        "",
+        "agreement (author verdict x ours):",
+        f"{'':>12} {'ours pass':>10} {'ours fail':>10}",
+    ]
     for a in ("correct", "incorrect"):
         sub = [r for r in rows if r["author_verdict"] == a]
-        lines.append(f"{a:>12} {sum(ours(r) == 'pass' for r in sub):>10} {sum(ours(r) == 'fail' for r in sub):>10}")
+        lines.append(
+            f"{a:>12} {sum(ours(r) == 'pass' for r in sub):>10} {sum(ours(r) == 'fail' for r in sub):>10}"
+        )
     dis = [r for r in rows if (r["author_verdict"] == "correct") != (ours(r) == "pass")]
     classes: dict[str, list[dict[str, Any]]] = {}
     known = json.loads((ROOT / "disagreements.json").read_text())
     for r in dis:
-        classes.setdefault(classify(r, known) if r["author_verdict"] == "correct" else
-                           "VERIFIED AN AUTHOR-INCORRECT KERNEL", []).append(r)
+        classes.setdefault(
+            classify(r, known)
+            if r["author_verdict"] == "correct"
+            else "VERIFIED AN AUTHOR-INCORRECT KERNEL",
+            [],
+        ).append(r)
     policy = sum(len(v) for k, v in classes.items() if k.startswith("policy:"))
-    excused = sum(len(v) for k, v in classes.items() if k.startswith(("authors' error", "environment")))
+    excused = sum(
+        len(v) for k, v in classes.items() if k.startswith(("authors' error", "environment"))
+    )
     coinciding = len(rows) - policy
     agree = sum((r["author_verdict"] == "correct") == (ours(r) == "pass") for r in rows)
-    lines.append(f"agreement {agree}/{len(rows)} = {agree / max(len(rows), 1):.1%}; where the policies coincide "
-                 f"(disagreements from a stated policy left out) {agree}/{coinciding} = {agree / max(coinciding, 1):.1%}; "
-                 f"also leaving out the authors' errors and environment differences {agree}/{coinciding - excused} = "
-                 f"{agree / max(coinciding - excused, 1):.1%}")
+    lines.append(
+        f"agreement {agree}/{len(rows)} = {agree / max(len(rows), 1):.1%}; where the policies coincide "
+        f"(disagreements from a stated policy left out) {agree}/{coinciding} = {agree / max(coinciding, 1):.1%}; "
+        f"also leaving out the authors' errors and environment differences {agree}/{coinciding - excused} = "
+        f"{agree / max(coinciding - excused, 1):.1%}"
+    )
     lines.append("disagreements by class:")
     for k, v in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"  {len(v):>3}  {k}")
         for r in v:
             lines.append(f"        {r['id']:<28} {r['status']:<12} {r['reason'][:150]}")
-    timed = [r for r in rows if r.get("speedup") and r.get("author_speedup") and r["status"] == "verified"]
+    timed = [
+        r
+        for r in rows
+        if r.get("speedup") and r.get("author_speedup") and r["status"] == "verified"
+    ]
     if timed:
         ratios = [r["speedup"] / r["author_speedup"] for r in timed]
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         within = sum(0.9 <= x <= 1.1 for x in ratios)
-        lines.append(f"speedup vs eager, ours (H200) / authors' (H100): geomean {geo:.3f} over {len(timed)} kernels; "
-                     f"{within} within +-10 %")
+        lines.append(
+            f"speedup vs eager, ours (H200) / authors' (H100): geomean {geo:.3f} over {len(timed)} kernels; "
+            f"{within} within +-10 %"
+        )
     return "\n".join(lines)
 
 
@@ -227,24 +309,40 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lanes", type=int, default=3)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--only", help="comma-separated corpus ids")
-    ap.add_argument("--time-s", type=float, default=0.8, help="seconds of measuring per timed kernel")
-    ap.add_argument("--budget-s", type=float, default=330,
-                    help="seconds in all: verification starts no kernel after 70 %% of it, timing none after it")
+    ap.add_argument(
+        "--time-s", type=float, default=0.8, help="seconds of measuring per timed kernel"
+    )
+    ap.add_argument(
+        "--budget-s",
+        type=float,
+        default=330,
+        help="seconds in all: verification starts no kernel after 70 %% of it, timing none after it",
+    )
     ap.add_argument("--static", action="store_true", help="static checks only (no GPU)")
-    ap.add_argument("--device", default="cuda", help="cpu: a smoke run in the Triton interpreter, untimed")
+    ap.add_argument(
+        "--device", default="cuda", help="cpu: a smoke run in the Triton interpreter, untimed"
+    )
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--unsandboxed-if-needed", action="store_true",
-                    help="where the sandbox cannot start, run unisolated (said in the output) instead of refusing")
+    ap.add_argument(
+        "--unsandboxed-if-needed",
+        action="store_true",
+        help="where the sandbox cannot start, run unisolated (said in the output) instead of refusing",
+    )
     args = ap.parse_args(argv)
     start = time.monotonic()
     if not args.static:
         from kernelevo.sandbox.probe import allow_unsandboxed, isolation
 
         found = isolation()
-        print(f"isolation: {found.level}{' (' + found.reason + ')' if found.reason else ''}", flush=True)
+        print(
+            f"isolation: {found.level}{' (' + found.reason + ')' if found.reason else ''}",
+            flush=True,
+        )
         if found.level != "sandbox":
             if not args.unsandboxed_if_needed:
-                print("the sandbox cannot start here; pass --unsandboxed-if-needed to replay unisolated")
+                print(
+                    "the sandbox cannot start here; pass --unsandboxed-if-needed to replay unisolated"
+                )
                 return 2
             allow_unsandboxed()
             os.environ["KERNELEVO_NO_SANDBOX"] = "1"
@@ -264,8 +362,13 @@ def main(argv: list[str] | None = None) -> int:
         builder.start()
         if args.device != "cuda":
             builds.finished = True
-        rows = verify_all(sorted(entries, key=lambda e: e["backend"] == "cuda_inline"), args.lanes, builds, args.device,
-                          start + 0.7 * args.budget_s)
+        rows = verify_all(
+            sorted(entries, key=lambda e: e["backend"] == "cuda_inline"),
+            args.lanes,
+            builds,
+            args.device,
+            start + 0.7 * args.budget_s,
+        )
         builder.join()
         print(f"verification done in {time.monotonic() - start:.0f} s", flush=True)
         if args.device == "cuda":
@@ -273,8 +376,10 @@ def main(argv: list[str] | None = None) -> int:
     honest = [e for e in entries if e["author_verdict"] == "correct" and e["backend"] != "none"]
     static = {r["id"]: r for r in static_only(honest)}
     passed = sum(r["status"] == "static-ok" for r in static.values())
-    text = report(rows) + (f"\nstatic allowlist: {passed}/{len(honest)} author-correct kernels with a kernel pass; "
-                           f"max {max([r['static_ms'] for r in static.values()] or [0.0]):.1f} ms per file")
+    text = report(rows) + (
+        f"\nstatic allowlist: {passed}/{len(honest)} author-correct kernels with a kernel pass; "
+        f"max {max([r['static_ms'] for r in static.values()] or [0.0]):.1f} ms per file"
+    )
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

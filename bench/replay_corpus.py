@@ -10,6 +10,7 @@ Sources (each a bare git directory, as the `fetch` tool leaves them):
 A solution names its class `Model`; the copy renames it `ModelNew` (the only change), so a
 corpus file is the author's kernel as judged. Usage: python bench/replay_corpus.py KBF_GIT KB_GIT
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ KBF_LICENCE = "no licence file in the repository (tasks derive from KernelBench,
 
 
 def git(repo: str, *args: str) -> str:
-    return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", repo, *args], check=True, capture_output=True, text=True
+    ).stdout
 
 
 def backend_of(src: str) -> str:
@@ -47,11 +50,21 @@ def write(rel: str, text: str) -> str:
 def kbf(repo: str, entries: list[dict], tasks: dict[str, str]) -> None:
     commit = git(repo, "rev-parse", "HEAD").strip()
     files = git(repo, "ls-tree", "-r", "--name-only", "HEAD").split()
-    task_files = {(int(f.split("/")[1].split("_")[1]), int(Path(f).name.split("_")[0])): f
-                  for f in files if f.startswith("tasks/level_") and f.endswith(".py") and Path(f).name[0].isdigit()}
+    task_files = {
+        (int(f.split("/")[1].split("_")[1]), int(Path(f).name.split("_")[0])): f
+        for f in files
+        if f.startswith("tasks/level_") and f.endswith(".py") and Path(f).name[0].isdigit()
+    }
     per_backend = {"triton": 0, "cuda_inline": 0, "none": 0}
     limits = {"triton": 200, "cuda_inline": 6, "none": 8}
-    for f in sorted(files, key=lambda f: (f.count("/"), f.split("/")[1] if "/" in f else "", int(re.sub(r"\D", "", Path(f).stem) or 0))):
+    for f in sorted(
+        files,
+        key=lambda f: (
+            f.count("/"),
+            f.split("/")[1] if "/" in f else "",
+            int(re.sub(r"\D", "", Path(f).stem) or 0),
+        ),
+    ):
         if not (f.startswith("best_agent_solutions/level_") and f.endswith(".py")):
             continue
         src = git(repo, "show", f"HEAD:{f}")
@@ -66,29 +79,57 @@ def kbf(repo: str, entries: list[dict], tasks: dict[str, str]) -> None:
         per_backend[backend] += 1
         task_src = task_files[(level, task_id)]
         if task_src not in tasks:
-            tasks[task_src] = write(f"tasks/kbf/level_{level}/{Path(task_src).name}", git(repo, "show", f"HEAD:{task_src}"))
-        entries.append({
-            "id": f"kbf-l{level}-{task_id}", "source": "pavanyellow/KernelBenchFiltered", "commit": commit,
-            "path": f, "task_source_path": task_src, "candidate": write(f"kbf/level_{level}/task_{task_id}.py", as_candidate(src)),
-            "task": tasks[task_src], "model": m.group(3), "author_verdict": "correct",
-            "author_speedup": float(m.group(4)), "author_hardware": "H100", "backend": backend,
-            "licence": KBF_LICENCE, "adapted": "class Model renamed ModelNew",
-        })
+            tasks[task_src] = write(
+                f"tasks/kbf/level_{level}/{Path(task_src).name}",
+                git(repo, "show", f"HEAD:{task_src}"),
+            )
+        entries.append(
+            {
+                "id": f"kbf-l{level}-{task_id}",
+                "source": "pavanyellow/KernelBenchFiltered",
+                "commit": commit,
+                "path": f,
+                "task_source_path": task_src,
+                "candidate": write(f"kbf/level_{level}/task_{task_id}.py", as_candidate(src)),
+                "task": tasks[task_src],
+                "model": m.group(3),
+                "author_verdict": "correct",
+                "author_speedup": float(m.group(4)),
+                "author_hardware": "H100",
+                "backend": backend,
+                "licence": KBF_LICENCE,
+                "adapted": "class Model renamed ModelNew",
+            }
+        )
 
 
 def kernelbench_hacks(repo: str, entries: list[dict]) -> None:
     commit = git(repo, "rev-parse", "HEAD").strip()
     task_src = "KernelBench/level1/1_Square_matrix_multiplication_.py"
-    task = write("tasks/kernelbench/level1/1_Square_matrix_multiplication_.py", git(repo, "show", f"HEAD:{task_src}"))
+    task = write(
+        "tasks/kernelbench/level1/1_Square_matrix_multiplication_.py",
+        git(repo, "show", f"HEAD:{task_src}"),
+    )
     for name in ("non_default_stream_kernel", "result_reuse_kernel", "zero_out_kernel"):
         path = f"src/kernelbench/unit_tests/test_kernels/{name}.py"
-        entries.append({
-            "id": f"kb-hack-{name}", "source": "ScalingIntelligence/KernelBench", "commit": commit, "path": path,
-            "task_source_path": task_src, "candidate": write(f"kernelbench/{name}.py", git(repo, "show", f"HEAD:{path}")),
-            "task": task, "model": "hand-written adversarial kernel", "author_verdict": "incorrect",
-            "author_speedup": None, "author_hardware": "-", "backend": "cuda_inline", "licence": "MIT",
-            "adapted": "none",
-        })
+        entries.append(
+            {
+                "id": f"kb-hack-{name}",
+                "source": "ScalingIntelligence/KernelBench",
+                "commit": commit,
+                "path": path,
+                "task_source_path": task_src,
+                "candidate": write(f"kernelbench/{name}.py", git(repo, "show", f"HEAD:{path}")),
+                "task": task,
+                "model": "hand-written adversarial kernel",
+                "author_verdict": "incorrect",
+                "author_speedup": None,
+                "author_hardware": "-",
+                "backend": "cuda_inline",
+                "licence": "MIT",
+                "adapted": "none",
+            }
+        )
 
 
 def main(kbf_git: str, kb_git: str) -> int:
@@ -96,8 +137,13 @@ def main(kbf_git: str, kb_git: str) -> int:
     kbf(kbf_git, entries, {})
     kernelbench_hacks(kb_git, entries)
     (OUT / "manifest.json").write_text(json.dumps({"entries": entries}, indent=1) + "\n")
-    print(f"{len(entries)} kernels: " + ", ".join(f"{b} {sum(e['backend'] == b for e in entries)}"
-                                               for b in ("triton", "cuda_inline", "none")))
+    print(
+        f"{len(entries)} kernels: "
+        + ", ".join(
+            f"{b} {sum(e['backend'] == b for e in entries)}"
+            for b in ("triton", "cuda_inline", "none")
+        )
+    )
     return 0
 
 

@@ -3,6 +3,7 @@
 JSON goes to `--out` when given, else to `$OUT/<name>.json` when $OUT is set (the GPU
 machine collects that folder), else nowhere.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,8 +12,9 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
@@ -47,8 +49,16 @@ def environment() -> dict[str, Any]:
     from kernelevo.machine import probe
 
     m = probe()
-    return {"python": platform.python_version(), "host": platform.node(), "time": time.time(), "torch": m.torch,
-            "triton": m.triton, "nvcc": m.nvcc, "driver": m.driver, "gpus": m.gpus}
+    return {
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "time": time.time(),
+        "torch": m.torch,
+        "triton": m.triton,
+        "nvcc": m.nvcc,
+        "driver": m.driver,
+        "gpus": m.gpus,
+    }
 
 
 def write_json(name: str, data: dict[str, Any], out: str | None) -> Path | None:

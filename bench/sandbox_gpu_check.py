@@ -5,13 +5,13 @@ from the engine opens inside the sandbox (the judge's data channel). Prints a ta
 
 Usage (on the device): python3 bench/sandbox_gpu_check.py   (~60 s on an H200 with warm caches)
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,20 +84,36 @@ def check_verify() -> None:
     t0 = time.perf_counter()
     with Evaluator("cuda") as ev:
         ev.warm()
-        rows.append(("GPU evaluator start (2 sandboxed workers)", f"{time.perf_counter() - t0:.1f} s"))
+        rows.append(
+            ("GPU evaluator start (2 sandboxed workers)", f"{time.perf_counter() - t0:.1f} s")
+        )
         for name in ("triton_ok.py", "cuda_fast.py"):
-            v = verify_candidate(task, ROOT / "tests" / "candidates" / "softmax" / name, evaluator=ev, device="cuda",
-                                 use_cache=False)
+            v = verify_candidate(
+                task,
+                ROOT / "tests" / "candidates" / "softmax" / name,
+                evaluator=ev,
+                device="cuda",
+                use_cache=False,
+            )
             speed = v.timings.get("speedup_eager")
-            rows.append((f"verify softmax/{name}", f"{v.status} isolation={v.isolation} {v.elapsed_s:.1f} s"
-                         + (f" {speed:.2f}x eager" if speed else "") + ("" if v.ok else f" {v.reason[:160]}")))
+            rows.append(
+                (
+                    f"verify softmax/{name}",
+                    f"{v.status} isolation={v.isolation} {v.elapsed_s:.1f} s"
+                    + (f" {speed:.2f}x eager" if speed else "")
+                    + ("" if v.ok else f" {v.reason[:160]}"),
+                )
+            )
 
 
 def check_gpu_attack() -> None:
     w = Worker("cuda")
     spec = w.spec()
-    spec = dataclasses.replace(spec, argv=[sys.executable, "-c", GPU_ATTACK],
-                               limits=dataclasses.replace(spec.limits, memory_bytes=4 << 30))
+    spec = dataclasses.replace(
+        spec,
+        argv=[sys.executable, "-c", GPU_ATTACK],
+        limits=dataclasses.replace(spec.limits, memory_bytes=4 << 30),
+    )
     proc = spawn(spec, channel=False)
     try:
         proc.wait(timeout=90)
@@ -113,13 +129,25 @@ def check_gpu_attack() -> None:
     print(json.dumps(seen))
     extra = [d for d in seen["devices"] if d.startswith("nvidia")]
     rows.append(("GPU worker: /dev/nvidia* bound", " ".join(extra)))
-    rows.append(("GPU worker: other /dev entries", " ".join(d for d in seen["devices"] if not d.startswith("nvidia"))))
+    rows.append(
+        (
+            "GPU worker: other /dev entries",
+            " ".join(d for d in seen["devices"] if not d.startswith("nvidia")),
+        )
+    )
     rows.append(("GPU worker: 1 GiB on the GPU, sum right", str(seen["gpu_sum_ok"])))
     rows.append(("GPU worker: processes visible", str(seen["processes"])))
-    rows.append(("GPU worker: host memory under RLIMIT_DATA 4 GiB", f"{seen['host_bytes_allocated_gib']:.2f} GiB allocated"))
+    rows.append(
+        (
+            "GPU worker: host memory under RLIMIT_DATA 4 GiB",
+            f"{seen['host_bytes_allocated_gib']:.2f} GiB allocated",
+        )
+    )
     rows.append(("GPU worker: pinned memory past the limit", str(seen["pinned_past_limit"])))
     alive = [p for p in os.listdir("/proc") if p.isdigit() and _cmd(p).find(b"kx-gpu-daemon") >= 0]
-    rows.append(("GPU worker: setsid daemon after kill", "survived " + ",".join(alive) if alive else "gone"))
+    rows.append(
+        ("GPU worker: setsid daemon after kill", "survived " + ",".join(alive) if alive else "gone")
+    )
 
 
 def _cmd(pid: str) -> bytes:
@@ -137,7 +165,9 @@ def check_ipc() -> None:
     handle = bytes(cupy.cuda.runtime.ipcGetMemHandle(arr.data.ptr)).hex()
     for share in (False, True):
         w = Worker("cuda")
-        spec = dataclasses.replace(w.spec(), argv=[sys.executable, "-c", IPC_OPEN, handle], share_ipc=share)
+        spec = dataclasses.replace(
+            w.spec(), argv=[sys.executable, "-c", IPC_OPEN, handle], share_ipc=share
+        )
         proc = spawn(spec, channel=False)
         try:
             proc.wait(timeout=60)
@@ -149,9 +179,13 @@ def check_ipc() -> None:
         seen = json.loads(lines[-1]) if lines else {"opened": False, "error": text[-200:]}
         wrote = float(arr.sum()) == 1024 * 14.0 if seen.get("opened") else False
         arr.fill(7.0)
-        rows.append((f"CUDA IPC handle into the sandbox (share_ipc={share})",
-                     f"opened={seen.get('opened')} read_ok={seen.get('read_ok')} write_seen_by_engine={wrote} "
-                     f"{seen.get('error', '')}"))
+        rows.append(
+            (
+                f"CUDA IPC handle into the sandbox (share_ipc={share})",
+                f"opened={seen.get('opened')} read_ok={seen.get('read_ok')} write_seen_by_engine={wrote} "
+                f"{seen.get('error', '')}",
+            )
+        )
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ Usage: python bench/sandbox_latency.py [--repeat 5] [--device cpu|cuda]
 Expected: about 2 minutes on the 2-core CPU machine. The ratio to watch is the verdict's
 (sandbox / none); the goal is that it stays within a few percent.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,7 +59,9 @@ def verdict_s(ev: Evaluator, device: str, folder: Path) -> float:
     cand = folder / f"cand_{time.time_ns()}.py"
     cand.write_text(f"{GOOD}\n# nonce {time.time_ns()}\n")
     v = verify_candidate(TASK, cand, evaluator=ev, device=device, use_cache=False)
-    assert v.status == "verified" and v.isolation == ("sandbox" if ev.runner.isolate else "none"), v.reason
+    assert v.status == "verified" and v.isolation == ("sandbox" if ev.runner.isolate else "none"), (
+        v.reason
+    )
     return v.elapsed_s
 
 
@@ -67,7 +70,7 @@ def interleaved(fn, n: int) -> dict[bool, float]:
     machine's drift and other users' load fall on both alike."""
     got: dict[bool, list[float]] = {False: [], True: []}
     for i in range(n):
-        for isolate in ((False, True) if i % 2 else (True, False)):
+        for isolate in (False, True) if i % 2 else (True, False):
             got[isolate].append(fn(isolate))
     return {k: statistics.median(v) for k, v in got.items()}
 
@@ -77,15 +80,26 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = ap.parse_args()
-    rows = [("spawn (python -c pass)", interleaved(spawn_s, 3 * args.repeat)),
-            ("worker start to ready", interleaved(lambda iso: worker_start_s(args.device, iso), max(2, args.repeat // 2)))]
+    rows = [
+        ("spawn (python -c pass)", interleaved(spawn_s, 3 * args.repeat)),
+        (
+            "worker start to ready",
+            interleaved(lambda iso: worker_start_s(args.device, iso), max(2, args.repeat // 2)),
+        ),
+    ]
     with tempfile.TemporaryDirectory() as tmp:
         evs = {iso: evaluator(args.device, iso) for iso in (False, True)}
         try:
             for ev in evs.values():  # the first verdict pays for the workers' first compile
                 verdict_s(ev, args.device, Path(tmp))
-            rows.append(("verdict (warm evaluator)",
-                         interleaved(lambda iso: verdict_s(evs[iso], args.device, Path(tmp)), args.repeat)))
+            rows.append(
+                (
+                    "verdict (warm evaluator)",
+                    interleaved(
+                        lambda iso: verdict_s(evs[iso], args.device, Path(tmp)), args.repeat
+                    ),
+                )
+            )
         finally:
             for ev in evs.values():
                 ev.close()

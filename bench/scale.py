@@ -16,6 +16,7 @@ interpreter on small shapes): the goal is not judged there (CPU cores are shared
 Usage: python bench/scale.py [--gpus N] [--per-gpu 16] [--tasks softmax,rms_norm] [--out FILE]
 Expected: about 4 minutes on 2 H200s with the defaults.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,19 @@ GOAL_RATIO = 0.9
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpus", type=int, help="largest number of GPUs (default: all visible; CPU workers without a GPU: 2)")
-    ap.add_argument("--per-gpu", type=int, default=16, help="candidates in the queue per GPU (default 16)")
-    ap.add_argument("--tasks", default="softmax,rms_norm", help="examples whose triton_ok.py candidates fill the queue")
+    ap.add_argument(
+        "--gpus",
+        type=int,
+        help="largest number of GPUs (default: all visible; CPU workers without a GPU: 2)",
+    )
+    ap.add_argument(
+        "--per-gpu", type=int, default=16, help="candidates in the queue per GPU (default 16)"
+    )
+    ap.add_argument(
+        "--tasks",
+        default="softmax,rms_norm",
+        help="examples whose triton_ok.py candidates fill the queue",
+    )
     ap.add_argument("--device", choices=["cpu", "cuda"])
     ap.add_argument("--out", help="JSON report (default $OUT/scale.json when $OUT is set)")
     args = ap.parse_args()
@@ -57,8 +68,12 @@ def main() -> int:
     tasks = [read_task(ROOT / "examples" / f"{n}.py") for n in names]
     sources = [(ROOT / "tests" / "candidates" / n / "triton_ok.py").read_text() for n in names]
     tmp = Path(tempfile.mkdtemp(prefix="kernelevo-scale-"))
-    print(f"{device}: up to {n_max} {'GPUs' if device == 'cuda' else 'CPU workers'}, "
-          f"{args.per_gpu} candidates per GPU, tasks {', '.join(names)}", file=sys.stderr, flush=True)
+    print(
+        f"{device}: up to {n_max} {'GPUs' if device == 'cuda' else 'CPU workers'}, "
+        f"{args.per_gpu} candidates per GPU, tasks {', '.join(names)}",
+        file=sys.stderr,
+        flush=True,
+    )
 
     def candidate(k: int) -> tuple[Any, Path]:
         i = k % len(tasks)
@@ -67,21 +82,33 @@ def main() -> int:
         return tasks[i], path
 
     t0 = time.monotonic()
-    d = LocalDispatcher(device, gpus=list(range(n_max)) if device == "cuda" else None,
-                        workers=n_max if device != "cuda" else None)
+    d = LocalDispatcher(
+        device,
+        gpus=list(range(n_max)) if device == "cuda" else None,
+        workers=n_max if device != "cuda" else None,
+    )
     slots = list(d.pool)
     try:
+
         def warm(slot: Any) -> None:  # every task once on every worker, untimed
             for k in range(len(tasks)):
-                task, path = candidate(10_000 + 100 * slots.index(slot) + k)  # a file per worker: they run at once
+                task, path = candidate(
+                    10_000 + 100 * slots.index(slot) + k
+                )  # a file per worker: they run at once
                 v = verify_candidate(task, path, evaluator=slot.handle, device=device, seed=0)
                 if v.status != "verified":
-                    raise SystemExit(f"warm-up on {slot.label}: {names[k]} is {v.status}: {v.reason}")
+                    raise SystemExit(
+                        f"warm-up on {slot.label}: {names[k]} is {v.status}: {v.reason}"
+                    )
 
         with ThreadPoolExecutor(len(slots)) as ex:
             list(ex.map(warm, slots))
         warm_s = time.monotonic() - t0
-        print(f"warm: {warm_s:.0f} s ({', '.join(f'{s.label} {s.gpu_name}' for s in slots)})", file=sys.stderr, flush=True)
+        print(
+            f"warm: {warm_s:.0f} s ({', '.join(f'{s.label} {s.gpu_name}' for s in slots)})",
+            file=sys.stderr,
+            flush=True,
+        )
 
         results = []
         for n in range(1, n_max + 1):
@@ -102,10 +129,21 @@ def main() -> int:
                 list(ex.map(one, queue))
             wall = time.monotonic() - t
             rate = len(queue) / wall * 60
-            results.append({"gpus": n, "candidates": len(queue), "wall_s": round(wall, 2), "per_minute": round(rate, 2),
-                            "statuses": statuses, "per_worker": per_worker})
-            print(f"{n}: {len(queue)} candidates in {wall:.1f} s = {rate:.1f}/min {statuses} {per_worker}",
-                  file=sys.stderr, flush=True)
+            results.append(
+                {
+                    "gpus": n,
+                    "candidates": len(queue),
+                    "wall_s": round(wall, 2),
+                    "per_minute": round(rate, 2),
+                    "statuses": statuses,
+                    "per_worker": per_worker,
+                }
+            )
+            print(
+                f"{n}: {len(queue)} candidates in {wall:.1f} s = {rate:.1f}/min {statuses} {per_worker}",
+                file=sys.stderr,
+                flush=True,
+            )
     finally:
         d.pool = SlotPool(slots)
         d.close()
@@ -113,24 +151,71 @@ def main() -> int:
     base = results[0]["per_minute"]
     for r in results:
         r["ratio_to_linear"] = round(r["per_minute"] / (r["gpus"] * base), 3) if base else None
-    print(table(["GPUs" if device == "cuda" else "workers", "candidates", "wall s", "per minute", "x vs 1", "ratio to linear",
-                 "per worker"],
-                [[r["gpus"], r["candidates"], r["wall_s"], r["per_minute"], round(r["per_minute"] / base, 2),
-                  r["ratio_to_linear"], " ".join(f"{k}:{v}" for k, v in sorted(r["per_worker"].items()))]
-                 for r in results]))
+    print(
+        table(
+            [
+                "GPUs" if device == "cuda" else "workers",
+                "candidates",
+                "wall s",
+                "per minute",
+                "x vs 1",
+                "ratio to linear",
+                "per worker",
+            ],
+            [
+                [
+                    r["gpus"],
+                    r["candidates"],
+                    r["wall_s"],
+                    r["per_minute"],
+                    round(r["per_minute"] / base, 2),
+                    r["ratio_to_linear"],
+                    " ".join(f"{k}:{v}" for k, v in sorted(r["per_worker"].items())),
+                ]
+                for r in results
+            ],
+        )
+    )
     all_verified = all(set(r["statuses"]) == {"verified"} for r in results)
     ratios = [r["ratio_to_linear"] for r in results[1:]]
-    goals = [goal("every candidate verified", all_verified,
-                  "; ".join(f"{r['gpus']}: {r['statuses']}" for r in results))]
+    goals = [
+        goal(
+            "every candidate verified",
+            all_verified,
+            "; ".join(f"{r['gpus']}: {r['statuses']}" for r in results),
+        )
+    ]
     if device == "cuda" and ratios:
-        goals.append(goal(f"ratio to linear >= {GOAL_RATIO} up to {n_max} GPUs", min(ratios) >= GOAL_RATIO,
-                          ", ".join(f"{r['gpus']} GPUs {r['ratio_to_linear']}" for r in results)))
+        goals.append(
+            goal(
+                f"ratio to linear >= {GOAL_RATIO} up to {n_max} GPUs",
+                min(ratios) >= GOAL_RATIO,
+                ", ".join(f"{r['gpus']} GPUs {r['ratio_to_linear']}" for r in results),
+            )
+        )
     else:
-        goals.append(goal(f"ratio to linear >= {GOAL_RATIO}", None,
-                          "not judged: " + ("one GPU only" if device == "cuda" else "CPU workers share the cores")))
-    write_json("scale", {"environment": environment(), "device": device, "tasks": names, "per_gpu": args.per_gpu,
-                         "warm_s": round(warm_s, 1), "gpu_names": [s.gpu_name for s in slots], "results": results,
-                         "goals": goals}, args.out)
+        goals.append(
+            goal(
+                f"ratio to linear >= {GOAL_RATIO}",
+                None,
+                "not judged: "
+                + ("one GPU only" if device == "cuda" else "CPU workers share the cores"),
+            )
+        )
+    write_json(
+        "scale",
+        {
+            "environment": environment(),
+            "device": device,
+            "tasks": names,
+            "per_gpu": args.per_gpu,
+            "warm_s": round(warm_s, 1),
+            "gpu_names": [s.gpu_name for s in slots],
+            "results": results,
+            "goals": goals,
+        },
+        args.out,
+    )
     return 0 if all_verified else 1
 
 

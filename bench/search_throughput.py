@@ -12,6 +12,7 @@ search, idle start and tail included) is printed too; without a GPU only that is
 
     python bench/search_throughput.py --device cuda --reply-s 20 --wall-s 40
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,16 @@ def replay_file(path: Path, tag: str, n: int, reply_s: float) -> Path:
     with path.open("w") as f:
         for i in range(n):
             code = KERNEL.replace("class ModelNew", f"# {tag} variant {i}\n\n\nclass ModelNew", 1)
-            f.write(json.dumps({"text": f"A fused row softmax.\n\n```python\n{code}```\n", "latency_s": reply_s,
-                                "usage": {"input_tokens": 3000, "output_tokens": 900}}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "text": f"A fused row softmax.\n\n```python\n{code}```\n",
+                        "latency_s": reply_s,
+                        "usage": {"input_tokens": 3000, "output_tokens": 900},
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -53,8 +62,19 @@ class Sampler:
         self.samples: list[tuple[float, float]] = []
         self.proc: subprocess.Popen[str] | None = None
         if shutil.which("nvidia-smi"):
-            self.proc = subprocess.Popen(["nvidia-smi", "--query-gpu=utilization.gpu", "--format=csv,noheader,nounits",
-                                          "-lms", "100", "-i", "0"], stdout=subprocess.PIPE, text=True)
+            self.proc = subprocess.Popen(
+                [
+                    "nvidia-smi",
+                    "--query-gpu=utilization.gpu",
+                    "--format=csv,noheader,nounits",
+                    "-lms",
+                    "100",
+                    "-i",
+                    "0",
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
             threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -74,21 +94,41 @@ class Sampler:
             self.proc.terminate()
 
 
-def one(mode: str, args: argparse.Namespace, dispatcher: object, work: Path, sampler: Sampler) -> dict:
-    cfg = SearchConfig(provider="replay", device=args.device, iterations=None, wall_s=args.wall_s,
-                       concurrency=2 if mode == "old" else None, max_in_flight=args.max_in_flight,
-                       repair_tries=0, offline_seeds=False, tune_evals=0, n_islands=2)
-    provider = ReplayProvider(replay_file(work / f"{mode}.jsonl", mode, 200, args.reply_s), pace=True)
+def one(
+    mode: str, args: argparse.Namespace, dispatcher: object, work: Path, sampler: Sampler
+) -> dict:
+    cfg = SearchConfig(
+        provider="replay",
+        device=args.device,
+        iterations=None,
+        wall_s=args.wall_s,
+        concurrency=2 if mode == "old" else None,
+        max_in_flight=args.max_in_flight,
+        repair_tries=0,
+        offline_seeds=False,
+        tune_evals=0,
+        n_islands=2,
+    )
+    provider = ReplayProvider(
+        replay_file(work / f"{mode}.jsonl", mode, 200, args.reply_s), pace=True
+    )
     store = Store(work / f"{mode}.sqlite")
     t0 = time.monotonic()
     result = optimize_task(TASK, cfg, store=store, provider=provider, dispatcher=dispatcher)  # type: ignore[arg-type]
     t1 = time.monotonic()
     summary = store.get_run(result.run_id).summary  # type: ignore[union-attr]
     tp = summary.get("throughput") or {}
-    return {"mode": mode, "evaluated": sum(result.counts.values()), "verified": result.counts.get("verified", 0),
-            "in_flight": tp.get("in_flight_target"), "reply_s": tp.get("reply_s"), "verdict_s": tp.get("verdict_s"),
-            "slot_busy": tp.get("slot_busy_fraction"), "gpu_busy": sampler.mean(t0 + args.reply_s, t0 + args.wall_s),
-            "elapsed_s": round(t1 - t0, 1)}
+    return {
+        "mode": mode,
+        "evaluated": sum(result.counts.values()),
+        "verified": result.counts.get("verified", 0),
+        "in_flight": tp.get("in_flight_target"),
+        "reply_s": tp.get("reply_s"),
+        "verdict_s": tp.get("verdict_s"),
+        "slot_busy": tp.get("slot_busy_fraction"),
+        "gpu_busy": sampler.mean(t0 + args.reply_s, t0 + args.wall_s),
+        "elapsed_s": round(t1 - t0, 1),
+    }
 
 
 def main() -> int:
@@ -106,11 +146,15 @@ def main() -> int:
     sampler = Sampler()
     rows = []
     try:
-        warm = work / "warm.py"  # the first verdict starts the worker and compiles: not part of either search
+        warm = (
+            work / "warm.py"
+        )  # the first verdict starts the worker and compiles: not part of either search
         warm.write_text(KERNEL.replace("class ModelNew", "# warm-up\n\n\nclass ModelNew", 1))
         t = time.monotonic()
-        print(f"warm-up verdict: {dispatcher.evaluate(TASK, warm, 0).status} in {time.monotonic() - t:.1f} s",
-              flush=True)
+        print(
+            f"warm-up verdict: {dispatcher.evaluate(TASK, warm, 0).status} in {time.monotonic() - t:.1f} s",
+            flush=True,
+        )
         for mode in ("old", "new"):
             rows.append(one(mode, args, dispatcher, work, sampler))
             print(json.dumps(rows[-1]), flush=True)
@@ -119,14 +163,17 @@ def main() -> int:
         dispatcher.close()
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "search_throughput.json").write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()},
-                                                                     "rows": rows}, indent=2))
+        (args.out / "search_throughput.json").write_text(
+            json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=2)
+        )
     print(f"\nreply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}")
     print(f"{'in flight':<22}{'evaluated':>10}{'slot busy':>11}{'GPU busy':>10}{'verdict s':>11}")
     for r in rows:
         label = "2 (old default)" if r["mode"] == "old" else f"derived ({r['in_flight']})"
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
-        print(f"{label:<22}{r['evaluated']:>10}{100 * (r['slot_busy'] or 0):>10.0f}%{gpu:>10}{r['verdict_s'] or 0:>11.2f}")
+        print(
+            f"{label:<22}{r['evaluated']:>10}{100 * (r['slot_busy'] or 0):>10.0f}%{gpu:>10}{r['verdict_s'] or 0:>11.2f}"
+        )
     old, new = rows
     if old["slot_busy"] and new["slot_busy"]:
         print(f"slot busy ratio new/old: {new['slot_busy'] / old['slot_busy']:.1f}x")

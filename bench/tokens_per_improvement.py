@@ -11,6 +11,7 @@ reads and writes included), the same for both trees. Runs on the CPU (Triton int
     python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
 (make the old tree with `git worktree add /tmp/kernelevo-old e9a6c1b`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,11 @@ from fakes.anthropic_server import serve_anthropic  # noqa: E402
 from fakes.scripted_server import kernel_reply  # noqa: E402
 
 GOOD = (ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py").read_text()
-ONE_OFF = GOOD.replace("x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask",
-                       "x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1", 1)
+ONE_OFF = GOOD.replace(
+    "x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask",
+    "x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1",
+    1,
+)
 ANCHOR = "class ModelNew(nn.Module):"
 
 
@@ -41,8 +45,11 @@ class Model:
 
     def __call__(self, req) -> str:
         body = req.json
-        text = "\n".join(b.get("text", "") for m in body["messages"] for b in (
-            m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}]))
+        text = "\n".join(
+            b.get("text", "")
+            for m in body["messages"]
+            for b in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+        )
         last = text[-20000:]
         if "Your last answer failed" in last or "Your previous answer failed" in last:
             told = "first wrong element at [" in last and "expected " in last
@@ -56,12 +63,20 @@ class Model:
             if "<<<<<<< SEARCH" in last:
                 edit = f"<<<<<<< SEARCH\n{ANCHOR}\n=======\n{note}{ANCHOR}\n>>>>>>> REPLACE\n"
                 if buggy:
-                    edit += ("<<<<<<< SEARCH\n    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask\n=======\n"
-                             "    x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1\n>>>>>>> REPLACE\n")
+                    edit += (
+                        "<<<<<<< SEARCH\n    x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask\n=======\n"
+                        "    x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols - 1\n>>>>>>> REPLACE\n"
+                    )
                 return f"One change.\n\n{edit}"
-            return kernel_reply((ONE_OFF if buggy else GOOD).replace(ANCHOR, note + ANCHOR, 1), "One change.")
+            return kernel_reply(
+                (ONE_OFF if buggy else GOOD).replace(ANCHOR, note + ANCHOR, 1), "One change."
+            )
         self.fresh += 1
-        return kernel_reply((ONE_OFF if self.fresh % 2 else GOOD).replace(ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1))
+        return kernel_reply(
+            (ONE_OFF if self.fresh % 2 else GOOD).replace(
+                ANCHOR, f"# draft {self.fresh}\n{ANCHOR}", 1
+            )
+        )
 
 
 def run(tree: Path, iterations: int) -> dict:
@@ -69,12 +84,36 @@ def run(tree: Path, iterations: int) -> dict:
     work = Path(tempfile.mkdtemp(prefix="kernelevo-tokens-"))
     with serve_anthropic(model) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-        env.update(PYTHONPATH=str(tree), XDG_CONFIG_HOME=str(work / "xdg"), ANTHROPIC_BASE_URL=server.base_url,
-                   ANTHROPIC_API_KEY="sk-ant-bench")
-        cmd = [sys.executable, "-m", "kernelevo", "optimize", str(tree / "examples" / "softmax.py"), "--device", "cpu",
-               "--provider", "anthropic", "--model", "claude-sonnet-5-5", "--iterations", str(iterations),
-               "--repair-tries", "1", "--concurrency", "1", "--no-offline-seeds", "--progress", "none",
-               "--json-out", str(work / "out.json")]
+        env.update(
+            PYTHONPATH=str(tree),
+            XDG_CONFIG_HOME=str(work / "xdg"),
+            ANTHROPIC_BASE_URL=server.base_url,
+            ANTHROPIC_API_KEY="sk-ant-bench",
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "kernelevo",
+            "optimize",
+            str(tree / "examples" / "softmax.py"),
+            "--device",
+            "cpu",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-sonnet-5-5",
+            "--iterations",
+            str(iterations),
+            "--repair-tries",
+            "1",
+            "--concurrency",
+            "1",
+            "--no-offline-seeds",
+            "--progress",
+            "none",
+            "--json-out",
+            str(work / "out.json"),
+        ]
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True, timeout=1800)
         if proc.returncode != 0:
             raise SystemExit(f"{tree}: exit {proc.returncode}: {proc.stderr[-2000:]}")
@@ -86,12 +125,24 @@ def run(tree: Path, iterations: int) -> dict:
     store = Store(work / ".kernelevo" / "store.sqlite")
     calls = store.llm_calls(out["run_id"])
     verified = {c["source"] for c in store.candidates(out["run_id"]) if c["status"] == "verified"}
-    tokens = sum((c["input_tokens"] or 0) + (c["output_tokens"] or 0) + (c["cache_read_tokens"] or 0)
-                 + (c["cache_write_tokens"] or 0) for c in calls)
+    tokens = sum(
+        (c["input_tokens"] or 0)
+        + (c["output_tokens"] or 0)
+        + (c["cache_read_tokens"] or 0)
+        + (c["cache_write_tokens"] or 0)
+        for c in calls
+    )
     output = sum(c["output_tokens"] or 0 for c in calls)
     cost = sum(c["cost_usd"] or 0.0 for c in calls)
-    return {"tree": str(tree), "calls": len(posts), "tokens": tokens, "output_tokens": output, "cost_usd": cost,
-            "verified": len(verified), "counts": out["candidates"]}
+    return {
+        "tree": str(tree),
+        "calls": len(posts),
+        "tokens": tokens,
+        "output_tokens": output,
+        "cost_usd": cost,
+        "verified": len(verified),
+        "counts": out["candidates"],
+    }
 
 
 def main() -> int:
@@ -100,14 +151,18 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=6)
     args = ap.parse_args()
     rows = [run(args.old_tree.resolve(), args.iterations), run(ROOT, args.iterations)]
-    print(f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
-          f"{'$/verified':>12}  candidates")
+    print(
+        f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
+        f"{'$/verified':>12}  candidates"
+    )
     for name, r in zip(("before", "after"), rows):
         n = r["verified"]
         per = f"{r['tokens'] / n:,.0f}" if n else "-"
         usd = f"{r['cost_usd'] / n:.4f}" if n else "-"
-        print(f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{per:>17}"
-              f"{usd:>12}  {r['counts']}")
+        print(
+            f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{per:>17}"
+            f"{usd:>12}  {r['counts']}"
+        )
     return 0
 
 

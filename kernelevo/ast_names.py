@@ -1,4 +1,5 @@
 """Dotted names of expressions in Python source (`torch.cuda.Stream`), for source checks and rewrites."""
+
 from __future__ import annotations
 
 import ast

@@ -4,18 +4,21 @@ torch.compile is lazy: building the wrapper rarely fails, the first call compile
 minutes with max-autotune) and is where errors appear. Callers run `first_call` under their
 own time limit and skip the baseline when it fails; a missing baseline is reported, not fatal.
 """
+
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
 MODES = ("default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead")
 
 
-def compile_baseline(model: Callable[..., Any], mode: str = "default", *,
-                     backend: str = "inductor") -> tuple[Callable[..., Any] | None, str | None]:
+def compile_baseline(
+    model: Callable[..., Any], mode: str = "default", *, backend: str = "inductor"
+) -> tuple[Callable[..., Any] | None, str | None]:
     """(compiled callable, None) or (None, why not). `backend` other than inductor is for tests."""
     if mode not in MODES:
         return None, f"unknown torch.compile mode {mode!r}; expected one of {', '.join(MODES)}"

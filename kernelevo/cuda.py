@@ -47,6 +47,7 @@ Environment: KERNELEVO_CUDA_COMPILE_ONLY, KERNELEVO_CUDA_ARCH (compile-only targ
 default sm_90), KERNELEVO_NVCC_TIMEOUT (seconds, default 120), KERNELEVO_CACHE
 (cubins go to `$KERNELEVO_CACHE/cuda`, default `~/.cache/kernelevo/cuda`), KERNELEVO_NVCC.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,18 +56,19 @@ import operator
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from kernelevo.backends.cuda_args import kernel_args, launch_dims, param_sizes_from_source
 from kernelevo.backends.cuda_driver import driver
 from kernelevo.backends.nvcc import (
+    DEFAULT_TIMEOUT_S,
     CudaCompileError,
     CudaCompileTimeout,
     CudaError,
     CudaLaunchError,
     CudaUnavailable,
-    DEFAULT_TIMEOUT_S,
     cache_dir,
     compile_error,
     find_nvcc,
@@ -76,9 +78,23 @@ from kernelevo.backends.nvcc import (
 )
 
 __all__ = [
-    "compile", "CudaModule", "CudaKernel", "CudaError", "CudaCompileError", "CudaCompileTimeout",
-    "CudaUnavailable", "CudaLaunchError", "launch_count", "compiled_sources", "reset_records",
-    "set_compile_only", "compile_only", "kernel_args", "launch_dims", "param_sizes_from_source", "cache_key",
+    "CudaCompileError",
+    "CudaCompileTimeout",
+    "CudaError",
+    "CudaKernel",
+    "CudaLaunchError",
+    "CudaModule",
+    "CudaUnavailable",
+    "cache_key",
+    "compile",
+    "compile_only",
+    "compiled_sources",
+    "kernel_args",
+    "launch_count",
+    "launch_dims",
+    "param_sizes_from_source",
+    "reset_records",
+    "set_compile_only",
 ]
 
 DEFAULT_OPTIONS = ("-lineinfo",)
@@ -119,7 +135,12 @@ def set_compile_only(on: bool | None) -> None:
 def compile_only() -> bool:
     if _compile_only_override is not None:
         return _compile_only_override
-    return os.environ.get("KERNELEVO_CUDA_COMPILE_ONLY", "").strip().lower() in ("1", "true", "yes", "on")
+    return os.environ.get("KERNELEVO_CUDA_COMPILE_ONLY", "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
 
 
 def _norm_arch(arch: str) -> str:
@@ -143,7 +164,9 @@ def _options(options: Sequence[str] | None) -> list[str]:
         raise TypeError("options must be a list of strings, e.g. ['--use_fast_math']")
     for o in options:
         if re.match(r"-(arch|gencode|code)\b|--gpu-architecture|--gpu-code|--generate-code", o):
-            raise ValueError(f"option {o!r}: choose the target with compile(..., arch='sm_90a') instead")
+            raise ValueError(
+                f"option {o!r}: choose the target with compile(..., arch='sm_90a') instead"
+            )
     return list(DEFAULT_OPTIONS) + [o for o in options if o not in DEFAULT_OPTIONS]
 
 
@@ -164,8 +187,9 @@ def _cubin(source: str, opts: list[str], arch: str) -> tuple[str, bytes]:
         res = run_limited(cmd, cwd=tmp, timeout=timeout, what=f"nvcc ({arch})")
         if res.returncode != 0:
             header = f"nvcc failed (exit {res.returncode}) compiling kernel.cu for {arch}:"
-            raise compile_error(res.output, header=header,
-                                strip_prefixes=[tmp, os.path.realpath(tmp)])
+            raise compile_error(
+                res.output, header=header, strip_prefixes=[tmp, os.path.realpath(tmp)]
+            )
         data = Path(tmp, "kernel.cubin").read_bytes()
     part = path.with_name(f".{path.name}.{os.getpid()}.part")
     part.write_bytes(data)
@@ -173,7 +197,9 @@ def _cubin(source: str, opts: list[str], arch: str) -> tuple[str, bytes]:
     return key, data
 
 
-def compile(source: str, *, options: list[str] | None = None, arch: str | None = None) -> "CudaModule":
+def compile(
+    source: str, *, options: list[str] | None = None, arch: str | None = None
+) -> CudaModule:
     """Compile CUDA C++ with `extern "C" __global__` kernels into a launchable module.
 
     `options` are extra nvcc flags (added to `-lineinfo`); `arch` defaults to the current
@@ -201,8 +227,10 @@ def _gpu_target(arch: str | None) -> tuple[int, str]:
     except ImportError as e:
         raise CudaUnavailable(f"torch is not importable: {e}") from None
     if not torch.cuda.is_available():
-        raise CudaUnavailable("no CUDA GPU here (torch.cuda.is_available() is False); "
-                              "set KERNELEVO_CUDA_COMPILE_ONLY=1 to compile without running")
+        raise CudaUnavailable(
+            "no CUDA GPU here (torch.cuda.is_available() is False); "
+            "set KERNELEVO_CUDA_COMPILE_ONLY=1 to compile without running"
+        )
     torch.cuda.init()
     device = torch.cuda.current_device()
     if arch is None:
@@ -229,17 +257,23 @@ class CudaModule:
         """Function symbols in the cubin: the kernels (and any device function not inlined)."""
         return sorted({m.decode() for m in _TEXT_SYMBOL.findall(self.cubin)})
 
-    def function(self, name: str) -> "CudaKernel":
+    def function(self, name: str) -> CudaKernel:
         if name not in self._kernels:
             names = self.kernel_names
             if names and name not in names:
                 mangled = [n for n in names if n.startswith("_Z") and name in n]
-                hint = f' (it is C++-mangled as {mangled[0]}: declare it extern "C")' if mangled else ""
-                raise AttributeError(f"no kernel {name!r} in this module{hint}; kernels: {', '.join(names)}")
+                hint = (
+                    f' (it is C++-mangled as {mangled[0]}: declare it extern "C")'
+                    if mangled
+                    else ""
+                )
+                raise AttributeError(
+                    f"no kernel {name!r} in this module{hint}; kernels: {', '.join(names)}"
+                )
             self._kernels[name] = CudaKernel(self, name)
         return self._kernels[name]
 
-    def __getattr__(self, name: str) -> "CudaKernel":
+    def __getattr__(self, name: str) -> CudaKernel:
         if name.startswith("_"):
             raise AttributeError(name)
         return self.function(name)
@@ -260,9 +294,13 @@ class CudaKernel:
             self.param_sizes = param_sizes_from_source(module.source, name)
         else:
             self._func = driver().function(module._handle, name)
-            self.param_sizes = driver().param_sizes(self._func) or param_sizes_from_source(module.source, name)
+            self.param_sizes = driver().param_sizes(self._func) or param_sizes_from_source(
+                module.source, name
+            )
 
-    def __call__(self, *args: Any, grid: Any, block: Any, shared: int = 0, stream: Any = None) -> None:
+    def __call__(
+        self, *args: Any, grid: Any, block: Any, shared: int = 0, stream: Any = None
+    ) -> None:
         global _launches
         g, b = launch_dims(grid, block)
         try:
@@ -270,7 +308,9 @@ class CudaKernel:
         except TypeError:
             shared = -1
         if shared < 0:
-            raise TypeError(f"shared={shared!r}: dynamic shared memory in bytes, a non-negative int")
+            raise TypeError(
+                f"shared={shared!r}: dynamic shared memory in bytes, a non-negative int"
+            )
         device = self.module.device
         params = kernel_args(args, device=device, param_sizes=self.param_sizes, kernel=self.name)
         if device is None:
@@ -298,4 +338,6 @@ def _stream_handle(stream: Any, device: int) -> int:
         return int(stream.cuda_stream)
     if isinstance(stream, int) and not isinstance(stream, bool):
         return stream
-    raise TypeError(f"stream={stream!r}: a torch.cuda.Stream, a raw handle, or None for torch's current stream")
+    raise TypeError(
+        f"stream={stream!r}: a torch.cuda.Stream, a raw handle, or None for torch's current stream"
+    )

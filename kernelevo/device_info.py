@@ -4,6 +4,7 @@ Stored with every verdict, so two timings are only compared when they came from 
 Clocks are read (nvidia-smi), never set. Imports torch: the language server must not import
 this module.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,7 +36,10 @@ def _smi_rows() -> list[dict[str, str]]:
     try:
         res = subprocess.run(
             ["nvidia-smi", "--query-gpu=" + ",".join(_SMI_FIELDS), "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=10)
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
     return parse_smi_csv(res.stdout) if res.returncode == 0 else []
@@ -94,8 +98,12 @@ def device_info(device: Any = None) -> dict[str, Any]:
         device = "cuda" if torch.cuda.is_available() else "cpu"
     dev = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
     if dev.type != "cuda" or not torch.cuda.is_available():
-        return {"device": "cpu", "name": platform.processor() or platform.machine(),
-                "cpu_count": _cpu_count(), "versions": versions()}
+        return {
+            "device": "cpu",
+            "name": platform.processor() or platform.machine(),
+            "cpu_count": _cpu_count(),
+            "versions": versions(),
+        }
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)
     uuid = str(getattr(props, "uuid", "") or "")
@@ -110,8 +118,11 @@ def device_info(device: Any = None) -> dict[str, Any]:
         "l2_bytes": int(getattr(props, "L2_cache_size", 0) or 0),
         "compute_capability": f"{props.major}.{props.minor}",
         "memory_bytes": int(props.total_memory),
-        "clocks_mhz": {"sm": _mhz(row.get("clocks.sm")), "mem": _mhz(row.get("clocks.mem")),
-                       "max_sm": _mhz(row.get("clocks.max.sm"))},
+        "clocks_mhz": {
+            "sm": _mhz(row.get("clocks.sm")),
+            "mem": _mhz(row.get("clocks.mem")),
+            "max_sm": _mhz(row.get("clocks.max.sm")),
+        },
         "driver": driver,
         "versions": versions(driver),
     }
@@ -120,4 +131,6 @@ def device_info(device: Any = None) -> dict[str, Any]:
 def _cpu_count() -> int:
     import os
 
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )

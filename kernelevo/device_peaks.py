@@ -4,15 +4,17 @@ Datasheet figures are not what a card delivers; a large device-to-device copy (b
 written) and a large cuBLAS GEMM are. Measured once per (GPU, driver, torch) and cached as
 JSON under $KERNELEVO_CACHE or ~/.cache/kernelevo.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -24,9 +26,9 @@ CACHE_FILE = "device_peaks.json"
 
 @dataclass
 class DevicePeaks:
-    copy_gbps: float       # device-to-device copy, read + write bytes
-    bf16_tflops: float     # dense GEMM
-    fp32_tflops: float     # dense GEMM without TF32
+    copy_gbps: float  # device-to-device copy, read + write bytes
+    bf16_tflops: float  # dense GEMM
+    fp32_tflops: float  # dense GEMM without TF32
     key: str
     quick: bool = False
     measured_at: float = 0.0
@@ -120,14 +122,30 @@ def measure_peaks(device: int | None = None, *, quick: bool = False) -> DevicePe
         bf16 = measure_gemm_tflops(index, n_bf16, torch.bfloat16, reps)
         fp32 = measure_gemm_tflops(index, n_fp32, torch.float32, max(3, reps // 4))
         torch.cuda.empty_cache()
-    return DevicePeaks(copy_gbps=copy, bf16_tflops=bf16, fp32_tflops=fp32, key=peaks_key(info, quick),
-                       quick=quick, measured_at=time.time(),
-                       detail={"copy_bytes": copy_bytes, "gemm_n_bf16": n_bf16, "gemm_n_fp32": n_fp32,
-                               "reps": reps, "clocks_mhz": info.get("clocks_mhz")})
+    return DevicePeaks(
+        copy_gbps=copy,
+        bf16_tflops=bf16,
+        fp32_tflops=fp32,
+        key=peaks_key(info, quick),
+        quick=quick,
+        measured_at=time.time(),
+        detail={
+            "copy_bytes": copy_bytes,
+            "gemm_n_bf16": n_bf16,
+            "gemm_n_fp32": n_fp32,
+            "reps": reps,
+            "clocks_mhz": info.get("clocks_mhz"),
+        },
+    )
 
 
-def get_peaks(device: int | None = None, *, quick: bool = False, refresh: bool = False,
-              directory: Path | None = None) -> DevicePeaks | None:
+def get_peaks(
+    device: int | None = None,
+    *,
+    quick: bool = False,
+    refresh: bool = False,
+    directory: Path | None = None,
+) -> DevicePeaks | None:
     """Cached peaks for this device, measuring them on first use. None without CUDA."""
     if not torch.cuda.is_available():
         return None

@@ -1,4 +1,5 @@
 """Content hashes: the keys under which tasks, candidates and results are stored."""
+
 from __future__ import annotations
 
 import hashlib
@@ -6,7 +7,9 @@ import hashlib
 
 def text_hash(text: str) -> str:
     """Hash of source text, insensitive to line endings and trailing whitespace."""
-    norm = "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip() + "\n"
+    norm = (
+        "\n".join(line.rstrip() for line in text.replace("\r\n", "\n").split("\n")).strip() + "\n"
+    )
     return hashlib.sha256(norm.encode()).hexdigest()
 
 

@@ -6,6 +6,7 @@ ahead. Keeping all three alive across candidates is what makes evaluation fast (
 import per candidate); on a GPU machine the compile worker is what lets compiles proceed
 while the GPU is busy.
 """
+
 from __future__ import annotations
 
 import os
@@ -25,21 +26,40 @@ class Evaluator:
 
         env = arch_env(device)
         if gpu is not None:
-            env.update({"CUDA_VISIBLE_DEVICES": str(gpu),
-                        "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID")})
+            env.update(
+                {
+                    "CUDA_VISIBLE_DEVICES": str(gpu),
+                    "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
+                }
+            )
         from kernelevo.judge.session import exchange_root
 
         self.exchange = exchange_root()
-        self.transport = "ipc"  # CUDA tensors between the judge and the candidate; "file" where IPC cannot cross
+        self.transport = (
+            "ipc"  # CUDA tensors between the judge and the candidate; "file" where IPC cannot cross
+        )
         # tensors may cross through files of the exchange folder: as large as one tensor of a task
         big = 64 << 30 if device == "cuda" else None
-        self.runner = Worker(device, env=env, module="kernelevo.runner.host", writable=[self.exchange], file_bytes=big)
+        self.runner = Worker(
+            device,
+            env=env,
+            module="kernelevo.runner.host",
+            writable=[self.exchange],
+            file_bytes=big,
+        )
         # sandboxed too (it runs the task's reference); on the H200 CUDA IPC did not cross into the
         # candidate's sandbox with the judge sandboxed or not, so tensors go through files there
-        self.judge = Worker(device, env=env, module="kernelevo.judge.process", writable=[self.exchange],
-                            file_bytes=big)
+        self.judge = Worker(
+            device,
+            env=env,
+            module="kernelevo.judge.process",
+            writable=[self.exchange],
+            file_bytes=big,
+        )
         self._owns_compiler = compiler is None
-        self.compiler = compiler if compiler is not None else Worker("compile", env=arch_env(device))
+        self.compiler = (
+            compiler if compiler is not None else Worker("compile", env=arch_env(device))
+        )
 
     def warm(self) -> None:
         """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
@@ -54,7 +74,7 @@ class Evaluator:
         if self._owns_compiler:
             self.compiler.close()
 
-    def __enter__(self) -> "Evaluator":
+    def __enter__(self) -> Evaluator:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -3,6 +3,7 @@
 Used to pick how candidates are checked (real GPU, or Triton's interpreter plus
 ahead-of-time compiles) and by `kernelevo doctor`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -35,25 +36,46 @@ def probe() -> Machine:
     m = Machine()
     if os.environ.get("KERNELEVO_FORCE_CPU") != "1" and shutil.which("nvidia-smi"):
         try:
-            for fields in ("name,driver_version,compute_cap", "name,driver_version"):  # old drivers lack compute_cap
-                out = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
-                                     capture_output=True, text=True, timeout=20)
+            for fields in (
+                "name,driver_version,compute_cap",
+                "name,driver_version",
+            ):  # old drivers lack compute_cap
+                out = subprocess.run(
+                    ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                )
                 if out.returncode == 0:
                     break
             if out.returncode == 0:
-                rows = [[c.strip() for c in r.split(",")] for r in out.stdout.strip().splitlines() if r.strip()]
+                rows = [
+                    [c.strip() for c in r.split(",")]
+                    for r in out.stdout.strip().splitlines()
+                    if r.strip()
+                ]
                 m.gpus = [r[0] for r in rows]
                 m.driver = rows[0][1] if rows and len(rows[0]) > 1 else ""
                 major, _, minor = (rows[0][2] if rows and len(rows[0]) > 2 else "").partition(".")
-                m.arch = int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() else None
+                m.arch = (
+                    int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() else None
+                )
         except (OSError, subprocess.TimeoutExpired):
             pass
-    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else "")
+    nvcc = shutil.which("nvcc") or (
+        "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else ""
+    )
     if nvcc:
         try:
             out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=20)
-            m.nvcc = next((ln.split("release")[-1].split(",")[0].strip() for ln in out.stdout.splitlines()
-                           if "release" in ln), "unknown")
+            m.nvcc = next(
+                (
+                    ln.split("release")[-1].split(",")[0].strip()
+                    for ln in out.stdout.splitlines()
+                    if "release" in ln
+                ),
+                "unknown",
+            )
         except (OSError, subprocess.TimeoutExpired):
             pass
     for name in ("triton", "torch"):

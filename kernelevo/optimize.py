@@ -5,13 +5,15 @@ the proposer (a language model or the offline search), the search loop and the s
 The CLI and the benchmarks call `optimize_task`, or `optimize_many` for many targets
 sharing the GPUs and one budget.
 """
+
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernelevo.llm import Budget, Usage
 from kernelevo.llm.budget import Reservation
@@ -47,20 +49,25 @@ def default_provider() -> str:
 def hardware_description(device: str, gpu_name: str | None = None) -> str:
     m = probe()
     if device != "cuda" or not (gpu_name or m.gpus):
-        return ("no GPU on this machine: the kernel is checked in Triton's interpreter and compiled for sm_90 "
-                "(H100/H200); write it for an NVIDIA Hopper GPU")
+        return (
+            "no GPU on this machine: the kernel is checked in Triton's interpreter and compiled for sm_90 "
+            "(H100/H200); write it for an NVIDIA Hopper GPU"
+        )
     return f"{gpu_name or m.gpus[0]} (driver {m.driver}, torch {m.torch}, triton {m.triton})"
 
 
-def make_evaluate(task: TaskFile, dispatcher: Dispatcher, size: str | None) -> Callable[[Path, int], Any]:
+def make_evaluate(
+    task: TaskFile, dispatcher: Dispatcher, size: str | None
+) -> Callable[[Path, int], Any]:
     def evaluate(path: Path, seed: int) -> Any:
         return dispatcher.evaluate(task, path, seed, size=size)
 
     return evaluate
 
 
-def offline_seeds(task: TaskFile, device: str, size: str | None,
-                  log: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
+def offline_seeds(
+    task: TaskFile, device: str, size: str | None, log: Callable[[str], None] | None = None
+) -> list[tuple[str, str]]:
     """Candidates the offline search proposes: template instances and the Inductor extraction;
     why a source proposed nothing goes to `log`."""
     seeds: list[tuple[str, str]] = []
@@ -69,33 +76,76 @@ def offline_seeds(task: TaskFile, device: str, size: str | None,
     except ImportError:
         return seeds
     try:
-        return list(propose_offline(task.path, device=device, size=size or ("small" if device == "cpu" else "default"),
-                                    log=log))
+        return list(
+            propose_offline(
+                task.path,
+                device=device,
+                size=size or ("small" if device == "cpu" else "default"),
+                log=log,
+            )
+        )
     except Exception as exc:  # seeds are a bonus: a reference the offline search cannot read is a reason, not a crash
         if log is not None:
-            log(f"offline: no candidates: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}")
+            log(
+                f"offline: no candidates: {type(exc).__name__}: {str(exc).splitlines()[0][:300] if str(exc) else ''}"
+            )
         return seeds
 
 
-def _search(task: TaskFile, config: SearchConfig, *, store: Store, dispatcher: Dispatcher, events: Events | None,
-            resume: str | None, provider: Any) -> Search:
+def _search(
+    task: TaskFile,
+    config: SearchConfig,
+    *,
+    store: Store,
+    dispatcher: Dispatcher,
+    events: Events | None,
+    resume: str | None,
+    provider: Any,
+) -> Search:
     if provider is None and config.provider != "offline":
         provider = _provider(config)
     gpu_name = dispatcher.pool.pinned_model(task.hash) if config.device == "cuda" else None
-    builder = PromptBuilder(TaskContext(
-        task_name=task.name, reference=task.source, hardware=hardware_description(config.device, gpu_name),
-        baselines="not measured (no GPU here)" if config.device == "cpu" else "measured on the first candidate",
-        triton_version=probe().triton, tolerance=task.hints.get("TOLERANCE") or {},
-        allow_tf32=allows_tf32(task.source), allowed_ops=list(task.hints.get("ALLOWED_LIBRARY_OPS") or []),
-        tolerance_note=_tolerance_note(task.hints.get("TOLERANCE")))) if provider is not None else None
+    builder = (
+        PromptBuilder(
+            TaskContext(
+                task_name=task.name,
+                reference=task.source,
+                hardware=hardware_description(config.device, gpu_name),
+                baselines="not measured (no GPU here)"
+                if config.device == "cpu"
+                else "measured on the first candidate",
+                triton_version=probe().triton,
+                tolerance=task.hints.get("TOLERANCE") or {},
+                allow_tf32=allows_tf32(task.source),
+                allowed_ops=list(task.hints.get("ALLOWED_LIBRARY_OPS") or []),
+                tolerance_note=_tolerance_note(task.hints.get("TOLERANCE")),
+            )
+        )
+        if provider is not None
+        else None
+    )
     run = store.get_run(resume) if resume else None
-    seeds_done = run is not None and bool(run.summary.get("seeds_done"))  # a resume finishes an unfinished seed phase
+    seeds_done = run is not None and bool(
+        run.summary.get("seeds_done")
+    )  # a resume finishes an unfinished seed phase
     seed_notes: list[str] = []
-    seeds = offline_seeds(task, config.device, config.size, seed_notes.append) \
-        if config.offline_seeds and not seeds_done else []
-    search = Search(task, config, store=store, evaluate=make_evaluate(task, dispatcher, config.size), provider=provider,
-                    builder=builder, seeds=seeds, events=events, run_id=resume,
-                    eval_slots=dispatcher.capacity_for(task))
+    seeds = (
+        offline_seeds(task, config.device, config.size, seed_notes.append)
+        if config.offline_seeds and not seeds_done
+        else []
+    )
+    search = Search(
+        task,
+        config,
+        store=store,
+        evaluate=make_evaluate(task, dispatcher, config.size),
+        provider=provider,
+        builder=builder,
+        seeds=seeds,
+        events=events,
+        run_id=resume,
+        eval_slots=dispatcher.capacity_for(task),
+    )
     search.notes.extend(seed_notes)
     return search
 
@@ -108,11 +158,21 @@ def _provider(config: SearchConfig) -> Any:
     from kernelevo.llm.prices import check_priced
 
     llm_config = load_config()
-    provider = make_provider(config.provider, config.model, base_url=config.base_url, config=llm_config,
-                             max_concurrency=max(1, config.concurrency or config.max_in_flight))
+    provider = make_provider(
+        config.provider,
+        config.model,
+        base_url=config.base_url,
+        config=llm_config,
+        max_concurrency=max(1, config.concurrency or config.max_in_flight),
+    )
     if hasattr(provider, "settings"):
-        provider.settings = settings_for(provider.model, llm_config.models, max_tokens=config.max_tokens,
-                                         thinking_tokens=config.thinking_tokens, effort=config.effort)
+        provider.settings = settings_for(
+            provider.model,
+            llm_config.models,
+            max_tokens=config.max_tokens,
+            thinking_tokens=config.thinking_tokens,
+            effort=config.effort,
+        )
     check_priced(provider, config.budget_usd, str(llm_config.path or config_path()))
     return provider
 
@@ -121,8 +181,16 @@ def _tolerance_note(hint: Any) -> str:
     return f"This task sets its own tolerance: {hint}." if hint else ""
 
 
-def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, events: Events | None = None,
-                  resume: str | None = None, provider: Any = None, dispatcher: Dispatcher | None = None) -> SearchResult:
+def optimize_task(
+    task_path: str | Path,
+    config: SearchConfig,
+    *,
+    store: Store,
+    events: Events | None = None,
+    resume: str | None = None,
+    provider: Any = None,
+    dispatcher: Dispatcher | None = None,
+) -> SearchResult:
     """One search. Without `dispatcher`, a local one is opened for it (every visible GPU, or
     one CPU worker) and closed at the end."""
     task = read_task(task_path)
@@ -131,7 +199,9 @@ def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, 
         if run is None:
             raise ValueError(f"no run {resume!r} in {store.path}; `kernelevo runs` lists them")
         check_task(run.id, run.task_hash, task.hash, str(task.path))
-        config = SearchConfig(**{k: v for k, v in run.config.items() if k in SearchConfig.__dataclass_fields__})
+        config = SearchConfig(
+            **{k: v for k, v in run.config.items() if k in SearchConfig.__dataclass_fields__}
+        )
         resume = run.id
     own = dispatcher is None
     if dispatcher is None:
@@ -139,8 +209,15 @@ def optimize_task(task_path: str | Path, config: SearchConfig, *, store: Store, 
 
         dispatcher = LocalDispatcher(config.device, store=store)
     try:
-        search = _search(task, config, store=store, dispatcher=dispatcher, events=events, resume=resume,
-                         provider=provider)
+        search = _search(
+            task,
+            config,
+            store=store,
+            dispatcher=dispatcher,
+            events=events,
+            resume=resume,
+            provider=provider,
+        )
         result = asyncio.run(search.run())
     finally:
         if own:
@@ -190,9 +267,16 @@ class TargetOutcome:
     elapsed_s: float = 0.0
 
 
-def optimize_many(targets: list[tuple[Path, dict[str, str]]], config: SearchConfig, *, store: Store,
-                  dispatcher: Dispatcher, events: Events | None = None, parallel: int | None = None,
-                  provider_factory: Callable[[], Any] | None = None) -> list[TargetOutcome]:
+def optimize_many(
+    targets: list[tuple[Path, dict[str, str]]],
+    config: SearchConfig,
+    *,
+    store: Store,
+    dispatcher: Dispatcher,
+    events: Events | None = None,
+    parallel: int | None = None,
+    provider_factory: Callable[[], Any] | None = None,
+) -> list[TargetOutcome]:
     """Searches for many targets at once, sharing the dispatcher's GPUs and one budget.
 
     Tokens, dollars and wall time are spent from one Budget (a later target gets what the
@@ -210,9 +294,15 @@ def optimize_many(targets: list[tuple[Path, dict[str, str]]], config: SearchConf
                 cfg = replace(config, **out.origin)
                 # off the event loop: the offline proposer may take seconds (it compiles), other searches go on
                 search = await asyncio.to_thread(
-                    _search, task, cfg, store=store, dispatcher=dispatcher,
-                    events=lambda e, name=task.name: emit({**e, "task": name}), resume=None,
-                    provider=provider_factory() if provider_factory else None)
+                    _search,
+                    task,
+                    cfg,
+                    store=store,
+                    dispatcher=dispatcher,
+                    events=lambda e, name=task.name: emit({**e, "task": name}),
+                    resume=None,
+                    provider=provider_factory() if provider_factory else None,
+                )
                 search.budget = BudgetShare(budget)
                 out.result = await search.run()
                 _store_result(store, task, cfg, out.result)
@@ -239,12 +329,27 @@ def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: Se
         out = store.path.parent / "runs" / result.run_id / "best.py"
         out.write_text(best.source)
         candidate_path = str(out)
-    store.put_result(ResultSummary(
-        run_id=result.run_id, source_file=config.source_file or str(task.path), target_id=config.target_id or "Model",
-        status=result.status, backend=best.backend if best else "", gpu=(best.verdict.get("device") or {}).get("name", "")
-        if best else "", created_at=time.time(), reference_ms=t.get("eager_ms"), compile_ms=t.get("compile_ms"),
-        best_ms=t.get("candidate_ms"), speedup_eager=t.get("speedup_eager"), speedup_compile=t.get("speedup_compile"),
-        achieved_gbps=r.get("achieved_gbps"), achieved_tflops=r.get("achieved_tflops"),
-        roofline_fraction=r.get("bw_fraction") or r.get("flop_fraction"), tokens=int(result.usage.get("tokens", 0)),
-        cost_usd=float(result.usage.get("cost_usd", 0.0)), verified=best is not None, candidate_path=candidate_path,
-        outcome=result.outcome.to_dict() if result.outcome else {}))
+    store.put_result(
+        ResultSummary(
+            run_id=result.run_id,
+            source_file=config.source_file or str(task.path),
+            target_id=config.target_id or "Model",
+            status=result.status,
+            backend=best.backend if best else "",
+            gpu=(best.verdict.get("device") or {}).get("name", "") if best else "",
+            created_at=time.time(),
+            reference_ms=t.get("eager_ms"),
+            compile_ms=t.get("compile_ms"),
+            best_ms=t.get("candidate_ms"),
+            speedup_eager=t.get("speedup_eager"),
+            speedup_compile=t.get("speedup_compile"),
+            achieved_gbps=r.get("achieved_gbps"),
+            achieved_tflops=r.get("achieved_tflops"),
+            roofline_fraction=r.get("bw_fraction") or r.get("flop_fraction"),
+            tokens=int(result.usage.get("tokens", 0)),
+            cost_usd=float(result.usage.get("cost_usd", 0.0)),
+            verified=best is not None,
+            candidate_path=candidate_path,
+            outcome=result.outcome.to_dict() if result.outcome else {},
+        )
+    )

@@ -4,21 +4,23 @@ The engine decides a run's outcome once, here; the stored result, the CLI's summ
 language server and the editor extension (client-vscode/src/outcome.ts mirrors this) all read
 the same record instead of judging the numbers again. Torch-free: the server imports it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from kernelevo.timing_stats import clearly_faster
 
 
 class OutcomeKind(str, Enum):
-    IMPROVED = "improved"                      # faster than eager and torch.compile beyond the noise
+    IMPROVED = "improved"  # faster than eager and torch.compile beyond the noise
     VERIFIED_UNMEASURED = "verified_unmeasured"  # correct, but no GPU to measure its speed
-    NO_IMPROVEMENT = "no_improvement"          # correct and timed, not clearly faster
-    NO_VERIFIED = "no_verified_candidate"      # no candidate passed verification
-    FAILED = "failed"                          # the run itself broke (model error, crash)
+    NO_IMPROVEMENT = "no_improvement"  # correct and timed, not clearly faster
+    NO_VERIFIED = "no_verified_candidate"  # no candidate passed verification
+    FAILED = "failed"  # the run itself broke (model error, crash)
     CANCELLED = "cancelled"
 
 
@@ -27,7 +29,7 @@ class RunOutcome:
     kind: OutcomeKind
     speedup_eager: float | None = None
     speedup_compile: float | None = None
-    device: str = ""               # where the best candidate was verified: "cuda" or "cpu"
+    device: str = ""  # where the best candidate was verified: "cuda" or "cpu"
     reasons: tuple[str, ...] = field(default_factory=tuple)  # why not improved / why it failed
 
     @property
@@ -36,7 +38,11 @@ class RunOutcome:
 
     @property
     def verified(self) -> bool:
-        return self.kind in (OutcomeKind.IMPROVED, OutcomeKind.VERIFIED_UNMEASURED, OutcomeKind.NO_IMPROVEMENT)
+        return self.kind in (
+            OutcomeKind.IMPROVED,
+            OutcomeKind.VERIFIED_UNMEASURED,
+            OutcomeKind.NO_IMPROVEMENT,
+        )
 
     @property
     def applicable(self) -> bool:
@@ -48,11 +54,16 @@ class RunOutcome:
         """One sentence, the same in the terminal and in the editor."""
         why = "; ".join(r for r in self.reasons if r)
         if self.kind is OutcomeKind.IMPROVED:
-            compile_ = f", {self.speedup_compile:.2f}x vs torch.compile" if self.speedup_compile else ""
+            compile_ = (
+                f", {self.speedup_compile:.2f}x vs torch.compile" if self.speedup_compile else ""
+            )
             return f"verified, {self.speedup_eager or 0:.2f}x faster than eager PyTorch{compile_}"
         if self.kind is OutcomeKind.VERIFIED_UNMEASURED:
-            return ("verified, speed not measured without a GPU" if self.device != "cuda"
-                    else "verified, speed not measured" + (f" ({why})" if why else ""))
+            return (
+                "verified, speed not measured without a GPU"
+                if self.device != "cuda"
+                else "verified, speed not measured" + (f" ({why})" if why else "")
+            )
         if self.kind is OutcomeKind.NO_IMPROVEMENT:
             return "verified, no faster kernel" + (f": {why}" if why else "")
         if self.kind is OutcomeKind.NO_VERIFIED:
@@ -62,19 +73,35 @@ class RunOutcome:
         return "failed" + (f": {why}" if why else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind.value, "speedup_eager": self.speedup_eager, "speedup_compile": self.speedup_compile,
-                "device": self.device, "reasons": list(self.reasons), "improved": self.improved,
-                "applicable": self.applicable, "headline": self.headline()}
+        return {
+            "kind": self.kind.value,
+            "speedup_eager": self.speedup_eager,
+            "speedup_compile": self.speedup_compile,
+            "device": self.device,
+            "reasons": list(self.reasons),
+            "improved": self.improved,
+            "applicable": self.applicable,
+            "headline": self.headline(),
+        }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "RunOutcome":
-        return cls(kind=OutcomeKind(data.get("kind", "failed")), speedup_eager=data.get("speedup_eager"),
-                   speedup_compile=data.get("speedup_compile"), device=str(data.get("device") or ""),
-                   reasons=tuple(str(r) for r in data.get("reasons") or ()))
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOutcome:
+        return cls(
+            kind=OutcomeKind(data.get("kind", "failed")),
+            speedup_eager=data.get("speedup_eager"),
+            speedup_compile=data.get("speedup_compile"),
+            device=str(data.get("device") or ""),
+            reasons=tuple(str(r) for r in data.get("reasons") or ()),
+        )
 
 
-def judge(timings: Mapping[str, Any] | None, *, verified: bool, device: str,
-          counts: Mapping[str, int] | None = None) -> RunOutcome:
+def judge(
+    timings: Mapping[str, Any] | None,
+    *,
+    verified: bool,
+    device: str,
+    counts: Mapping[str, int] | None = None,
+) -> RunOutcome:
     """The engine's rule. Improved only when the best verified candidate is measured faster than
     both eager PyTorch and torch.compile beyond the timing noise; unmeasured is not improved."""
     t = dict(timings or {})
@@ -82,28 +109,52 @@ def judge(timings: Mapping[str, Any] | None, *, verified: bool, device: str,
         return RunOutcome(OutcomeKind.NO_VERIFIED, device=device, reasons=_failure_counts(counts))
     se, sc = t.get("speedup_eager"), t.get("speedup_compile")
     if se is None:
-        return RunOutcome(OutcomeKind.VERIFIED_UNMEASURED, device=device,
-                          reasons=() if device != "cuda" else ("no timing was recorded",))
+        return RunOutcome(
+            OutcomeKind.VERIFIED_UNMEASURED,
+            device=device,
+            reasons=() if device != "cuda" else ("no timing was recorded",),
+        )
     faster, why_not = clearly_faster(t)
     kind = OutcomeKind.IMPROVED if faster else OutcomeKind.NO_IMPROVEMENT
-    return RunOutcome(kind, speedup_eager=se, speedup_compile=sc, device=device,
-                      reasons=() if faster else (why_not,))
+    return RunOutcome(
+        kind,
+        speedup_eager=se,
+        speedup_compile=sc,
+        device=device,
+        reasons=() if faster else (why_not,),
+    )
 
 
-def from_status(status: str, *, verified: bool, speedup_eager: float | None, speedup_compile: float | None,
-                device: str = "", reason: str = "") -> RunOutcome:
+def from_status(
+    status: str,
+    *,
+    verified: bool,
+    speedup_eager: float | None,
+    speedup_compile: float | None,
+    device: str = "",
+    reason: str = "",
+) -> RunOutcome:
     """A stored result's outcome. Rows written before outcomes were recorded said
     "no_improvement" for a CPU-verified run: they read as verified, speed not measured."""
     try:
         kind = OutcomeKind(status)
     except ValueError:
-        kind = OutcomeKind.IMPROVED if status == "done" and verified and speedup_eager else OutcomeKind.FAILED
+        kind = (
+            OutcomeKind.IMPROVED
+            if status == "done" and verified and speedup_eager
+            else OutcomeKind.FAILED
+        )
     if kind is OutcomeKind.NO_IMPROVEMENT and verified and speedup_eager is None:
         kind = OutcomeKind.VERIFIED_UNMEASURED
     if kind is OutcomeKind.NO_IMPROVEMENT and not verified:
         kind = OutcomeKind.NO_VERIFIED
-    return RunOutcome(kind, speedup_eager=speedup_eager, speedup_compile=speedup_compile, device=device,
-                      reasons=(reason,) if reason else ())
+    return RunOutcome(
+        kind,
+        speedup_eager=speedup_eager,
+        speedup_compile=speedup_compile,
+        device=device,
+        reasons=(reason,) if reason else (),
+    )
 
 
 def _failure_counts(counts: Mapping[str, int] | None) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ the fast path's cubins, load_inline's build folders) and the GPU never waits for
 compiler while work is queued. A compile error found here is the verdict: the
 candidate never reaches the GPU.
 """
+
 from __future__ import annotations
 
 import os
@@ -22,12 +23,12 @@ BUILD_TIMEOUT_S = 600.0
 
 @dataclass
 class Precompiled:
-    status: str                       # "compiled" | "partial" | "compile_error" | "timeout" | "skipped"
+    status: str  # "compiled" | "partial" | "compile_error" | "timeout" | "skipped"
     reason: str = ""
     kernels: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    log: str = ""                     # the compiler's whole message, for the model's feedback
-    arch: int = 90                    # compiled for sm_<arch>
+    log: str = ""  # the compiler's whole message, for the model's feedback
+    arch: int = 90  # compiled for sm_<arch>
 
     @property
     def conclusive(self) -> bool:
@@ -36,11 +37,17 @@ class Precompiled:
 
     def check(self) -> Check:
         ok = not self.conclusive
-        message = {"compiled": f"compiled ahead for sm_{self.arch}: {', '.join(self.kernels) or 'no Triton launch'}",
-                   "partial": f"partly compiled ahead ({', '.join(self.kernels) or 'nothing'}): {self.reason}",
-                   "skipped": "not compiled ahead"}.get(self.status, self.reason)
-        return Check("compiled_ahead", ok, message, {"kernels": self.kernels, "seconds": round(self.seconds, 3),
-                                                     "status": self.status})
+        message = {
+            "compiled": f"compiled ahead for sm_{self.arch}: {', '.join(self.kernels) or 'no Triton launch'}",
+            "partial": f"partly compiled ahead ({', '.join(self.kernels) or 'nothing'}): {self.reason}",
+            "skipped": "not compiled ahead",
+        }.get(self.status, self.reason)
+        return Check(
+            "compiled_ahead",
+            ok,
+            message,
+            {"kernels": self.kernels, "seconds": round(self.seconds, 3), "status": self.status},
+        )
 
 
 def gpu_arch() -> int:
@@ -57,32 +64,63 @@ def arch_env(device: str) -> dict[str, str]:
     return {"TORCH_CUDA_ARCH_LIST": f"{arch // 10}.{arch % 10}"}
 
 
-def precompile(compiler: Any, task_path: str | Path, candidate: str | Path, backend: str, *, device: str,
-               size: str, seed: int | None = None, timeout: float | None = None) -> Precompiled:
+def precompile(
+    compiler: Any,
+    task_path: str | Path,
+    candidate: str | Path,
+    backend: str,
+    *,
+    device: str,
+    size: str,
+    seed: int | None = None,
+    timeout: float | None = None,
+) -> Precompiled:
     """Compile the candidate's kernels in `compiler` (a compile Worker or CompilePool)."""
     arch = gpu_arch() if device == "cuda" else 90
     if backend not in ("triton", "cuda", "cuda_inline"):
         return Precompiled("skipped", arch=arch)
-    limit = timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
-    request = {"op": "precompile", "task_path": str(Path(task_path).resolve()), "candidate_path": str(Path(candidate).resolve()),
-               "backend": backend, "size": size, "seed": seed or 0, "arch": arch,
-               "build_inline": device == "cuda"}
+    limit = (
+        timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
+    )
+    request = {
+        "op": "precompile",
+        "task_path": str(Path(task_path).resolve()),
+        "candidate_path": str(Path(candidate).resolve()),
+        "backend": backend,
+        "size": size,
+        "seed": seed or 0,
+        "arch": arch,
+        "build_inline": device == "cuda",
+    }
     try:
         reply = compiler.request(request, limit)
     except WorkerError as exc:
         if exc.kind == "timeout":
-            return Precompiled("timeout", f"time limit of {limit:.0f} s reached while compiling ahead (importing the "
-                                          "candidate, ModelNew() and forward on meta tensors); the compile worker "
-                                          "was stopped (infinite loop, hang, or a build that is too slow?)", arch=arch)
-        return Precompiled("partial", f"the compile worker crashed ({exc}); compiling on the GPU worker instead",
-                           arch=arch)
+            return Precompiled(
+                "timeout",
+                f"time limit of {limit:.0f} s reached while compiling ahead (importing the "
+                "candidate, ModelNew() and forward on meta tensors); the compile worker "
+                "was stopped (infinite loop, hang, or a build that is too slow?)",
+                arch=arch,
+            )
+        return Precompiled(
+            "partial",
+            f"the compile worker crashed ({exc}); compiling on the GPU worker instead",
+            arch=arch,
+        )
     if "error" in reply:
         return Precompiled("partial", f"compile worker: {reply['error']}", arch=arch)
     reason, log = reply.get("reason", ""), ""
     if reply["status"] == "compile_error":
         reason, log = short_reason(reason), reason
-    return Precompiled(reply["status"], reason, list(reply.get("kernels", [])), float(reply.get("seconds", 0.0)), log,
-                       arch)
+    return Precompiled(
+        reply["status"],
+        reason,
+        list(reply.get("kernels", [])),
+        float(reply.get("seconds", 0.0)),
+        log,
+        arch,
+    )
 
 
 def short_reason(message: str) -> str:

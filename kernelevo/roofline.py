@@ -10,10 +10,12 @@ matmul done elementwise needs none of them). A time that beats the floor by more
 tolerance is not a speedup but a measurement or evaluation bug (or a reward hack). Compare
 only flushed (cold-L2) times against these.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
 
 import torch
 
@@ -24,7 +26,7 @@ OVER_LIMIT_TOLERANCE = 0.10
 class Work:
     bytes: int
     flops: int | None  # None: nothing FlopCounterMode counts (elementwise, reductions...)
-    dtype: str = ""    # the widest floating dtype among the inputs, to pick the compute peak
+    dtype: str = ""  # the widest floating dtype among the inputs, to pick the compute peak
     written: int | None = None  # bytes of the outputs alone: what no correct kernel can skip
 
 
@@ -35,15 +37,17 @@ class Roofline:
     time_ms: float
     achieved_gbps: float
     achieved_tflops: float | None
-    bw_fraction: float | None      # achieved over measured peak
+    bw_fraction: float | None  # achieved over measured peak
     flop_fraction: float | None
-    bound: str                     # "memory" | "compute": the larger of the two floor times
+    bound: str  # "memory" | "compute": the larger of the two floor times
     over_limit: bool
-    floor_ms: float | None         # max(bytes / peak bandwidth, flops / peak rate)
+    floor_ms: float | None  # max(bytes / peak bandwidth, flops / peak rate)
     peak_gbps: float | None = None
     peak_tflops: float | None = None
     tolerance: float = OVER_LIMIT_TOLERANCE
-    written_fraction: float | None = None  # outputs-only bandwidth over the peak: the fraction that flags
+    written_fraction: float | None = (
+        None  # outputs-only bandwidth over the peak: the fraction that flags
+    )
     written: int | None = None  # the compulsory bytes: outputs written once
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,8 +118,12 @@ def measure_work(model: Callable[..., Any], inputs: Sequence[Any]) -> Work:
         params = list(model.parameters()) + list(model.buffers())
     flops, out = count_flops(model, *inputs)
     dtype = widest_float_dtype(inputs, params)
-    return Work(bytes=io_bytes(inputs, out, params), flops=flops, dtype=str(dtype).replace("torch.", "") if dtype else "",
-                written=written_bytes(inputs, out, params))
+    return Work(
+        bytes=io_bytes(inputs, out, params),
+        flops=flops,
+        dtype=str(dtype).replace("torch.", "") if dtype else "",
+        written=written_bytes(inputs, out, params),
+    )
 
 
 def compute_peak_tflops(peaks: Any, dtype: str | torch.dtype | None) -> float | None:
@@ -133,9 +141,16 @@ def compute_peak_tflops(peaks: Any, dtype: str | torch.dtype | None) -> float | 
     return None
 
 
-def roofline(work_bytes: int, flops: int | None, time_ms: float, *, peak_gbps: float | None,
-             peak_tflops: float | None, tolerance: float = OVER_LIMIT_TOLERANCE,
-             written: int | None = None) -> Roofline:
+def roofline(
+    work_bytes: int,
+    flops: int | None,
+    time_ms: float,
+    *,
+    peak_gbps: float | None,
+    peak_tflops: float | None,
+    tolerance: float = OVER_LIMIT_TOLERANCE,
+    written: int | None = None,
+) -> Roofline:
     """`written`: the output bytes; when given, only they set the bandwidth floor that flags a time."""
     if time_ms <= 0:
         raise ValueError(f"time must be positive, got {time_ms} ms")
@@ -147,15 +162,33 @@ def roofline(work_bytes: int, flops: int | None, time_ms: float, *, peak_gbps: f
     mem_floor = work_bytes / (peak_gbps * 1e9) * 1e3 if peak_gbps else None
     flop_floor = flops / (peak_tflops * 1e12) * 1e3 if (flops and peak_tflops) else None
     floors = [f for f in (mem_floor, flop_floor) if f is not None]
-    bound = "compute" if (flop_floor is not None and (mem_floor is None or flop_floor > mem_floor)) else "memory"
-    written_frac = (written / seconds / 1e9 / peak_gbps) if (written is not None and peak_gbps) else None
+    bound = (
+        "compute"
+        if (flop_floor is not None and (mem_floor is None or flop_floor > mem_floor))
+        else "memory"
+    )
+    written_frac = (
+        (written / seconds / 1e9 / peak_gbps) if (written is not None and peak_gbps) else None
+    )
     floor_frac = written_frac if written is not None else bw_frac
     over = floor_frac is not None and floor_frac > 1 + tolerance
-    return Roofline(bytes=work_bytes, flops=flops, time_ms=time_ms, achieved_gbps=gbps,
-                    achieved_tflops=tflops, bw_fraction=bw_frac, flop_fraction=flop_frac, bound=bound,
-                    over_limit=over, floor_ms=max(floors) if floors else None,
-                    peak_gbps=peak_gbps, peak_tflops=peak_tflops, tolerance=tolerance,
-                    written_fraction=written_frac, written=written)
+    return Roofline(
+        bytes=work_bytes,
+        flops=flops,
+        time_ms=time_ms,
+        achieved_gbps=gbps,
+        achieved_tflops=tflops,
+        bw_fraction=bw_frac,
+        flop_fraction=flop_frac,
+        bound=bound,
+        over_limit=over,
+        floor_ms=max(floors) if floors else None,
+        peak_gbps=peak_gbps,
+        peak_tflops=peak_tflops,
+        tolerance=tolerance,
+        written_fraction=written_frac,
+        written=written,
+    )
 
 
 def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[bool, str]:
@@ -167,14 +200,20 @@ def plausible(candidate: Roofline, reference: Roofline | None = None) -> tuple[b
     if not candidate.over_limit:
         return True, ""
     if reference is not None and reference.over_limit:
-        return True, ("roofline check skipped: the reference also exceeds the measured peak, so "
-                      "the byte/FLOP count is not a lower bound for this task")
+        return True, (
+            "roofline check skipped: the reference also exceeds the measured peak, so "
+            "the byte/FLOP count is not a lower bound for this task"
+        )
     if candidate.written is not None and candidate.peak_gbps:
         floor_ms = candidate.written / (candidate.peak_gbps * 1e9) * 1e3
         what = f"writing the outputs alone ({candidate.written} bytes)"
     else:
-        floor_ms = candidate.bytes / (candidate.peak_gbps * 1e9) * 1e3 if candidate.peak_gbps else 0.0
+        floor_ms = (
+            candidate.bytes / (candidate.peak_gbps * 1e9) * 1e3 if candidate.peak_gbps else 0.0
+        )
         what = f"reading the inputs and writing the outputs ({candidate.bytes} bytes)"
-    return False, (f"faster than physically possible: {what} at the measured {candidate.peak_gbps:.0f} GB/s takes "
-                   f"at least {floor_ms:.4g} ms, the candidate took {candidate.time_ms:.4g} ms: suspect an "
-                   "evaluation bug or skipped work")
+    return False, (
+        f"faster than physically possible: {what} at the measured {candidate.peak_gbps:.0f} GB/s takes "
+        f"at least {floor_ms:.4g} ms, the candidate took {candidate.time_ms:.4g} ms: suspect an "
+        "evaluation bug or skipped work"
+    )

@@ -4,6 +4,7 @@ WAL mode lets the language server read while a search writes. Every write commit
 at once, so a killed run loses nothing that was paid for. No torch import here:
 the language server reads results through this module.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,10 @@ import os
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
@@ -85,18 +87,22 @@ class ResultSummary:
     candidate_path: str = ""
     outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() of the run
 
-    def run_outcome(self) -> "RunOutcome":
+    def run_outcome(self) -> RunOutcome:
         """The run's outcome as the engine judged it (older rows: rebuilt from their status)."""
         from kernelevo.outcome import RunOutcome, from_status
 
         if self.outcome.get("kind"):
             return RunOutcome.from_dict(self.outcome)
-        return from_status(self.status, verified=self.verified, speedup_eager=self.speedup_eager,
-                           speedup_compile=self.speedup_compile,
-                           device="cuda" if self.gpu and "cpu" not in self.gpu.lower() else "cpu")
+        return from_status(
+            self.status,
+            verified=self.verified,
+            speedup_eager=self.speedup_eager,
+            speedup_compile=self.speedup_compile,
+            device="cuda" if self.gpu and "cpu" not in self.gpu.lower() else "cpu",
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ResultSummary":
+    def from_dict(cls, data: dict[str, Any]) -> ResultSummary:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -137,19 +143,31 @@ class Store:
             raise translate(exc, self.path) from None
         self._migrate()
         row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None or row[0] != str(SCHEMA_VERSION):  # no write on an up-to-date store (a full disk still reads)
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        if row is None or row[0] != str(
+            SCHEMA_VERSION
+        ):  # no write on an up-to-date store (a full disk still reads)
+            db.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            )
 
     def _migrate(self) -> None:
         """Version 1 stores encoded a candidate's phase in `iteration` (seeds -1-k, tuning -1000-k)
         and a model call's in `seq` (iteration*100 + attempt): add the phase columns and fill them."""
         for table in ("candidates", "llm_calls"):
             have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
-            for column, kind in (("phase", "TEXT"), ("phase_index", "INTEGER"), ("attempt", "INTEGER")):
+            for column, kind in (
+                ("phase", "TEXT"),
+                ("phase_index", "INTEGER"),
+                ("attempt", "INTEGER"),
+            ):
                 if column not in have:
                     self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        old = self._db.execute("SELECT id, iteration, features_json FROM candidates WHERE phase IS NULL").fetchall()
-        calls = self._db.execute("SELECT id, seq FROM llm_calls WHERE phase IS NULL AND seq IS NOT NULL").fetchall()
+        old = self._db.execute(
+            "SELECT id, iteration, features_json FROM candidates WHERE phase IS NULL"
+        ).fetchall()
+        calls = self._db.execute(
+            "SELECT id, seq FROM llm_calls WHERE phase IS NULL AND seq IS NOT NULL"
+        ).fetchall()
         if not old and not calls:
             return
         from kernelevo.search.phase import Phase
@@ -158,36 +176,51 @@ class Store:
             for cid, iteration, features in old:
                 attempt = int(json.loads(features or "{}").get("attempt") or 0)
                 ph = Phase.from_legacy(int(iteration or 0), attempt)
-                self._db.execute("UPDATE candidates SET phase=?, phase_index=?, attempt=?, iteration=? WHERE id=?",
-                                 (ph.kind, ph.index, ph.attempt, ph.index if ph.is_model else None, cid))
+                self._db.execute(
+                    "UPDATE candidates SET phase=?, phase_index=?, attempt=?, iteration=? WHERE id=?",
+                    (ph.kind, ph.index, ph.attempt, ph.index if ph.is_model else None, cid),
+                )
             for cid, seq in calls:
                 ph = Phase.from_legacy_seq(int(seq))
-                self._db.execute("UPDATE llm_calls SET phase=?, phase_index=?, attempt=? WHERE id=?",
-                                 (ph.kind, ph.index, ph.attempt, cid))
+                self._db.execute(
+                    "UPDATE llm_calls SET phase=?, phase_index=?, attempt=? WHERE id=?",
+                    (ph.kind, ph.index, ph.attempt, cid),
+                )
 
     def close(self) -> None:
         self._db.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     # -- verdict cache -------------------------------------------------------------
-    def get_verdict(self, task_hash: str, candidate_hash: str, env_key: str) -> dict[str, Any] | None:
+    def get_verdict(
+        self, task_hash: str, candidate_hash: str, env_key: str
+    ) -> dict[str, Any] | None:
         row = self._db.execute(
             "SELECT verdict_json FROM verdicts WHERE task_hash=? AND candidate_hash=? AND env_key=?",
             (task_hash, candidate_hash, env_key),
         ).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+    def put_verdict(
+        self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]
+    ) -> None:
         if self.read_only:  # a cache: a read-only store just does not remember
             return
         self._db.execute(
             "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?)",
-            (task_hash, candidate_hash, env_key, verdict.get("status", ""), json.dumps(verdict), time.time()),
+            (
+                task_hash,
+                candidate_hash,
+                env_key,
+                verdict.get("status", ""),
+                json.dumps(verdict),
+                time.time(),
+            ),
         )
 
     # -- runs ------------------------------------------------------------------------
@@ -206,12 +239,25 @@ class Store:
         now = time.time()
         self._db.execute(
             "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, now, now, task_path, task_hash, source_file, target_id, source_hash, "running",
-             json.dumps(config), "{}"),
+            (
+                run_id,
+                now,
+                now,
+                task_path,
+                task_hash,
+                source_file,
+                target_id,
+                source_hash,
+                "running",
+                json.dumps(config),
+                "{}",
+            ),
         )
         return run_id
 
-    def update_run(self, run_id: str, *, status: str | None = None, summary: dict[str, Any] | None = None) -> None:
+    def update_run(
+        self, run_id: str, *, status: str | None = None, summary: dict[str, Any] | None = None
+    ) -> None:
         sets, args = ["updated_at=?"], [time.time()]
         if status is not None:
             sets.append("status=?")
@@ -224,11 +270,15 @@ class Store:
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
-            row = self._db.execute("SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC", (run_id + "%",)).fetchone()
+            row = self._db.execute(
+                "SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC", (run_id + "%",)
+            ).fetchone()
         return _run(row) if row else None
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
-        rows = self._db.execute("SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
+        ).fetchall()
         return [_run(r) for r in rows]
 
     # -- candidates ------------------------------------------------------------------
@@ -236,7 +286,7 @@ class Store:
         self,
         run_id: str,
         *,
-        phase: "Phase",
+        phase: Phase,
         origin: str,
         backend: str,
         source: str,
@@ -252,14 +302,32 @@ class Store:
             "INSERT INTO candidates (run_id, iteration, parent_id, origin, backend, source, candidate_hash, status,"
             " time_ms, speedup_eager, speedup_compile, verdict_json, features_json, created_at, phase, phase_index,"
             " attempt) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, phase.index if phase.is_model else None, parent_id, origin, backend, source, candidate_hash,
-             verdict.get("status", ""), time_ms, speedup_eager, speedup_compile, json.dumps(verdict),
-             json.dumps(features or {}), time.time(), phase.kind, phase.index, phase.attempt),
+            (
+                run_id,
+                phase.index if phase.is_model else None,
+                parent_id,
+                origin,
+                backend,
+                source,
+                candidate_hash,
+                verdict.get("status", ""),
+                time_ms,
+                speedup_eager,
+                speedup_compile,
+                json.dumps(verdict),
+                json.dumps(features or {}),
+                time.time(),
+                phase.kind,
+                phase.index,
+                phase.attempt,
+            ),
         )
         return int(cur.lastrowid)
 
     def candidates(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._db.execute("SELECT * FROM candidates WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM candidates WHERE run_id=? ORDER BY id", (run_id,)
+        ).fetchall()
         out = []
         for r in rows:
             d = dict(r)
@@ -272,9 +340,13 @@ class Store:
         self._db.execute("DELETE FROM candidates WHERE id=?", (candidate_id,))
 
     def set_candidate_features(self, candidate_id: int, features: dict[str, Any]) -> None:
-        row = self._db.execute("SELECT features_json FROM candidates WHERE id=?", (candidate_id,)).fetchone()
+        row = self._db.execute(
+            "SELECT features_json FROM candidates WHERE id=?", (candidate_id,)
+        ).fetchone()
         merged = {**json.loads(row[0] or "{}"), **features} if row else features
-        self._db.execute("UPDATE candidates SET features_json=? WHERE id=?", (json.dumps(merged), candidate_id))
+        self._db.execute(
+            "UPDATE candidates SET features_json=? WHERE id=?", (json.dumps(merged), candidate_id)
+        )
 
     def get_candidate(self, candidate_id: int) -> dict[str, Any] | None:
         row = self._db.execute("SELECT * FROM candidates WHERE id=?", (candidate_id,)).fetchone()
@@ -286,42 +358,74 @@ class Store:
         return d
 
     # -- LLM calls -------------------------------------------------------------------
-    def add_llm_call(self, run_id: str, *, request_hash: str, phase: "Phase", provider: str, model: str,
-                     prompt: Any, response_text: str, usage: dict[str, Any]) -> None:
+    def add_llm_call(
+        self,
+        run_id: str,
+        *,
+        request_hash: str,
+        phase: Phase,
+        provider: str,
+        model: str,
+        prompt: Any,
+        response_text: str,
+        usage: dict[str, Any],
+    ) -> None:
         self._db.execute(
             "INSERT INTO llm_calls (run_id, request_hash, phase, phase_index, attempt, provider, model, prompt_json,"
             " response_text, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, created_at)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (run_id, request_hash, phase.kind, phase.index, phase.attempt, provider, model, json.dumps(prompt),
-             response_text,
-             int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0)),
-             int(usage.get("cache_read_tokens", 0)), int(usage.get("cache_write_tokens", 0)),
-             float(usage.get("cost_usd", 0.0)), time.time()),
+            (
+                run_id,
+                request_hash,
+                phase.kind,
+                phase.index,
+                phase.attempt,
+                provider,
+                model,
+                json.dumps(prompt),
+                response_text,
+                int(usage.get("input_tokens", 0)),
+                int(usage.get("output_tokens", 0)),
+                int(usage.get("cache_read_tokens", 0)),
+                int(usage.get("cache_write_tokens", 0)),
+                float(usage.get("cost_usd", 0.0)),
+                time.time(),
+            ),
         )
 
     def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,)).fetchall()
+        rows = self._db.execute(
+            "SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,)
+        ).fetchall()
         return [dict(r) for r in rows]
 
-    def find_llm_call(self, run_id: str, phase: "Phase") -> dict[str, Any] | None:
+    def find_llm_call(self, run_id: str, phase: Phase) -> dict[str, Any] | None:
         """The paid answer stored for this model iteration and attempt, if any."""
-        row = self._db.execute("SELECT * FROM llm_calls WHERE run_id=? AND phase_index=? AND attempt=? AND"
-                               " phase IN ('iteration', 'repair') ORDER BY id DESC",
-                               (run_id, phase.index, phase.attempt)).fetchone()
+        row = self._db.execute(
+            "SELECT * FROM llm_calls WHERE run_id=? AND phase_index=? AND attempt=? AND"
+            " phase IN ('iteration', 'repair') ORDER BY id DESC",
+            (run_id, phase.index, phase.attempt),
+        ).fetchone()
         return dict(row) if row else None
 
     # -- results (what the editor reads) ----------------------------------------------
     def put_result(self, summary: ResultSummary) -> None:
         self._db.execute(
             "INSERT OR REPLACE INTO results VALUES (?,?,?,?,?)",
-            (summary.run_id, _norm(summary.source_file), summary.target_id, json.dumps(asdict(summary)),
-             summary.created_at or time.time()),
+            (
+                summary.run_id,
+                _norm(summary.source_file),
+                summary.target_id,
+                json.dumps(asdict(summary)),
+                summary.created_at or time.time(),
+            ),
         )
 
     def results_for_file(self, path: str) -> list[ResultSummary]:
         """Latest result per target of a file (newest run wins)."""
         rows = self._db.execute(
-            "SELECT summary_json FROM results WHERE source_file=? ORDER BY created_at", (_norm(path),)
+            "SELECT summary_json FROM results WHERE source_file=? ORDER BY created_at",
+            (_norm(path),),
         ).fetchall()
         latest: dict[str, ResultSummary] = {}
         for (js,) in rows:
@@ -341,8 +445,15 @@ def _norm(path: str) -> str:
 def _run(row: sqlite3.Row) -> RunRecord:
     d = dict(row)
     return RunRecord(
-        id=d["id"], created_at=d["created_at"], updated_at=d["updated_at"], task_path=d["task_path"],
-        task_hash=d["task_hash"], source_file=d["source_file"] or "", target_id=d["target_id"] or "",
-        source_hash=d["source_hash"] or "", status=d["status"], config=json.loads(d["config_json"] or "{}"),
+        id=d["id"],
+        created_at=d["created_at"],
+        updated_at=d["updated_at"],
+        task_path=d["task_path"],
+        task_hash=d["task_hash"],
+        source_file=d["source_file"] or "",
+        target_id=d["target_id"] or "",
+        source_hash=d["source_hash"] or "",
+        status=d["status"],
+        config=json.loads(d["config_json"] or "{}"),
         summary=json.loads(d["summary_json"] or "{}"),
     )

@@ -6,14 +6,16 @@ store started, a read-only store still answers reads, a full disk or a path past
 limit stops with the reason. Every text written is redacted first: a key that reached a
 verdict (an exception a candidate raised, a server's echo) is masked before it is stored.
 """
+
 from __future__ import annotations
 
 import os
 import sqlite3
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import quote
 
 SQLITE_MAX_PATH = 512  # the unix VFS's limit on a database path (SQLite's MAX_PATHNAME)
@@ -58,19 +60,27 @@ def translate(exc: sqlite3.Error, path: Path) -> sqlite3.Error:
         return exc
     text = str(exc).lower()
     if "full" in text:
-        return StoreError(f"the disk holding {path} is full: free some space and run again "
-                          "(what was stored before is intact)")
+        return StoreError(
+            f"the disk holding {path} is full: free some space and run again "
+            "(what was stored before is intact)"
+        )
     if "readonly" in text or "read-only" in text:
-        return StoreError(f"{path} is read-only, so results cannot be saved: make it writable, or set "
-                          "KERNELEVO_STORE (or --store) to a writable place")
+        return StoreError(
+            f"{path} is read-only, so results cannot be saved: make it writable, or set "
+            "KERNELEVO_STORE (or --store) to a writable place"
+        )
     if "malformed" in text or "not a database" in text:
         return StoreError(f"{path} is damaged: move it aside (mv {path} {path}.bad) and run again")
     if "disk i/o" in text:
-        return StoreError(f"reading or writing {path} failed (disk I/O error): check the disk and run again")
+        return StoreError(
+            f"reading or writing {path} failed (disk I/O error): check the disk and run again"
+        )
     return exc
 
 
-def open_database(path: Path, prepare: Callable[[RedactingConnection], None]) -> tuple[RedactingConnection, bool]:
+def open_database(
+    path: Path, prepare: Callable[[RedactingConnection], None]
+) -> tuple[RedactingConnection, bool]:
     """(connection, read_only). `prepare` creates or migrates the schema; it is not run on a
     read-only store. A damaged file is moved aside and a fresh one prepared."""
     from kernelevo.llm.redact import register_environment_secrets
@@ -78,8 +88,10 @@ def open_database(path: Path, prepare: Callable[[RedactingConnection], None]) ->
     register_environment_secrets()
     full = Path(os.path.abspath(path))
     if len(str(full)) + len("-journal") >= SQLITE_MAX_PATH:
-        raise StoreError(f"the store path is {len(str(full))} characters long, past SQLite's limit of "
-                         f"{SQLITE_MAX_PATH}: set KERNELEVO_STORE (or --store) to a shorter path")
+        raise StoreError(
+            f"the store path is {len(str(full))} characters long, past SQLite's limit of "
+            f"{SQLITE_MAX_PATH}: set KERNELEVO_STORE (or --store) to a shorter path"
+        )
     if not _writable_place(full):
         return _open_read_only(full), True
     try:
@@ -93,22 +105,36 @@ def open_database(path: Path, prepare: Callable[[RedactingConnection], None]) ->
             return conn, False
         except StoreError as exc:
             conn.close()
-            if full.exists() and ("read-only" in str(exc) or "is full" in str(exc) or "disk I/O" in str(exc)):
+            if full.exists() and (
+                "read-only" in str(exc) or "is full" in str(exc) or "disk I/O" in str(exc)
+            ):
                 if "read-only" not in str(exc):
-                    print(f"kernelevo: warning: {exc}; the store is open for reading only", file=sys.stderr)
+                    print(
+                        f"kernelevo: warning: {exc}; the store is open for reading only",
+                        file=sys.stderr,
+                    )
                 return _open_read_only(full), True
             if "damaged" not in str(exc) or attempt:
                 raise
             moved = _move_aside(full)
-            print(f"kernelevo: warning: {full} was damaged; it was moved to {moved} and a fresh store was "
-                  "started", file=sys.stderr)
+            print(
+                f"kernelevo: warning: {full} was damaged; it was moved to {moved} and a fresh store was "
+                "started",
+                file=sys.stderr,
+            )
     raise AssertionError("unreachable")
 
 
 def _connect(target: str, path: Path, uri: bool = False) -> RedactingConnection:
     try:
-        conn = sqlite3.connect(target, timeout=30.0, isolation_level=None, check_same_thread=False, uri=uri,
-                               factory=RedactingConnection)
+        conn = sqlite3.connect(
+            target,
+            timeout=30.0,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+            factory=RedactingConnection,
+        )
     except sqlite3.Error as exc:
         raise translate(exc, path) from None
     conn.store_path = path
@@ -118,10 +144,15 @@ def _connect(target: str, path: Path, uri: bool = False) -> RedactingConnection:
 
 def _open_read_only(path: Path) -> RedactingConnection:
     if not path.exists():
-        raise StoreError(f"there is no store at {path} and its folder is read-only: set KERNELEVO_STORE "
-                         "(or --store) to a writable place")
+        raise StoreError(
+            f"there is no store at {path} and its folder is read-only: set KERNELEVO_STORE "
+            "(or --store) to a writable place"
+        )
     last: sqlite3.Error | None = None
-    for mode in ("mode=ro", "immutable=1"):  # a WAL store on a read-only disk opens only as immutable
+    for mode in (
+        "mode=ro",
+        "immutable=1",
+    ):  # a WAL store on a read-only disk opens only as immutable
         conn = _connect(f"file:{quote(str(path))}?{mode}", path, uri=True)
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()

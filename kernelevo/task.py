@@ -3,6 +3,7 @@
 The static side (no torch) gives users one-line errors naming file and line before
 any process starts; `load_task_module` is what the worker calls.
 """
+
 from __future__ import annotations
 
 import ast
@@ -36,9 +37,13 @@ def read_task(path: str | Path) -> TaskFile:
     """Read and statically check a task file; raises TaskError with file:line on problems."""
     p = Path(path)
     if not p.exists():
-        raise TaskError(f"{p}: no such task file (give a KernelBench-format .py file with class Model and get_inputs())")
+        raise TaskError(
+            f"{p}: no such task file (give a KernelBench-format .py file with class Model and get_inputs())"
+        )
     if p.is_dir():
-        raise TaskError(f"{p}: is a folder; give a task .py file (or use a command that accepts folders)")
+        raise TaskError(
+            f"{p}: is a folder; give a task .py file (or use a command that accepts folders)"
+        )
     try:
         source = p.read_text()
     except (OSError, UnicodeDecodeError) as exc:
@@ -49,21 +54,38 @@ def read_task(path: str | Path) -> TaskFile:
         raise TaskError(f"{p}:{exc.lineno}: syntax error: {exc.msg}") from exc
     names = {n.name: n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     if not isinstance(names.get("Model"), ast.ClassDef):
-        raise TaskError(f"{p}:1: no top-level `class Model(nn.Module)`; a task defines Model, get_inputs() and get_init_inputs()")
+        raise TaskError(
+            f"{p}:1: no top-level `class Model(nn.Module)`; a task defines Model, get_inputs() and get_init_inputs()"
+        )
     for fn in ("get_inputs", "get_init_inputs"):
         if not isinstance(names.get(fn), ast.FunctionDef):
-            raise TaskError(f"{p}:1: no top-level `def {fn}()`; a task defines Model, get_inputs() and get_init_inputs()")
-    return TaskFile(path=p.resolve(), source=source, hash=text_hash(source), hints=_literal_hints(tree))
+            raise TaskError(
+                f"{p}:1: no top-level `def {fn}()`; a task defines Model, get_inputs() and get_init_inputs()"
+            )
+    return TaskFile(
+        path=p.resolve(), source=source, hash=text_hash(source), hints=_literal_hints(tree)
+    )
 
 
 def _literal_hints(tree: ast.Module) -> dict[str, Any]:
     """Hints that are plain literals (read without running the file)."""
     hints: dict[str, Any] = {}
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             name = node.targets[0].id
-            if name in ("TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS", "STRICT", "ALLOW_TF32", "ALLOW_BF16",
-                        "ALLOW_FP16"):
+            if name in (
+                "TOLERANCE",
+                "ALLOWED_LIBRARY_OPS",
+                "VERIFY_SEEDS",
+                "STRICT",
+                "ALLOW_TF32",
+                "ALLOW_BF16",
+                "ALLOW_FP16",
+            ):
                 try:
                     hints[name] = ast.literal_eval(node.value)
                 except ValueError:
@@ -98,6 +120,8 @@ def load_task_module(path: str | Path, size: str = "default") -> ModuleType:
     if size == "small":
         small = getattr(module, "SMALL", None)
         if small is None:
-            raise TaskError(f"{path}:1: size 'small' asked for but the task has no SMALL = {{...}} overrides")
+            raise TaskError(
+                f"{path}:1: size 'small' asked for but the task has no SMALL = {{...}} overrides"
+            )
         module.__dict__.update(small)
     return module

@@ -5,6 +5,7 @@ pickling (unpickling what a candidate process sent would run its code in the jud
 descriptor is plain msgpack data; the side that opens one checks every field, so a forged
 descriptor can at worst name memory the sender owns, never a file outside the exchange folder.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,9 +14,23 @@ from typing import Any
 
 import torch
 
-DTYPES = {str(d).replace("torch.", ""): d for d in (
-    torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.int8,
-    torch.uint8, torch.bool, torch.complex64, torch.complex128)}
+DTYPES = {
+    str(d).replace("torch.", ""): d
+    for d in (
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+        torch.complex64,
+        torch.complex128,
+    )
+}
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
 _IPC_REF = re.compile(rb"^/?torch_[A-Za-z0-9_.-]{1,200}$")
 
@@ -34,14 +49,23 @@ def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> 
     place (`via="ipc"`) or, where CUDA IPC cannot cross between the two sandboxes, copied into a
     file the reader puts back on its GPU (`via="file"`, the descriptor says `"device": "cuda"`)."""
     t = t.detach()
-    meta = {"dtype": dtype_name(t.dtype), "shape": list(t.shape), "stride": list(t.stride()),
-            "offset": int(t.storage_offset())}
+    meta = {
+        "dtype": dtype_name(t.dtype),
+        "shape": list(t.shape),
+        "stride": list(t.stride()),
+        "offset": int(t.storage_offset()),
+    }
     if t.device.type == "cuda" and via == "file":
         c = t.contiguous()
         mapped = shared_empty(folder, name, c.numel(), c.dtype)
         mapped.copy_(c.reshape(-1))
-        meta.update(stride=list(c.stride()), offset=0, file=os.path.basename(mapped.untyped_storage()._kernelevo_file),
-                    numel=int(c.numel()), device="cuda")  # type: ignore[attr-defined]
+        meta.update(
+            stride=list(c.stride()),
+            offset=0,
+            file=os.path.basename(mapped.untyped_storage()._kernelevo_file),
+            numel=int(c.numel()),
+            device="cuda",
+        )  # type: ignore[attr-defined]
         return meta
     if t.device.type == "cuda":
         storage = t.untyped_storage()
@@ -53,10 +77,16 @@ def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> 
             fields = storage._share_cuda_()
             meta.update(stride=list(t.stride()), offset=int(t.storage_offset()))
         device, handle, size, offset, ref_handle, ref_offset, event_handle, event_sync = fields
-        meta["cuda"] = {"device": int(device), "handle": bytes(handle), "size": int(size), "offset": int(offset),
-                        "ref_handle": bytes(ref_handle), "ref_offset": int(ref_offset),
-                        "event_handle": bytes(event_handle) if event_handle is not None else None,
-                        "event_sync": bool(event_sync)}
+        meta["cuda"] = {
+            "device": int(device),
+            "handle": bytes(handle),
+            "size": int(size),
+            "offset": int(offset),
+            "ref_handle": bytes(ref_handle),
+            "ref_offset": int(ref_offset),
+            "event_handle": bytes(event_handle) if event_handle is not None else None,
+            "event_sync": bool(event_sync),
+        }
         return meta
     path = getattr(t.untyped_storage(), "_kernelevo_file", None)
     if path is None or os.path.dirname(path) != os.path.realpath(folder):
@@ -94,7 +124,13 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
         raise ChannelError("a tensor descriptor must be a map")
     dtype = DTYPES.get(desc.get("dtype"))  # type: ignore[arg-type]
     shape, stride, offset = desc.get("shape"), desc.get("stride"), desc.get("offset")
-    if dtype is None or not _ints(shape) or not _ints(stride) or len(shape) != len(stride) or not _ints([offset]):
+    if (
+        dtype is None
+        or not _ints(shape)
+        or not _ints(stride)
+        or len(shape) != len(stride)
+        or not _ints([offset])
+    ):
         raise ChannelError("malformed tensor descriptor (dtype, shape, stride, offset)")
     if any(s < 0 for s in shape) or any(s < 0 for s in stride) or offset < 0:
         raise ChannelError("negative shape, stride or offset in a tensor descriptor")
@@ -102,15 +138,26 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
     if "cuda" in desc:
         c = desc["cuda"]
-        if not isinstance(c, dict) or not _ints([c.get("device"), c.get("size"), c.get("offset"), c.get("ref_offset")]):
+        if not isinstance(c, dict) or not _ints(
+            [c.get("device"), c.get("size"), c.get("offset"), c.get("ref_offset")]
+        ):
             raise ChannelError("malformed CUDA IPC descriptor")
         if not isinstance(c.get("handle"), bytes) or not _IPC_REF.match(c.get("ref_handle") or b""):
             raise ChannelError("malformed CUDA IPC handle")
         if c["size"] > max_bytes or (offset + span) * item > c["size"]:
-            raise ChannelError(f"CUDA IPC descriptor of {c['size']} bytes exceeds what it may describe")
+            raise ChannelError(
+                f"CUDA IPC descriptor of {c['size']} bytes exceeds what it may describe"
+            )
         storage = torch.UntypedStorage._new_shared_cuda(
-            c["device"], c["handle"], c["size"], c["offset"], c["ref_handle"], c["ref_offset"],
-            c.get("event_handle") if isinstance(c.get("event_handle"), bytes) else None, bool(c.get("event_sync")))
+            c["device"],
+            c["handle"],
+            c["size"],
+            c["offset"],
+            c["ref_handle"],
+            c["ref_offset"],
+            c.get("event_handle") if isinstance(c.get("event_handle"), bytes) else None,
+            bool(c.get("event_sync")),
+        )
     else:
         name, numel = desc.get("file"), desc.get("numel")
         if not isinstance(name, str) or not _NAME.match(name) or not _ints([numel]):
@@ -121,7 +168,9 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
         have = os.path.getsize(path)
         if numel * item > max_bytes or numel * item > have or offset + span > numel:
             raise ChannelError(f"shared-memory descriptor for {name} does not fit its file")
-        storage = torch.from_file(path, shared=True, size=max(numel, 1), dtype=dtype).untyped_storage()
+        storage = torch.from_file(
+            path, shared=True, size=max(numel, 1), dtype=dtype
+        ).untyped_storage()
         storage._kernelevo_file = path  # type: ignore[attr-defined]
     out = torch.empty(0, dtype=dtype, device=storage.device)
     out.set_(storage, offset, shape, stride)
@@ -129,7 +178,9 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
 
 
 def _ints(values: Any) -> bool:
-    return isinstance(values, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+    return isinstance(values, list) and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    )
 
 
 def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc") -> list[Any]:
@@ -139,11 +190,18 @@ def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc")
         if isinstance(v, torch.Tensor):
             out.append({"tensor": export_tensor(v, folder, f"{prefix}-{i}", via)})
         elif isinstance(v, (list, tuple)):
-            out.append({"list": export_values(list(v), folder, f"{prefix}-{i}", via), "tuple": isinstance(v, tuple)})
+            out.append(
+                {
+                    "list": export_values(list(v), folder, f"{prefix}-{i}", via),
+                    "tuple": isinstance(v, tuple),
+                }
+            )
         elif v is None or isinstance(v, (bool, int, float, str)):
             out.append({"value": v})
         else:
-            raise ChannelError(f"argument {i} is a {type(v).__name__}; only tensors and plain values cross processes")
+            raise ChannelError(
+                f"argument {i} is a {type(v).__name__}; only tensors and plain values cross processes"
+            )
     return out
 
 
@@ -154,8 +212,12 @@ def placed(desc: Any, t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def open_values(items: Any, folder: str, max_bytes: int, mirrors: list[tuple[torch.Tensor, torch.Tensor]] | None
-                = None) -> list[Any]:
+def open_values(
+    items: Any,
+    folder: str,
+    max_bytes: int,
+    mirrors: list[tuple[torch.Tensor, torch.Tensor]] | None = None,
+) -> list[Any]:
     """`mirrors` collects (file mapping, GPU copy) for tensors that came through files for the GPU."""
     if not isinstance(items, list):
         raise ChannelError("arguments must be a list")
@@ -172,7 +234,9 @@ def open_values(items: Any, folder: str, max_bytes: int, mirrors: list[tuple[tor
         elif "list" in item:
             inner = open_values(item["list"], folder, max_bytes, mirrors)
             out.append(tuple(inner) if item.get("tuple") else inner)
-        elif "value" in item and (item["value"] is None or isinstance(item["value"], (bool, int, float, str))):
+        elif "value" in item and (
+            item["value"] is None or isinstance(item["value"], (bool, int, float, str))
+        ):
             out.append(item["value"])
         else:
             raise ChannelError("malformed argument")

@@ -16,12 +16,14 @@ instead, flagged `escaped_stream`. Functions are warmed up, then timed round-rob
 process, until the median is known to `target_rel_ci` or a run/time limit is reached.
 Without CUDA the same protocol runs on a host clock, so the logic is tested on CPU.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -44,14 +46,25 @@ _CAPTURED = {
     "time.perf_counter": (lambda: time.perf_counter, _perf_counter),
     "torch.cuda.Event": (lambda: torch.cuda.Event, _Event),
     "torch.cuda.Event.record": (lambda: torch.cuda.Event.record, torch.cuda.Event.record),
-    "torch.cuda.Event.elapsed_time": (lambda: torch.cuda.Event.elapsed_time, torch.cuda.Event.elapsed_time),
-    "torch.cuda.Event.synchronize": (lambda: torch.cuda.Event.synchronize, torch.cuda.Event.synchronize),
+    "torch.cuda.Event.elapsed_time": (
+        lambda: torch.cuda.Event.elapsed_time,
+        torch.cuda.Event.elapsed_time,
+    ),
+    "torch.cuda.Event.synchronize": (
+        lambda: torch.cuda.Event.synchronize,
+        torch.cuda.Event.synchronize,
+    ),
     "torch.cuda.synchronize": (lambda: torch.cuda.synchronize, _cuda_synchronize),
     "torch.cuda.current_stream": (lambda: torch.cuda.current_stream, _current_stream),
-    "torch._C._cuda_synchronize": (lambda: getattr(torch._C, "_cuda_synchronize", None), _c_cuda_synchronize),
+    "torch._C._cuda_synchronize": (
+        lambda: getattr(torch._C, "_cuda_synchronize", None),
+        _c_cuda_synchronize,
+    ),
 }
 
-GRAPH_THRESHOLD_MS = 0.05  # measured calls under 50 us (kernels of ~20 us plus launch latency): also graph replay
+GRAPH_THRESHOLD_MS = (
+    0.05  # measured calls under 50 us (kernels of ~20 us plus launch latency): also graph replay
+)
 DEFAULT_FLUSH_BYTES = 256 * 1024 * 1024  # what triton.testing.do_bench uses when L2 size is unknown
 
 
@@ -61,6 +74,7 @@ def tampered() -> list[str]:
 
 
 # ---------------------------------------------------------------- L2 flush sizing
+
 
 def l2_flush_bytes(props: Any) -> int:
     """Bytes to write between calls so nothing of the previous call stays in L2: twice the L2."""
@@ -81,6 +95,7 @@ def flush_needed(l2_bytes: int, n_input_sets: int, input_set_bytes: int | None) 
 
 # ---------------------------------------------------------------- timers
 
+
 class Timer(Protocol):
     l2_flushed: bool
     last_synced_ms: float | None  # device-wide time of the last call, where the timer has one
@@ -89,7 +104,9 @@ class Timer(Protocol):
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None: ...
     def measure(self, fn: Callable[[int], Any], index: int) -> float: ...
     def now(self) -> float: ...
-    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None: ...
+    def graph_ms(
+        self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float
+    ) -> float | None: ...
     def close(self) -> None: ...
 
 
@@ -113,7 +130,9 @@ class HostTimer:
     def now(self) -> float:
         return self.clock()
 
-    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None:
+    def graph_ms(
+        self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float
+    ) -> float | None:
         return None
 
     def close(self) -> None:
@@ -149,19 +168,26 @@ REAL_CUDA = CudaApi(
     elapsed_ms=lambda a, b: _event_elapsed(a, b),
     sync_device=_real_sync_device,
     properties=lambda d: torch.cuda.get_device_properties(d),
-    new_flush_buffer=lambda nbytes, d: torch.empty(nbytes // 4, dtype=torch.int32, device=f"cuda:{d}"),
+    new_flush_buffer=lambda nbytes, d: torch.empty(
+        nbytes // 4, dtype=torch.int32, device=f"cuda:{d}"
+    ),
     delay=lambda cycles: _cuda_sleep(cycles) if _cuda_sleep is not None else None,
     reached=lambda ev: bool(_event_query(ev)) if _event_query is not None else False,
 )
 
-MIN_DELAY_CYCLES = 20_000       # ~10 us at 2 GHz
-RETAKES = 4                     # times a starved sample is taken again (the spin doubling each time)
+MIN_DELAY_CYCLES = 20_000  # ~10 us at 2 GHz
+RETAKES = 4  # times a starved sample is taken again (the spin doubling each time)
 MAX_DELAY_CYCLES = 20_000_000
 
 
 class CudaTimer:
-    def __init__(self, device: int, api: CudaApi = REAL_CUDA, clock: Callable[[], float] = _perf_counter,
-                 graph_replays: int = 20) -> None:
+    def __init__(
+        self,
+        device: int,
+        api: CudaApi = REAL_CUDA,
+        clock: Callable[[], float] = _perf_counter,
+        graph_replays: int = 20,
+    ) -> None:
         self.device = device
         self.api = api
         self.clock = clock
@@ -169,7 +195,9 @@ class CudaTimer:
         self.l2_flushed = False
         self._flush: Any = None
         self.last_synced_ms: float | None = None
-        self.last_starved = False  # the last sample timed host launch latency (then it is taken again)
+        self.last_starved = (
+            False  # the last sample timed host launch latency (then it is taken again)
+        )
         self.delay_cycles = MIN_DELAY_CYCLES
 
     def prepare(self, n_input_sets: int, input_set_bytes: int | None, flush_l2: bool) -> None:
@@ -190,11 +218,15 @@ class CudaTimer:
         start, end, synced = api.new_event(), api.new_event(), api.new_event()
         if self._flush is not None:
             self._flush.zero_()
-        api.delay(self.delay_cycles)  # the device is busy while the host launches the call's kernels
+        api.delay(
+            self.delay_cycles
+        )  # the device is busy while the host launches the call's kernels
         api.record(start)
         fn(index)
         api.record(end)
-        starved = api.reached(start)  # the device idled waiting for the host: launch latency was timed
+        starved = api.reached(
+            start
+        )  # the device idled waiting for the host: launch latency was timed
         self.last_starved = starved and self.delay_cycles < MAX_DELAY_CYCLES
         if self.last_starved:
             self.delay_cycles *= 2
@@ -207,7 +239,9 @@ class CudaTimer:
     def now(self) -> float:
         return self.clock()
 
-    def graph_ms(self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float) -> float | None:
+    def graph_ms(
+        self, fn: Callable[[int], Any], n_input_sets: int, eager_ms: float
+    ) -> float | None:
         """Per-call time of back-to-back replays of a CUDA graph holding several calls.
 
         No flush inside the graph: this is the launch-free, cache-warm time (rotating input sets
@@ -246,6 +280,7 @@ class CudaTimer:
 
 
 # ---------------------------------------------------------------- the protocol
+
 
 def _default_timer(device: Any) -> Timer:
     if device is None:
@@ -308,7 +343,9 @@ def time_interleaved(
         index = calls[name] % n_input_sets
         calls[name] += 1
         ms = timer.measure(fns[name], index)
-        for _ in range(RETAKES):  # a sample that timed the host (busy, e.g. compiling the next candidate)
+        for _ in range(
+            RETAKES
+        ):  # a sample that timed the host (busy, e.g. compiling the next candidate)
             if not timer.last_starved:
                 break
             ms = timer.measure(fns[name], index)
@@ -332,7 +369,11 @@ def time_interleaved(
 
             empty = [(timer.measure(_noop, 0), timer.last_synced_ms) for _ in range(10)]
             overhead = quantile(sorted(e[0] for e in empty), 0.5)
-            sync_gap = (quantile(sorted(e[1] for e in empty), 0.5) - overhead) if empty[0][1] is not None else 0.0
+            sync_gap = (
+                (quantile(sorted(e[1] for e in empty), 0.5) - overhead)
+                if empty[0][1] is not None
+                else 0.0
+            )
             samples: dict[str, list[float]] = {name: [] for name in names}
             synced: dict[str, list[float]] = {name: [] for name in names}
             started = timer.now()
@@ -345,7 +386,8 @@ def time_interleaved(
                     if whole_ms is not None:
                         synced[name].append(whole_ms)
                 if r + 1 >= min_runs and all(
-                        relative_ci(s, confidence) <= target_rel_ci for s in samples.values()):
+                    relative_ci(s, confidence) <= target_rel_ci for s in samples.values()
+                ):
                     reason = "converged"
                     break
                 if timer.now() - started >= max_time_s:
@@ -354,11 +396,19 @@ def time_interleaved(
 
             out = {}
             for name in names:
-                t = summarize(samples[name], confidence=confidence, stop_reason=reason,
-                              l2_flushed=timer.l2_flushed)
+                t = summarize(
+                    samples[name],
+                    confidence=confidence,
+                    stop_reason=reason,
+                    l2_flushed=timer.l2_flushed,
+                )
                 if synced[name]:
-                    whole = summarize(synced[name], confidence=confidence, stop_reason=reason,
-                                      l2_flushed=timer.l2_flushed)
+                    whole = summarize(
+                        synced[name],
+                        confidence=confidence,
+                        stop_reason=reason,
+                        l2_flushed=timer.l2_flushed,
+                    )
                     if escaped(t.median_ms, whole.median_ms, sync_gap):
                         t = whole
                         t.escaped_stream = True

@@ -2,11 +2,13 @@
 
 Kept apart from the protocol (timing.py) so the statistics can be read and tested alone.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 _Z95 = 1.959963984540054
 
@@ -27,9 +29,13 @@ class Timing:
     stop_reason: str = ""  # "converged" | "max_runs" | "max_time"
     l2_flushed: bool = False
     graph_error: str | None = None
-    overhead_ms: float = 0.0  # median time of an empty call under the same protocol (not subtracted)
+    overhead_ms: float = (
+        0.0  # median time of an empty call under the same protocol (not subtracted)
+    )
     synced_ms: float | None = None  # median with the whole device synchronised before the end event
-    escaped_stream: bool = False  # work outlived the stream: the figures above are the device-wide ones
+    escaped_stream: bool = (
+        False  # work outlived the stream: the figures above are the device-wide ones
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,9 +85,15 @@ def relative_ci(samples: Sequence[float], confidence: float = 0.95) -> float:
     return (hi - lo) / (2 * med) if med > 0 else math.inf
 
 
-def summarize(samples_ms: Sequence[float], *, confidence: float = 0.95, stop_reason: str = "",
-              l2_flushed: bool = False, graph_ms: float | None = None,
-              graph_error: str | None = None) -> Timing:
+def summarize(
+    samples_ms: Sequence[float],
+    *,
+    confidence: float = 0.95,
+    stop_reason: str = "",
+    l2_flushed: bool = False,
+    graph_ms: float | None = None,
+    graph_error: str | None = None,
+) -> Timing:
     xs = sorted(samples_ms)
     n = len(xs)
     med = quantile(xs, 0.5)
@@ -90,10 +102,20 @@ def summarize(samples_ms: Sequence[float], *, confidence: float = 0.95, stop_rea
     stdev = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
     lo, hi = median_ci(xs, confidence)
     return Timing(
-        median_ms=med, p10_ms=p10, p90_ms=p90, mean_ms=mean, stdev_ms=stdev,
-        spread=(p90 - p10) / med if med > 0 else 0.0, n_samples=n, graph_ms=graph_ms,
-        ci_low_ms=lo, ci_high_ms=hi, rel_ci=relative_ci(xs, confidence), stop_reason=stop_reason,
-        l2_flushed=l2_flushed, graph_error=graph_error,
+        median_ms=med,
+        p10_ms=p10,
+        p90_ms=p90,
+        mean_ms=mean,
+        stdev_ms=stdev,
+        spread=(p90 - p10) / med if med > 0 else 0.0,
+        n_samples=n,
+        graph_ms=graph_ms,
+        ci_low_ms=lo,
+        ci_high_ms=hi,
+        rel_ci=relative_ci(xs, confidence),
+        stop_reason=stop_reason,
+        l2_flushed=l2_flushed,
+        graph_error=graph_error,
     )
 
 
@@ -105,8 +127,10 @@ def clearly_faster(timings: dict[str, Any]) -> tuple[bool, str]:
         return False, "speed not measured"
     detail = timings.get("detail") or {}
     cand = detail.get("candidate") or {}
-    for name, label, speedup in (("eager", "eager PyTorch", se), ("compile", "torch.compile",
-                                                                  timings.get("speedup_compile"))):
+    for name, label, speedup in (
+        ("eager", "eager PyTorch", se),
+        ("compile", "torch.compile", timings.get("speedup_compile")),
+    ):
         if speedup is None:
             continue
         if speedup <= 1.0:
@@ -114,7 +138,9 @@ def clearly_faster(timings: dict[str, Any]) -> tuple[bool, str]:
         base = detail.get(name) or {}
         high, low = cand.get("ci_high_ms"), base.get("ci_low_ms")
         if high and low and high >= low:
-            return False, (f"{speedup:.2f}x vs {label} is within the timing noise (the 95 % intervals of the "
-                           f"medians overlap: {cand.get('ci_low_ms', 0):.4f}-{high:.4f} ms vs "
-                           f"{low:.4f}-{base.get('ci_high_ms', 0):.4f} ms)")
+            return False, (
+                f"{speedup:.2f}x vs {label} is within the timing noise (the 95 % intervals of the "
+                f"medians overlap: {cand.get('ci_low_ms', 0):.4f}-{high:.4f} ms vs "
+                f"{low:.4f}-{base.get('ci_high_ms', 0):.4f} ms)"
+            )
     return True, ""

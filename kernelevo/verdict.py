@@ -3,6 +3,7 @@
 It crosses process boundaries (msgpack), is stored (SQLite, as JSON) and printed
 (`--json`), so it is plain data: dataclasses of str/int/float/bool/list/dict.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -36,7 +37,9 @@ class Verdict:
     backend: str = "unknown"
     checks: list[Check] = field(default_factory=list)
     library_ops: list[str] = field(default_factory=list)
-    kept_library_ops: list[str] = field(default_factory=list)  # GEMM/conv/attention left to cuBLAS/cuDNN
+    kept_library_ops: list[str] = field(
+        default_factory=list
+    )  # GEMM/conv/attention left to cuBLAS/cuDNN
     kernel_launches: int = 0
     task_hash: str = ""
     candidate_hash: str = ""
@@ -49,11 +52,15 @@ class Verdict:
     log: str = ""
     elapsed_s: float = 0.0
     cached: bool = False
-    isolation: str = ""  # where candidate code ran: "sandbox", "none" (--no-sandbox), "" (it never ran)
+    isolation: str = (
+        ""  # where candidate code ran: "sandbox", "none" (--no-sandbox), "" (it never ran)
+    )
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
-            raise ValueError(f"unknown verdict status {self.status!r}; expected one of {', '.join(STATUSES)}")
+            raise ValueError(
+                f"unknown verdict status {self.status!r}; expected one of {', '.join(STATUSES)}"
+            )
 
     @property
     def ok(self) -> bool:
@@ -66,7 +73,7 @@ class Verdict:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Verdict":
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
         data = dict(data)
         data["checks"] = [c if isinstance(c, Check) else Check(**c) for c in data.get("checks", [])]
         known = {f for f in cls.__dataclass_fields__}

@@ -5,6 +5,7 @@ hundreds of milliseconds on a large file, which would stall hovers. Edits are de
 between an edit and the next analysis, targets are shifted by the edit's line delta, so
 lenses and hovers answer at once from the last analysis.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,9 @@ import json
 import logging
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from kernelevo.targets.model import Target
 
@@ -43,11 +45,13 @@ class DocState:
     path: str
     targets: list[TargetInfo] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    analyzed_version: Any = None   # document version the last analysis saw
-    degraded: bool = False         # last analysis failed (e.g. syntax error): targets are the last good ones
+    analyzed_version: Any = None  # document version the last analysis saw
+    degraded: bool = (
+        False  # last analysis failed (e.g. syntax error): targets are the last good ones
+    )
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     task: asyncio.Task | None = None
-    debouncing: bool = False       # the pending task is still waiting out the debounce delay
+    debouncing: bool = False  # the pending task is still waiting out the debounce delay
 
 
 class AnalysisWorker:
@@ -68,8 +72,14 @@ class AnalysisWorker:
         if self._proc is None or self._proc.returncode is not None:
             env = dict(os.environ, PYTHONPATH=child_pythonpath())
             self._proc = await asyncio.create_subprocess_exec(
-                *self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=None, cwd=self.cwd, env=env, limit=64 * 1024 * 1024)
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=None,
+                cwd=self.cwd,
+                env=env,
+                limit=64 * 1024 * 1024,
+            )
         return self._proc
 
     async def detect(self, path: str, source: str) -> tuple[list[TargetInfo], list[str]]:
@@ -82,7 +92,9 @@ class AnalysisWorker:
             try:
                 proc = await self._ensure()
                 assert proc.stdin and proc.stdout
-                proc.stdin.write((json.dumps({"id": self._seq, "path": path, "source": source}) + "\n").encode())
+                proc.stdin.write(
+                    (json.dumps({"id": self._seq, "path": path, "source": source}) + "\n").encode()
+                )
                 await proc.stdin.drain()
                 line = await asyncio.wait_for(proc.stdout.readline(), WORKER_TIMEOUT_S)
                 if not line:
@@ -133,13 +145,18 @@ def shift_targets(targets: list[TargetInfo], start_line: int, end_line: int, new
             t.end_line = max(t.start_line, t.end_line + delta)
 
 
-TextSource = Callable[[str], "tuple[str, Any, str] | None"]   # uri -> (text, version, path)
-OnUpdate = Callable[[DocState, bool], None]                   # (state, targets changed)
+TextSource = Callable[[str], "tuple[str, Any, str] | None"]  # uri -> (text, version, path)
+OnUpdate = Callable[[DocState, bool], None]  # (state, targets changed)
 
 
 class Analyzer:
-    def __init__(self, worker: AnalysisWorker, text_source: TextSource, on_update: OnUpdate,
-                 debounce_s: float = DEBOUNCE_S) -> None:
+    def __init__(
+        self,
+        worker: AnalysisWorker,
+        text_source: TextSource,
+        on_update: OnUpdate,
+        debounce_s: float = DEBOUNCE_S,
+    ) -> None:
         self.worker = worker
         self._text = text_source
         self._on_update = on_update

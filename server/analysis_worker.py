@@ -4,13 +4,15 @@ Parsing a 10,000-line file with `ast` takes 0.2-0.7 s and holds the GIL, so it r
 here instead of in the server's event loop. It reads text only; it never imports or
 runs the user's file. `python -m server.analysis_worker`.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import sys
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def _load_detector() -> Callable[[str, str], Any]:
@@ -22,11 +24,22 @@ def _load_detector() -> Callable[[str, str], Any]:
 def handle(detect: Callable[[str, str], Any], request: dict[str, Any]) -> dict[str, Any]:
     try:
         detection = detect(request["source"], request["path"])
-        targets = [dataclasses.asdict(t) if dataclasses.is_dataclass(t) else dict(t) for t in detection.targets]
-        return {"id": request["id"], "targets": targets, "errors": [str(e) for e in detection.errors]}
+        targets = [
+            dataclasses.asdict(t) if dataclasses.is_dataclass(t) else dict(t)
+            for t in detection.targets
+        ]
+        return {
+            "id": request["id"],
+            "targets": targets,
+            "errors": [str(e) for e in detection.errors],
+        }
     except Exception as exc:  # a detector bug must not kill the worker
-        return {"id": request["id"], "targets": [], "errors": [f"target detection failed: {exc!r}"],
-                "traceback": traceback.format_exc()}
+        return {
+            "id": request["id"],
+            "targets": [],
+            "errors": [f"target detection failed: {exc!r}"],
+            "traceback": traceback.format_exc(),
+        }
 
 
 def main(detect: Callable[[str, str], Any] | None = None) -> int:

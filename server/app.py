@@ -3,6 +3,7 @@
 Each LSP feature lives in its own module under `server/features/` and registers its
 handlers on the server; this module holds what they share.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,9 +12,16 @@ import gc
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
+from kernelevo_server import settings as settings_mod
+from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
+from kernelevo_server.jobs.manager import Job, JobManager
+from kernelevo_server.jobs.runner import kill_all_groups
+from kernelevo_server.protocol import KernelEvoProtocol
+from kernelevo_server.results import ResultsCache
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer
@@ -21,12 +29,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from kernelevo import __version__
-from kernelevo_server import settings as settings_mod
-from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
-from kernelevo_server.jobs.manager import Job, JobManager
-from kernelevo_server.jobs.runner import kill_all_groups
-from kernelevo_server.protocol import KernelEvoProtocol
-from kernelevo_server.results import ResultsCache
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +41,9 @@ class KernelEvoServer(LanguageServer):
         self.settings = settings_mod.Settings()
         self.analysis = Analyzer(AnalysisWorker(), self._text_of, self._analysis_updated)
         self.results = ResultsCache(self.settings.store_path(None))
-        self.jobs = JobManager(lambda: self.settings.maxJobsPerGpu, self._job_event, self._job_ended)
+        self.jobs = JobManager(
+            lambda: self.settings.maxJobsPerGpu, self._job_event, self._job_ended
+        )
         self.job_listeners: list[Callable[[Job, dict[str, Any]], None]] = []
         self.store_listeners: list[Callable[[], None]] = []
         self.analysis_listeners: list[Callable[[DocState], None]] = []
@@ -117,7 +121,9 @@ class KernelEvoServer(LanguageServer):
 
     # -- messages and refreshes --------------------------------------------------------------
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        self.window_show_message(types.ShowMessageParams(type=kind, message=f"KernelEvo: {message}"))
+        self.window_show_message(
+            types.ShowMessageParams(type=kind, message=f"KernelEvo: {message}")
+        )
 
     def log(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.window_log_message(types.LogMessageParams(type=kind, message=message))
@@ -197,8 +203,11 @@ def _register_lifecycle(server: KernelEvoServer) -> None:
     async def initialized(ls: KernelEvoServer, params: types.InitializedParams) -> None:
         if ls.supports("workspace.configuration"):
             try:
-                got = await ls.workspace_configuration_async(types.ConfigurationParams(
-                    items=[types.ConfigurationItem(section=settings_mod.SECTION)]))
+                got = await ls.workspace_configuration_async(
+                    types.ConfigurationParams(
+                        items=[types.ConfigurationItem(section=settings_mod.SECTION)]
+                    )
+                )
                 if got and isinstance(got[0], dict):
                     ls.update_settings(got[0], trusted=False)
             except Exception as exc:
@@ -214,13 +223,18 @@ def _register_lifecycle(server: KernelEvoServer) -> None:
         gc.freeze()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: KernelEvoServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(
+        ls: KernelEvoServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         values = params.settings
         if isinstance(values, dict) and values:
             ls.update_settings(values, trusted=False)
         elif ls.supports("workspace.configuration"):
-            got = await ls.workspace_configuration_async(types.ConfigurationParams(
-                items=[types.ConfigurationItem(section=settings_mod.SECTION)]))
+            got = await ls.workspace_configuration_async(
+                types.ConfigurationParams(
+                    items=[types.ConfigurationItem(section=settings_mod.SECTION)]
+                )
+            )
             if got and isinstance(got[0], dict):
                 ls.update_settings(got[0], trusted=False)
         ls.refresh_lenses()
@@ -270,7 +284,16 @@ def _alive(pid: int) -> bool:
 
 
 def create_server() -> KernelEvoServer:
-    from kernelevo_server.features import actions, debug, diagnostics, hover, jobs, lenses, proposal, watch
+    from kernelevo_server.features import (
+        actions,
+        debug,
+        diagnostics,
+        hover,
+        jobs,
+        lenses,
+        proposal,
+        watch,
+    )
 
     server = KernelEvoServer()
     _register_lifecycle(server)

@@ -1,4 +1,5 @@
 """Custom requests' params arrive from pygls as nested namedtuples; handlers want dicts."""
+
 from __future__ import annotations
 
 from typing import Any

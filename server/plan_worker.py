@@ -4,6 +4,7 @@ Run apart from the server so that planning, whatever it imports, never loads tor
 the server and never blocks its event loop. Reads one JSON request on stdin, writes one
 JSON reply on stdout. It writes no files (dry run).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,12 +23,21 @@ def _as_dict(obj: Any) -> Any:
 def plan(request: dict[str, Any]) -> dict[str, Any]:
     from kernelevo.targets.apply import apply_candidate
 
-    result = apply_candidate(request["user_file"], request["target_id"], request["candidate_path"],
-                             request.get("meta") or {}, dry_run=True)
+    result = apply_candidate(
+        request["user_file"],
+        request["target_id"],
+        request["candidate_path"],
+        request.get("meta") or {},
+        dry_run=True,
+    )
     files = [_as_dict(f) for f in getattr(result, "files", [])]
-    return {"files": [{"path": f["path"], "old_text": f.get("old_text") or "", "new_text": f["new_text"]}
-                      for f in files],
-            "diff": getattr(result, "diff", "")}
+    return {
+        "files": [
+            {"path": f["path"], "old_text": f.get("old_text") or "", "new_text": f["new_text"]}
+            for f in files
+        ],
+        "diff": getattr(result, "diff", ""),
+    }
 
 
 def main() -> int:

@@ -3,6 +3,7 @@
 Only measured numbers are shown; a field the store does not have is left out, and a
 target without a result says so rather than guessing.
 """
+
 from __future__ import annotations
 
 import time
@@ -25,7 +26,7 @@ def gpu_name(gpu: str) -> str:
     name = gpu.strip()
     for prefix in ("NVIDIA ", "GeForce ", "Tesla "):
         if name.startswith(prefix):
-            name = name[len(prefix):]
+            name = name[len(prefix) :]
     return name.split(" ")[0] if name else ""
 
 
@@ -41,7 +42,9 @@ def result_title(r: ResultSummary) -> str:
     if not outcome.improved:
         return f"{backend_name(r.backend)} kernel {outcome.headline()}"
     gpu = gpu_name(r.gpu)
-    return f"{r.speedup_eager:.2f}x faster {backend_name(r.backend)} kernel" + (f" ({gpu})" if gpu else "")
+    return f"{r.speedup_eager:.2f}x faster {backend_name(r.backend)} kernel" + (
+        f" ({gpu})" if gpu else ""
+    )
 
 
 def _tokens(n: int) -> str:
@@ -60,7 +63,11 @@ def phase_label(phase: str | None, iteration: int) -> str:
     """The search's phase as a person reads it: 'seed', 'tuning', 'iteration 3', 'repair'.
     Searches that send no phase number seeds below zero and tuning from -1000 down."""
     if phase:
-        return f"iteration {iteration}" if phase == "iteration" and iteration > 0 else phase.replace("tune", "tuning")
+        return (
+            f"iteration {iteration}"
+            if phase == "iteration" and iteration > 0
+            else phase.replace("tune", "tuning")
+        )
     if iteration <= -1000:
         return "tuning"
     if iteration < 0:
@@ -68,14 +75,18 @@ def phase_label(phase: str | None, iteration: int) -> str:
     return f"iteration {iteration}" if iteration else "starting"
 
 
-def progress_message(job: "Job") -> str:
+def progress_message(job: Job) -> str:
     """E.g. 'seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'.
     The search's own message names its phase (kernelevo/search/progress.py); for a search that
     sends no phase, the phase is read from the iteration number."""
     if job.state == "queued":
         return job.message or "queued"
     said = job.message if job.message and job.message != "starting search" else ""
-    parts = [said] if job.phase and said else [phase_label(job.phase, job.iteration)] + ([said] if said else [])
+    parts = (
+        [said]
+        if job.phase and said
+        else [phase_label(job.phase, job.iteration)] + ([said] if said else [])
+    )
     if job.best_speedup is not None:
         parts.append(f"best {job.best_speedup:.2f}x")
     elif job.verified:
@@ -85,8 +96,9 @@ def progress_message(job: "Job") -> str:
     return " · ".join(parts)
 
 
-def hover_markdown(target: "TargetInfo", r: ResultSummary | None, job: "Job | None" = None,
-                   applied: bool = False) -> str:
+def hover_markdown(
+    target: TargetInfo, r: ResultSummary | None, job: Job | None = None, applied: bool = False
+) -> str:
     head = f"**KernelEvo** · `{target.qualname or target.name}`"
     lines: list[str] = []
     if job is not None and job.state in ("queued", "running"):
@@ -107,8 +119,13 @@ def hover_markdown(target: "TargetInfo", r: ResultSummary | None, job: "Job | No
     if r.reference_ms is not None:
         rows.append(("PyTorch eager (reference)", r.reference_ms, 1.0))
     if r.compile_ms is not None:
-        rows.append(("torch.compile", r.compile_ms,
-                     r.reference_ms / r.compile_ms if r.reference_ms and r.compile_ms else None))
+        rows.append(
+            (
+                "torch.compile",
+                r.compile_ms,
+                r.reference_ms / r.compile_ms if r.reference_ms and r.compile_ms else None,
+            )
+        )
     if r.best_ms is not None:
         rows.append((f"best {backend_name(r.backend)} kernel", r.best_ms, r.speedup_eager))
     if rows:

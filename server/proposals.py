@@ -5,6 +5,7 @@ Refuses (with a message for the user) when the target's text differs from the te
 search optimised (its source hash), when the file has a syntax error, or when unsaved
 edits touch the lines the rewrite replaces.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -17,13 +18,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kernelevo_server.analysis import TargetInfo, child_pythonpath
+from kernelevo_server.present import offers_kernel, result_title
+from kernelevo_server.protocol import KernelEvoError
+from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
-from kernelevo_server.analysis import TargetInfo, child_pythonpath
-from kernelevo_server.protocol import KernelEvoError
-from kernelevo_server.present import offers_kernel, result_title
-from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
 
 if TYPE_CHECKING:
     from kernelevo_server.app import KernelEvoServer
@@ -38,8 +39,8 @@ PLAN_TIMEOUT_S = 120.0
 class FileChange:
     uri: str
     path: str
-    exists: bool           # on disk or open in the editor
-    version: int | None    # the open document's version the edits were built against
+    exists: bool  # on disk or open in the editor
+    version: int | None  # the open document's version the edits were built against
     current: str
     new_text: str
     edits: list[LineEdit]
@@ -58,23 +59,37 @@ class Proposal:
         return f"Apply KernelEvo kernel to {self.target.name}: {result_title(self.result)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"runId": self.result.run_id, "targetId": self.target.id, "title": self.title,
-                "files": [{"uri": f.uri, "oldText": f.current, "newText": f.new_text} for f in self.files]}
+        return {
+            "runId": self.result.run_id,
+            "targetId": self.target.id,
+            "title": self.title,
+            "files": [
+                {"uri": f.uri, "oldText": f.current, "newText": f.new_text} for f in self.files
+            ],
+        }
 
 
-async def find_target(server: "KernelEvoServer", uri: str, target_id: str) -> TargetInfo:
+async def find_target(server: KernelEvoServer, uri: str, target_id: str) -> TargetInfo:
     st = await server.analysis.fresh(uri)
     if st is None:
         raise KernelEvoError(f"cannot read {uri}")
-    if st.degraded or st.errors:  # the file does not parse: the search and the rewrite both need it to
-        raise KernelEvoError(f"{os.path.basename(st.path)} has an error ({'; '.join(st.errors)[:200]}); fix it first")
+    if (
+        st.degraded or st.errors
+    ):  # the file does not parse: the search and the rewrite both need it to
+        raise KernelEvoError(
+            f"{os.path.basename(st.path)} has an error ({'; '.join(st.errors)[:200]}); fix it first"
+        )
     for t in st.targets:
         if t.id == target_id:
             return t
-    raise KernelEvoError(f"no target '{target_id}' in {os.path.basename(st.path)} (renamed or removed?)")
+    raise KernelEvoError(
+        f"no target '{target_id}' in {os.path.basename(st.path)} (renamed or removed?)"
+    )
 
 
-async def find_result(server: "KernelEvoServer", path: str, target_id: str, run_id: str | None) -> ResultSummary:
+async def find_result(
+    server: KernelEvoServer, path: str, target_id: str, run_id: str | None
+) -> ResultSummary:
     results = await server.results.for_file(path)
     r = results.get(target_id)
     if run_id and (r is None or r.run_id != run_id):
@@ -82,15 +97,19 @@ async def find_result(server: "KernelEvoServer", path: str, target_id: str, run_
         if r is not None and r.target_id != target_id:
             r = None
     if r is None:
-        raise KernelEvoError(f"no KernelEvo result for '{target_id}'" + (f" in run {run_id}" if run_id else ""))
+        raise KernelEvoError(
+            f"no KernelEvo result for '{target_id}'" + (f" in run {run_id}" if run_id else "")
+        )
     if not offers_kernel(r):
-        raise KernelEvoError(f"run {r.run_id} has no kernel to apply to '{target_id}': {r.run_outcome().headline()}")
+        raise KernelEvoError(
+            f"run {r.run_id} has no kernel to apply to '{target_id}': {r.run_outcome().headline()}"
+        )
     if not os.path.exists(r.candidate_path):
         raise KernelEvoError(f"the kernel of run {r.run_id} is missing: {r.candidate_path}")
     return r
 
 
-async def searched_hash(server: "KernelEvoServer", r: ResultSummary) -> str:
+async def searched_hash(server: KernelEvoServer, r: ResultSummary) -> str:
     """The target's source hash when its search started: from the run record, else from our own job."""
     run = await server.results.run(r.run_id)
     if run is not None and run.source_hash:
@@ -101,7 +120,7 @@ async def searched_hash(server: "KernelEvoServer", r: ResultSummary) -> str:
     return ""
 
 
-async def applied_run(server: "KernelEvoServer", path: str, target: TargetInfo) -> str | None:
+async def applied_run(server: KernelEvoServer, path: str, target: TargetInfo) -> str | None:
     """The run whose kernel was applied to `target` in this session, until an undo brings the
     target's text back to what that run searched (then its Show diff / Apply return)."""
     key = (os.path.realpath(path), target.id)
@@ -109,17 +128,23 @@ async def applied_run(server: "KernelEvoServer", path: str, target: TargetInfo) 
     if run_id is None or target.edited:  # edited since the last analysis: its hash is not known yet
         return run_id
     r = (await server.results.for_file(path)).get(target.id)
-    if r is not None and r.run_id == run_id and await searched_hash(server, r) == target.source_hash:
+    if (
+        r is not None
+        and r.run_id == run_id
+        and await searched_hash(server, r) == target.source_hash
+    ):
         server.applied.pop(key, None)
         return None
     return run_id
 
 
-def mark_applied(server: "KernelEvoServer", uri: str, target_id: str, run_id: str) -> None:
+def mark_applied(server: KernelEvoServer, uri: str, target_id: str, run_id: str) -> None:
     server.applied[(os.path.realpath(server.path_of(uri)), target_id)] = run_id
 
 
-async def apply_meta(server: "KernelEvoServer", r: ResultSummary, started_hash: str) -> dict[str, Any]:
+async def apply_meta(
+    server: KernelEvoServer, r: ResultSummary, started_hash: str
+) -> dict[str, Any]:
     """What `apply_candidate` needs to know about the run (see kernelevo/targets/apply.py):
     the result, the run's summary (dtypes, devices, shapes, init args), its task's source."""
     meta: dict[str, Any] = dataclasses.asdict(r)
@@ -133,29 +158,44 @@ async def apply_meta(server: "KernelEvoServer", r: ResultSummary, started_hash: 
                     meta["task_source"] = fh.read()
             except OSError:
                 pass
-    meta.update(run_id=r.run_id, verified=r.verified, source_hash=started_hash, backend=r.backend or meta.get("backend"))
+    meta.update(
+        run_id=r.run_id,
+        verified=r.verified,
+        source_hash=started_hash,
+        backend=r.backend or meta.get("backend"),
+    )
     meta.setdefault("gpu", r.gpu)
     if r.created_at:
         meta.setdefault("date", time.strftime("%Y-%m-%d", time.localtime(r.created_at)))
     return meta
 
 
-async def check_not_stale(server: "KernelEvoServer", target: TargetInfo, r: ResultSummary) -> None:
+async def check_not_stale(server: KernelEvoServer, target: TargetInfo, r: ResultSummary) -> None:
     expected = await searched_hash(server, r)
     if not expected:
-        raise KernelEvoError(f"run {r.run_id} did not record the text of '{target.name}', so KernelEvo cannot "
-                             "tell whether it changed since; optimize it again")
+        raise KernelEvoError(
+            f"run {r.run_id} did not record the text of '{target.name}', so KernelEvo cannot "
+            "tell whether it changed since; optimize it again"
+        )
     if expected != target.source_hash:
-        raise KernelEvoError(f"'{target.name}' changed since the search of run {r.run_id} started; "
-                             "undo the change or optimize it again")
+        raise KernelEvoError(
+            f"'{target.name}' changed since the search of run {r.run_id} started; "
+            "undo the change or optimize it again"
+        )
 
 
 async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
-        *PLAN_COMMAND, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=dict(os.environ, PYTHONPATH=child_pythonpath()))
+        *PLAN_COMMAND,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=child_pythonpath()),
+    )
     try:
-        out, err = await asyncio.wait_for(proc.communicate(json.dumps(request).encode()), PLAN_TIMEOUT_S)
+        out, err = await asyncio.wait_for(
+            proc.communicate(json.dumps(request).encode()), PLAN_TIMEOUT_S
+        )
     except (asyncio.TimeoutError, asyncio.CancelledError):
         proc.kill()
         await proc.wait()
@@ -173,7 +213,7 @@ async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-def _current(server: "KernelEvoServer", path: str) -> tuple[bool, int | None, str]:
+def _current(server: KernelEvoServer, path: str) -> tuple[bool, int | None, str]:
     uri = from_fs_path(path) or path
     got = server.open_document(uri)
     if got is not None:
@@ -184,14 +224,22 @@ def _current(server: "KernelEvoServer", path: str) -> tuple[bool, int | None, st
     return False, None, ""
 
 
-async def build_proposal(server: "KernelEvoServer", uri: str, target_id: str, run_id: str | None = None) -> Proposal:
+async def build_proposal(
+    server: KernelEvoServer, uri: str, target_id: str, run_id: str | None = None
+) -> Proposal:
     target = await find_target(server, uri, target_id)
     path = server.path_of(uri)
     r = await find_result(server, path, target_id, run_id)
     await check_not_stale(server, target, r)
     meta = await apply_meta(server, r, target.source_hash)
-    reply = await run_plan({"user_file": path, "target_id": target_id, "candidate_path": r.candidate_path,
-                            "meta": meta})
+    reply = await run_plan(
+        {
+            "user_file": path,
+            "target_id": target_id,
+            "candidate_path": r.candidate_path,
+            "meta": meta,
+        }
+    )
     # The analysis may have moved on while planning: check again against the text we rebase onto.
     target = await find_target(server, uri, target_id)
     await check_not_stale(server, target, r)
@@ -210,7 +258,20 @@ async def build_proposal(server: "KernelEvoServer", uri: str, target_id: str, ru
             try:
                 edits = rebase(old, f["new_text"], current)
             except RebaseConflict as exc:
-                raise KernelEvoError(f"{os.path.basename(fpath)}: {exc}; save or undo your edits and try again") from exc
-        files.append(FileChange(uri=from_fs_path(fpath) or fpath, path=fpath, exists=exists, version=version,
-                                current=current, new_text=apply_edits(current, edits), edits=edits))
-    return Proposal(uri=uri, target=target, result=r, files=files, diff=str(reply.get("diff") or ""))
+                raise KernelEvoError(
+                    f"{os.path.basename(fpath)}: {exc}; save or undo your edits and try again"
+                ) from exc
+        files.append(
+            FileChange(
+                uri=from_fs_path(fpath) or fpath,
+                path=fpath,
+                exists=exists,
+                version=version,
+                current=current,
+                new_text=apply_edits(current, edits),
+                edits=edits,
+            )
+        )
+    return Proposal(
+        uri=uri, target=target, result=r, files=files, diff=str(reply.get("diff") or "")
+    )

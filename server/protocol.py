@@ -5,6 +5,7 @@ params) without answering it; a language client then waits forever. Here such a 
 answered with InvalidParams naming the method, a custom request may omit its params, and a
 refusal meant for the user (`KernelEvoError`) is logged as one line instead of a traceback.
 """
+
 from __future__ import annotations
 
 import logging
@@ -53,7 +54,9 @@ class KernelEvoProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if isinstance(message, _Unreadable):
-            error = JsonRpcInvalidParams(f"{message.method}: the params do not fit this request ({message.detail})")
+            error = JsonRpcInvalidParams(
+                f"{message.method}: the params do not fit this request ({message.detail})"
+            )
             self._send_response(message.id, error=error.to_response_error())
             return
         super().handle_message(message)

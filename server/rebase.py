@@ -5,6 +5,7 @@ changed hunk of old -> new is moved onto the current text when the lines it touc
 are unchanged there, and the rebase fails when they are not (the user edited the very
 place the kernel would go). Whole lines only, so no column or encoding arithmetic.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -17,9 +18,9 @@ class RebaseConflict(Exception):
 
 @dataclass
 class LineEdit:
-    start: int   # replace current lines [start, end) ...
+    start: int  # replace current lines [start, end) ...
     end: int
-    text: str    # ... with this text (whole lines, with their line endings)
+    text: str  # ... with this text (whole lines, with their line endings)
 
 
 def _lines(text: str) -> list[str]:
@@ -30,7 +31,9 @@ def plan_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     """Hunks (old_start, old_end, new_text) turning old into new."""
     a, b = _lines(old), _lines(new)
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    return [(i1, i2, "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in sm.get_opcodes() if tag != "equal"]
+    return [
+        (i1, i2, "".join(b[j1:j2])) for tag, i1, i2, j1, j2 in sm.get_opcodes() if tag != "equal"
+    ]
 
 
 def rebase(old: str, new: str, current: str) -> list[LineEdit]:
@@ -61,7 +64,9 @@ def rebase(old: str, new: str, current: str) -> list[LineEdit]:
             elif i1 == 0:
                 at = 0
             else:
-                raise RebaseConflict(f"the text around line {i1 + 1} changed since the file was saved")
+                raise RebaseConflict(
+                    f"the text around line {i1 + 1} changed since the file was saved"
+                )
             edits.append(LineEdit(at, at, text))
     return edits
 
@@ -69,5 +74,5 @@ def rebase(old: str, new: str, current: str) -> list[LineEdit]:
 def apply_edits(current: str, edits: list[LineEdit]) -> str:
     lines = _lines(current)
     for e in sorted(edits, key=lambda e: e.start, reverse=True):
-        lines[e.start:e.end] = [e.text] if e.text else []
+        lines[e.start : e.end] = [e.text] if e.text else []
     return "".join(lines)

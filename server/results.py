@@ -4,6 +4,7 @@ Only `kernelevo.store` touches SQLite; queries run in a thread (SQLite releases 
 behind one lock, since the server holds a single connection. The store file is opened
 only once it exists: opening a folder in the editor must not create `.kernelevo/`.
 """
+
 from __future__ import annotations
 
 import asyncio

@@ -6,6 +6,7 @@ key-like setting is dropped (and reported) instead of being passed to the search
 `initializationOptions` (set by the client, not by a workspace file), because it names a
 program to run.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -84,13 +85,17 @@ def merge(current: Settings, options: Any, *, trusted: bool) -> tuple[Settings, 
     updates: dict[str, Any] = {}
     for key, value in values.items():
         if any(h in key.lower().replace("-", "_") for h in _SECRET_HINTS):
-            warnings.append(f"ignored setting '{key}': API keys come from the environment or the client's secret store")
+            warnings.append(
+                f"ignored setting '{key}': API keys come from the environment or the client's secret store"
+            )
             continue
         if key not in known:
             continue
         if key == "searchCommand" and not trusted:
             if value:
-                warnings.append("ignored 'searchCommand' from workspace settings: set it in initializationOptions")
+                warnings.append(
+                    "ignored 'searchCommand' from workspace settings: set it in initializationOptions"
+                )
             continue
         try:
             coerced = _coerce(key, value, known[key].default)

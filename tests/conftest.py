@@ -1,5 +1,4 @@
 import pytest
-
 from support import DEVICE, HAS_GPU
 
 

@@ -3,15 +3,16 @@
 `kernelevo optimize FILE::NAME` (a scripted model on a local server) then `kernelevo apply RUN`;
 the generated regression test runs under the Triton interpreter.
 """
+
 import json
 import os
 import shutil
 import subprocess
 import sys
 
-from support import ROOT, run_kernelevo
 from fakes.anthropic_server import serve_anthropic
 from fakes.scripted_server import kernel_reply
+from support import ROOT, run_kernelevo
 
 CORPUS = ROOT / "tests" / "corpus"
 
@@ -25,9 +26,27 @@ def test_optimize_target_then_apply_round_trip(tmp_path):
     original = (tmp_path / "model.py").read_text()
     code = (CORPUS / "candidates" / "bias_gelu_triton.py").read_text()
     with serve_anthropic([], default=kernel_reply(code)) as server:
-        r = kv(["optimize", "model.py::fused_bias_gelu", "--provider", "anthropic", "--model", "m", "--iterations", "1",
-                "--no-offline-seeds", "--concurrency", "1", "--device", "cpu", "--json-out", "out.json"], tmp_path,
-               {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"})
+        r = kv(
+            [
+                "optimize",
+                "model.py::fused_bias_gelu",
+                "--provider",
+                "anthropic",
+                "--model",
+                "m",
+                "--iterations",
+                "1",
+                "--no-offline-seeds",
+                "--concurrency",
+                "1",
+                "--device",
+                "cpu",
+                "--json-out",
+                "out.json",
+            ],
+            tmp_path,
+            {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "k"},
+        )
     assert r.returncode == 0, r.stderr[-3000:]
     run_id = json.loads((tmp_path / "out.json").read_text())["run_id"]
 
@@ -49,10 +68,18 @@ def test_optimize_target_then_apply_round_trip(tmp_path):
     assert kernel.exists() and test.exists() and run_id in kernel.read_text()
 
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    t = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)], cwd=tmp_path,
-                       env=env, capture_output=True, text=True, timeout=600)
+    t = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert t.returncode == 0, t.stdout[-3000:] + t.stderr[-2000:]
 
-    again = kv(["apply", run_id, "--force"], tmp_path)  # the target changed (it was applied): refused, nothing lost
+    again = kv(
+        ["apply", run_id, "--force"], tmp_path
+    )  # the target changed (it was applied): refused, nothing lost
     assert again.returncode == 2 and "changed since the search started" in again.stderr
     assert (tmp_path / "model.py").read_text() == new

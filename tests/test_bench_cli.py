@@ -3,14 +3,15 @@
 The GPU path itself runs in tests/gpu/test_verify_gpu.py; here the rows are built from
 measure replies shaped like the worker's, so the arithmetic is checked on the CPU.
 """
+
 import json
 import os
 import subprocess
 import sys
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES, HAS_GPU, ROOT
+
 from kernelevo.cli.bench import candidate_timing, format_table, reference_rows
 from kernelevo.roofline import roofline
 from kernelevo.timing import summarize
@@ -19,28 +20,49 @@ SOFTMAX = EXAMPLES / "softmax.py"
 BYTES = 2 * 8192 * 8192 * 4
 
 
-def _reply(cand_ms: float, eager_ms: float = 0.5, compile_ms: float | None = 0.25, implausible: str = "") -> dict:
+def _reply(
+    cand_ms: float, eager_ms: float = 0.5, compile_ms: float | None = 0.25, implausible: str = ""
+) -> dict:
     rl = roofline(BYTES, None, cand_ms, peak_gbps=4000.0, peak_tflops=50.0)
     ref = roofline(BYTES, None, eager_ms, peak_gbps=4000.0, peak_tflops=50.0)
-    detail = {"candidate": summarize([cand_ms * f for f in (0.99, 1.0, 1.01)]).to_dict(),
-              "eager": summarize([eager_ms] * 3).to_dict()}
+    detail = {
+        "candidate": summarize([cand_ms * f for f in (0.99, 1.0, 1.01)]).to_dict(),
+        "eager": summarize([eager_ms] * 3).to_dict(),
+    }
     if compile_ms:
         detail["compile"] = summarize([compile_ms] * 3).to_dict()
-    t = {"candidate_ms": cand_ms, "eager_ms": eager_ms, "compile_ms": compile_ms,
-         "speedup_eager": None if implausible else eager_ms / cand_ms,
-         "speedup_compile": None if implausible or not compile_ms else compile_ms / cand_ms,
-         "detail": detail, "compile_mode": "default", "compile_error": None if compile_ms else "boom"}
+    t = {
+        "candidate_ms": cand_ms,
+        "eager_ms": eager_ms,
+        "compile_ms": compile_ms,
+        "speedup_eager": None if implausible else eager_ms / cand_ms,
+        "speedup_compile": None if implausible or not compile_ms else compile_ms / cand_ms,
+        "detail": detail,
+        "compile_mode": "default",
+        "compile_error": None if compile_ms else "boom",
+    }
     if implausible:
         t["implausible"] = implausible
-    return {"timings": t, "roofline": {**rl.to_dict(), "reference": ref.to_dict(), "plausible": not implausible},
-            "device": {"name": "Fake GPU"}}
+    return {
+        "timings": t,
+        "roofline": {**rl.to_dict(), "reference": ref.to_dict(), "plausible": not implausible},
+        "device": {"name": "Fake GPU"},
+    }
 
 
 def test_reference_rows_eager_and_compile():
     rows = reference_rows(_reply(0.5, 0.5, 0.25), "default")
     eager, comp = rows
-    assert eager["median_ms"] == 0.5 and eager["speedup_eager"] == 1.0 and eager["speedup_compile"] == 0.5
-    assert comp["median_ms"] == 0.25 and comp["speedup_eager"] == 2.0 and comp["speedup_compile"] == 1.0
+    assert (
+        eager["median_ms"] == 0.5
+        and eager["speedup_eager"] == 1.0
+        and eager["speedup_compile"] == 0.5
+    )
+    assert (
+        comp["median_ms"] == 0.25
+        and comp["speedup_eager"] == 2.0
+        and comp["speedup_compile"] == 1.0
+    )
     assert comp["achieved_gbps"] == pytest.approx(BYTES / 0.25e-3 / 1e9)
     assert comp["roofline_fraction"] == pytest.approx(BYTES / 4000e9 * 1e3 / 0.25)
     assert comp["bound"] == "memory"
@@ -60,32 +82,80 @@ def test_candidate_row_and_implausible_time_is_rejected():
     assert row["speedup_compile"] == pytest.approx(1.25) and 0 < row["roofline_fraction"] < 1
     assert "status" not in row
     bad = candidate_timing(_reply(0.01, implausible="faster than physically possible: ..."))
-    assert bad["status"] == "rejected" and "physically" in bad["reason"] and bad["roofline_fraction"] > 1
+    assert (
+        bad["status"] == "rejected"
+        and "physically" in bad["reason"]
+        and bad["roofline_fraction"] > 1
+    )
 
 
 def test_table_has_every_column_and_notes():
-    report = {"task": "examples/softmax.py", "device": "cuda", "size": "default", "compile_mode": "default",
-              "device_info": {"name": "Fake GPU"},
-              "rows": reference_rows(_reply(0.5), "default")
-              + [{"name": "fast", "kind": "candidate", "status": "verified", "reason": "ok", **candidate_timing(_reply(0.2))},
-                 {"name": "broken", "kind": "candidate", "status": "incorrect", "reason": "input set 1: mismatch"}]}
+    report = {
+        "task": "examples/softmax.py",
+        "device": "cuda",
+        "size": "default",
+        "compile_mode": "default",
+        "device_info": {"name": "Fake GPU"},
+        "rows": reference_rows(_reply(0.5), "default")
+        + [
+            {
+                "name": "fast",
+                "kind": "candidate",
+                "status": "verified",
+                "reason": "ok",
+                **candidate_timing(_reply(0.2)),
+            },
+            {
+                "name": "broken",
+                "kind": "candidate",
+                "status": "incorrect",
+                "reason": "input set 1: mismatch",
+            },
+        ],
+    }
     text = format_table(report)
-    for word in ("name", "status", "median ms", "spread", "vs eager", "vs compile", "achieved", "roofline",
-                 "eager (reference)", "torch.compile (default)", "0.2000", "2.50x", "1.25x", "GB/s", "Fake GPU"):
+    for word in (
+        "name",
+        "status",
+        "median ms",
+        "spread",
+        "vs eager",
+        "vs compile",
+        "achieved",
+        "roofline",
+        "eager (reference)",
+        "torch.compile (default)",
+        "0.2000",
+        "2.50x",
+        "1.25x",
+        "GB/s",
+        "Fake GPU",
+    ):
         assert word in text, (word, text)
     assert "broken: input set 1: mismatch" in text
 
 
 def _kv(*args):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "KERNELEVO_FORCE_CPU": "1"}
-    return subprocess.run([sys.executable, "-m", "kernelevo", *map(str, args)], capture_output=True, text=True,
-                          timeout=600, env=env, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelevo", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=ROOT,
+    )
 
 
 @pytest.mark.skipif(HAS_GPU, reason="checks the no-GPU behaviour")
 def test_without_gpu_verifies_then_exits_2(tmp_path):
-    r = _kv("bench", SOFTMAX, CANDIDATES / "softmax" / "triton_ok.py", CANDIDATES / "hacks" / "no_kernel_torch.py",
-            "--json")
+    r = _kv(
+        "bench",
+        SOFTMAX,
+        CANDIDATES / "softmax" / "triton_ok.py",
+        CANDIDATES / "hacks" / "no_kernel_torch.py",
+        "--json",
+    )
     assert r.returncode == 2, r.stderr
     out = json.loads(r.stdout)
     assert out["speed_measured"] is False
@@ -95,9 +165,11 @@ def test_without_gpu_verifies_then_exits_2(tmp_path):
 
 @pytest.mark.parametrize("bad", ["task", "candidate", "max_time"])
 def test_bad_input_one_line_exit_2(tmp_path, bad):
-    args = {"task": ("bench", tmp_path / "nope.py"),
-            "candidate": ("bench", SOFTMAX, tmp_path / "missing.py"),
-            "max_time": ("bench", SOFTMAX, "--max-time", "0")}[bad]
+    args = {
+        "task": ("bench", tmp_path / "nope.py"),
+        "candidate": ("bench", SOFTMAX, tmp_path / "missing.py"),
+        "max_time": ("bench", SOFTMAX, "--max-time", "0"),
+    }[bad]
     r = _kv(*args)
     assert r.returncode == 2
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]

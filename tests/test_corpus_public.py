@@ -6,6 +6,7 @@ one line saying why, never a traceback); the slow test takes it through optimize
 and apply, then runs the regression test apply wrote. bench/corpus_table.py measures all of
 them and writes docs/CORPUS.md.
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,14 @@ IDS = [e["file"] for e in ENTRIES]
 def kernelevo(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run([sys.executable, "-m", "kernelevo", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelevo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_every_file_has_its_source_and_licence():
@@ -62,9 +69,13 @@ def _first_optimizable(entry: dict) -> str | None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(1500)
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if _first_optimizable(e)], ids=lambda e: e["file"])
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if _first_optimizable(e)], ids=lambda e: e["file"]
+)
 def test_task_optimize_apply_unedited(entry, tmp_path):
-    top = entry["file"].split("/", 1)[0]  # the file's folder (its package with it) is the user's workspace
+    top = entry["file"].split("/", 1)[
+        0
+    ]  # the file's folder (its package with it) is the user's workspace
     shutil.copytree(CORPUS / top, tmp_path / top)
     spec = f"{tmp_path / entry['file']}::{_first_optimizable(entry)}"
     task = kernelevo(["task", spec, "--timeout", "120"], tmp_path)
@@ -72,11 +83,17 @@ def test_task_optimize_apply_unedited(entry, tmp_path):
     assert "Traceback" not in out
     if task.returncode != 0:  # a reason in one line that names what to do
         lines = task.stderr.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("kernelevo: error: ") and "Tried without edits:" in lines[0]
+        assert (
+            len(lines) == 1
+            and lines[0].startswith("kernelevo: error: ")
+            and "Tried without edits:" in lines[0]
+        )
         return
     assert "check ok" in out or "not checked" in out
     summary = tmp_path / "summary.json"
-    run = kernelevo(["optimize", spec, "--iterations", "1", "--json-out", str(summary)], tmp_path, 900)
+    run = kernelevo(
+        ["optimize", spec, "--iterations", "1", "--json-out", str(summary)], tmp_path, 900
+    )
     out = run.stdout + run.stderr
     assert "Traceback" not in out
     if run.returncode != 0:
@@ -90,11 +107,20 @@ def test_task_optimize_apply_unedited(entry, tmp_path):
     applied = kernelevo(["apply", s["run_id"], "--force"], tmp_path, 300)
     out = applied.stdout + applied.stderr
     assert "Traceback" not in out and applied.returncode == 0, out
-    test = next(ln.rsplit("regression test: ", 1)[1].strip() for ln in out.splitlines() if "regression test: " in ln)
+    test = next(
+        ln.rsplit("regression test: ", 1)[1].strip()
+        for ln in out.splitlines()
+        if "regression test: " in ln
+    )
     assert "verified on the CPU only" in out
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "0", test],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-n", "0", test],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), TRITON_INTERPRET="1"),
+    )
     if proc.returncode != 0 and entry["file"] in REGRESSION_TEST_CANNOT_IMPORT:
         pytest.xfail(REGRESSION_TEST_CANNOT_IMPORT[entry["file"]])
     assert proc.returncode == 0, proc.stdout[-2000:]

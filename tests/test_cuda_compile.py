@@ -1,4 +1,5 @@
 """The CUDA fast path without a GPU: compile-only mode, argument rules, cache keys, nvcc limits."""
+
 from __future__ import annotations
 
 import os
@@ -82,7 +83,9 @@ def test_second_compile_is_a_disk_cache_hit(compile_only, monkeypatch):
 
 @needs_nvcc
 def test_syntax_error_gives_compile_error_naming_the_line(compile_only):
-    src = 'extern "C" __global__ void k(float* y) {\n    float v = 1.0f\n    y[threadIdx.x] = v;\n}\n'
+    src = (
+        'extern "C" __global__ void k(float* y) {\n    float v = 1.0f\n    y[threadIdx.x] = v;\n}\n'
+    )
     with pytest.raises(cuda.CudaCompileError) as info:
         cuda.compile(src)
     msg = str(info.value)
@@ -95,8 +98,10 @@ def test_syntax_error_gives_compile_error_naming_the_line(compile_only):
 
 @needs_nvcc
 def test_ptxas_error_is_reported(compile_only):
-    src = 'extern "C" __global__ void big(float* y) {\n  __shared__ float s[20000];\n  s[threadIdx.x] = 1;\n' \
-          '  __syncthreads();\n  y[threadIdx.x] = s[threadIdx.x ^ 1];\n}\n'
+    src = (
+        'extern "C" __global__ void big(float* y) {\n  __shared__ float s[20000];\n  s[threadIdx.x] = 1;\n'
+        "  __syncthreads();\n  y[threadIdx.x] = s[threadIdx.x ^ 1];\n}\n"
+    )
     with pytest.raises(cuda.CudaCompileError, match="too much shared data"):
         cuda.compile(src)
 
@@ -191,7 +196,14 @@ def test_python_scalars_are_refused_with_the_numpy_type_to_use():
 
 
 def test_numpy_scalars_are_passed_as_raw_bytes():
-    vals = [np.int32(7), np.float32(1.5), np.int64(-2), np.float16(3.0), np.uint8(9), np.uintp(0xDEAD)]
+    vals = [
+        np.int32(7),
+        np.float32(1.5),
+        np.int64(-2),
+        np.float16(3.0),
+        np.uint8(9),
+        np.uintp(0xDEAD),
+    ]
     out = cuda.kernel_args(vals)
     for v, c in zip(vals, out):
         assert bytes(c) == v.tobytes()
@@ -240,8 +252,14 @@ def test_parameter_sizes_parsed_from_source():
 def test_launch_dims_are_padded_and_checked():
     assert cuda.launch_dims(4, (128,)) == ((4, 1, 1), (128, 1, 1))
     assert cuda.launch_dims((2, np.int64(3)), [32, 8]) == ((2, 3, 1), (32, 8, 1))
-    for grid, block, err in [((0,), (1,), ValueError), ((1,), (33, 32), ValueError), ((1,), (1.0,), TypeError),
-                             ((1, 1, 1, 1), (1,), TypeError), ((1, 70000), (1,), ValueError), ("1", (1,), TypeError)]:
+    for grid, block, err in [
+        ((0,), (1,), ValueError),
+        ((1,), (33, 32), ValueError),
+        ((1,), (1.0,), TypeError),
+        ((1, 1, 1, 1), (1,), TypeError),
+        ((1, 70000), (1,), ValueError),
+        ("1", (1,), TypeError),
+    ]:
         with pytest.raises(err):
             cuda.launch_dims(grid, block)
 
@@ -275,7 +293,9 @@ def test_run_limited_kills_the_whole_process_group(tmp_path):
     pidfile = tmp_path / "pid"
     t = time.perf_counter()
     with pytest.raises(nvcc.CudaCompileTimeout):
-        nvcc.run_limited(["bash", "-c", f"sleep 30 & echo $! > {pidfile}; wait"], timeout=0.5, what="fake nvcc")
+        nvcc.run_limited(
+            ["bash", "-c", f"sleep 30 & echo $! > {pidfile}; wait"], timeout=0.5, what="fake nvcc"
+        )
     assert time.perf_counter() - t < 5
     grandchild = int(pidfile.read_text())
     for _ in range(50):
@@ -294,25 +314,27 @@ def test_run_limited_returns_failures_and_output():
 
 
 def test_trim_errors_keeps_error_lines_and_context_only():
-    log = "\n".join([
-        "[1/2] /usr/local/cuda/bin/nvcc -c cuda.cu -Werror=foo -o cuda.cuda.o",
-        "FAILED: cuda.cuda.o",
-        "/build/x/cuda.cu(7): warning #177-D: variable \"i\" was declared but never referenced",
-        "      int i;",
-        "          ^",
-        "",
-        "/build/x/cuda.cu(12): error: identifier \"undefined_thing\" is undefined",
-        "      y[i] = x[i] + undefined_thing;",
-        "                    ^",
-        "",
-        "1 error detected in the compilation of \"/build/x/cuda.cu\".",
-        "/build/x/main.cpp:3:5: error: 'foo' was not declared in this scope",
-        "    3 |     foo();",
-        "      |     ^~~",
-        "/build/x/main.cpp:9:1: note: suggested alternative",
-        "ptxas error   : Entry function 'k' uses too much shared data (0x13880 bytes, 0xc000 max)",
-        "ninja: build stopped: subcommand failed.",
-    ])
+    log = "\n".join(
+        [
+            "[1/2] /usr/local/cuda/bin/nvcc -c cuda.cu -Werror=foo -o cuda.cuda.o",
+            "FAILED: cuda.cuda.o",
+            '/build/x/cuda.cu(7): warning #177-D: variable "i" was declared but never referenced',
+            "      int i;",
+            "          ^",
+            "",
+            '/build/x/cuda.cu(12): error: identifier "undefined_thing" is undefined',
+            "      y[i] = x[i] + undefined_thing;",
+            "                    ^",
+            "",
+            '1 error detected in the compilation of "/build/x/cuda.cu".',
+            "/build/x/main.cpp:3:5: error: 'foo' was not declared in this scope",
+            "    3 |     foo();",
+            "      |     ^~~",
+            "/build/x/main.cpp:9:1: note: suggested alternative",
+            "ptxas error   : Entry function 'k' uses too much shared data (0x13880 bytes, 0xc000 max)",
+            "ninja: build stopped: subcommand failed.",
+        ]
+    )
     out = nvcc.trim_errors(log, strip_prefixes=["/build/x"])
     assert out.splitlines() == [
         'cuda.cu:12: error: identifier "undefined_thing" is undefined',
@@ -324,8 +346,10 @@ def test_trim_errors_keeps_error_lines_and_context_only():
         "      |     ^~~",
         "ptxas error   : Entry function 'k' uses too much shared data (0x13880 bytes, 0xc000 max)",
     ]
-    assert nvcc.parse_errors(out) == [("cuda.cu", 12, 'identifier "undefined_thing" is undefined'),
-                                      ("main.cpp", 3, "'foo' was not declared in this scope")]
+    assert nvcc.parse_errors(out) == [
+        ("cuda.cu", 12, 'identifier "undefined_thing" is undefined'),
+        ("main.cpp", 3, "'foo' was not declared in this scope"),
+    ]
 
 
 def test_trim_errors_without_error_lines_keeps_the_tail_and_caps_length():
@@ -344,8 +368,11 @@ def test_cache_dir_follows_kernelevo_cache(tmp_path, monkeypatch):
 
 
 def test_importing_kernelevo_cuda_is_cheap():
-    code = ("import sys, kernelevo.cuda, kernelevo.backends.inline; "
-            "print('torch' in sys.modules, 'pycuda' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=child_env())
+    code = (
+        "import sys, kernelevo.cuda, kernelevo.backends.inline; "
+        "print('torch' in sys.modules, 'pycuda' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=child_env()
+    )
     assert out.stdout.split() == ["False", "False"], out.stderr

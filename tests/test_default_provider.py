@@ -1,5 +1,7 @@
 """Which provider `kernelevo optimize` uses when none is named."""
+
 from fakes.env import clean_llm_env
+
 from kernelevo.optimize import default_provider
 
 
@@ -11,4 +13,6 @@ def test_default_provider_follows_keys_and_config(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     config.parent.mkdir(parents=True)
     config.write_text('[providers.anthropic]\napi_key = "sk-ant-from-config"\n')
-    assert default_provider() == "anthropic"  # a key in the config file counts, not only the environment
+    assert (
+        default_provider() == "anthropic"
+    )  # a key in the config file counts, not only the environment

@@ -26,7 +26,11 @@ def test_versions_include_triton_when_installed():
 
 def test_parse_nvidia_smi_clocks():
     rows = di.parse_smi_csv(SMI)
-    assert len(rows) == 2 and rows[1]["clocks.sm"] == "345" and rows[0]["driver_version"] == "570.86.15"
+    assert (
+        len(rows) == 2
+        and rows[1]["clocks.sm"] == "345"
+        and rows[0]["driver_version"] == "570.86.15"
+    )
 
 
 def test_smi_row_matched_by_uuid_not_index():
@@ -49,7 +53,9 @@ def test_peaks_key_names_gpu_driver_and_torch():
 
 
 def _peaks(key="gpu|driver 1|torch 2", copy=4200.0):
-    return dp.DevicePeaks(copy_gbps=copy, bf16_tflops=693.0, fp32_tflops=51.0, key=key, measured_at=1.0)
+    return dp.DevicePeaks(
+        copy_gbps=copy, bf16_tflops=693.0, fp32_tflops=51.0, key=key, measured_at=1.0
+    )
 
 
 def test_cache_round_trip_and_merge(tmp_path):

@@ -1,6 +1,7 @@
 """The local dispatcher: candidates go to whichever worker is free, a lost worker's candidate
 is queued again, tasks stay on one GPU model; `kernelevo optimize --all` shares workers and
 one budget. Run on the CPU (several CPU workers stand in for GPUs)."""
+
 import json
 import os
 import signal
@@ -11,11 +12,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
-from support import CANDIDATES, EXAMPLES, ROOT
 from fakes.anthropic_server import serve_anthropic
 from fakes.scripted_server import kernel_reply
-from kernelevo.scale import DispatchError, RAY_MISSING, lost_worker
+from support import CANDIDATES, EXAMPLES, ROOT
+
+from kernelevo.scale import RAY_MISSING, DispatchError, lost_worker
 from kernelevo.scale.slots import Slot, SlotPool
 from kernelevo.store import Store
 from kernelevo.verdict import Verdict
@@ -34,14 +35,18 @@ def slow(source: str, marker: str, seconds: float = 3.0) -> str:
     directory, its sandbox's scratch folder, the only place it can write) and then takes its time, on
     its first forward in the run worker only (the compile worker's forward sees meta tensors). It
     stays inside the static allowlist: no os, time or open."""
-    helper = ("_SLOW_DONE = []\n\n\ndef _slow_once(x):\n"
-              "    if x.device.type == 'meta' or _SLOW_DONE:\n        return\n"
-              "    _SLOW_DONE.append(1)\n"
-              f"    torch.save(torch.zeros(1), {marker!r})\n"
-              f"    s = 0\n    for i in range({int(seconds * 1e7)}):\n        s += i\n\n\n")
+    helper = (
+        "_SLOW_DONE = []\n\n\ndef _slow_once(x):\n"
+        "    if x.device.type == 'meta' or _SLOW_DONE:\n        return\n"
+        "    _SLOW_DONE.append(1)\n"
+        f"    torch.save(torch.zeros(1), {marker!r})\n"
+        f"    s = 0\n    for i in range({int(seconds * 1e7)}):\n        s += i\n\n\n"
+    )
     forward = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
     assert forward in source and "class ModelNew" in source
-    return source.replace("class ModelNew", helper + "class ModelNew", 1).replace(forward, forward + "        _slow_once(x)\n", 1)
+    return source.replace("class ModelNew", helper + "class ModelNew", 1).replace(
+        forward, forward + "        _slow_once(x)\n", 1
+    )
 
 
 def started(marker: str) -> bool:
@@ -62,9 +67,13 @@ def test_a_task_stays_on_its_majority_gpu_model():
     got = {pool.acquire("task-a", "c").gpu_name for _ in range(2)}
     assert got == {"H100"}  # one search on a mixed machine runs on the model with most GPUs
     with pytest.raises(DispatchError):
-        pool.acquire("task-a", "c", timeout=0.2)  # both H100s busy: it waits rather than use the A100
+        pool.acquire(
+            "task-a", "c", timeout=0.2
+        )  # both H100s busy: it waits rather than use the A100
     assert pool.acquire("task-b", "c").gpu_name == "A100"  # a second search takes the other model
-    assert pool.capacity == 3 and pool.capacity_for("task-a") == 2 and pool.capacity_for("task-b") == 1
+    assert (
+        pool.capacity == 3 and pool.capacity_for("task-a") == 2 and pool.capacity_for("task-b") == 1
+    )
 
 
 def test_a_freed_slot_wakes_a_waiter_and_lost_models_are_given_up():
@@ -86,10 +95,22 @@ def test_a_freed_slot_wakes_a_waiter_and_lost_models_are_given_up():
 
 
 def test_lost_worker_is_told_apart_from_a_crashing_candidate():
-    assert lost_worker(Verdict("runtime_error", "the worker process crashed (signal 9) while running the candidate"))
-    assert lost_worker({"status": "runtime_error", "reason": "worker error: worker did not start: {}"})
-    assert not lost_worker(Verdict("runtime_error", "the worker process crashed (signal 11) while running the candidate"))
-    assert not lost_worker(Verdict("timeout", "time limit of 300 s reached; the worker was stopped"))
+    assert lost_worker(
+        Verdict(
+            "runtime_error", "the worker process crashed (signal 9) while running the candidate"
+        )
+    )
+    assert lost_worker(
+        {"status": "runtime_error", "reason": "worker error: worker did not start: {}"}
+    )
+    assert not lost_worker(
+        Verdict(
+            "runtime_error", "the worker process crashed (signal 11) while running the candidate"
+        )
+    )
+    assert not lost_worker(
+        Verdict("timeout", "time limit of 300 s reached; the worker was stopped")
+    )
 
 
 # -- the local dispatcher on CPU workers --------------------------------------------------------
@@ -130,7 +151,9 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
         first = d.evaluate(SOFTMAX, cand, 0)
         again = d.evaluate(SOFTMAX, cand, 0)
     assert first.status == again.status == "verified" and not first.cached and again.cached
-    assert compiled == [cand], "the second evaluation is answered by the verdict cache, without the compile pool"
+    assert compiled == [cand], (
+        "the second evaluation is answered by the verdict cache, without the compile pool"
+    )
 
 
 def test_killed_worker_requeues_its_candidate(tmp_path):
@@ -142,12 +165,15 @@ def test_killed_worker_requeues_its_candidate(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     killed = []
     with LocalDispatcher("cpu", workers=2, store=store) as d:
+
         def kill_it():
             while not started(marker):
                 time.sleep(0.05)
             ((slot, what),) = d.in_flight()
             killed.append(slot.label)
-            os.killpg(slot.handle.runner.proc.pid, signal.SIGKILL)  # the worker process dies mid-candidate
+            os.killpg(
+                slot.handle.runner.proc.pid, signal.SIGKILL
+            )  # the worker process dies mid-candidate
 
         killer = threading.Thread(target=kill_it)
         killer.start()
@@ -157,17 +183,28 @@ def test_killed_worker_requeues_its_candidate(tmp_path):
     assert verdict.status == "verified", verdict.reason
     assert verdict.device["attempts"] == 2 and len(killed) == 1
     assert stats["lost_workers"] == 1 and stats["requeued"] == 1
-    cached = store.get_verdict(verdict.task_hash, verdict.candidate_hash,
-                               __import__("kernelevo.verify", fromlist=["env_key"]).env_key("cpu", "small"))
+    cached = store.get_verdict(
+        verdict.task_hash,
+        verdict.candidate_hash,
+        __import__("kernelevo.verify", fromlist=["env_key"]).env_key("cpu", "small"),
+    )
     assert cached["status"] == "verified"  # the lost attempt's verdict was never cached
 
 
 # -- the command line --------------------------------------------------------------------------
 def cli(tmp_path, *args, env_extra=None, timeout=600):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
-    env.update({"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), **(env_extra or {})})
-    return subprocess.run([sys.executable, "-m", "kernelevo", "optimize", *map(str, args)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    env.update(
+        {"PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "xdg"), **(env_extra or {})}
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "kernelevo", "optimize", *map(str, args)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_optimize_all_shares_workers_and_one_budget(tmp_path):
@@ -179,21 +216,54 @@ def test_optimize_all_shares_workers_and_one_budget(tmp_path):
 
     def answer(req):
         rms = "rms_norm" in json.dumps(req.json)
-        return kernel_reply(with_nonce(RMS_GOOD if rms else GOOD, f"all-{next(counter)}-{time.time()}"))
+        return kernel_reply(
+            with_nonce(RMS_GOOD if rms else GOOD, f"all-{next(counter)}-{time.time()}")
+        )
 
     with serve_anthropic(answer) as server:
-        r = cli(tmp_path, tasks, "--all", "--workers", "2", "--device", "cpu", "--provider", "anthropic",
-                "--model", "claude-test", "--iterations", "40", "--repair-tries", "0", "--concurrency", "2",
-                "--budget-tokens", "30000", "--no-offline-seeds", "--json-out", tmp_path / "out.json", "--progress", "none",
-                env_extra={"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"})
+        r = cli(
+            tmp_path,
+            tasks,
+            "--all",
+            "--workers",
+            "2",
+            "--device",
+            "cpu",
+            "--provider",
+            "anthropic",
+            "--model",
+            "claude-test",
+            "--iterations",
+            "40",
+            "--repair-tries",
+            "0",
+            "--concurrency",
+            "2",
+            "--budget-tokens",
+            "30000",
+            "--no-offline-seeds",
+            "--json-out",
+            tmp_path / "out.json",
+            "--progress",
+            "none",
+            env_extra={"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"},
+        )
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads((tmp_path / "out.json").read_text())
     assert sorted(os.path.basename(s["task"]) for s in out) == ["rms_norm.py", "softmax.py"]
-    assert all(s["candidates"].get("verified", 0) >= 1 and set(s["candidates"]) == {"verified"} for s in out)
+    assert all(
+        s["candidates"].get("verified", 0) >= 1 and set(s["candidates"]) == {"verified"}
+        for s in out
+    )
     assert sum(s["tokens"] for s in out) <= 30000  # one budget for both, not 30000 each
     assert all("budget" in s["stop_reason"] for s in out)
     table = r.stdout
-    assert "softmax.py" in table and "rms_norm.py" in table and "2 targets" in table and "one budget: 30,000 tokens" in table
+    assert (
+        "softmax.py" in table
+        and "rms_norm.py" in table
+        and "2 targets" in table
+        and "one budget: 30,000 tokens" in table
+    )
     store = Store(tmp_path / ".kernelevo" / "store.sqlite")
     workers = {c["verdict"]["device"]["worker"] for s in out for c in store.candidates(s["run_id"])}
     assert workers == {"cpu0", "cpu1"}
@@ -204,8 +274,18 @@ def test_cluster_without_ray_names_the_extra(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now fails as if not installed
     monkeypatch.chdir(tmp_path)
-    code = main(["optimize", str(SOFTMAX), "--cluster", "auto", "--store", str(tmp_path / "s.sqlite"),
-                 "--provider", "offline"])
+    code = main(
+        [
+            "optimize",
+            str(SOFTMAX),
+            "--cluster",
+            "auto",
+            "--store",
+            str(tmp_path / "s.sqlite"),
+            "--provider",
+            "offline",
+        ]
+    )
     assert code == 2
     assert RAY_MISSING in capsys.readouterr().err and "pip install 'kernelevo[ray]'" in RAY_MISSING
 
@@ -225,9 +305,16 @@ def test_all_finds_every_target_of_a_user_file(tmp_path, monkeypatch, capsys):
     ids = {origin["target_id"] for _, origin in found}
     # built into tasks under .kernelevo/tasks; RMSNorm too, from its signature, without edits
     assert {"function:fused_bias_gelu", "module:SwiGLU", "module:RMSNorm"} <= ids
-    assert all(path.is_file() and origin["source_file"] == str(corpus / "model.py") for path, origin in found)
-    assert all("\n" not in why and "@kernelevo.example" in why for why in skipped)  # why the others cannot be
+    assert all(
+        path.is_file() and origin["source_file"] == str(corpus / "model.py")
+        for path, origin in found
+    )
+    assert all(
+        "\n" not in why and "@kernelevo.example" in why for why in skipped
+    )  # why the others cannot be
     tasks, _ = _all_targets(str(EXAMPLES))
-    assert len(tasks) == len(list(EXAMPLES.glob("*.py"))) and all(origin == {} for _, origin in tasks)
+    assert len(tasks) == len(list(EXAMPLES.glob("*.py"))) and all(
+        origin == {} for _, origin in tasks
+    )
     assert main(["optimize", str(corpus / "model.py"), "--store", str(tmp_path / "s.sqlite")]) == 2
     assert "--all" in capsys.readouterr().err  # user code without a target named: say how to pick

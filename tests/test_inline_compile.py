@@ -1,4 +1,5 @@
 """The load_inline guard on a machine without a GPU: compile-only checks, folders, locks, limits."""
+
 from __future__ import annotations
 
 import os
@@ -23,7 +24,6 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": path, **extra}
 
 
-
 def _has(tool: str) -> bool:
     import shutil
 
@@ -39,7 +39,9 @@ def _has_nvcc() -> bool:
 
 
 needs_nvcc = pytest.mark.skipif(not _has_nvcc(), reason="nvcc not installed")
-needs_ninja = pytest.mark.skipif(not (_has("ninja") and _has("c++")), reason="ninja and c++ needed for real builds")
+needs_ninja = pytest.mark.skipif(
+    not (_has("ninja") and _has("c++")), reason="ninja and c++ needed for real builds"
+)
 
 SOFTMAX_CPP = "torch::Tensor softmax_cuda(torch::Tensor x);"
 SOFTMAX_CUDA = r"""
@@ -125,9 +127,13 @@ def test_guard_replaces_load_inline_once(guard):
 
 @needs_nvcc
 def test_compile_only_good_sources_give_a_stub_module(guard):
-    mod = load_inline(name="tiny_ok", cpp_sources="int add_one(int x) { return x + 1; }",
-                      cuda_sources='extern "C" __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n',
-                      functions=None, no_implicit_headers=True)
+    mod = load_inline(
+        name="tiny_ok",
+        cpp_sources="int add_one(int x) { return x + 1; }",
+        cuda_sources='extern "C" __global__ void k(float* y) { y[threadIdx.x] = 1.0f; }\n',
+        functions=None,
+        no_implicit_headers=True,
+    )
     with pytest.raises(cuda.CudaUnavailable, match="compiled, not run"):
         mod.add_one(1)
     (rec,) = inline.inline_builds()
@@ -138,9 +144,12 @@ def test_compile_only_good_sources_give_a_stub_module(guard):
 @needs_nvcc
 def test_compile_only_cuda_error_is_located_in_cuda_sources(guard):
     with pytest.raises(cuda.CudaCompileError) as info:
-        load_inline(name="tiny_bad_cu", cpp_sources="int f();",
-                    cuda_sources='__global__ void k(float* y) {\n  y[threadIdx.x] = undefined_thing;\n}\n',
-                    no_implicit_headers=True)
+        load_inline(
+            name="tiny_bad_cu",
+            cpp_sources="int f();",
+            cuda_sources="__global__ void k(float* y) {\n  y[threadIdx.x] = undefined_thing;\n}\n",
+            no_implicit_headers=True,
+        )
     msg = str(info.value)
     assert "cuda_sources:2: error" in msg and "undefined_thing" in msg
     assert ("cuda_sources", 2) in [e[:2] for e in info.value.errors]
@@ -150,13 +159,21 @@ def test_compile_only_cuda_error_is_located_in_cuda_sources(guard):
 
 def test_compile_only_cpp_error_is_located_in_cpp_sources(guard):
     with pytest.raises(cuda.CudaCompileError, match=r"cpp_sources:2:\d+: error: .*nosuch"):
-        load_inline(name="tiny_bad_cpp", cpp_sources="\nint f(int x) { return nosuch + x; }", no_implicit_headers=True)
+        load_inline(
+            name="tiny_bad_cpp",
+            cpp_sources="\nint f(int x) { return nosuch + x; }",
+            no_implicit_headers=True,
+        )
 
 
 @needs_nvcc
 def test_missing_cuda_library_header_is_unchecked_not_an_error(guard):
-    load_inline(name="uses_cudnn", cpp_sources="int f();",
-                cuda_sources="#include <cudnn_not_here_v99.h>\n__global__ void k() {}\n", no_implicit_headers=True)
+    load_inline(
+        name="uses_cudnn",
+        cpp_sources="int f();",
+        cuda_sources="#include <cudnn_not_here_v99.h>\n__global__ void k() {}\n",
+        no_implicit_headers=True,
+    )
     (rec,) = inline.inline_builds()
     assert rec["ok"] and "cudnn_not_here_v99.h" in rec["unchecked"]
 
@@ -164,11 +181,25 @@ def test_missing_cuda_library_header_is_unchecked_not_an_error(guard):
 @needs_nvcc
 @pytest.mark.slow
 def test_compile_only_softmax_extension_compiles_and_is_then_cached(guard):
-    load_inline(name="softmax_ext", cpp_sources=SOFTMAX_CPP, cuda_sources=SOFTMAX_CUDA,
-                functions=["softmax_cuda"], extra_cflags=[""], extra_ldflags=[""], verbose=True)
+    load_inline(
+        name="softmax_ext",
+        cpp_sources=SOFTMAX_CPP,
+        cuda_sources=SOFTMAX_CUDA,
+        functions=["softmax_cuda"],
+        extra_cflags=[""],
+        extra_ldflags=[""],
+        verbose=True,
+    )
     t = time.perf_counter()
-    mod = load_inline(name="softmax_ext", cpp_sources=SOFTMAX_CPP, cuda_sources=SOFTMAX_CUDA,
-                      functions=["softmax_cuda"], extra_cflags=[""], extra_ldflags=[""], verbose=True)
+    mod = load_inline(
+        name="softmax_ext",
+        cpp_sources=SOFTMAX_CPP,
+        cuda_sources=SOFTMAX_CUDA,
+        functions=["softmax_cuda"],
+        extra_cflags=[""],
+        extra_ldflags=[""],
+        verbose=True,
+    )
     assert time.perf_counter() - t < 1
     with pytest.raises(cuda.CudaUnavailable, match="compiled, not run"):
         mod.softmax_cuda(None)
@@ -183,7 +214,12 @@ def test_compile_only_broken_softmax_reports_the_error(guard):
     broken = SOFTMAX_CUDA.replace("sum = buf[0];", "sum = buf[0] + not_declared;")
     line = broken[: broken.index("not_declared")].count("\n") + 1
     with pytest.raises(cuda.CudaCompileError) as info:
-        load_inline(name="softmax_broken", cpp_sources=SOFTMAX_CPP, cuda_sources=broken, functions=["softmax_cuda"])
+        load_inline(
+            name="softmax_broken",
+            cpp_sources=SOFTMAX_CPP,
+            cuda_sources=broken,
+            functions=["softmax_cuda"],
+        )
     assert f"cuda_sources:{line}: error" in str(info.value)
     assert "not_declared" in str(info.value)
 
@@ -191,7 +227,9 @@ def test_compile_only_broken_softmax_reports_the_error(guard):
 def test_build_folder_is_distinct_per_content(guard):
     import torch.utils.cpp_extension as ext
 
-    base = dict(name="e", cpp_sources="int f();", cuda_sources="__global__ void k() {}", functions=["f"])
+    base = dict(
+        name="e", cpp_sources="int f();", cuda_sources="__global__ void k() {}", functions=["f"]
+    )
 
     def key(**over):
         return inline.build_key(inline._bind((), {**base, **over}))
@@ -199,9 +237,15 @@ def test_build_folder_is_distinct_per_content(guard):
     k0 = key()
     assert k0 == key(verbose=True, build_directory="/somewhere/else")
     assert k0 == key(extra_cflags=[""], extra_ldflags=[], extra_cuda_cflags=None)
-    others = [key(cuda_sources="__global__ void k2() {}"), key(cpp_sources="int g();"), key(name="e2"),
-              key(extra_cuda_cflags=["-O3"]), key(extra_cflags=["-O2"]), key(functions=["f", "g"]),
-              key(extra_ldflags=["-lcublas"])]
+    others = [
+        key(cuda_sources="__global__ void k2() {}"),
+        key(cpp_sources="int g();"),
+        key(name="e2"),
+        key(extra_cuda_cflags=["-O3"]),
+        key(extra_cflags=["-O2"]),
+        key(functions=["f", "g"]),
+        key(extra_ldflags=["-lcublas"]),
+    ]
     assert len({k0, *others}) == len(others) + 1
     assert inline.build_folder("e", k0) != inline.build_folder("e", others[0])
     assert inline.build_folder("e", k0).parent == guard / "inline"
@@ -221,14 +265,21 @@ def test_lock_of_a_live_builder_is_respected(guard, tmp_path):
     folder.mkdir(parents=True)
     (folder / "lock").write_text("")
     ready = tmp_path / "ready"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import time
         from pathlib import Path
         from kernelevo.backends import inline
         with inline.hold_build_folder(Path({str(folder)!r}), timeout=5):
             Path({str(ready)!r}).write_text("1")
             time.sleep(30)
-    """)], env=child_env(KERNELEVO_CACHE=str(guard)))
+    """),
+        ],
+        env=child_env(KERNELEVO_CACHE=str(guard)),
+    )
     try:
         for _ in range(200):
             if ready.exists():
@@ -253,8 +304,11 @@ def test_map_lines_points_into_the_candidate_strings():
     offsets = {"main.cpp": ("cpp_sources", 1, 3), "cuda.cu": ("cuda_sources", 3, 10)}
     msg = "cuda.cu:5: error: x\nmain.cpp:2:7: error: y\nmain.cpp:9:1: error: binding\n/inc/cuda.cuh:5: error: z"
     assert inline_check.map_lines(msg, offsets).splitlines() == [
-        "cuda_sources:2: error: x", "cpp_sources:1:7: error: y", "main.cpp:9:1: error: binding",
-        "/inc/cuda.cuh:5: error: z"]
+        "cuda_sources:2: error: x",
+        "cpp_sources:1:7: error: y",
+        "main.cpp:9:1: error: binding",
+        "/inc/cuda.cuh:5: error: z",
+    ]
 
 
 @needs_ninja
@@ -276,7 +330,11 @@ def test_real_build_in_its_own_folder_then_cached(guard):
 def test_real_build_error_is_located_and_the_folder_removed(guard):
     cuda.set_compile_only(False)
     with pytest.raises(cuda.CudaCompileError, match=r"cpp_sources:2:\d+: error") as info:
-        load_inline(name="tiny_broken", cpp_sources="int ok() { return 1; }\nint f( {", no_implicit_headers=True)
+        load_inline(
+            name="tiny_broken",
+            cpp_sources="int ok() { return 1; }\nint f( {",
+            no_implicit_headers=True,
+        )
     assert "ninja exit" in str(info.value)
     (rec,) = inline.inline_builds()
     assert not Path(rec["folder"]).exists()
@@ -291,7 +349,9 @@ def test_real_build_that_a_stale_lock_would_block_still_builds(guard):
     folder.mkdir(parents=True)
     (folder / "lock").write_text("")  # left by a build that was killed
     t = time.perf_counter()
-    assert load_inline(name="tiny_locked", cpp_sources=src, no_implicit_headers=True).add_one(1) == 2
+    assert (
+        load_inline(name="tiny_locked", cpp_sources=src, no_implicit_headers=True).add_one(1) == 2
+    )
     assert time.perf_counter() - t < 60
     assert inline.inline_builds()[-1]["stale_lock_removed"]
 
@@ -303,11 +363,15 @@ def test_real_build_past_its_time_limit_is_killed_and_cleaned(guard, monkeypatch
     src = f"// {uuid.uuid4().hex}\nint twice(int x) {{ return 2 * x; }}\n"
     t = time.perf_counter()
     with pytest.raises(cuda.CudaCompileTimeout, match="time limit"):
-        load_inline(name="slow_build", cpp_sources=src, functions=["twice"])  # torch/extension.h: >1 s
+        load_inline(
+            name="slow_build", cpp_sources=src, functions=["twice"]
+        )  # torch/extension.h: >1 s
     assert time.perf_counter() - t < 20
     (rec,) = inline.inline_builds()
     assert not Path(rec["folder"]).exists()
-    left = subprocess.run(["pgrep", "-f", rec["folder"]], capture_output=True, text=True).stdout.split()
+    left = subprocess.run(
+        ["pgrep", "-f", rec["folder"]], capture_output=True, text=True
+    ).stdout.split()
     assert not left, f"compiler processes left behind: {left}"
 
 
@@ -319,12 +383,19 @@ def test_killed_builder_does_not_block_the_next_build(guard, tmp_path):
     src = f"// {uuid.uuid4().hex}\nint twice(int x) {{ return 2 * x; }}\n"
     kw = dict(name="killed_build", cpp_sources=src, functions=["twice"])
     folder = inline.build_folder("killed_build", inline.build_key(inline._bind((), kw)))
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         from kernelevo.backends import inline
         inline.install_load_inline_guard()
         from torch.utils.cpp_extension import load_inline
         load_inline(name="killed_build", cpp_sources={src!r}, functions=["twice"])
-    """)], env=child_env(KERNELEVO_CACHE=str(guard), KERNELEVO_CUDA_COMPILE_ONLY="0"))
+    """),
+        ],
+        env=child_env(KERNELEVO_CACHE=str(guard), KERNELEVO_CUDA_COMPILE_ONLY="0"),
+    )
     try:
         for _ in range(600):
             if (folder / "lock").exists():

@@ -6,17 +6,18 @@ static checks, so what is tested is the process boundary: the judge computes the
 reference and compares in a process that never runs candidate code, and each candidate
 runs in a fresh process of its own.
 """
+
 import os
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES
+
 from kernelevo.task import read_task
 from kernelevo.verify import _run_dynamic, default_size, resolve_size
 
 SOFTMAX = EXAMPLES / "softmax.py"
 
-ZERO = '''
+ZERO = """
 import torch
 import torch.nn as nn
 import triton
@@ -42,15 +43,15 @@ class ModelNew(nn.Module):
 
     def attack(self, x):
         return zeros_from_kernel(x)
-'''
+"""
 
 ATTACKS = {
     # the reference's library patched so the reference also returns zeros
     "patch_torch_through_alias": "import torch as _t\n_t.softmax = lambda x, dim=-1, **k: _t.zeros_like(x)\n"
-                                 "_t.Tensor.softmax = lambda self, dim=-1, **k: _t.zeros_like(self)\n",
+    "_t.Tensor.softmax = lambda self, dim=-1, **k: _t.zeros_like(self)\n",
     "patch_torch_through_vars": "vars(torch)['softmax'] = lambda x, dim=-1, **k: torch.zeros_like(x)\n",
     # the comparison replaced wherever it is loaded
-    "replace_comparison_in_sys_modules": '''
+    "replace_comparison_in_sys_modules": """
 import sys
 def _always(*a, **k):
     return True, "outputs match", {}
@@ -59,9 +60,9 @@ for _name in list(sys.modules):
     for _fn in ("compare_outputs", "compare_any_size"):
         if _name.startswith("kernelevo") and hasattr(_m, _fn):
             setattr(_m, _fn, _always)
-''',
+""",
     # the reference module found through gc, its output rewritten by a forward hook
-    "gc_forward_hook_on_reference": '''
+    "gc_forward_hook_on_reference": """
 import gc
 _hooked = set()
 
@@ -72,9 +73,9 @@ def _attack(self, x):
             _hooked.add(id(_o))
     return zeros_from_kernel(x)
 ModelNew.attack = _attack
-''',
+""",
     # the reference called from the candidate with every dispatch mode (the op recorder) off
-    "reference_called_with_recorder_off": '''
+    "reference_called_with_recorder_off": """
 import gc, sys
 from torch.utils._python_dispatch import _disable_current_modes
 
@@ -95,9 +96,9 @@ def _attack(self, x):
             out.copy_(ref(x))
     return out
 ModelNew.attack = _attack
-''',
+""",
     # a verdict written as a protocol frame on every descriptor and on the parent's pipes
-    "forged_verified_frame": '''
+    "forged_verified_frame": """
 import os, struct, msgpack
 _VERDICT = {"status": "verified", "reason": "outputs match the reference on 5 input sets", "checks": [],
             "kernel_launches": 1}
@@ -124,7 +125,7 @@ def _attack(self, x):
             os.close(fd)
     return out
 ModelNew.attack = _attack
-''',
+""",
 }
 
 
@@ -138,8 +139,18 @@ def judge(evaluator, cand, timeout=60.0):
     """The dynamic verdict alone (no static checks): what a candidate that evaded them gets."""
     device = evaluator.device
     task = read_task(SOFTMAX)
-    return _run_dynamic(task, cand, "triton", [], evaluator, device, default_size(device), timeout, None,
-                        measure=False)
+    return _run_dynamic(
+        task,
+        cand,
+        "triton",
+        [],
+        evaluator,
+        device,
+        default_size(device),
+        timeout,
+        None,
+        measure=False,
+    )
 
 
 def test_zero_kernel_alone_is_incorrect(tmp_path, evaluator):
@@ -152,14 +163,19 @@ def test_attack_does_not_verify(name, tmp_path, evaluator):
     v = judge(evaluator, _candidate(tmp_path, name, ATTACKS[name]))
     assert v.status != "verified", (name, v.reason)
     assert v.status in ("incorrect", "rejected", "runtime_error"), (v.status, v.reason)
-    honest = judge(evaluator, CANDIDATES / "softmax" / "triton_ok.py")  # the channels are clean afterwards
+    honest = judge(
+        evaluator, CANDIDATES / "softmax" / "triton_ok.py"
+    )  # the channels are clean afterwards
     assert honest.status == "verified", (name, honest.reason, honest.log[-1500:])
 
 
 def test_patch_does_not_persist_into_the_next_candidate(tmp_path, evaluator):
     """A patches the runner harness so every output becomes the real softmax; B only writes zeros.
     In a reused process B would be verified; each candidate gets a fresh process."""
-    patcher = _candidate(tmp_path, "patcher", '''
+    patcher = _candidate(
+        tmp_path,
+        "patcher",
+        """
 import sys
 _m = sys.modules.get("kernelevo.runner.candidate")
 if _m is not None:
@@ -177,14 +193,17 @@ if _old is not None:
         out.copy_(torch.softmax(args[0], dim=-1))
         return out
     _old.Session.run_candidate = _run_candidate
-''')
+""",
+    )
     host_pid = evaluator.runner.proc.pid if evaluator.runner.alive else None
     first = judge(evaluator, patcher)
     assert first.status == "verified", first.reason  # the patch works on its own process...
     second = judge(evaluator, _candidate(tmp_path, "zeros_after", ""))
     assert second.status == "incorrect", second.reason  # ...and not on the next candidate's
     if host_pid is not None:
-        assert evaluator.runner.proc.pid == host_pid, "the host was not restarted: the fresh child did it"
+        assert evaluator.runner.proc.pid == host_pid, (
+            "the host was not restarted: the fresh child did it"
+        )
 
 
 def test_each_candidate_gets_a_fresh_process():
@@ -201,12 +220,16 @@ def test_each_candidate_gets_a_fresh_process():
 
 
 def test_out_of_memory_is_the_candidates_and_the_next_one_is_judged(tmp_path, evaluator):
-    hog = _candidate(tmp_path, "hog", '''
+    hog = _candidate(
+        tmp_path,
+        "hog",
+        """
 def _attack(self, x):
     torch.empty(1 << 46, dtype=torch.uint8, device=x.device).fill_(1)
     return zeros_from_kernel(x)
 ModelNew.attack = _attack
-''')
+""",
+    )
     v = judge(evaluator, hog)
     assert v.status == "runtime_error" and v.reason.startswith("out of memory"), v.reason
     assert "needs ~" in v.reason
@@ -216,18 +239,24 @@ ModelNew.attack = _attack
 def test_a_killed_candidate_process_is_not_a_lost_worker(tmp_path, evaluator):
     from kernelevo.scale import lost_worker
 
-    killed = _candidate(tmp_path, "killed", '''
+    killed = _candidate(
+        tmp_path,
+        "killed",
+        """
 import os, signal
 def _attack(self, x):
     os.kill(os.getpid(), signal.SIGKILL)
 ModelNew.attack = _attack
-''')
+""",
+    )
     v = judge(evaluator, killed)
     assert v.status == "runtime_error" and "signal 9" in v.reason, v.reason
-    assert not lost_worker(v), "an OOM-killed candidate must not be retried as if its worker were lost"
+    assert not lost_worker(v), (
+        "an OOM-killed candidate must not be retried as if its worker were lost"
+    )
 
 
-RELU_TASK = '''import torch
+RELU_TASK = """import torch
 import torch.nn as nn
 
 
@@ -242,14 +271,17 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 
 def test_a_thread_rewriting_shared_inputs_cannot_steer_the_reference(tmp_path, evaluator):
     """The candidate returns zeros and leaves a hidden thread writing -1 into the inputs it was given:
     a reference reading that memory would return zeros too. The judge's reference reads only its own copy."""
     (tmp_path / "relu.py").write_text(RELU_TASK)
-    cand = _candidate(tmp_path, "steers", '''
+    cand = _candidate(
+        tmp_path,
+        "steers",
+        """
 import _thread, time
 
 def _steer(x, until):
@@ -262,8 +294,19 @@ def _attack(self, x):
     _thread.start_new_thread(_steer, (x, time.monotonic() + 3.0))
     return out
 ModelNew.attack = _attack
-''')
+""",
+    )
     task = read_task(tmp_path / "relu.py")
-    v = _run_dynamic(task, cand, "triton", [], evaluator, evaluator.device, resolve_size(task, evaluator.device, None),
-                     60.0, None, measure=False)
+    v = _run_dynamic(
+        task,
+        cand,
+        "triton",
+        [],
+        evaluator,
+        evaluator.device,
+        resolve_size(task, evaluator.device, None),
+        60.0,
+        None,
+        measure=False,
+    )
     assert v.status in ("incorrect", "rejected"), (v.status, v.reason)

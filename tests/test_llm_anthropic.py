@@ -1,4 +1,5 @@
 """The Anthropic provider against a real HTTP server speaking the Messages API."""
+
 from __future__ import annotations
 
 import asyncio
@@ -7,13 +8,26 @@ import pytest
 from fakes import error, kernel_reply, sent_key, serve_anthropic, slow, text
 from fakes.env import clean_llm_env
 
-from kernelevo.llm import (AuthError, LLMError, ModelNotFound, ModelSettings, Prompt, ProviderUnavailable,
-                           RateLimited, make_provider)
+from kernelevo.llm import (
+    AuthError,
+    LLMError,
+    ModelNotFound,
+    ModelSettings,
+    Prompt,
+    ProviderUnavailable,
+    RateLimited,
+    make_provider,
+)
 from kernelevo.llm.config import LLMConfig
 
 KEY = "sk-ant-test-4f9c2a7d1e"
-REFERENCE = "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n" * 20
-PROMPT = Prompt.of("Write a faster ModelNew.", system="You write Triton kernels.", reference=REFERENCE)
+REFERENCE = (
+    "import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    * 20
+)
+PROMPT = Prompt.of(
+    "Write a faster ModelNew.", system="You write Triton kernels.", reference=REFERENCE
+)
 
 
 @pytest.fixture(autouse=True)
@@ -23,8 +37,15 @@ def _env(monkeypatch, tmp_path):
 
 def provider(server, **kw):
     attempts = kw.pop("attempts", 4)
-    return make_provider("anthropic", kw.pop("model", "claude-sonnet-5-5"), base_url=server.base_url, api_key=KEY,
-                         max_retries=attempts - 1, config=LLMConfig(), **kw)
+    return make_provider(
+        "anthropic",
+        kw.pop("model", "claude-sonnet-5-5"),
+        base_url=server.base_url,
+        api_key=KEY,
+        max_retries=attempts - 1,
+        config=LLMConfig(),
+        **kw,
+    )
 
 
 def gaps(server):
@@ -43,10 +64,15 @@ def test_success_records_usage_cost_and_sends_cache_control_and_key():
         second = run(p.complete(PROMPT, max_tokens=512))
     assert "```python\nclass ModelNew: pass\n```" in first.text
     assert first.provider == "anthropic" and first.model == "claude-sonnet-5-5"
-    assert first.request_id == "req_fake_1" and first.stop_reason == "end_turn" and first.latency_s > 0
+    assert (
+        first.request_id == "req_fake_1" and first.stop_reason == "end_turn" and first.latency_s > 0
+    )
     # the stable prefix was written to the cache by the first call and read by the second
     assert first.usage.cache_write_tokens > 100 and first.usage.cache_read_tokens == 0
-    assert second.usage.cache_read_tokens == first.usage.cache_write_tokens and second.usage.cache_write_tokens == 0
+    assert (
+        second.usage.cache_read_tokens == first.usage.cache_write_tokens
+        and second.usage.cache_write_tokens == 0
+    )
     u = first.usage
     expected = (u.input_tokens * 2.0 + u.output_tokens * 10.0 + u.cache_write_tokens * 2.5) / 1e6
     assert u.cost_known and u.cost_usd == pytest.approx(expected)
@@ -70,8 +96,14 @@ def test_at_most_four_cache_breakpoints_the_last_ones():
     from kernelevo.llm.anthropic_provider import build_request
     from kernelevo.llm.types import Message, SystemPart
 
-    prompt = Prompt(system=tuple(SystemPart(f"part {i}", cache=True) for i in range(4)),
-                    messages=(Message("user", "u1", cache=True), Message("assistant", "a"), Message("user", "u2")))
+    prompt = Prompt(
+        system=tuple(SystemPart(f"part {i}", cache=True) for i in range(4)),
+        messages=(
+            Message("user", "u1", cache=True),
+            Message("assistant", "a"),
+            Message("user", "u2"),
+        ),
+    )
     system, messages = build_request(prompt)
     assert "cache_control" not in system[0]
     assert all("cache_control" in b for b in system[1:])
@@ -113,9 +145,10 @@ def test_timeout_is_retried():
 
 
 def test_timeouts_until_attempts_run_out_raise_provider_unavailable():
-    with serve_anthropic(default=slow(2.0)) as server:
-        with pytest.raises(ProviderUnavailable, match=r"failed after 2 attempts: no answer within 0.2 s"):
-            run(provider(server, timeout_s=0.2, attempts=2).complete(PROMPT, max_tokens=16))
+    with serve_anthropic(default=slow(2.0)) as server, pytest.raises(
+        ProviderUnavailable, match=r"failed after 2 attempts: no answer within 0.2 s"
+    ):
+        run(provider(server, timeout_s=0.2, attempts=2).complete(PROMPT, max_tokens=16))
 
 
 def test_persistent_429_raises_rate_limited_after_bounded_attempts():
@@ -159,9 +192,10 @@ def test_unknown_model_is_model_not_found():
 
 
 def test_400_is_not_retried():
-    with serve_anthropic([error(400, "prompt is too long: 1000000 tokens > 200000 maximum")]) as server:
-        with pytest.raises(LLMError, match="prompt is too long") as info:
-            run(provider(server).complete(PROMPT, max_tokens=16))
+    with serve_anthropic(
+        [error(400, "prompt is too long: 1000000 tokens > 200000 maximum")]
+    ) as server, pytest.raises(LLMError, match="prompt is too long") as info:
+        run(provider(server).complete(PROMPT, max_tokens=16))
     assert type(info.value) is LLMError and info.value.status == 400 and len(server.requests) == 1
 
 
@@ -195,7 +229,10 @@ def test_thinking_and_effort_are_sent_and_the_thinking_block_is_not_the_answer()
     with serve_anthropic(["the answer"]) as server:
         c = run(provider(server, settings=settings).complete(PROMPT))
     body = server.posts()[0].json
-    assert body["thinking"] == {"type": "enabled", "budget_tokens": 4096} and body["max_tokens"] == 8192
+    assert (
+        body["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+        and body["max_tokens"] == 8192
+    )
     assert body["output_config"] == {"effort": "high"}
     assert c.text == "the answer"
 
@@ -203,7 +240,9 @@ def test_thinking_and_effort_are_sent_and_the_thinking_block_is_not_the_answer()
 def test_settings_come_from_the_config_file_per_model():
     config = LLMConfig(models={"claude-sonnet-5-5": {"max_tokens": 20000, "thinking_tokens": 8000}})
     with serve_anthropic(["ok"]) as server:
-        p = make_provider("anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key=KEY, config=config)
+        p = make_provider(
+            "anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key=KEY, config=config
+        )
         run(p.complete(PROMPT))
     assert server.posts()[0].json["max_tokens"] == 20000
 
@@ -216,7 +255,9 @@ def test_thinking_budget_leaving_no_room_for_the_answer_is_refused_with_the_fix(
 def test_the_fake_refuses_an_empty_text_block_like_the_real_api():
     from kernelevo.llm.types import Message
 
-    empty_turn = Prompt(messages=(Message("user", "write it"), Message("assistant", ""), Message("user", "again")))
+    empty_turn = Prompt(
+        messages=(Message("user", "write it"), Message("assistant", ""), Message("user", "again"))
+    )
     with serve_anthropic(["never sent"]) as server:
         with pytest.raises(LLMError, match="text content blocks must be non-empty") as info:
             run(provider(server).complete(empty_turn, max_tokens=16))

@@ -1,4 +1,5 @@
 """Budgets: reserve/charge semantics, exact stopping, and bounded concurrency."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,13 +23,17 @@ def _env(monkeypatch, tmp_path):
 
 
 def provider(server, **kw):
-    return make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), **kw)
+    return make_provider(
+        "anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), **kw
+    )
 
 
 def test_reserve_refuses_what_does_not_fit_and_charge_replaces_the_reservation():
     b = Budget(tokens=1000)
     r1 = b.reserve(600)
-    with pytest.raises(BudgetExhausted, match="the next call may use up to 600 tokens, 400 of 1,000 are left"):
+    with pytest.raises(
+        BudgetExhausted, match="the next call may use up to 600 tokens, 400 of 1,000 are left"
+    ):
         b.reserve(600)
     assert b.exhausted() is None  # a call is in flight: it may free room
     b.charge(Usage(input_tokens=100, output_tokens=100), r1)
@@ -71,7 +76,9 @@ def test_usd_reservation_uses_the_dearest_prices():
         p = provider(server)
         tokens, usd = p.estimate(PROMPT, MAX_TOKENS)
         assert tokens == RESERVATION
-        assert usd == pytest.approx((estimate_tokens(PROMPT) * 2.5 + MAX_TOKENS * 10.0) / 1e6)  # cache write, output
+        assert usd == pytest.approx(
+            (estimate_tokens(PROMPT) * 2.5 + MAX_TOKENS * 10.0) / 1e6
+        )  # cache write, output
         asyncio.run(p.complete(PROMPT, max_tokens=MAX_TOKENS, budget=b))
     assert 0 < b.used_usd <= 0.01
 
@@ -137,7 +144,9 @@ def test_a_failed_call_gives_its_reservation_back():
 
     b = Budget(tokens=100_000)
     with serve_anthropic(default=error(500)) as server:
-        p = make_provider("anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), max_retries=1)
+        p = make_provider(
+            "anthropic", base_url=server.base_url, api_key=KEY, config=LLMConfig(), max_retries=1
+        )
         with pytest.raises(ProviderUnavailable):
             asyncio.run(p.complete(PROMPT, max_tokens=MAX_TOKENS, budget=b))
     assert b.reserved_tokens == 0 and b.used_tokens == 0

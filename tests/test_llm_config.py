@@ -1,4 +1,5 @@
 """Provider selection: names, keys and base URLs from arguments, environment and config file; prices."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,25 +30,40 @@ def write(path, body: str):
 
 
 def test_default_config_file_supplies_provider_model_and_key(config_file):
-    write(config_file, 'provider = "anthropic"\nmodel = "claude-opus-5"\n'
-                       '[providers.anthropic]\napi_key = "sk-ant-from-file-123"\n')
+    write(
+        config_file,
+        'provider = "anthropic"\nmodel = "claude-opus-5"\n'
+        '[providers.anthropic]\napi_key = "sk-ant-from-file-123"\n',
+    )
     p = make_provider()
-    assert (p.name, p.model, p.base_url) == ("anthropic", "claude-opus-5", "https://api.anthropic.com")
+    assert (p.name, p.model, p.base_url) == (
+        "anthropic",
+        "claude-opus-5",
+        "https://api.anthropic.com",
+    )
     assert p._endpoint.api_key.reveal() == "sk-ant-from-file-123"
 
 
 def test_environment_beats_config_file_and_arguments_beat_both(config_file, monkeypatch):
-    write(config_file, '[providers.anthropic]\napi_key = "sk-ant-from-file-123"\nbase_url = "http://file:1"\n')
+    write(
+        config_file,
+        '[providers.anthropic]\napi_key = "sk-ant-from-file-123"\nbase_url = "http://file:1"\n',
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-from-env-456")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://env:2")
     e = resolve_endpoint("anthropic", config=load_config())
     assert (e.api_key.reveal(), e.base_url) == ("sk-ant-from-env-456", "http://env:2")
-    e = resolve_endpoint("anthropic", base_url="http://arg:3/", api_key="sk-ant-arg-789", config=load_config())
+    e = resolve_endpoint(
+        "anthropic", base_url="http://arg:3/", api_key="sk-ant-arg-789", config=load_config()
+    )
     assert (e.api_key.reveal(), e.base_url) == ("sk-ant-arg-789", "http://arg:3")
 
 
 def test_kernelevo_config_names_another_file(config_file, monkeypatch, tmp_path):
-    other = write(tmp_path / "elsewhere.toml", 'provider = "deepseek"\n[providers.deepseek]\napi_key = "sk-ds-999999"\n')
+    other = write(
+        tmp_path / "elsewhere.toml",
+        'provider = "deepseek"\n[providers.deepseek]\napi_key = "sk-ds-999999"\n',
+    )
     monkeypatch.setenv("KERNELEVO_CONFIG", str(other))
     p = make_provider()
     assert (p.name, p.model) == ("deepseek", "deepseek-chat")
@@ -58,15 +74,20 @@ def test_kernelevo_config_names_another_file(config_file, monkeypatch, tmp_path)
 
 def test_custom_openai_compatible_provider_from_config(config_file, monkeypatch):
     with serve_openai(["from my box"], models=["Qwen/Qwen3-Coder"]) as server:
-        write(config_file, f'[providers.mybox]\nkind = "openai"\nbase_url = "{server.base_url}"\n'
-                           f'api_key_env = "MYBOX_KEY"\nmodel = "Qwen/Qwen3-Coder"\n'
-                           f'[prices."Qwen/Qwen3-Coder"]\ninput = 1.0\noutput = 2.0\n')
+        write(
+            config_file,
+            f'[providers.mybox]\nkind = "openai"\nbase_url = "{server.base_url}"\n'
+            f'api_key_env = "MYBOX_KEY"\nmodel = "Qwen/Qwen3-Coder"\n'
+            f'[prices."Qwen/Qwen3-Coder"]\ninput = 1.0\noutput = 2.0\n',
+        )
         monkeypatch.setenv("MYBOX_KEY", "mybox-key-31337")
         assert "mybox" in provider_names(load_config())
         p = make_provider("mybox")
         c = asyncio.run(p.complete(PROMPT, max_tokens=8))
     assert c.text == "from my box" and c.usage.cost_known
-    assert c.usage.cost_usd == pytest.approx((c.usage.input_tokens * 1.0 + c.usage.output_tokens * 2.0) / 1e6)
+    assert c.usage.cost_usd == pytest.approx(
+        (c.usage.input_tokens * 1.0 + c.usage.output_tokens * 2.0) / 1e6
+    )
     assert sent_key(server.requests[0]) == "mybox-key-31337"
 
 
@@ -96,7 +117,9 @@ def test_world_readable_config_with_a_key_is_warned_about(config_file, caplog):
 
 
 def test_unknown_offline_and_replay_names(config_file):
-    with pytest.raises(LLMError, match="unknown provider 'nope': choose one of anthropic, openai, openrouter"):
+    with pytest.raises(
+        LLMError, match="unknown provider 'nope': choose one of anthropic, openai, openrouter"
+    ):
         make_provider("nope")
     with pytest.raises(LLMError, match="'offline' provider is the search's built-in proposer"):
         make_provider("offline")
@@ -105,8 +128,11 @@ def test_unknown_offline_and_replay_names(config_file):
 
 
 def test_missing_key_for_keyed_providers_only(config_file):
-    for name, var in [("openai", "OPENAI_API_KEY"), ("openrouter", "OPENROUTER_API_KEY"),
-                      ("deepseek", "DEEPSEEK_API_KEY")]:
+    for name, var in [
+        ("openai", "OPENAI_API_KEY"),
+        ("openrouter", "OPENROUTER_API_KEY"),
+        ("deepseek", "DEEPSEEK_API_KEY"),
+    ]:
         with pytest.raises(AuthError, match=f"no API key for {name}: set {var}"):
             make_provider(name, "m")
     for name in ("vllm", "sglang", "ollama"):
@@ -121,11 +147,14 @@ def test_price_lookup_and_cost():
     assert price_for("mine", {"mine": Price(1, 2)}) == Price(1, 2)
     p = price_for("claude-sonnet-5-5")
     assert p.cost(1_000_000, 1_000_000, 1_000_000, 1_000_000) == pytest.approx(2 + 10 + 0.2 + 2.5)
-    assert Usage(1, 2, 3, 4, 0.5) + Usage(1, 1, 1, 1, 0.25, cost_known=False) == Usage(2, 3, 4, 5, 0.75, False)
+    assert Usage(1, 2, 3, 4, 0.5) + Usage(1, 1, 1, 1, 0.25, cost_known=False) == Usage(
+        2, 3, 4, 5, 0.75, False
+    )
 
 
 def test_without_a_toml_parser_the_default_file_is_ignored_and_an_explicit_one_is_an_error(
-        config_file, monkeypatch, caplog):
+    config_file, monkeypatch, caplog
+):
     import sys
 
     monkeypatch.setitem(sys.modules, "tomllib", None)  # as on Python 3.10 without tomli

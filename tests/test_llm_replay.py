@@ -1,4 +1,5 @@
 """Recording completions and replaying them: deterministic and free reruns; request hashes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,32 +23,50 @@ def _env(monkeypatch, tmp_path):
 
 def test_request_hash_is_stable_and_content_only():
     h = request_hash(A, "m")
-    assert h == request_hash(Prompt.of("optimise A", system="sys", reference="ref"), "m") and len(h) == 64
+    assert (
+        h == request_hash(Prompt.of("optimise A", system="sys", reference="ref"), "m")
+        and len(h) == 64
+    )
     assert h != request_hash(B, "m") and h != request_hash(A, "other")
-    uncached = Prompt(system=(SystemPart("sys"), SystemPart("ref")), messages=(Message("user", "optimise A"),))
+    uncached = Prompt(
+        system=(SystemPart("sys"), SystemPart("ref")), messages=(Message("user", "optimise A"),)
+    )
     assert request_hash(uncached, "m") == h  # cache marks do not change the answer
     # pinned: a change here breaks every recorded replay file
-    assert request_hash(Prompt.of("x"), "m") == "9bf56f087fadcf4fdaf3ba8792a5ca0e8695dd278fbc88701d71403afc61433e"
+    assert (
+        request_hash(Prompt.of("x"), "m")
+        == "9bf56f087fadcf4fdaf3ba8792a5ca0e8695dd278fbc88701d71403afc61433e"
+    )
 
 
 def test_record_then_replay_by_hash(tmp_path):
     log = tmp_path / "run.jsonl"
     with serve_anthropic(["answer A", "answer B"]) as server:
-        live = make_provider("anthropic", base_url=server.base_url, api_key="sk-ant-rec-1234", config=LLMConfig(),
-                             record_to=log)
+        live = make_provider(
+            "anthropic",
+            base_url=server.base_url,
+            api_key="sk-ant-rec-1234",
+            config=LLMConfig(),
+            record_to=log,
+        )
 
         async def go():
             return [await live.complete(A, max_tokens=8), await live.complete(B, max_tokens=8)]
 
         recorded = asyncio.run(go())
     lines = [json.loads(x) for x in log.read_text().splitlines()]
-    assert [x["request_hash"] for x in lines] == [request_hash(A, "claude-sonnet-5-5"),
-                                                  request_hash(B, "claude-sonnet-5-5")]
+    assert [x["request_hash"] for x in lines] == [
+        request_hash(A, "claude-sonnet-5-5"),
+        request_hash(B, "claude-sonnet-5-5"),
+    ]
     replay = make_provider("replay", replay_file=log, config=LLMConfig())
     budget = Budget(tokens=10**6)
 
     async def again():  # asked in the other order: answered by hash, not by position
-        return [await replay.complete(B, max_tokens=8, budget=budget), await replay.complete(A, max_tokens=8)]
+        return [
+            await replay.complete(B, max_tokens=8, budget=budget),
+            await replay.complete(A, max_tokens=8),
+        ]
 
     b, a = asyncio.run(again())
     assert (a.text, b.text) == ("answer A", "answer B")
@@ -59,7 +78,9 @@ def test_record_then_replay_by_hash(tmp_path):
 
 def test_replay_in_order_when_lines_have_no_hash(tmp_path):
     log = tmp_path / "plain.jsonl"
-    log.write_text('{"text": "one", "usage": {"input_tokens": 5, "output_tokens": 1}}\n\n{"text": "two"}\n')
+    log.write_text(
+        '{"text": "one", "usage": {"input_tokens": 5, "output_tokens": 1}}\n\n{"text": "two"}\n'
+    )
     p = make_provider("replay", "m", replay_file=log, config=LLMConfig())
 
     async def go():

@@ -1,4 +1,5 @@
 """API keys never reach logs, exception text, tracebacks or reprs."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,14 +25,18 @@ def _env(monkeypatch, tmp_path):
 
 
 def _everything_about(exc: BaseException) -> str:
-    return "\n".join([str(exc), repr(exc), repr(exc.args), "".join(traceback.format_exception(exc))])
+    return "\n".join(
+        [str(exc), repr(exc), repr(exc.args), "".join(traceback.format_exception(exc))]
+    )
 
 
 def test_keys_never_appear_in_logs_errors_or_reprs(caplog, monkeypatch):
     caplog.set_level(logging.DEBUG)  # every logger, the SDKs' and httpx's included
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
     seen: list[str] = []
-    with serve_anthropic(["ok", error(429), "ok", error(401, f"bad key {ANTHROPIC_KEY}")]) as server:
+    with serve_anthropic(
+        ["ok", error(429), "ok", error(401, f"bad key {ANTHROPIC_KEY}")]
+    ) as server:
         p = make_provider("anthropic", base_url=server.base_url)
         seen += [repr(p), str(p)]
         asyncio.run(p.complete(PROMPT, max_tokens=8))
@@ -40,7 +45,9 @@ def test_keys_never_appear_in_logs_errors_or_reprs(caplog, monkeypatch):
             asyncio.run(p.complete(PROMPT, max_tokens=8))
         seen.append(_everything_about(info.value))
     with serve_openai(api_key="sk-the-right-key-000") as server:
-        p = make_provider("openai", "gpt-4o", base_url=server.base_url, api_key=OPENAI_KEY, config=LLMConfig())
+        p = make_provider(
+            "openai", "gpt-4o", base_url=server.base_url, api_key=OPENAI_KEY, config=LLMConfig()
+        )
         seen.append(repr(p))
         with pytest.raises(AuthError) as info:  # the server echoes the key in its 401 message
             asyncio.run(p.complete(PROMPT, max_tokens=8))
@@ -54,8 +61,9 @@ def test_keys_never_appear_in_logs_errors_or_reprs(caplog, monkeypatch):
 def test_missing_key_error_says_how_to_set_it_and_no_key_is_invented():
     with pytest.raises(AuthError) as info:
         make_provider("anthropic", config=LLMConfig())
-    assert str(info.value).startswith("no API key for anthropic: set ANTHROPIC_API_KEY or api_key under "
-                                      "[providers.anthropic] in ")
+    assert str(info.value).startswith(
+        "no API key for anthropic: set ANTHROPIC_API_KEY or api_key under [providers.anthropic] in "
+    )
 
 
 def test_secret_and_redact():

@@ -1,10 +1,20 @@
 """Prompt, Usage and Completion records; the token estimate budgets rely on."""
+
 from __future__ import annotations
 
 import pytest
 from fakes.scripted_server import approx_tokens
 
-from kernelevo.llm import Completion, Message, Prompt, Provider, SystemPart, Usage, estimate_tokens, make_provider
+from kernelevo.llm import (
+    Completion,
+    Message,
+    Prompt,
+    Provider,
+    SystemPart,
+    Usage,
+    estimate_tokens,
+    make_provider,
+)
 from kernelevo.llm.config import LLMConfig
 
 
@@ -16,7 +26,9 @@ def test_prompt_needs_messages_with_known_roles():
     p = Prompt.of("do it", system="rules", reference="code")
     assert [(s.text, s.cache) for s in p.system] == [("rules", True), ("code", True)]
     assert p.messages == (Message("user", "do it"),)
-    assert Prompt(system=[SystemPart("a")], messages=[Message("user", "b")]).system == (SystemPart("a"),)
+    assert Prompt(system=[SystemPart("a")], messages=[Message("user", "b")]).system == (
+        SystemPart("a"),
+    )
 
 
 def test_estimate_is_an_upper_bound_of_real_token_counts():
@@ -39,6 +51,9 @@ def test_every_provider_kind_satisfies_the_protocol(tmp_path):
     replay = tmp_path / "r.jsonl"
     replay.write_text('{"text": "x"}\n')
     cfg = LLMConfig()
-    for p in (make_provider("anthropic", api_key="k" * 10, config=cfg), make_provider("vllm", "m", config=cfg),
-              make_provider("replay", replay_file=replay, config=cfg)):
+    for p in (
+        make_provider("anthropic", api_key="k" * 10, config=cfg),
+        make_provider("vllm", "m", config=cfg),
+        make_provider("replay", replay_file=replay, config=cfg),
+    ):
         assert isinstance(p, Provider)

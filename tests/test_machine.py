@@ -1,5 +1,6 @@
 """The machine probe reads the GPU list, driver and compute capability from one nvidia-smi query,
 and still finds the GPUs with a driver too old to know `compute_cap`."""
+
 import os
 import stat
 

@@ -3,6 +3,7 @@
 On this CPU machine Inductor's Triton backend for CPU tensors generates the kernels and
 the candidate runs under TRITON_INTERPRET=1; on a GPU the same path runs for CUDA.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from support import compiled_for_sm90
+
 from kernelevo.offline.inductor import NotExtractable, capture_inductor, extract_inductor, rewrite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ FUSED_TASK = textwrap.dedent('''
                 [torch.randn(2, rows, dim), torch.randn(2, rows, dim)]]
 ''')
 
-LINEAR_TASK = textwrap.dedent('''
+LINEAR_TASK = textwrap.dedent("""
     import torch
     import torch.nn as nn
 
@@ -74,9 +75,9 @@ LINEAR_TASK = textwrap.dedent('''
 
     def get_init_inputs():
         return []
-''')
+""")
 
-RUN_BOTH = textwrap.dedent('''
+RUN_BOTH = textwrap.dedent("""
     import json, sys
     import torch
     from kernelevo.task import import_file, load_task_module
@@ -95,7 +96,7 @@ RUN_BOTH = textwrap.dedent('''
             with torch.no_grad():
                 errors.append(float((ref(*inputs) - new(*inputs)).abs().max()))
     print(json.dumps(errors))
-''')
+""")
 
 
 def _run_both(task: Path, candidates: list[Path], size: str, device: str) -> list[float]:
@@ -103,8 +104,14 @@ def _run_both(task: Path, candidates: list[Path], size: str, device: str) -> lis
     env = {**os.environ}
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
-    proc = subprocess.run([sys.executable, "-c", RUN_BOTH, str(task), size, device, *map(str, candidates)],
-                          capture_output=True, text=True, timeout=300, cwd=REPO, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-c", RUN_BOTH, str(task), size, device, *map(str, candidates)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -116,13 +123,22 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
     assert result.reason is None, result.reason + result.detail
     source = result.source
     assert source is not None
-    for inductor_only in ("torch._inductor", "triton_heuristics", "triton_helpers", "async_compile",
-                          "torch.compile(", "autotune", "libdevice"):
+    for inductor_only in (
+        "torch._inductor",
+        "triton_heuristics",
+        "triton_helpers",
+        "async_compile",
+        "torch.compile(",
+        "autotune",
+        "libdevice",
+    ):
         assert inductor_only not in source, inductor_only
     assert "@triton.jit" in source and "class ModelNew(nn.Module)" in source
     assert "def __init__(self, dim)" in source and "def forward(self, x, y)" in source
     assert "_state(self, 'bias', (40,), torch.float32, True)" in source
-    assert "XBLOCK=" in source and "num_warps=" in source, "launch configs are literals the search can vary"
+    assert "XBLOCK=" in source and "num_warps=" in source, (
+        "launch configs are literals the search can vary"
+    )
     assert "x.dim() == 2" in source and "x.dim() == 3" in source, "one variant per input rank"
     assert ", 40), (40, 1)" in source, "a size no input set varies is specialised (and checked)"
 
@@ -135,7 +151,11 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
     names = {t.name.split(".")[-1].split("@")[0] for t in tunables}
     assert {"XBLOCK", "num_warps"} <= names
     # other block sizes than Inductor's: the grids follow them
-    other = {t.name: t.choices[-1] if t.value != t.choices[-1] else t.choices[0] for t in tunables if "BLOCK" in t.name}
+    other = {
+        t.name: t.choices[-1] if t.value != t.choices[-1] else t.choices[0]
+        for t in tunables
+        if "BLOCK" in t.name
+    }
     candidate, retuned = tmp_path / "candidate.py", tmp_path / "retuned.py"
     candidate.write_text(source)
     retuned.write_text(apply_config(source, tunables, other))
@@ -149,9 +169,13 @@ def test_extracts_a_standalone_candidate_that_matches_the_reference(tmp_path: Pa
     assert compiled_for_sm90(verdict), "compiles for sm_90 too"
 
 
-def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: Path, monkeypatch) -> None:
+def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(
+    tmp_path: Path, monkeypatch
+) -> None:
     task = tmp_path / "linear.py"
-    task.write_text(LINEAR_TASK.format(allowed="STRICT = True"))  # a benchmark's rule: no library GEMM at all
+    task.write_text(
+        LINEAR_TASK.format(allowed="STRICT = True")
+    )  # a benchmark's rule: no library GEMM at all
     captured = capture_inductor(task, device="cpu", size="small")
     assert captured["ok"], captured.get("reason")
     assert captured["library_ops"] == []
@@ -166,7 +190,9 @@ def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(tmp_path: 
 
     # by default the verifier's policy lets a candidate keep the library GEMM and convolution
     task.write_text(LINEAR_TASK.format(allowed=""))
-    assert {"addmm", "mm", "convolution"} <= set(capture_inductor(task, device="cpu", size="small")["library_ops"])
+    assert {"addmm", "mm", "convolution"} <= set(
+        capture_inductor(task, device="cpu", size="small")["library_ops"]
+    )
     source = rewrite({**captured, "library_ops": ["aten.addmm"]})
     assert "torch.addmm(" in source and "@triton.jit" in source
     assert "self.get_parameter('proj.weight')" in source
@@ -190,8 +216,10 @@ def test_a_graph_of_library_products_only_is_not_compiled(tmp_path: Path) -> Non
 
 def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
     task = tmp_path / "broken.py"
-    task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {'a': x}\n"
-                    "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n")
+    task.write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {'a': x}\n"
+        "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n"
+    )
     result = extract_inductor(task, device="cpu")
     assert result.source is None and "tuple/list of tensors" in result.reason
 
@@ -257,35 +285,72 @@ HANDMADE_WRAPPER = textwrap.dedent("""
 
 
 def _handmade(device: str, wrapper: str = HANDMADE_WRAPPER) -> dict:
-    kernel = {"source": HANDMADE_KERNEL, "heuristic": "POINTWISE", "constants": {},
-              "signature": [["in_ptr0", "*fp32"], ["out_ptr0", "*fp32"], ["xnumel", "i32"], ["XBLOCK", "constexpr"]],
-              "configs": [{"kwargs": {"XBLOCK": 256}, "num_warps": 4, "num_stages": 1}],
-              "inductor_meta": {"grid_type": "Grid1D"}}
-    return {"ok": True, "device": device, "library_ops": [], "state": [], "init_params": [], "forward_params": ["x"],
-            "output": "tensor",
-            "variants": [{"key": [["tensor", 1, "torch.float32"]], "wrapper": wrapper, "kernels": {"triton_poi_fused_tanh_0": kernel},
-                          "placeholders": [{"source": "L['flat'][0].size()[0]"}, {"source": "L['flat'][0]"}]}]}
+    kernel = {
+        "source": HANDMADE_KERNEL,
+        "heuristic": "POINTWISE",
+        "constants": {},
+        "signature": [
+            ["in_ptr0", "*fp32"],
+            ["out_ptr0", "*fp32"],
+            ["xnumel", "i32"],
+            ["XBLOCK", "constexpr"],
+        ],
+        "configs": [{"kwargs": {"XBLOCK": 256}, "num_warps": 4, "num_stages": 1}],
+        "inductor_meta": {"grid_type": "Grid1D"},
+    }
+    return {
+        "ok": True,
+        "device": device,
+        "library_ops": [],
+        "state": [],
+        "init_params": [],
+        "forward_params": ["x"],
+        "output": "tensor",
+        "variants": [
+            {
+                "key": [["tensor", 1, "torch.float32"]],
+                "wrapper": wrapper,
+                "kernels": {"triton_poi_fused_tanh_0": kernel},
+                "placeholders": [{"source": "L['flat'][0].size()[0]"}, {"source": "L['flat'][0]"}],
+            }
+        ],
+    }
 
 
 def test_rewrite_replaces_inductor_runtime_idioms() -> None:
     source = rewrite(_handmade("cuda"))
     compile(source, "candidate.py", "exec")
-    assert "torch._inductor" not in source and "triton_helpers" not in source and "tl_math" not in source
+    assert (
+        "torch._inductor" not in source
+        and "triton_helpers" not in source
+        and "tl_math" not in source
+    )
     assert "_DeviceGuard" not in source and "set_device" not in source and "stream" not in source
-    assert "from triton.language.extra import libdevice" in source and "libdevice.tanh(tl.math.exp(" in source
+    assert (
+        "from triton.language.extra import libdevice" in source
+        and "libdevice.tanh(tl.math.exp(" in source
+    )
     assert "def _ke_maximum(" in source and "_ke_maximum(tmp0" in source
     assert "torch.empty_strided((s0,), (1,), dtype=torch.float32, device=device)" in source
     assert "_reinterpret(arg1_1" in source
-    assert "triton_poi_fused_tanh_0[lambda meta: (triton.cdiv(s0, meta['XBLOCK']), 1, 1)](" in source
+    assert (
+        "triton_poi_fused_tanh_0[lambda meta: (triton.cdiv(s0, meta['XBLOCK']), 1, 1)](" in source
+    )
     assert "XBLOCK=256, num_warps=4, num_stages=1)" in source
     assert "return _call_v0([x.size(0), x], x.device)[0]" in source
     on_cpu = rewrite(_handmade("cpu"))
-    assert "libdevice" not in on_cpu and "_ke_tanh(tl.math.exp(" in on_cpu, "the interpreter has no libdevice"
+    assert "libdevice" not in on_cpu and "_ke_tanh(tl.math.exp(" in on_cpu, (
+        "the interpreter has no libdevice"
+    )
     with pytest.raises(NotExtractable, match="aten.sort"):
-        rewrite(_handmade("cpu", HANDMADE_WRAPPER.replace("del arg1_1", "buf1 = aten.sort.default(buf0)")))
+        rewrite(
+            _handmade(
+                "cpu", HANDMADE_WRAPPER.replace("del arg1_1", "buf1 = aten.sort.default(buf0)")
+            )
+        )
 
 
-HELPER_CHECK = textwrap.dedent('''
+HELPER_CHECK = textwrap.dedent("""
     import importlib.util, json, sys
     import torch
     spec = importlib.util.spec_from_file_location("helpers_under_test", sys.argv[1])
@@ -323,9 +388,9 @@ HELPER_CHECK = textwrap.dedent('''
         "remainder": torch.equal(rem, torch.remainder(a, b)),
     }
     print(json.dumps(checks))
-''')
+""")
 
-HELPER_KERNEL = textwrap.dedent('''
+HELPER_KERNEL = textwrap.dedent("""
     @triton.jit
     def helpers_kernel(x_ptr, xe_ptr, y_ptr, a_ptr, b_ptr, tanh_ptr, log1p_ptr, expm1_ptr, trunc_ptr, isnan_ptr,
                        isinf_ptr, stats_ptr, amax_ptr, amin_ptr, fdiv_ptr, rem_ptr, N: tl.constexpr):
@@ -357,17 +422,27 @@ HELPER_KERNEL = textwrap.dedent('''
         b = tl.load(b_ptr + row * N + cols)
         tl.store(fdiv_ptr + row * N + cols, _ke_div_floor_integer(a, b))
         tl.store(rem_ptr + row * N + cols, _ke_remainder_integer(a, b))
-''')
+""")
 
 
 def test_standalone_helpers_match_torch_under_the_interpreter(tmp_path: Path) -> None:
     from kernelevo.offline.inductor_helpers import HELPERS, helper_sources
 
-    module = "import torch\nimport triton\nimport triton.language as tl\n\n\n" + helper_sources(set(HELPERS)) + HELPER_KERNEL
+    module = (
+        "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+        + helper_sources(set(HELPERS))
+        + HELPER_KERNEL
+    )
     path = tmp_path / "helpers.py"
     path.write_text(module)
-    proc = subprocess.run([sys.executable, "-c", HELPER_CHECK, str(path)], capture_output=True, text=True, timeout=300,
-                          cwd=REPO, env={**os.environ, "TRITON_INTERPRET": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", HELPER_CHECK, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     checks = json.loads(proc.stdout.strip().splitlines()[-1])
     assert all(checks.values()), checks

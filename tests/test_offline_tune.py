@@ -1,4 +1,5 @@
 """Parameter search: finding tunables, searching them, writing the best back as literals."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from kernelevo.offline.tune import tune
 
 REPO = Path(__file__).resolve().parents[1]
 
-TRITON_SOURCE = textwrap.dedent('''
+TRITON_SOURCE = textwrap.dedent("""
     import torch
     import torch.nn as nn
     import triton
@@ -53,9 +54,9 @@ TRITON_SOURCE = textwrap.dedent('''
             sums = torch.empty(x.shape[0], device=x.device, dtype=torch.float32)
             row_sum_kernel[(x.shape[0] // ROWS,)](out, sums, x.shape[1], ROWS_PER_PROGRAM=ROWS, BLOCK=32)
             return sums
-''')
+""")
 
-AUTOTUNED_SOURCE = textwrap.dedent('''
+AUTOTUNED_SOURCE = textwrap.dedent("""
     import torch
     import torch.nn as nn
     import triton
@@ -77,7 +78,7 @@ AUTOTUNED_SOURCE = textwrap.dedent('''
             n = x.numel()
             double_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)](x, out, n,)
             return out
-''')
+""")
 
 CUDA_SOURCE = textwrap.dedent('''
     source = """
@@ -98,29 +99,47 @@ def test_finds_triton_launch_tunables_and_leaves_semantic_constants() -> None:
     names = set(tunables)
     assert any(n.startswith("scale_kernel.BLOCK_SIZE") for n in names)
     assert any(n.startswith("scale_kernel.num_warps") for n in names)
-    assert any(n.startswith("ROWS@") for n in names), "a tile size bound to a variable is found at its assignment"
+    assert any(n.startswith("ROWS@") for n in names), (
+        "a tile size bound to a variable is found at its assignment"
+    )
     assert any(n.startswith("row_sum_kernel.BLOCK@") for n in names)
-    assert any(n.startswith("row_sum_kernel.num_warps") and tunables[n].kind == "insert" for n in names)
+    assert any(
+        n.startswith("row_sum_kernel.num_warps") and tunables[n].kind == "insert" for n in names
+    )
     assert not any("ACTIVATION" in n for n in names), "a switch is not a tile size"
     block = next(t for n, t in tunables.items() if n.startswith("scale_kernel.BLOCK_SIZE"))
-    assert block.value == 64 and all(c & (c - 1) == 0 for c in block.choices) and 512 in block.choices
+    assert (
+        block.value == 64 and all(c & (c - 1) == 0 for c in block.choices) and 512 in block.choices
+    )
     warps = next(t for n, t in tunables.items() if n.startswith("scale_kernel.num_warps"))
     assert warps.choices == [1, 2, 4, 8, 16]
-    stages = {t.name.split("@")[0]: t for t in find_tunables(TRITON_SOURCE.replace("num_warps=4)", "num_warps=4, num_stages=3)"))}
-    assert stages["scale_kernel.num_stages"].kind == "literal" and stages["scale_kernel.num_stages"].value == 3
+    stages = {
+        t.name.split("@")[0]: t
+        for t in find_tunables(TRITON_SOURCE.replace("num_warps=4)", "num_warps=4, num_stages=3)"))
+    }
+    assert (
+        stages["scale_kernel.num_stages"].kind == "literal"
+        and stages["scale_kernel.num_stages"].value == 3
+    )
 
 
 def test_apply_config_rewrites_literals_and_inserts_keywords() -> None:
     tunables = find_tunables(TRITON_SOURCE)
     by = {t.name.split("@")[0]: t for t in tunables}
-    config = {by["scale_kernel.BLOCK_SIZE"].name: 256, by["ROWS"].name: 4, by["row_sum_kernel.num_warps"].name: 8,
-              by["row_sum_kernel.num_stages"].name: 2}
+    config = {
+        by["scale_kernel.BLOCK_SIZE"].name: 256,
+        by["ROWS"].name: 4,
+        by["row_sum_kernel.num_warps"].name: 8,
+        by["row_sum_kernel.num_stages"].name: 2,
+    }
     out = apply_config(TRITON_SOURCE, tunables, config)
     assert "BLOCK_SIZE=256, ACTIVATION=1" in out
     assert "\nROWS = 4\n" in out
     assert "BLOCK=32, num_stages=2, num_warps=8)" in out
     compile(out, "rewritten.py", "exec")
-    assert {t.name.split("@")[0]: t.value for t in find_tunables(out)}["scale_kernel.BLOCK_SIZE"] == 256
+    assert {t.name.split("@")[0]: t.value for t in find_tunables(out)}[
+        "scale_kernel.BLOCK_SIZE"
+    ] == 256
 
 
 def test_finds_cuda_tunables() -> None:
@@ -148,8 +167,13 @@ def _cost(target: dict[str, int], invalid: dict[str, int] | None = None):
 
 
 def test_tune_finds_the_optimum_of_a_synthetic_cost() -> None:
-    target = {"scale_kernel.BLOCK_SIZE": 256, "scale_kernel.num_warps": 8, "row_sum_kernel.BLOCK": 128,
-              "row_sum_kernel.num_warps": 2, "ROWS": 1}
+    target = {
+        "scale_kernel.BLOCK_SIZE": 256,
+        "scale_kernel.num_warps": 8,
+        "row_sum_kernel.BLOCK": 128,
+        "row_sum_kernel.num_warps": 2,
+        "ROWS": 1,
+    }
     evaluate, calls = _cost(target)
     tunables = find_tunables(TRITON_SOURCE)
     assert math.prod(len(t.choices) for t in tunables) > 10_000  # far larger than the budget
@@ -168,7 +192,9 @@ def test_tune_is_deterministic_for_a_seed_and_skips_invalid_configs() -> None:
     for _ in range(2):
         evaluate, _ = _cost(target, invalid={"scale_kernel.BLOCK_SIZE": 32})
         runs.append(tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=7))
-    assert [(t.config, t.time) for t in runs[0].history] == [(t.config, t.time) for t in runs[1].history]
+    assert [(t.config, t.time) for t in runs[0].history] == [
+        (t.config, t.time) for t in runs[1].history
+    ]
     assert any(t.time is None for t in runs[0].history), "the fake timer rejects small blocks"
     best = {k.split("@")[0]: v for k, v in runs[0].best_config.items()}
     assert best["scale_kernel.BLOCK_SIZE"] >= 32, "a rejected configuration is never the result"
@@ -188,12 +214,20 @@ def test_configurations_refused_before_the_gpu_cost_no_evaluation() -> None:
         gpu_runs.append(block)
         return 1.0 + abs(math.log2(block) - 7) + abs(math.log2(warps) - 2)
 
-    two = [t for t in find_tunables(TRITON_SOURCE) if t.name.startswith(("scale_kernel.BLOCK", "scale_kernel.num_w"))]
-    result = tune(TRITON_SOURCE, evaluate, budget_evals=20, seed=5, tunables=two)  # 35 configurations, 10 refused
+    two = [
+        t
+        for t in find_tunables(TRITON_SOURCE)
+        if t.name.startswith(("scale_kernel.BLOCK", "scale_kernel.num_w"))
+    ]
+    result = tune(
+        TRITON_SOURCE, evaluate, budget_evals=20, seed=5, tunables=two
+    )  # 35 configurations, 10 refused
     refused = [t for t in result.history if t.label == "rejected ahead"]
     assert refused and len(gpu_runs) == 20, (len(refused), len(gpu_runs))
     assert len(refused) <= 2 * 20, "refusals are free only up to a cap"
-    assert {k.split("@")[0]: v for k, v in result.best_config.items()}["scale_kernel.BLOCK_SIZE"] == 128
+    assert {k.split("@")[0]: v for k, v in result.best_config.items()}[
+        "scale_kernel.BLOCK_SIZE"
+    ] == 128
 
     always = tune(TRITON_SOURCE, lambda s: REJECTED_AHEAD, budget_evals=5, seed=0)
     assert always.best_time is None and len(always.history) == 5 + 2 * 5, "the search still ends"
@@ -202,7 +236,9 @@ def test_configurations_refused_before_the_gpu_cost_no_evaluation() -> None:
 def test_tune_enumerates_a_space_smaller_than_the_budget() -> None:
     source = "x = 1\n"
     assert tune(source, lambda s: 1.0, budget_evals=5, seed=0).best_source == source
-    tunables = [t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.num_warps")]
+    tunables = [
+        t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.num_warps")
+    ]
     evaluate, calls = _cost({"scale_kernel.num_warps": 16})
     result = tune(TRITON_SOURCE, evaluate, budget_evals=50, seed=1, tunables=tunables)
     assert len(calls) == 5 and list(result.best_config.values()) == [16]
@@ -210,7 +246,11 @@ def test_tune_enumerates_a_space_smaller_than_the_budget() -> None:
 
 def test_tune_with_nothing_valid_returns_the_source_unchanged() -> None:
     result = tune(TRITON_SOURCE, lambda s: None, budget_evals=6, seed=0)
-    assert result.best_time is None and result.best_source == TRITON_SOURCE and len(result.history) == 6
+    assert (
+        result.best_time is None
+        and result.best_source == TRITON_SOURCE
+        and len(result.history) == 6
+    )
 
 
 def test_autotune_is_stripped_by_picking_the_best_config() -> None:
@@ -224,12 +264,14 @@ def test_autotune_is_stripped_by_picking_the_best_config() -> None:
 
     result = tune(AUTOTUNED_SOURCE, evaluate, budget_evals=8, seed=0)
     assert "@triton.autotune" not in result.best_source
-    assert result.history[0].config == {"autotune": 0} and result.history[1].config == {"autotune": 1}
+    assert result.history[0].config == {"autotune": 0} and result.history[1].config == {
+        "autotune": 1
+    }
     assert "BLOCK_SIZE=32" in result.best_source and result.best_time == 1.0
     assert len(result.history) <= 8
 
 
-CHECK = textwrap.dedent('''
+CHECK = textwrap.dedent("""
     import importlib.util, json, os, sys
     assert os.environ.get("TRITON_INTERPRET") == "1"
     import torch
@@ -243,32 +285,49 @@ CHECK = textwrap.dedent('''
         expect = torch.relu(x * 2).sum(1) if name.startswith("rowsum") else x * 2
         out[name] = bool(torch.allclose(got, expect, atol=1e-4, rtol=1e-4))
     print(json.dumps(out))
-''')
+""")
 
 
 def test_written_back_sources_still_run_correctly_under_the_interpreter(tmp_path: Path) -> None:
-    target = {"scale_kernel.BLOCK_SIZE": 128, "row_sum_kernel.BLOCK": 16, "ROWS": 4, "row_sum_kernel.num_warps": 2}
+    target = {
+        "scale_kernel.BLOCK_SIZE": 128,
+        "row_sum_kernel.BLOCK": 16,
+        "ROWS": 4,
+        "row_sum_kernel.num_warps": 2,
+    }
     evaluate, _ = _cost(target)
     best = tune(TRITON_SOURCE, evaluate, budget_evals=60, seed=0).best_source
     assert "BLOCK_SIZE=128" in best and "ROWS = 4" in best
-    stripped = tune(AUTOTUNED_SOURCE, lambda s: 1.0 if "BLOCK_SIZE=16" in s else 2.0, budget_evals=3, seed=0).best_source
+    stripped = tune(
+        AUTOTUNED_SOURCE, lambda s: 1.0 if "BLOCK_SIZE=16" in s else 2.0, budget_evals=3, seed=0
+    ).best_source
     paths = {}
     for name, text in (("rowsum", best), ("double", stripped)):
         path = tmp_path / f"{name}.py"
         path.write_text(text)
         paths[name] = str(path)
-    proc = subprocess.run([sys.executable, "-c", CHECK, json.dumps(paths)], capture_output=True, text=True,
-                          timeout=300, cwd=REPO, env={**__import__("os").environ, "TRITON_INTERPRET": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        env={**__import__("os").environ, "TRITON_INTERPRET": "1"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == {"rowsum": True, "double": True}
 
 
 def test_recheck_ranks_the_best_few_by_their_mean_time() -> None:
-    tunables = [t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.BLOCK_SIZE")]
+    tunables = [
+        t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.BLOCK_SIZE")
+    ]
     lucky = {"count": 0}
 
     def evaluate(source: str) -> float | None:
-        value = next(t.value for t in find_tunables(source) if t.name.startswith("scale_kernel.BLOCK_SIZE"))
+        value = next(
+            t.value for t in find_tunables(source) if t.name.startswith("scale_kernel.BLOCK_SIZE")
+        )
         if value == 512:  # fast once by chance, slow when timed again
             lucky["count"] += 1
             return 0.5 if lucky["count"] == 1 else 3.0
@@ -280,15 +339,22 @@ def test_recheck_ranks_the_best_few_by_their_mean_time() -> None:
 
 
 def test_a_family_far_slower_than_the_baseline_gets_no_more_of_the_budget() -> None:
-    target = {"scale_kernel.BLOCK_SIZE": 256, "scale_kernel.num_warps": 8, "row_sum_kernel.BLOCK": 128,
-              "row_sum_kernel.num_warps": 2, "ROWS": 1}
+    target = {
+        "scale_kernel.BLOCK_SIZE": 256,
+        "scale_kernel.num_warps": 8,
+        "row_sum_kernel.BLOCK": 128,
+        "row_sum_kernel.num_warps": 2,
+        "ROWS": 1,
+    }
     evaluate, calls = _cost(target)  # every configuration costs at least 1.0
     hopeless = tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=3, baseline=0.5, probe=3)
     assert len(calls) == 3 and "stopped after 3 evaluations" in hopeless.note, hopeless.note
     assert hopeless.best_time is not None  # the best it timed is still returned
     evaluate, calls = _cost(target)
     close = tune(TRITON_SOURCE, evaluate, budget_evals=40, seed=3, baseline=10.0, probe=3)
-    assert len(calls) == 40 and "stopped" not in close.note  # within reach of the baseline: the whole budget
+    assert (
+        len(calls) == 40 and "stopped" not in close.note
+    )  # within reach of the baseline: the whole budget
 
 
 def test_the_hardware_model_ranks_plausible_launches_first() -> None:
@@ -299,17 +365,35 @@ def test_the_hardware_model_ranks_plausible_launches_first() -> None:
     assert prior({k.format("BLOCK_SIZE"): 1024, k.format("num_warps"): 4}) == 0
     assert prior({k.format("BLOCK_SIZE"): 64, k.format("num_warps"): 16}) > 2
     g = "mm_kernel.{}@L20"
-    fits = {g.format("BLOCK_M"): 128, g.format("BLOCK_N"): 128, g.format("BLOCK_K"): 32, g.format("num_warps"): 8,
-            g.format("num_stages"): 3}
+    fits = {
+        g.format("BLOCK_M"): 128,
+        g.format("BLOCK_N"): 128,
+        g.format("BLOCK_K"): 32,
+        g.format("num_warps"): 8,
+        g.format("num_stages"): 3,
+    }
     assert prior(fits) == 0
-    assert prior({**fits, g.format("BLOCK_K"): 256}) > prior(fits)  # 2 stages of 256-deep tiles overflow 227 KiB
+    assert prior({**fits, g.format("BLOCK_K"): 256}) > prior(
+        fits
+    )  # 2 stages of 256-deep tiles overflow 227 KiB
     # enumerating a space, the plausible configurations are timed first (after the source's own)
     evaluate, calls = _cost({"scale_kernel.BLOCK_SIZE": 256})
-    tunables = [t for t in find_tunables(TRITON_SOURCE)
-                if t.name.split("@")[0] in ("scale_kernel.BLOCK_SIZE", "scale_kernel.num_warps")]
+    tunables = [
+        t
+        for t in find_tunables(TRITON_SOURCE)
+        if t.name.split("@")[0] in ("scale_kernel.BLOCK_SIZE", "scale_kernel.num_warps")
+    ]
     assert len(tunables) == 2
-    tune(TRITON_SOURCE, evaluate, budget_evals=len(tunables[0].choices) * len(tunables[1].choices), seed=0,
-         tunables=tunables)
+    tune(
+        TRITON_SOURCE,
+        evaluate,
+        budget_evals=len(tunables[0].choices) * len(tunables[1].choices),
+        seed=0,
+        tunables=tunables,
+    )
     timed = [{t.name.split("@")[0]: t.value for t in find_tunables(c)} for c in calls[1:5]]
-    assert all(prior({f"scale_kernel.{n}@L1": v[f"scale_kernel.{n}"] for n in ("BLOCK_SIZE", "num_warps")}) == 0
-               for v in timed), timed
+    assert all(
+        prior({f"scale_kernel.{n}@L1": v[f"scale_kernel.{n}"] for n in ("BLOCK_SIZE", "num_warps")})
+        == 0
+        for v in timed
+    ), timed

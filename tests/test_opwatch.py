@@ -1,7 +1,6 @@
 import torch
 
-from kernelevo.verify.opwatch import library_op_check
-from kernelevo.verify.opwatch import OpRecorder
+from kernelevo.verify.opwatch import OpRecorder, library_op_check
 
 
 def test_recorder_sees_ops_and_separates_neutral():
@@ -16,7 +15,9 @@ def test_recorder_sees_ops_and_separates_neutral():
 def test_reference_ops_banned_by_family_unless_allowed():
     ref = {"aten.addmm", "aten.relu"}
     strict = library_op_check(ref, {"aten.mm": 1, "aten.empty": 2}, [], strict=True)
-    assert not strict.passed and strict.detail["banned"] == ["aten.mm"] and "strict" in strict.message
+    assert (
+        not strict.passed and strict.detail["banned"] == ["aten.mm"] and "strict" in strict.message
+    )
     assert library_op_check(ref, {"aten.mm": 1}, ["aten.addmm"], strict=True).passed
     ok = library_op_check(ref, {"aten.empty": 1}, [])
     assert ok.passed and ok.detail["used"] == []
@@ -31,19 +32,24 @@ def test_fused_epilogue_beside_a_library_gemm_is_accepted_and_described():
     c = library_op_check(ref, {"aten.convolution": 1, "aten.empty_like": 1}, [])
     assert c.passed and c.detail["kept"] == ["aten.convolution"]
     assert c.detail["replaced"] == ["aten.add", "aten.mul", "aten.relu"]
-    assert (describe_split(c.detail["kept"], c.detail["replaced"], 1, "triton")
-            == "keeps the cuDNN convolution; bias, scaling and ReLU fused in one Triton kernel")
+    assert (
+        describe_split(c.detail["kept"], c.detail["replaced"], 1, "triton")
+        == "keeps the cuDNN convolution; bias, scaling and ReLU fused in one Triton kernel"
+    )
 
 
 def test_library_only_candidate_is_rejected():
     c = library_op_check({"aten.mm"}, {"aten.addmm": 1}, [])
     assert not c.passed and "leaves the whole reference to library calls" in c.message
-    conv = library_op_check({"aten.convolution", "aten.relu"}, {"aten.convolution": 1, "aten.clamp_min": 1}, [])
+    conv = library_op_check(
+        {"aten.convolution", "aten.relu"}, {"aten.convolution": 1, "aten.clamp_min": 1}, []
+    )
     assert conv.passed  # the op check alone passes; the data-flow check below catches the rest
 
 
 def test_data_flow_marks_what_a_custom_call_produced():
     import torch
+
     from kernelevo.verify.opwatch import DataFlow, _storages, note_custom_call
 
     x = torch.randn(8)
@@ -51,9 +57,11 @@ def test_data_flow_marks_what_a_custom_call_produced():
     with OpRecorder(flow):
         scratch = torch.empty_like(x)
         dropped = torch.relu(x)
-        note_custom_call((x, dropped, scratch), outputs=scratch)  # a C++ "kernel" reading x and dropped
-        y = scratch.view(2, 4) * 2           # follows the kernel's result
-        z = torch.clamp_min(x, 0)            # computed by PyTorch alone
+        note_custom_call(
+            (x, dropped, scratch), outputs=scratch
+        )  # a C++ "kernel" reading x and dropped
+        y = scratch.view(2, 4) * 2  # follows the kernel's result
+        z = torch.clamp_min(x, 0)  # computed by PyTorch alone
     assert flow.calls == 1 and flow.reaches(y) and not flow.reaches(z) and not flow.reaches(x)
     assert not flow.reaches(dropped)
 
@@ -61,6 +69,7 @@ def test_data_flow_marks_what_a_custom_call_produced():
 def test_triton_kernels_write_what_they_store_through():
     import triton
     import triton.language as tl
+
     from kernelevo.verify.opwatch import stored_params
 
     @triton.jit
@@ -80,14 +89,27 @@ def test_own_kernels_are_custom_whatever_their_name():
     from kernelevo.verify.opwatch import kernel_check
 
     gemm_ref = {"aten.addmm"}
-    ours = kernel_check(["gemm_epilogue_kernel", "void at::native::vectorized_elementwise_kernel<4>(...)"],
-                        gemm_ref, [], own={"gemm_epilogue_kernel"})
+    ours = kernel_check(
+        ["gemm_epilogue_kernel", "void at::native::vectorized_elementwise_kernel<4>(...)"],
+        gemm_ref,
+        [],
+        own={"gemm_epilogue_kernel"},
+    )
     assert ours.passed and ours.detail["custom_kernels"] == ["gemm_epilogue_kernel"]
-    cublas = kernel_check(["sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "relu_kernel"], gemm_ref, [],
-                          own={"relu_kernel"}, strict=True)
+    cublas = kernel_check(
+        ["sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "relu_kernel"],
+        gemm_ref,
+        [],
+        own={"relu_kernel"},
+        strict=True,
+    )
     assert not cublas.passed and "library GEMM" in cublas.message
-    assert kernel_check(["sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "relu_kernel"], gemm_ref, [],
-                        own={"relu_kernel"}).passed  # the default policy keeps cuBLAS beside a fused epilogue
+    assert kernel_check(
+        ["sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "relu_kernel"],
+        gemm_ref,
+        [],
+        own={"relu_kernel"},
+    ).passed  # the default policy keeps cuBLAS beside a fused epilogue
 
 
 def test_own_kernel_names_from_cuda_sources_match_profiler_names():
@@ -105,5 +127,7 @@ def test_a_kernel_named_like_cublas_does_not_whitelist_cublas():
     from kernelevo.verify.opwatch import kernel_check
 
     name = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32"
-    check = kernel_check([name, "relu_kernel"], {"aten.addmm"}, [], own={name, "relu_kernel"}, strict=True)
+    check = kernel_check(
+        [name, "relu_kernel"], {"aten.addmm"}, [], own={name, "relu_kernel"}, strict=True
+    )
     assert not check.passed and "library GEMM" in check.message

@@ -1,13 +1,19 @@
 """RunOutcome: the one definition of "improved" and the sentence every front end prints."""
+
 from kernelevo.outcome import OutcomeKind, RunOutcome, from_status, judge
 from kernelevo.store import ResultSummary
 
 
 def timed(se, sc, cand=(0.9, 1.0), eager=(1.5, 1.6), compile_=(1.2, 1.3)):
-    return {"speedup_eager": se, "speedup_compile": sc, "detail": {
-        "candidate": {"ci_low_ms": cand[0], "ci_high_ms": cand[1]},
-        "eager": {"ci_low_ms": eager[0], "ci_high_ms": eager[1]},
-        "compile": {"ci_low_ms": compile_[0], "ci_high_ms": compile_[1]}}}
+    return {
+        "speedup_eager": se,
+        "speedup_compile": sc,
+        "detail": {
+            "candidate": {"ci_low_ms": cand[0], "ci_high_ms": cand[1]},
+            "eager": {"ci_low_ms": eager[0], "ci_high_ms": eager[1]},
+            "compile": {"ci_low_ms": compile_[0], "ci_high_ms": compile_[1]},
+        },
+    }
 
 
 def test_improved_needs_both_baselines_beaten_beyond_the_noise():
@@ -28,7 +34,12 @@ def test_a_cpu_run_is_verified_with_speed_not_measured():
 
 
 def test_no_verified_candidate_names_the_failures():
-    o = judge(None, verified=False, device="cpu", counts={"verified": 0, "compile_error": 3, "wrong_output": 1})
+    o = judge(
+        None,
+        verified=False,
+        device="cpu",
+        counts={"verified": 0, "compile_error": 3, "wrong_output": 1},
+    )
     assert o.headline() == "no verified candidate: 3 compile error; 1 wrong output"
     assert not o.applicable
 
@@ -36,14 +47,28 @@ def test_no_verified_candidate_names_the_failures():
 def test_round_trip_and_old_rows():
     o = judge(timed(1.6, 1.25), verified=True, device="cuda")
     assert RunOutcome.from_dict(o.to_dict()) == o
-    assert o.to_dict()["headline"] == "verified, 1.60x faster than eager PyTorch, 1.25x vs torch.compile"
+    assert (
+        o.to_dict()["headline"]
+        == "verified, 1.60x faster than eager PyTorch, 1.25x vs torch.compile"
+    )
     # Rows stored before outcomes were recorded: a CPU-verified "no_improvement" is unmeasured.
-    old = ResultSummary(run_id="r", source_file="f", target_id="t", status="no_improvement", verified=True)
+    old = ResultSummary(
+        run_id="r", source_file="f", target_id="t", status="no_improvement", verified=True
+    )
     assert old.run_outcome().kind is OutcomeKind.VERIFIED_UNMEASURED
-    assert from_status("no_improvement", verified=False, speedup_eager=None, speedup_compile=None).kind \
+    assert (
+        from_status("no_improvement", verified=False, speedup_eager=None, speedup_compile=None).kind
         is OutcomeKind.NO_VERIFIED
-    new = ResultSummary(run_id="r", source_file="f", target_id="t", status="no_improvement", verified=True,
-                        speedup_eager=1.3, outcome=slow_outcome())
+    )
+    new = ResultSummary(
+        run_id="r",
+        source_file="f",
+        target_id="t",
+        status="no_improvement",
+        verified=True,
+        speedup_eager=1.3,
+        outcome=slow_outcome(),
+    )
     assert new.run_outcome().headline().startswith("verified, no faster kernel")
 
 

@@ -1,10 +1,11 @@
 """Compiling ahead: a candidate's kernels are compiled for the GPU in a compile worker (no GPU),
 into the caches the run worker reads, and a compile error ends the verdict there."""
+
 from pathlib import Path
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES
+
 from kernelevo.evaluate import Evaluator
 from kernelevo.precompile import precompile
 from kernelevo.verify import verify_candidate
@@ -16,12 +17,17 @@ GOOD = CANDIDATES / "softmax" / "triton_ok.py"
 # tl.arange needs a power-of-two range: the interpreter accepts 1000, the compiler does not.
 BAD_COMPILE = GOOD.read_text().replace("tl.arange(0, BLOCK_SIZE)", "tl.arange(0, 1000)")
 FORWARD = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
-ITEM_FIRST = GOOD.read_text().replace(FORWARD, FORWARD + "        assert x.abs().sum().item() >= 0\n", 1)
+ITEM_FIRST = GOOD.read_text().replace(
+    FORWARD, FORWARD + "        assert x.abs().sum().item() >= 0\n", 1
+)
 
 
 @pytest.fixture
 def caches(tmp_path, monkeypatch):
-    env = {"TRITON_CACHE_DIR": str(tmp_path / "triton"), "KERNELEVO_CACHE": str(tmp_path / "kernelevo")}
+    env = {
+        "TRITON_CACHE_DIR": str(tmp_path / "triton"),
+        "KERNELEVO_CACHE": str(tmp_path / "kernelevo"),
+    }
     for k, v in env.items():
         monkeypatch.setenv(k, v)
     return env
@@ -36,7 +42,9 @@ def test_triton_kernels_compiled_for_sm90_into_the_shared_cache(caches):
         ahead = precompile(w, SOFTMAX, GOOD, "triton", device="cpu", size="small")
     assert ahead.status == "compiled", ahead.reason
     assert ahead.kernels == ["softmax_kernel"]
-    assert cubins(caches["TRITON_CACHE_DIR"]), "the cubin lands in the Triton cache the run worker shares"
+    assert cubins(caches["TRITON_CACHE_DIR"]), (
+        "the cubin lands in the Triton cache the run worker shares"
+    )
 
 
 def test_compile_error_is_the_verdict_and_the_gpu_worker_is_never_used(caches, tmp_path):
@@ -45,10 +53,14 @@ def test_compile_error_is_the_verdict_and_the_gpu_worker_is_never_used(caches, t
     cand.write_text(BAD_COMPILE)
     with Evaluator("cpu") as ev:
         v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False)
-        assert ev.runner.proc is None, "a candidate that does not compile must not reach the run worker"
+        assert ev.runner.proc is None, (
+            "a candidate that does not compile must not reach the run worker"
+        )
     assert v.status == "compile_error", v.reason
     assert "arange" in v.reason and "\n" not in v.reason, "one line for the reason"
-    assert "tl.arange(0, 1000)" in v.log and "^" in v.log, "the compiler's pointer at the line, for the model"
+    assert "tl.arange(0, 1000)" in v.log and "^" in v.log, (
+        "the compiler's pointer at the line, for the model"
+    )
     check = next(c for c in v.checks if c.name == "compiled_ahead")
     assert not check.passed
 
@@ -62,15 +74,21 @@ def test_forward_that_needs_data_is_compiled_by_the_run_worker_instead(caches, t
     assert v.status == "verified", v.reason
     check = next(c for c in v.checks if c.name == "compiled_ahead")
     assert check.passed and check.detail["status"] == "partial" and "meta" in check.message
-    assert any(c.name == "aot_compile_sm90" and c.passed for c in v.checks), "the interpreter's launches still compile"
+    assert any(c.name == "aot_compile_sm90" and c.passed for c in v.checks), (
+        "the interpreter's launches still compile"
+    )
     assert "precompile_s" in v.phases
 
 
 def test_cuda_fast_path_cubin_cached_ahead(caches):
     with Worker("compile") as w:
-        ahead = precompile(w, SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", "cuda", device="cpu", size="small")
+        ahead = precompile(
+            w, SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", "cuda", device="cpu", size="small"
+        )
     assert ahead.status == "compiled", ahead.reason
-    assert list((Path(caches["KERNELEVO_CACHE"]) / "cuda").rglob("*")), "nvcc's cubin cached by content hash"
+    assert list((Path(caches["KERNELEVO_CACHE"]) / "cuda").rglob("*")), (
+        "nvcc's cubin cached by content hash"
+    )
 
 
 def test_dispatcher_compiles_before_taking_a_slot(caches, tmp_path):
@@ -80,7 +98,9 @@ def test_dispatcher_compiles_before_taking_a_slot(caches, tmp_path):
     cand.write_text(BAD_COMPILE)
     with LocalDispatcher("cpu", workers=1) as d:
         v = d.evaluate(SOFTMAX, cand)
-        assert all(s.handle.runner.proc is None for s in d.pool), "no run worker started for a compile error"
+        assert all(s.handle.runner.proc is None for s in d.pool), (
+            "no run worker started for a compile error"
+        )
     assert v.status == "compile_error"
 
 
@@ -89,19 +109,30 @@ def test_kernel_needing_more_shared_memory_than_the_arch_has_stops_ahead(caches,
     gemm = CANDIDATES / "gemm_bias_relu" / "triton_ok.py"
     small_tiles = "BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages = 32, 32, 32, 4, 2"
     assert small_tiles in gemm.read_text()
-    cand = tmp_path / "huge_tiles.py"  # 2 x 256 x 128 fp32 operands x 4 stages: ~1 MiB, the limit 227 KiB
-    cand.write_text(gemm.read_text().replace(small_tiles, "BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages = "
-                                                          "256, 256, 128, 8, 4"))
+    cand = (
+        tmp_path / "huge_tiles.py"
+    )  # 2 x 256 x 128 fp32 operands x 4 stages: ~1 MiB, the limit 227 KiB
+    cand.write_text(
+        gemm.read_text().replace(
+            small_tiles, "BLOCK_M, BLOCK_N, BLOCK_K, num_warps, num_stages = 256, 256, 128, 8, 4"
+        )
+    )
     with Worker("compile") as w:
-        ahead = precompile(w, EXAMPLES / "gemm_bias_relu.py", cand, "triton", device="cpu", size="small")
+        ahead = precompile(
+            w, EXAMPLES / "gemm_bias_relu.py", cand, "triton", device="cpu", size="small"
+        )
     assert ahead.status == "compile_error", (ahead.status, ahead.reason)
     assert "shared memory" in ahead.reason and "232448" in ahead.reason, ahead.reason
     with Worker("compile") as w:
-        fits = precompile(w, EXAMPLES / "gemm_bias_relu.py", gemm, "triton", device="cpu", size="small")
+        fits = precompile(
+            w, EXAMPLES / "gemm_bias_relu.py", gemm, "triton", device="cpu", size="small"
+        )
     assert fits.status == "compiled", fits.reason
 
 
-GUARDED = GOOD.read_text().replace(FORWARD, FORWARD + "        assert x.is_cuda, 'inputs must be on the GPU'\n", 1)
+GUARDED = GOOD.read_text().replace(
+    FORWARD, FORWARD + "        assert x.is_cuda, 'inputs must be on the GPU'\n", 1
+)
 
 
 def test_forward_guarded_by_is_cuda_compiles_ahead(caches, tmp_path):

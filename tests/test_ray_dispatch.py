@@ -1,6 +1,7 @@
 """Evaluation workers as Ray actors, on a local Ray cluster of CPU workers: a search end to
 end with an actor killed mid-candidate (the candidate is queued again and still judged), and
 `kernelevo optimize --cluster`. Skipped where Ray is not installed (`pip install 'kernelevo[ray]'`)."""
+
 import json
 import os
 import signal
@@ -11,11 +12,12 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from support import EXAMPLES  # noqa: E402
 from fakes.anthropic_server import serve_anthropic  # noqa: E402
 from fakes.env import clean_llm_env  # noqa: E402
 from fakes.scripted_server import kernel_reply  # noqa: E402
+from support import EXAMPLES  # noqa: E402
 from test_dispatch import GOOD, slow, started, with_nonce  # noqa: E402
+
 from kernelevo.store import Store  # noqa: E402
 
 pytestmark = pytest.mark.xdist_group("ray")
@@ -69,12 +71,23 @@ def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path)
             for slot, path in d.in_flight():
                 if marker in open(path).read():
                     killed.append(slot.label)
-                    os.kill(slot.info["pid"], signal.SIGKILL)  # the actor's process dies mid-candidate
+                    os.kill(
+                        slot.info["pid"], signal.SIGKILL
+                    )  # the actor's process dies mid-candidate
 
         killer = threading.Thread(target=kill_it, daemon=True)
         killer.start()
-        cfg = SearchConfig(backend="triton", provider="anthropic", model="claude-test", base_url=server.base_url,
-                           iterations=6, concurrency=WORKERS, repair_tries=0, device="cpu", offline_seeds=False)
+        cfg = SearchConfig(
+            backend="triton",
+            provider="anthropic",
+            model="claude-test",
+            base_url=server.base_url,
+            iterations=6,
+            concurrency=WORKERS,
+            repair_tries=0,
+            device="cpu",
+            offline_seeds=False,
+        )
         result = optimize_task(SOFTMAX, cfg, store=store, dispatcher=d)
         killer.join(timeout=10)
         deadline = time.monotonic() + 120
@@ -98,16 +111,45 @@ def test_optimize_cli_on_a_ray_cluster(ray_cluster, fake_llm, tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     answers = [with_nonce(GOOD, f"cli-{i}-{time.time()}") for i in range(4)]
     with fake_llm(answers) as server:
-        code = main(["optimize", str(SOFTMAX), "--cluster", "auto", "--workers", "2", "--device", "cpu",
-                     "--provider", "anthropic", "--model", "claude-test", "--base-url", server.base_url,
-                     "--iterations", "4", "--repair-tries", "0", "--no-offline-seeds", "--progress", "json",
-                     "--json-out", str(tmp_path / "out.json"), "--store", str(tmp_path / "s.sqlite")])
+        code = main(
+            [
+                "optimize",
+                str(SOFTMAX),
+                "--cluster",
+                "auto",
+                "--workers",
+                "2",
+                "--device",
+                "cpu",
+                "--provider",
+                "anthropic",
+                "--model",
+                "claude-test",
+                "--base-url",
+                server.base_url,
+                "--iterations",
+                "4",
+                "--repair-tries",
+                "0",
+                "--no-offline-seeds",
+                "--progress",
+                "json",
+                "--json-out",
+                str(tmp_path / "out.json"),
+                "--store",
+                str(tmp_path / "s.sqlite"),
+            ]
+        )
     captured = capsys.readouterr()
     assert code == 0, captured.err[-3000:]
-    events = [json.loads(line) for line in captured.out.splitlines() if line.strip()]  # stdout is JSON only
+    events = [
+        json.loads(line) for line in captured.out.splitlines() if line.strip()
+    ]  # stdout is JSON only
     assert events[0]["event"] == "start" and events[-1]["event"] == "done"
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["candidates"] == {"verified": 4}
     rows = Store(tmp_path / "s.sqlite").candidates(out["run_id"])
-    assert len({r["verdict"]["device"]["worker"] for r in rows}) == 2  # --workers 2, concurrency follows
+    assert (
+        len({r["verdict"]["device"]["worker"] for r in rows}) == 2
+    )  # --workers 2, concurrency follows
     assert all(r["verdict"]["device"]["host"] for r in rows)

@@ -4,7 +4,13 @@ import pytest
 import torch
 
 from kernelevo.roofline import (
-    compute_peak_tflops, count_flops, io_bytes, measure_work, plausible, roofline, widest_float_dtype,
+    compute_peak_tflops,
+    count_flops,
+    io_bytes,
+    measure_work,
+    plausible,
+    roofline,
+    widest_float_dtype,
 )
 
 H200 = dict(peak_gbps=4200.0, peak_tflops=693.0)
@@ -74,7 +80,9 @@ def test_count_flops_returns_output():
 
 
 def test_widest_float_dtype():
-    assert widest_float_dtype((torch.zeros(2, dtype=torch.bfloat16), torch.zeros(2))) == torch.float32
+    assert (
+        widest_float_dtype((torch.zeros(2, dtype=torch.bfloat16), torch.zeros(2))) == torch.float32
+    )
     assert widest_float_dtype((torch.zeros(2, dtype=torch.int64),)) is None
 
 
@@ -100,7 +108,11 @@ def test_over_limit_flags_faster_than_physics():
     fast = roofline(4 * 10**9, None, 0.5, **H200)  # 8 TB/s
     assert fast.over_limit
     ok, reason = plausible(fast)
-    assert not ok and "at the measured 4200 GB/s takes at least 0.9524 ms, the candidate took 0.5 ms" in reason
+    assert (
+        not ok
+        and "at the measured 4200 GB/s takes at least 0.9524 ms, the candidate took 0.5 ms"
+        in reason
+    )
 
 
 def test_within_tolerance_is_not_flagged():
@@ -113,7 +125,9 @@ def test_reference_flops_never_flag():
     seems to reach says nothing; only the compulsory bytes bound the time."""
     n = 8192
     written = n * n * 4
-    r = roofline(written + n * 4 + n * n * 4, 2 * n**3, 0.2, **H200, written=written)  # 5500 TFLOP/s "achieved"
+    r = roofline(
+        written + n * 4 + n * n * 4, 2 * n**3, 0.2, **H200, written=written
+    )  # 5500 TFLOP/s "achieved"
     assert r.flop_fraction > 5 and not r.over_limit and plausible(r) == (True, "")
 
 

@@ -1,4 +1,5 @@
 """`kernelevo runs/show/export/report` on a store written the way a search writes it."""
+
 import json
 
 import pytest
@@ -11,19 +12,59 @@ from kernelevo.store import Store
 @pytest.fixture
 def store_with_run(tmp_path):
     s = Store(tmp_path / "s.sqlite")
-    rid = s.create_run(task_path="examples/softmax.py", task_hash="h", config={"provider": "anthropic", "model": "m",
-                                                                              "backend": "triton", "device": "cuda"})
-    s.add_candidate(rid, phase=Phase("iteration", 0), origin="llm", backend="triton", source="bad", candidate_hash="a",
-                    verdict={"status": "incorrect", "reason": "mismatch"})
-    best = s.add_candidate(rid, phase=Phase("iteration", 1), origin="llm", backend="triton", source="class ModelNew: pass\n",
-                           candidate_hash="b", verdict={"status": "verified", "reason": "ok",
-                                                        "roofline": {"bound": "memory", "bw_fraction": 0.8}},
-                           time_ms=0.5, speedup_eager=1.8, speedup_compile=1.1)
-    s.add_llm_call(rid, request_hash="r", phase=Phase("iteration", 0), provider="anthropic", model="m", prompt={}, response_text="x",
-                   usage={"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.01})
-    s.update_run(rid, status="done", summary={"status": "improved", "best_candidate": best, "speedup_eager": 1.8,
-                                              "speedup_compile": 1.1, "usage": {"tokens": 150, "cost_usd": 0.01},
-                                              "counts": {"verified": 1, "incorrect": 1}, "stop_reason": "budget"})
+    rid = s.create_run(
+        task_path="examples/softmax.py",
+        task_hash="h",
+        config={"provider": "anthropic", "model": "m", "backend": "triton", "device": "cuda"},
+    )
+    s.add_candidate(
+        rid,
+        phase=Phase("iteration", 0),
+        origin="llm",
+        backend="triton",
+        source="bad",
+        candidate_hash="a",
+        verdict={"status": "incorrect", "reason": "mismatch"},
+    )
+    best = s.add_candidate(
+        rid,
+        phase=Phase("iteration", 1),
+        origin="llm",
+        backend="triton",
+        source="class ModelNew: pass\n",
+        candidate_hash="b",
+        verdict={
+            "status": "verified",
+            "reason": "ok",
+            "roofline": {"bound": "memory", "bw_fraction": 0.8},
+        },
+        time_ms=0.5,
+        speedup_eager=1.8,
+        speedup_compile=1.1,
+    )
+    s.add_llm_call(
+        rid,
+        request_hash="r",
+        phase=Phase("iteration", 0),
+        provider="anthropic",
+        model="m",
+        prompt={},
+        response_text="x",
+        usage={"input_tokens": 100, "output_tokens": 50, "cost_usd": 0.01},
+    )
+    s.update_run(
+        rid,
+        status="done",
+        summary={
+            "status": "improved",
+            "best_candidate": best,
+            "speedup_eager": 1.8,
+            "speedup_compile": 1.1,
+            "usage": {"tokens": 150, "cost_usd": 0.01},
+            "counts": {"verified": 1, "incorrect": 1},
+            "stop_reason": "budget",
+        },
+    )
     return tmp_path, s, rid
 
 
@@ -62,15 +103,23 @@ def test_unknown_run_is_a_clear_error(store_with_run, capsys):
     assert "kernelevo runs" in capsys.readouterr().err
 
 
-
 def test_report_says_not_measured_for_candidates_verified_without_timing(tmp_path):
     from kernelevo.report import render_report
     from kernelevo.search.phase import Phase
     from kernelevo.store import Store
 
     store = Store(tmp_path / "store.sqlite")
-    run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={"provider": "offline"})
-    store.add_candidate(run_id, phase=Phase("seed", 0, 0), origin="template:x", backend="triton", source="x = 1",
-                        candidate_hash="c", verdict={"status": "verified", "reason": "ok"})
+    run_id = store.create_run(
+        task_path=str(tmp_path / "t.py"), task_hash="h", config={"provider": "offline"}
+    )
+    store.add_candidate(
+        run_id,
+        phase=Phase("seed", 0, 0),
+        origin="template:x",
+        backend="triton",
+        source="x = 1",
+        candidate_hash="c",
+        verdict={"status": "verified", "reason": "ok"},
+    )
     html = render_report(store.get_run(run_id), store.candidates(run_id), store.llm_calls(run_id))
     assert "not measured" in html and "0.0000" not in html and "0.00x" not in html

@@ -1,5 +1,6 @@
 """Where candidates cannot be sandboxed, verification refuses unless the user passes --no-sandbox,
 and verdicts made so say it; `kernelevo doctor` reports the isolation level."""
+
 import json
 import os
 from pathlib import Path
@@ -26,15 +27,23 @@ def test_without_a_sandbox_verify_refuses_in_one_line_unless_told(tmp_path):
     env = {"PATH": _path_without_bwrap(tmp_path)}
     refused = run_kernelevo(["verify", SOFTMAX, GOOD, "--no-cache"], tmp_path, env)
     assert refused.returncode == 2, refused.stderr
-    assert refused.stderr.count("\n") == 1 and "--no-sandbox" in refused.stderr and "bubblewrap" in refused.stderr
+    assert (
+        refused.stderr.count("\n") == 1
+        and "--no-sandbox" in refused.stderr
+        and "bubblewrap" in refused.stderr
+    )
     assert "Traceback" not in refused.stderr
 
-    told = run_kernelevo(["verify", SOFTMAX, GOOD, "--no-cache", "--no-sandbox", "--json"], tmp_path, env)
+    told = run_kernelevo(
+        ["verify", SOFTMAX, GOOD, "--no-cache", "--no-sandbox", "--json"], tmp_path, env
+    )
     assert told.returncode == 0, told.stderr
     verdict = json.loads(told.stdout)
     assert verdict["status"] == "verified" and verdict["isolation"] == "none"
     again = run_kernelevo(["verify", SOFTMAX, GOOD, "--no-sandbox"], tmp_path, env)
-    assert "UNSANDBOXED" in again.stdout and "(cached)" not in again.stdout  # never served from the cache
+    assert (
+        "UNSANDBOXED" in again.stdout and "(cached)" not in again.stdout
+    )  # never served from the cache
 
 
 def test_a_sandboxed_verdict_says_so(tmp_path):
@@ -46,6 +55,13 @@ def test_a_sandboxed_verdict_says_so(tmp_path):
 def test_doctor_reports_the_isolation_level(tmp_path):
     here = run_kernelevo(["doctor", "--json"], tmp_path)
     iso = json.loads(here.stdout)["isolation"]
-    assert iso["level"] == "sandbox" and iso["detail"]["network"] is False and iso["detail"]["pid"] <= 3
+    assert (
+        iso["level"] == "sandbox"
+        and iso["detail"]["network"] is False
+        and iso["detail"]["pid"] <= 3
+    )
     text = run_kernelevo(["doctor"], tmp_path, {"PATH": _path_without_bwrap(tmp_path)}).stdout
-    assert "isolation:          none: bubblewrap (bwrap) is not installed" in text and "--no-sandbox" in text
+    assert (
+        "isolation:          none: bubblewrap (bwrap) is not installed" in text
+        and "--no-sandbox" in text
+    )

@@ -1,5 +1,6 @@
 """Getting the file out of a model's answer: real replies from a public KernelBench run, and the
 shapes replies take that the old longest-block parser got wrong."""
+
 import json
 from pathlib import Path
 
@@ -18,15 +19,19 @@ def test_real_replies_are_read_as_their_authors_read_them():
         if row["expect"] == "accept":
             assert extract_code(row["reply"]).strip() == row["author_extracted"].strip()
         else:
-            with pytest.raises(NoCode, match="cut off" if row["expect"] == "cut_off" else "defines class ModelNew"):
+            with pytest.raises(
+                NoCode, match="cut off" if row["expect"] == "cut_off" else "defines class ModelNew"
+            ):
                 extract_code(row["reply"])
         outcome[row["expect"]] += 1
     assert outcome == {"accept": 24, "refuse": 5, "cut_off": 1}
 
 
 def test_a_stray_fence_in_prose_does_not_swallow_the_real_block():
-    reply = ("Use ``` fences like this: ```python then code.\n\nA note on `tl.dot` ```\n\n"
-             f"```python\n{FILE}```\n\nDone.")
+    reply = (
+        "Use ``` fences like this: ```python then code.\n\nA note on `tl.dot` ```\n\n"
+        f"```python\n{FILE}```\n\nDone."
+    )
     assert extract_code(reply) == FILE
 
 
@@ -48,7 +53,9 @@ def test_info_strings_people_write(tag):
 
 
 def test_a_cuda_block_before_the_python_block():
-    reply = f"The kernel:\n```cuda\n__global__ void k() {{}}\n```\nThe module:\n```python\n{FILE}```"
+    reply = (
+        f"The kernel:\n```cuda\n__global__ void k() {{}}\n```\nThe module:\n```python\n{FILE}```"
+    )
     assert extract_code(reply) == FILE
 
 
@@ -68,9 +75,15 @@ def test_unclosed_block_and_empty_answer_get_messages_that_say_what_to_do():
 
 
 def test_search_replace_edits_apply_to_the_file_shown():
-    reply = ("Faster:\n<<<<<<< SEARCH\n        return x\n=======\n        return x.contiguous()\n>>>>>>> REPLACE\n")
-    assert extract_candidate(reply, FILE) == (FILE.replace("return x", "return x.contiguous()"), "edits")
-    assert extract_candidate(f"```python\n{FILE}```", "other") == (FILE, "file")  # a whole file still wins
+    reply = "Faster:\n<<<<<<< SEARCH\n        return x\n=======\n        return x.contiguous()\n>>>>>>> REPLACE\n"
+    assert extract_candidate(reply, FILE) == (
+        FILE.replace("return x", "return x.contiguous()"),
+        "edits",
+    )
+    assert extract_candidate(f"```python\n{FILE}```", "other") == (
+        FILE,
+        "file",
+    )  # a whole file still wins
 
 
 def test_edits_tolerate_trailing_spaces_and_refuse_what_is_not_there():

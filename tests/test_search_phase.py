@@ -1,4 +1,5 @@
 """The typed phase of a search step, the progress event built from it, and the run lock."""
+
 import json
 
 import pytest
@@ -18,21 +19,39 @@ def test_phase_refuses_negative_numbers_and_unknown_kinds():
 
 def test_progress_messages_speak_of_phases():
     assert describe_step(Phase("seed", 2), 7, "template:row_softmax", "verified", 1.8) == (
-        3, "seed 3 of 7 (template:row_softmax): verified, 1.80x")
+        3,
+        "seed 3 of 7 (template:row_softmax): verified, 1.80x",
+    )
     assert describe_step(Phase("repair", 3, 1), 20, "repair", "incorrect", None, 3) == (
-        4, "iteration 4 of 20, repair 1 of 3 (repair): incorrect")
+        4,
+        "iteration 4 of 20, repair 1 of 3 (repair): incorrect",
+    )
     assert describe_step(Phase("tune", 0, 4), 12, "tune", "compile_error", None)[1] == (
-        "tuning candidate 1, configuration 5 of 12 (tune): compile error")
+        "tuning candidate 1, configuration 5 of 12 (tune): compile error"
+    )
 
 
 def test_progress_event_round_trips_through_json():
     index, message = describe_step(Phase("iteration", 0), None, "llm", "verified", None)
-    ev = ProgressEvent(run_id="r", phase="iteration", index=index, total=None, origin="llm", status="verified",
-                       speedup=None, message=message, verified=True, tokens=1234)
+    ev = ProgressEvent(
+        run_id="r",
+        phase="iteration",
+        index=index,
+        total=None,
+        origin="llm",
+        status="verified",
+        speedup=None,
+        message=message,
+        verified=True,
+        tokens=1234,
+    )
     back = ProgressEvent.from_dict(json.loads(json.dumps(ev.to_dict())))
     assert back == ev and ev.to_dict()["event"] == "progress"
-    assert ev.line() == "iteration 1 (llm): verified · evaluated 0 · best verified, speed not measured · " \
-                        "1,234 tokens · $0.00"
+    assert (
+        ev.line()
+        == "iteration 1 (llm): verified · evaluated 0 · best verified, speed not measured · "
+        "1,234 tokens · $0.00"
+    )
 
 
 def test_second_holder_of_a_run_is_refused(tmp_path):

@@ -1,20 +1,43 @@
 """What the model is told: every failure with what it needs to fix it, the attempts from the same
 parent, the measured target, and the precision/toolchain/policy contract in the cached prefix."""
+
 from kernelevo.search.feedback import describe, one_line
 from kernelevo.search.population import Program
 from kernelevo.search.prompt import PromptBuilder, TaskContext, allows_tf32
 from kernelevo.search.target import TargetFacts
 
 REFERENCE = "import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n"
-TIMED = {"status": "verified", "reason": "ok",
-         "device": {"name": "NVIDIA H200", "sm_count": 132, "l2_bytes": 60 * 2**20, "compute_capability": "9.0"},
-         "timings": {"eager_ms": 0.0412, "compile_ms": 0.0301, "candidate_ms": 0.02, "speedup_eager": 2.06},
-         "roofline": {"peak_gbps": 4000.0, "peak_tflops": 700.0, "bytes": 33554432, "flops": None, "bound": "memory"}}
+TIMED = {
+    "status": "verified",
+    "reason": "ok",
+    "device": {
+        "name": "NVIDIA H200",
+        "sm_count": 132,
+        "l2_bytes": 60 * 2**20,
+        "compute_capability": "9.0",
+    },
+    "timings": {
+        "eager_ms": 0.0412,
+        "compile_ms": 0.0301,
+        "candidate_ms": 0.02,
+        "speedup_eager": 2.06,
+    },
+    "roofline": {
+        "peak_gbps": 4000.0,
+        "peak_tflops": 700.0,
+        "bytes": 33554432,
+        "flops": None,
+        "bound": "memory",
+    },
+}
 
 
 def builder():
-    return PromptBuilder(TaskContext(task_name="softmax", reference=REFERENCE, hardware="NVIDIA H200",
-                                     triton_version="3.9.0"))
+    return PromptBuilder(
+        TaskContext(
+            task_name="softmax", reference=REFERENCE, hardware="NVIDIA H200", triton_version="3.9.0"
+        )
+    )
 
 
 def failed(status, reason, check=None, **kw):
@@ -22,26 +45,66 @@ def failed(status, reason, check=None, **kw):
 
 
 def test_every_failure_class_says_what_to_fix():
-    incorrect = failed("incorrect", "output: 12 of 4096 elements outside atol", {
-        "name": "match[1]", "passed": False, "message": "output: 12 of 4096 elements outside atol",
-        "detail": {"first_index": [3, 17], "expected": 0.25, "got": 0.0, "mismatches": 12, "numel": 4096}})
+    incorrect = failed(
+        "incorrect",
+        "output: 12 of 4096 elements outside atol",
+        {
+            "name": "match[1]",
+            "passed": False,
+            "message": "output: 12 of 4096 elements outside atol",
+            "detail": {
+                "first_index": [3, 17],
+                "expected": 0.25,
+                "got": 0.0,
+                "mismatches": 12,
+                "numel": 4096,
+            },
+        },
+    )
     text = describe(incorrect)
     assert "first wrong element at [3, 17]: expected 0.25, got 0" in text and "12 of 4096" in text
-    rejected = failed("rejected", "the candidate calls the reference op(s) aten::_softmax itself", {
-        "name": "library_ops", "passed": False, "message": "calls the reference op",
-        "detail": {"banned": ["aten::_softmax"]}}, library_ops=["aten::_softmax", "aten::empty"])
+    rejected = failed(
+        "rejected",
+        "the candidate calls the reference op(s) aten::_softmax itself",
+        {
+            "name": "library_ops",
+            "passed": False,
+            "message": "calls the reference op",
+            "detail": {"banned": ["aten::_softmax"]},
+        },
+        library_ops=["aten::_softmax", "aten::empty"],
+    )
     text = describe(rejected)
-    assert "library_ops" in text and "aten::_softmax" in text and "library ops your code dispatched" in text
-    timeout = failed("timeout", "time limit of 120 s reached; the worker was stopped (infinite loop or hang?)")
+    assert (
+        "library_ops" in text
+        and "aten::_softmax" in text
+        and "library ops your code dispatched" in text
+    )
+    timeout = failed(
+        "timeout", "time limit of 120 s reached; the worker was stopped (infinite loop or hang?)"
+    )
     assert "120 s" in describe(timeout) and "loop that never ends" in describe(timeout)
     assert one_line(incorrect).startswith("incorrect: first wrong element at [3, 17]")
 
 
 def test_improve_prompt_carries_the_attempts_from_the_same_parent_and_the_edit_format():
-    parent = Program(id=7, source="class ModelNew: pass\n", backend="triton", status="verified", speedup=1.4,
-                     verdict=TIMED)
-    child = Program(id=9, source="x", backend="triton", status="timeout", parent_id=7, origin="llm",
-                    verdict=failed("timeout", "time limit of 120 s reached"))
+    parent = Program(
+        id=7,
+        source="class ModelNew: pass\n",
+        backend="triton",
+        status="verified",
+        speedup=1.4,
+        verdict=TIMED,
+    )
+    child = Program(
+        id=9,
+        source="x",
+        backend="triton",
+        status="timeout",
+        parent_id=7,
+        origin="llm",
+        verdict=failed("timeout", "time limit of 120 s reached"),
+    )
     prompt = builder().improve("triton", parent, [], [child], style="explore")
     body = prompt.messages[-1].content
     assert "#9 (llm): timeout: time limit of 120 s reached" in body
@@ -51,7 +114,9 @@ def test_improve_prompt_carries_the_attempts_from_the_same_parent_and_the_edit_f
 
 
 def test_repair_is_one_message_with_the_failed_file_once():
-    prompt = builder().repair("triton", "class ModelNew: pass  # v2\n", failed("runtime_error", "boom"))
+    prompt = builder().repair(
+        "triton", "class ModelNew: pass  # v2\n", failed("runtime_error", "boom")
+    )
     assert len(prompt.messages) == 1 and prompt.messages[0].content.count("# v2") == 1
 
 
@@ -59,17 +124,35 @@ def test_cached_prefix_states_the_contract_and_the_measured_target():
     b = builder()
     before = "\n".join(p.text for p in b.fresh("triton", []).system)
     assert "measured yet" in before or "not measured" in before
-    assert b.learn(TIMED) and not b.learn(TIMED)  # learnt once: the cached prefix then stays the same
+    assert b.learn(TIMED) and not b.learn(
+        TIMED
+    )  # learnt once: the cached prefix then stays the same
     system = b.fresh("triton", []).system
     assert all(part.cache for part in system)
     text = "\n".join(p.text for p in system)
-    for fact in ("`tl.make_block_ptr` exists, `tl.advance` does not", 'input_precision="ieee"', "--use_fast_math",
-                 'arch="sm_90a"', "48 KB", "not `@triton.autotune`", "float32 atol=0.0001", "cuBLAS/cuDNN",
-                 "does not accept TF32", "132 SMs", "4000 GB/s", "eager PyTorch 0.0412 ms", "torch.compile 0.0301 ms",
-                 "95 % interval", "memory-bound", "8.4 us at the measured bandwidth"):
+    for fact in (
+        "`tl.make_block_ptr` exists, `tl.advance` does not",
+        'input_precision="ieee"',
+        "--use_fast_math",
+        'arch="sm_90a"',
+        "48 KB",
+        "not `@triton.autotune`",
+        "float32 atol=0.0001",
+        "cuBLAS/cuDNN",
+        "does not accept TF32",
+        "132 SMs",
+        "4000 GB/s",
+        "eager PyTorch 0.0412 ms",
+        "torch.compile 0.0301 ms",
+        "95 % interval",
+        "memory-bound",
+        "8.4 us at the measured bandwidth",
+    ):
         assert fact in text, fact
     assert "removed in newer Triton" not in text
-    assert len(text) // 4 > 1024  # above the smallest cacheable prefix (tokens at ~4 characters each)
+    assert (
+        len(text) // 4 > 1024
+    )  # above the smallest cacheable prefix (tokens at ~4 characters each)
 
 
 def test_tf32_policy_follows_the_task():
@@ -78,4 +161,6 @@ def test_tf32_policy_follows_the_task():
 
 def test_target_block_before_anything_is_measured():
     text = TargetFacts().render("no GPU on this machine", "not measured (no GPU here)")
-    assert text.startswith("Target hardware: no GPU on this machine\nBaselines: not measured (no GPU here).")
+    assert text.startswith(
+        "Target hardware: no GPU on this machine\nBaselines: not measured (no GPU here)."
+    )

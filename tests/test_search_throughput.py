@@ -1,11 +1,12 @@
 """Requests in flight derived from measured reply and verdict times; an unpriced model with a
 dollar budget refused before any call."""
+
 import asyncio
 
 import pytest
-
 from fakes.anthropic_server import serve_anthropic
 from fakes.env import clean_llm_env
+
 from kernelevo.llm import LLMError, make_provider
 from kernelevo.llm.config import LLMConfig
 from kernelevo.llm.prices import check_priced
@@ -31,25 +32,41 @@ def test_admission_waits_for_a_free_place():
         assert not second.done()
         await t.done()
         await asyncio.wait_for(second, 1.0)
+
     asyncio.run(scenario())
 
 
 def test_dollar_budget_for_an_unpriced_model_is_refused_with_what_to_add(monkeypatch, tmp_path):
     clean_llm_env(monkeypatch, tmp_path)
     with serve_anthropic([]) as server:
-        p = make_provider("anthropic", "claude-from-the-future", base_url=server.base_url, api_key="k",
-                          config=LLMConfig())
-        with pytest.raises(LLMError, match=r'add \[prices\."claude-from-the-future"\] with input = and output ='):
+        p = make_provider(
+            "anthropic",
+            "claude-from-the-future",
+            base_url=server.base_url,
+            api_key="k",
+            config=LLMConfig(),
+        )
+        with pytest.raises(
+            LLMError, match=r'add \[prices\."claude-from-the-future"\] with input = and output ='
+        ):
             check_priced(p, 5.0, "/home/me/.config/kernelevo/config.toml")
         check_priced(p, None, "x")  # no dollar budget: nothing to refuse
-        priced = make_provider("anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key="k",
-                               config=LLMConfig())
+        priced = make_provider(
+            "anthropic",
+            "claude-sonnet-5-5",
+            base_url=server.base_url,
+            api_key="k",
+            config=LLMConfig(),
+        )
         check_priced(priced, 5.0, "x")
     assert server.posts() == []
 
 
-def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(monkeypatch, tmp_path):
+def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(
+    monkeypatch, tmp_path
+):
     from fakes.scripted_server import error
+
     from kernelevo.llm import Budget, Prompt
     from kernelevo.search.asking import Asker
     from kernelevo.search.phase import Phase
@@ -60,9 +77,16 @@ def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(mo
     rid = store.create_run(task_path="t.py", task_hash="h", config={})
     t = Throughput(slots=1, highest=32, reply_s=20.0, verdict_s=1.0)
     t.active = 16
-    with serve_anthropic([error(429, "rate limited"), "one", "two", "three", "four", "five"]) as server:
-        p = make_provider("anthropic", "claude-sonnet-5-5", base_url=server.base_url, api_key="k",
-                          config=LLMConfig())
+    with serve_anthropic(
+        [error(429, "rate limited"), "one", "two", "three", "four", "five"]
+    ) as server:
+        p = make_provider(
+            "anthropic",
+            "claude-sonnet-5-5",
+            base_url=server.base_url,
+            api_key="k",
+            config=LLMConfig(),
+        )
         asker = Asker(p, store, rid, Budget(), t)
         asyncio.run(asker.ask(Prompt.of("x"), Phase("iteration", 0)))
         assert t.cap == 8 and t.target() == 8  # half of the 16 open when the 429 came

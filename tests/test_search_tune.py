@@ -1,15 +1,17 @@
 """The search's parameter-search phase, with a fake evaluator standing in for the GPU."""
+
 import asyncio
 import math
 import re
 
 from support import EXAMPLES
+
 from kernelevo.search.loop import Search, SearchConfig
 from kernelevo.store import Store
 from kernelevo.task import read_task
 from kernelevo.verdict import Verdict
 
-SEED = '''import torch
+SEED = """import torch
 import triton
 import triton.language as tl
 
@@ -25,7 +27,7 @@ class ModelNew(torch.nn.Module):
         o = torch.empty_like(x)
         k[(triton.cdiv(x.numel(), 64),)](x, o, x.numel(), BLOCK_SIZE=64, num_warps=4)
         return o
-'''
+"""
 
 
 def fake_gpu(path, seed):
@@ -34,19 +36,36 @@ def fake_gpu(path, seed):
     block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
     warps = int(re.search(r"num_warps=(\d+)", src).group(1))
     ms = 1.0 + abs(math.log2(block) - 8) + 0.1 * abs(math.log2(warps) - 3)
-    return Verdict("verified", "ok", backend="triton", kernel_launches=1,
-                   timings={"candidate_ms": ms, "eager_ms": 4.0, "compile_ms": 3.5, "speedup_eager": 4.0 / ms,
-                            "speedup_compile": 3.5 / ms})
+    return Verdict(
+        "verified",
+        "ok",
+        backend="triton",
+        kernel_launches=1,
+        timings={
+            "candidate_ms": ms,
+            "eager_ms": 4.0,
+            "compile_ms": 3.5,
+            "speedup_eager": 4.0 / ms,
+            "speedup_compile": 3.5 / ms,
+        },
+    )
 
 
 def test_tuning_improves_the_seed_and_is_honest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
-    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store, evaluate=fake_gpu,
-                    seeds=[("template:copy", SEED)])
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=fake_gpu,
+        seeds=[("template:copy", SEED)],
+    )
     result = asyncio.run(search.run())
     best = result.best
-    assert best.origin == "tune" and "BLOCK_SIZE=256" in best.source and "num_warps=8" in best.source
+    assert (
+        best.origin == "tune" and "BLOCK_SIZE=256" in best.source and "num_warps=8" in best.source
+    )
     assert best.time_ms == 1.0 and result.status == "improved"
     rows = store.candidates(result.run_id)
     assert sum(r["origin"] == "tune" for r in rows) <= 24
@@ -57,14 +76,23 @@ def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
 
     def gpu_with_a_shared_memory_limit(path, seed):
         if int(re.search(r"BLOCK_SIZE=(\d+)", path.read_text()).group(1)) >= 512:
-            return Verdict("compile_error", "OutOfResources: out of resource: shared memory", backend="triton",
-                           checks=[Check("compiled_ahead", False, "did not compile")])
+            return Verdict(
+                "compile_error",
+                "OutOfResources: out of resource: shared memory",
+                backend="triton",
+                checks=[Check("compiled_ahead", False, "did not compile")],
+            )
         return fake_gpu(path, seed)
 
     store = Store(tmp_path / "s.sqlite")
     cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
-    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store, evaluate=gpu_with_a_shared_memory_limit,
-                    seeds=[("template:copy", SEED)])
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=gpu_with_a_shared_memory_limit,
+        seeds=[("template:copy", SEED)],
+    )
     result = asyncio.run(search.run())
     rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
     refused = [r for r in rows if r["status"] == "compile_error"]
@@ -76,10 +104,17 @@ def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
 def test_no_tuning_without_measured_times(tmp_path):
     store = Store(tmp_path / "s.sqlite")
     cfg = SearchConfig(provider="offline", device="cpu", tune_evals=8)
-    search = Search(read_task(EXAMPLES / "softmax.py"), cfg, store=store,
-                    evaluate=lambda p, s: Verdict("verified", "ok", backend="triton", kernel_launches=1),
-                    seeds=[("template:copy", SEED)])
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=lambda p, s: Verdict("verified", "ok", backend="triton", kernel_launches=1),
+        seeds=[("template:copy", SEED)],
+    )
     result = asyncio.run(search.run())
     assert result.status == "verified_unmeasured"  # verified, never measured: not "improved"
-    assert not result.outcome.improved and result.outcome.headline() == "verified, speed not measured without a GPU"
+    assert (
+        not result.outcome.improved
+        and result.outcome.headline() == "verified, speed not measured without a GPU"
+    )
     assert "parameter search skipped" in store.get_run(result.run_id).summary["notes"][0]

@@ -13,10 +13,26 @@ def test_verdict_cache_roundtrip(tmp_path):
 def test_runs_candidates_and_calls(tmp_path):
     s = Store(tmp_path / "s.sqlite")
     rid = s.create_run(task_path="a.py", task_hash="h", config={"provider": "offline"})
-    cid = s.add_candidate(rid, phase=Phase("iteration", 0), origin="template", backend="triton", source="x", candidate_hash="c1",
-                          verdict={"status": "verified"}, speedup_eager=1.5)
-    s.add_llm_call(rid, request_hash="r", phase=Phase("iteration", 0), provider="p", model="m", prompt={"a": 1}, response_text="t",
-                   usage={"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01})
+    cid = s.add_candidate(
+        rid,
+        phase=Phase("iteration", 0),
+        origin="template",
+        backend="triton",
+        source="x",
+        candidate_hash="c1",
+        verdict={"status": "verified"},
+        speedup_eager=1.5,
+    )
+    s.add_llm_call(
+        rid,
+        request_hash="r",
+        phase=Phase("iteration", 0),
+        provider="p",
+        model="m",
+        prompt={"a": 1},
+        response_text="t",
+        usage={"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01},
+    )
     s.update_run(rid, status="done", summary={"best": cid})
     run = s.get_run(rid[:12])
     assert run is not None and run.status == "done" and run.summary == {"best": cid}
@@ -28,11 +44,31 @@ def test_runs_candidates_and_calls(tmp_path):
 def test_results_latest_per_target(tmp_path):
     s = Store(tmp_path / "s.sqlite")
     f = str(tmp_path / "model.py")
-    s.put_result(ResultSummary(run_id="r1", source_file=f, target_id="T", status="improved", speedup_eager=1.2,
-                               created_at=1.0))
-    s.put_result(ResultSummary(run_id="r2", source_file=f, target_id="T", status="improved", speedup_eager=2.0,
-                               created_at=2.0))
-    s.put_result(ResultSummary(run_id="r3", source_file=f, target_id="U", status="no_improvement", created_at=3.0))
+    s.put_result(
+        ResultSummary(
+            run_id="r1",
+            source_file=f,
+            target_id="T",
+            status="improved",
+            speedup_eager=1.2,
+            created_at=1.0,
+        )
+    )
+    s.put_result(
+        ResultSummary(
+            run_id="r2",
+            source_file=f,
+            target_id="T",
+            status="improved",
+            speedup_eager=2.0,
+            created_at=2.0,
+        )
+    )
+    s.put_result(
+        ResultSummary(
+            run_id="r3", source_file=f, target_id="U", status="no_improvement", created_at=3.0
+        )
+    )
     got = {r.target_id: r for r in s.results_for_file(f)}
     assert got["T"].run_id == "r2" and got["T"].speedup_eager == 2.0
     assert set(got) == {"T", "U"}
@@ -62,8 +98,12 @@ def test_version_1_store_rows_get_their_phase(tmp_path):
     db.close()
     s = Store(path)
     got = [(Phase.of_row(c), c["iteration"]) for c in s.candidates("r")]
-    assert got == [(Phase("seed", 2), None), (Phase("tune", 1, 4), None), (Phase("repair", 5, 2), 5),
-                   (Phase("iteration", 6), 6)]
+    assert got == [
+        (Phase("seed", 2), None),
+        (Phase("tune", 1, 4), None),
+        (Phase("repair", 5, 2), 5),
+        (Phase("iteration", 6), 6),
+    ]
     assert s.find_llm_call("r", Phase("repair", 5, 2))["response_text"] == "a"
     assert s.find_llm_call("r", Phase("iteration", 6))["response_text"] == "b"
     assert Phase("seed", 2).label() == "seed 3"  # what people read instead of "iteration -3"

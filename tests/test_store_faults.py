@@ -1,6 +1,7 @@
 """Store faults are one-line errors and lose nothing: a damaged store is moved aside and a fresh
 one started (the user is told), a read-only store still answers reads, a full disk and a path
 past SQLite's limit stop with the reason; every text written is redacted."""
+
 import json
 import os
 import shutil
@@ -10,12 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import ROOT, run_kernelevo
+
 from kernelevo.store import Store
 from kernelevo.store_open import SQLITE_MAX_PATH, StoreError
 
-needs_bwrap = pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap makes the read-only and full disks")
+needs_bwrap = pytest.mark.skipif(
+    not shutil.which("bwrap"), reason="bubblewrap makes the read-only and full disks"
+)
 
 
 def _store_with_a_run(workspace: Path) -> str:
@@ -30,13 +33,17 @@ def test_a_damaged_store_is_moved_aside_and_a_fresh_one_started(tmp_path):
     store_file.write_bytes(garbage)
     out = run_kernelevo(["runs", "--json"], tmp_path)
     assert out.returncode == 0, out.stderr
-    assert out.stderr.count("\n") == 1 and "was damaged" in out.stderr and "fresh store" in out.stderr
+    assert (
+        out.stderr.count("\n") == 1 and "was damaged" in out.stderr and "fresh store" in out.stderr
+    )
     (moved,) = store_file.parent.glob("store.sqlite.damaged-*")
     assert moved.read_bytes() == garbage  # nothing the user had is lost
     assert json.loads(out.stdout) == [] and Store(store_file).list_runs() == []
 
 
-def _in_bwrap(args: list[str], *, ro: Path | None = None, small: Path | None = None, cwd: Path) -> subprocess.CompletedProcess:
+def _in_bwrap(
+    args: list[str], *, ro: Path | None = None, small: Path | None = None, cwd: Path
+) -> subprocess.CompletedProcess:
     cmd = ["bwrap", "--bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     if ro is not None:
         cmd += ["--ro-bind", str(ro), str(ro)]
@@ -50,12 +57,16 @@ def _in_bwrap(args: list[str], *, ro: Path | None = None, small: Path | None = N
 @needs_bwrap
 def test_a_read_only_store_still_answers_reads(tmp_path):
     run_id = _store_with_a_run(tmp_path)
-    listed = _in_bwrap([sys.executable, "-m", "kernelevo", "runs", "--json"], ro=tmp_path, cwd=tmp_path)
+    listed = _in_bwrap(
+        [sys.executable, "-m", "kernelevo", "runs", "--json"], ro=tmp_path, cwd=tmp_path
+    )
     assert listed.returncode == 0, listed.stderr
     assert [r["id"] for r in json.loads(listed.stdout)] == [run_id]
-    code = ("from kernelevo.store import Store\ns = Store()\nassert s.read_only\n"
-            "s.put_verdict('t', 'c', 'k', {'status': 'verified'})\n"  # a cache: skipped, no error
-            "s.create_run(task_path='x', task_hash='y', config={})\n")
+    code = (
+        "from kernelevo.store import Store\ns = Store()\nassert s.read_only\n"
+        "s.put_verdict('t', 'c', 'k', {'status': 'verified'})\n"  # a cache: skipped, no error
+        "s.create_run(task_path='x', task_hash='y', config={})\n"
+    )
     write = _in_bwrap([sys.executable, "-c", code], ro=tmp_path, cwd=tmp_path)
     assert write.returncode == 1 and "StoreError" in write.stderr and "is read-only" in write.stderr
     assert Store(tmp_path / ".kernelevo" / "store.sqlite").get_run(run_id) is not None
@@ -65,20 +76,36 @@ def test_a_read_only_store_still_answers_reads(tmp_path):
 def test_a_full_disk_is_one_line_and_what_was_stored_is_intact(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
-    code = ("import json\nfrom kernelevo.store import Store\nfrom kernelevo.store_open import StoreError\n"
-            "s = Store()\nn = 0\ntry:\n"
-            "    while True:\n        s.put_verdict('t', f'c{n}', 'k', {'reason': 'x' * 20000}); n += 1\n"
-            "except StoreError as exc:\n    print(json.dumps({'stored': n, 'error': str(exc)}))\n"
-            "again = Store()\nprint(json.dumps({'kept': len([r for r in range(n) if again.get_verdict('t', f'c{r}', 'k')])}))\n")
+    code = (
+        "import json\nfrom kernelevo.store import Store\nfrom kernelevo.store_open import StoreError\n"
+        "s = Store()\nn = 0\ntry:\n"
+        "    while True:\n        s.put_verdict('t', f'c{n}', 'k', {'reason': 'x' * 20000}); n += 1\n"
+        "except StoreError as exc:\n    print(json.dumps({'stored': n, 'error': str(exc)}))\n"
+        "again = Store()\nprint(json.dumps({'kept': len([r for r in range(n) if again.get_verdict('t', f'c{r}', 'k')])}))\n"
+    )
     done = _in_bwrap([sys.executable, "-c", code], small=ws, cwd=ws)
     assert done.returncode == 0, done.stderr
     first, second = (json.loads(line) for line in done.stdout.splitlines())
-    assert first["stored"] > 0 and first["error"].startswith("the disk holding") and "is full" in first["error"]
+    assert (
+        first["stored"] > 0
+        and first["error"].startswith("the disk holding")
+        and "is full" in first["error"]
+    )
     assert "\n" not in first["error"] and second["kept"] == first["stored"]
     make_run = "from kernelevo.store import Store; print(Store().create_run(task_path='t', task_hash='h', config={}))"
-    cli = _in_bwrap(["sh", "-c", f"{sys.executable} -c \"{make_run}\" && (head -c 600000 /dev/zero > filler 2>/dev/null;"
-                     f" {sys.executable} -m kernelevo runs --json)"], small=ws, cwd=ws)
-    assert cli.returncode == 0 and "Traceback" not in cli.stderr, cli.stderr  # a full disk still reads
+    cli = _in_bwrap(
+        [
+            "sh",
+            "-c",
+            f'{sys.executable} -c "{make_run}" && (head -c 600000 /dev/zero > filler 2>/dev/null;'
+            f" {sys.executable} -m kernelevo runs --json)",
+        ],
+        small=ws,
+        cwd=ws,
+    )
+    assert cli.returncode == 0 and "Traceback" not in cli.stderr, (
+        cli.stderr
+    )  # a full disk still reads
     run_id, listing = cli.stdout.split("\n", 1)
     assert [r["id"] for r in json.loads(listing)] == [run_id]
 
@@ -88,7 +115,14 @@ def test_a_workspace_path_past_sqlites_limit_is_one_line(tmp_path):
     while len(str(deep)) < SQLITE_MAX_PATH:
         deep = deep / ("d" * 120)
     deep.mkdir(parents=True)
-    out = run_kernelevo(["verify", ROOT / "examples" / "softmax.py", ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py"], deep)
+    out = run_kernelevo(
+        [
+            "verify",
+            ROOT / "examples" / "softmax.py",
+            ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py",
+        ],
+        deep,
+    )
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "past SQLite's limit" in out.stderr and "KERNELEVO_STORE" in out.stderr
     with pytest.raises(StoreError):

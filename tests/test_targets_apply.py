@@ -1,5 +1,6 @@
 """Applying verified kernels: the planned diff, the guard and fallback, all-or-nothing writes, and a
 round trip that runs the generated regression test on the CPU under the Triton interpreter."""
+
 import os
 import re
 import shutil
@@ -10,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from kernelevo.targets import edits
-from kernelevo.targets.apply import ApplyError, apply_candidate, plan_apply, static_init_args, write_plan
+from kernelevo.targets.apply import (
+    ApplyError,
+    apply_candidate,
+    plan_apply,
+    static_init_args,
+    write_plan,
+)
 from kernelevo.targets.detect import detect_file, detect_source
 
 HERE = Path(__file__).parent
@@ -20,8 +27,14 @@ CANDIDATES = HERE / "corpus" / "candidates"
 
 def meta_for(path: Path, target_id: str, **extra) -> dict:
     meta = {
-        "verified": True, "run_id": "run-cpu-1", "gpu": "CPU (Triton interpreter)", "date": "2026-11-29",
-        "backend": "triton", "dtypes": ["float32"], "devices": ["cpu"], "speedups": {"eager": 1.31, "compile": 1.02},
+        "verified": True,
+        "run_id": "run-cpu-1",
+        "gpu": "CPU (Triton interpreter)",
+        "date": "2026-11-29",
+        "backend": "triton",
+        "dtypes": ["float32"],
+        "devices": ["cpu"],
+        "speedups": {"eager": 1.31, "compile": 1.02},
         "source_hash": detect_file(str(path)).find(target_id).source_hash,
     }
     meta.update(extra)
@@ -47,16 +60,35 @@ RMS_META = dict(shapes=[[[4, 32, 64]], [[2, 5, 64]]], init_args=[64])
 
 def test_round_trip_module_target(tmp_path):
     user = user_copy(tmp_path)
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                           meta_for(user, "module:RMSNorm", **RMS_META))
-    kernel, test = tmp_path / "model_kernelevo_rmsnorm.py", tmp_path / "test_model_kernelevo_rmsnorm.py"
-    assert plan.kernel_module == str(kernel) and plan.test_path == str(test) and kernel.exists() and test.exists()
+    plan = apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+    )
+    kernel, test = (
+        tmp_path / "model_kernelevo_rmsnorm.py",
+        tmp_path / "test_model_kernelevo_rmsnorm.py",
+    )
+    assert (
+        plan.kernel_module == str(kernel)
+        and plan.test_path == str(test)
+        and kernel.exists()
+        and test.exists()
+    )
     header = kernel.read_text().split("# ---- the verified candidate")[0]
-    for fact in ("run-cpu-1 (triton) on CPU (Triton interpreter), 2026-11-29", "1.31x vs eager PyTorch",
-                 "1.02x vs torch.compile", "dtypes float32; devices cpu", "x: [4, 32, 64] | x: [2, 5, 64]"):
+    for fact in (
+        "run-cpu-1 (triton) on CPU (Triton interpreter), 2026-11-29",
+        "1.31x vs eager PyTorch",
+        "1.02x vs torch.compile",
+        "dtypes float32; devices cpu",
+        "x: [4, 32, 64] | x: [2, 5, 64]",
+    ):
         assert fact in header
 
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test.name], tmp_path)
+    result = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test.name], tmp_path
+    )
     assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr
 
     (tmp_path / "use.py").write_text(
@@ -81,48 +113,89 @@ def test_round_trip_module_target(tmp_path):
     )
     used = run([sys.executable, "use.py"], tmp_path)
     assert used.stdout.strip() == "ok", used.stderr
-    without = run([sys.executable, "-c", "import model, torch; m = model.RMSNorm(64);"
-                   "print(model._kernelevo_rmsnorm.supports(m, torch.randn(2, 64)), m(torch.randn(2, 3, 64)).shape)"],
-                  tmp_path, interpret=False)
-    assert without.stdout.strip() == "False torch.Size([2, 3, 64])", without.stderr  # no GPU, no interpreter
+    without = run(
+        [
+            sys.executable,
+            "-c",
+            "import model, torch; m = model.RMSNorm(64);"
+            "print(model._kernelevo_rmsnorm.supports(m, torch.randn(2, 64)), m(torch.randn(2, 3, 64)).shape)",
+        ],
+        tmp_path,
+        interpret=False,
+    )
+    assert without.stdout.strip() == "False torch.Size([2, 3, 64])", (
+        without.stderr
+    )  # no GPU, no interpreter
 
 
 def test_round_trip_function_target_with_docstring_and_decorator(tmp_path):
     user = user_copy(tmp_path)
     shapes = [[[8, 256], [256]], [[3, 256], [256]]]
-    plan = apply_candidate(str(user), "function:fused_bias_gelu", str(CANDIDATES / "bias_gelu_triton.py"),
-                           meta_for(user, "function:fused_bias_gelu", shapes=shapes))
+    plan = apply_candidate(
+        str(user),
+        "function:fused_bias_gelu",
+        str(CANDIDATES / "bias_gelu_triton.py"),
+        meta_for(user, "function:fused_bias_gelu", shapes=shapes),
+    )
     new = user.read_text()
     doc = '    """tanh-approximated GELU of x + bias (as in GPT-2)."""\n'
-    assert doc + "    if _kernelevo_fused_bias_gelu is not None and _kernelevo_fused_bias_gelu.supports(x, bias):" in new
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name], tmp_path)
+    assert (
+        doc
+        + "    if _kernelevo_fused_bias_gelu is not None and _kernelevo_fused_bias_gelu.supports(x, bias):"
+        in new
+    )
+    result = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name],
+        tmp_path,
+    )
     assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr
 
 
 def test_dry_run_writes_nothing_and_leaves_the_rest_of_the_file_alone(tmp_path):
     user = user_copy(tmp_path)
     before = sorted(os.listdir(tmp_path))
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                           meta_for(user, "module:RMSNorm", **RMS_META), dry_run=True)
-    assert sorted(os.listdir(tmp_path)) == before and user.read_text() == (CORPUS / "model.py").read_text()
+    plan = apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+        dry_run=True,
+    )
+    assert (
+        sorted(os.listdir(tmp_path)) == before
+        and user.read_text() == (CORPUS / "model.py").read_text()
+    )
     assert [Path(f.path).name for f in plan.files] == [
-        "model_kernelevo_rmsnorm.py", "test_model_kernelevo_rmsnorm.py", "model.py"]
+        "model_kernelevo_rmsnorm.py",
+        "test_model_kernelevo_rmsnorm.py",
+        "model.py",
+    ]
     assert f"+++ {tmp_path}/model_kernelevo_rmsnorm.py" in plan.diff
-    assert "+        if _kernelevo_rmsnorm is not None and _kernelevo_rmsnorm.supports(self, x):" in plan.diff
+    assert (
+        "+        if _kernelevo_rmsnorm is not None and _kernelevo_rmsnorm.supports(self, x):"
+        in plan.diff
+    )
     edit = plan.files[2]
     new_lines = edit.new_text.split("\n")
     rest = iter(new_lines)
-    assert all(line in rest for line in edit.old_text.split("\n"))  # every original line kept, in order
+    assert all(
+        line in rest for line in edit.old_text.split("\n")
+    )  # every original line kept, in order
     added = len(new_lines) - len(edit.old_text.split("\n"))
     assert added == 7  # blank line + 4-line guarded import, 2-line guard
-    assert "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        if _kernelevo_rmsnorm" in edit.new_text
+    assert (
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        if _kernelevo_rmsnorm"
+        in edit.new_text
+    )
 
 
 def test_refuses_when_target_changed_since_search(tmp_path):
     user = user_copy(tmp_path)
     meta = meta_for(user, "module:RMSNorm", **RMS_META)
     user.write_text(user.read_text().replace("+ self.eps)", "+ 2 * self.eps)"))
-    with pytest.raises(ApplyError, match=r"model.py:54: RMSNorm changed since the search started \(run run-cpu-1\)"):
+    with pytest.raises(
+        ApplyError, match=r"model.py:54: RMSNorm changed since the search started \(run run-cpu-1\)"
+    ):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
     assert sorted(os.listdir(tmp_path)) == ["model.py"]
 
@@ -130,18 +203,25 @@ def test_refuses_when_target_changed_since_search(tmp_path):
 def test_edits_elsewhere_in_the_file_are_fine(tmp_path):
     user = user_copy(tmp_path)
     meta = meta_for(user, "module:RMSNorm", **RMS_META)
-    user.write_text(user.read_text().replace("ROPE_BASE = 10_000.0", "# tuned\nROPE_BASE = 500_000.0"))
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta, dry_run=True)
+    user.write_text(
+        user.read_text().replace("ROPE_BASE = 10_000.0", "# tuned\nROPE_BASE = 500_000.0")
+    )
+    plan = apply_candidate(
+        str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta, dry_run=True
+    )
     assert "ROPE_BASE = 500_000.0" in plan.files[2].new_text
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"verified": False, "status": "incorrect"}, "not verified (status incorrect)"),
-    ({"backend": "opencl"}, "unknown backend 'opencl'"),
-    ({"shapes": None}, "no verified shapes recorded"),
-    ({"source_hash": None}, "no source_hash recorded"),
-    ({"init_args": None}, None),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"verified": False, "status": "incorrect"}, "not verified (status incorrect)"),
+        ({"backend": "opencl"}, "unknown backend 'opencl'"),
+        ({"shapes": None}, "no verified shapes recorded"),
+        ({"source_hash": None}, "no source_hash recorded"),
+        ({"init_args": None}, None),
+    ],
+)
 def test_refuses_incomplete_or_unverified_runs(tmp_path, change, message):
     user = user_copy(tmp_path)
     meta = meta_for(user, "module:RMSNorm", **RMS_META)
@@ -152,7 +232,9 @@ def test_refuses_incomplete_or_unverified_runs(tmp_path, change, message):
             meta[k] = v
     if message is None:  # init args can come from the task's get_init_inputs
         meta["task_source"] = "hidden = 64\ndef get_init_inputs():\n    return [hidden]\n"
-        apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta, dry_run=True)
+        apply_candidate(
+            str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta, dry_run=True
+        )
         return
     with pytest.raises(ApplyError, match=re.escape(message)):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
@@ -162,9 +244,13 @@ def test_refuses_incomplete_or_unverified_runs(tmp_path, change, message):
 def test_refuses_candidates_that_need_attributes_the_module_lacks(tmp_path):
     user = user_copy(tmp_path)
     cand = tmp_path / "cand.py"
-    cand.write_text((CANDIDATES / "rmsnorm_triton.py").read_text().replace("self.eps,", "self.inv_dim,"))
+    cand.write_text(
+        (CANDIDATES / "rmsnorm_triton.py").read_text().replace("self.eps,", "self.inv_dim,")
+    )
     with pytest.raises(ApplyError, match=r"reads self.inv_dim, which RMSNorm does not have"):
-        apply_candidate(str(user), "module:RMSNorm", str(cand), meta_for(user, "module:RMSNorm", **RMS_META))
+        apply_candidate(
+            str(user), "module:RMSNorm", str(cand), meta_for(user, "module:RMSNorm", **RMS_META)
+        )
 
 
 def test_refuses_twice_and_syntax_errors(tmp_path):
@@ -176,14 +262,23 @@ def test_refuses_twice_and_syntax_errors(tmp_path):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
     broken = user_copy(tmp_path, "broken.py")
     with pytest.raises(ApplyError, match="broken.py:19: invalid syntax; fix the syntax error"):
-        apply_candidate(str(broken), "module:GatedMLP", str(CANDIDATES / "rmsnorm_triton.py"),
-                        meta_for(broken, "module:GatedMLP", shapes=[[[2, 8]]], init_args=[8]))
+        apply_candidate(
+            str(broken),
+            "module:GatedMLP",
+            str(CANDIDATES / "rmsnorm_triton.py"),
+            meta_for(broken, "module:GatedMLP", shapes=[[[2, 8]]], init_args=[8]),
+        )
 
 
 def test_write_plan_refuses_files_changed_after_planning(tmp_path):
     user = user_copy(tmp_path)
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                           meta_for(user, "module:RMSNorm", **RMS_META), dry_run=True)
+    plan = apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+        dry_run=True,
+    )
     user.write_text(user.read_text() + "\n# saved meanwhile\n")
     with pytest.raises(ApplyError, match="model.py: changed since the change was planned"):
         write_plan(plan)
@@ -197,8 +292,13 @@ def test_write_plan_refuses_files_changed_after_planning(tmp_path):
 
 def test_write_plan_is_all_or_nothing(tmp_path, monkeypatch):
     user = user_copy(tmp_path)
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                           meta_for(user, "module:RMSNorm", **RMS_META), dry_run=True)
+    plan = apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+        dry_run=True,
+    )
     real_replace = os.replace
     calls = []
 
@@ -219,10 +319,16 @@ def test_write_plan_is_all_or_nothing(tmp_path, monkeypatch):
 def test_crlf_files_keep_their_line_endings(tmp_path):
     user = tmp_path / "model.py"
     user.write_bytes((CORPUS / "model.py").read_bytes().replace(b"\n", b"\r\n"))
-    apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                    meta_for(user, "module:RMSNorm", **RMS_META))
+    apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+    )
     data = user.read_bytes()
-    assert data.count(b"\n") == data.count(b"\r\n") and b"_kernelevo_rmsnorm.run(self, x)\r\n" in data
+    assert (
+        data.count(b"\n") == data.count(b"\r\n") and b"_kernelevo_rmsnorm.run(self, x)\r\n" in data
+    )
 
 
 def test_package_layout_imports_relatively(tmp_path):
@@ -230,20 +336,38 @@ def test_package_layout_imports_relatively(tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     user = user_copy(pkg)
-    plan = apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"),
-                           meta_for(user, "module:RMSNorm", **RMS_META), dry_run=True)
-    assert "    from . import model_kernelevo_rmsnorm as _kernelevo_rmsnorm\nexcept ImportError:" in plan.files[2].new_text
+    plan = apply_candidate(
+        str(user),
+        "module:RMSNorm",
+        str(CANDIDATES / "rmsnorm_triton.py"),
+        meta_for(user, "module:RMSNorm", **RMS_META),
+        dry_run=True,
+    )
+    assert (
+        "    from . import model_kernelevo_rmsnorm as _kernelevo_rmsnorm\nexcept ImportError:"
+        in plan.files[2].new_text
+    )
     assert "from . import model as _user" in plan.files[1].new_text
 
 
 def test_plan_apply_is_pure_and_uses_the_given_target_hash():
     text = (CORPUS / "model.py").read_text()
     target = detect_source(text, "somewhere/model.py").find("module:RMSNorm")
-    meta = {"verified": True, "backend": "triton", "dtypes": ["float16"], "devices": ["cuda:0"],
-            "shapes": [[[8, 4096]]], "init_args": [4096], "run_id": "r9"}
+    meta = {
+        "verified": True,
+        "backend": "triton",
+        "dtypes": ["float16"],
+        "devices": ["cuda:0"],
+        "shapes": [[[8, 4096]]],
+        "init_args": [4096],
+        "run_id": "r9",
+    }
     plan = plan_apply(text, target, (CANDIDATES / "rmsnorm_triton.py").read_text(), meta)
-    assert [f.path for f in plan.files] == ["somewhere/model_kernelevo_rmsnorm.py",
-                                            "somewhere/test_model_kernelevo_rmsnorm.py", "somewhere/model.py"]
+    assert [f.path for f in plan.files] == [
+        "somewhere/model_kernelevo_rmsnorm.py",
+        "somewhere/test_model_kernelevo_rmsnorm.py",
+        "somewhere/model.py",
+    ]
     assert "_KE_RULES = [('tensor', 2, {0: 8, 1: 4096})]" in plan.files[0].new_text
     assert "_KE_DEVICES = frozenset(['cuda'])" in plan.files[0].new_text
     target.source_hash = "0" * 64
@@ -252,16 +376,27 @@ def test_plan_apply_is_pure_and_uses_the_given_target_hash():
 
 
 def test_static_init_args():
-    assert static_init_args("hidden = 96\neps = 1e-6\ndef get_init_inputs():\n    return [hidden, eps]\n") == [96, 1e-6]
+    assert static_init_args(
+        "hidden = 96\neps = 1e-6\ndef get_init_inputs():\n    return [hidden, eps]\n"
+    ) == [96, 1e-6]
     assert static_init_args("def get_init_inputs():\n    return [make()]\n") is None
 
 
 def test_a_file_whose_name_is_not_a_module_name(tmp_path):
-    user = tmp_path / "02-fused-gelu.py"  # a tutorial's file name: `import 02-fused-gelu` is not Python
+    user = (
+        tmp_path / "02-fused-gelu.py"
+    )  # a tutorial's file name: `import 02-fused-gelu` is not Python
     shutil.copy(CORPUS / "model.py", user)
     shapes = [[[8, 256], [256]], [[3, 256], [256]]]
-    plan = apply_candidate(str(user), "function:fused_bias_gelu", str(CANDIDATES / "bias_gelu_triton.py"),
-                           meta_for(user, "function:fused_bias_gelu", shapes=shapes))
+    plan = apply_candidate(
+        str(user),
+        "function:fused_bias_gelu",
+        str(CANDIDATES / "bias_gelu_triton.py"),
+        meta_for(user, "function:fused_bias_gelu", shapes=shapes),
+    )
     assert os.path.basename(plan.kernel_module) == "_02_fused_gelu_kernelevo_fused_bias_gelu.py"
-    result = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name], tmp_path)
+    result = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name],
+        tmp_path,
+    )
     assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr

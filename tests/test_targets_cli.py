@@ -1,8 +1,9 @@
 """`kernelevo detect` and `kernelevo task` from the command line."""
+
 import json
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from kernelevo.cli import main
 
@@ -14,8 +15,14 @@ def test_detect_lists_targets_and_errors(capsys):
     assert main(["detect", str(CORPUS / "broken.py"), str(CORPUS / "triton_ops.py")]) == 1
     captured = capsys.readouterr()
     out, err = captured.out.splitlines(), captured.err.splitlines()
-    assert err[0] == f"{CORPUS / 'broken.py'}:19: invalid syntax (targets in the rest of the file are still listed)"
-    assert any(line.startswith(f"{CORPUS / 'broken.py'}:6-14  module") and "module:GatedMLP" in line for line in out)
+    assert (
+        err[0]
+        == f"{CORPUS / 'broken.py'}:19: invalid syntax (targets in the rest of the file are still listed)"
+    )
+    assert any(
+        line.startswith(f"{CORPUS / 'broken.py'}:6-14  module") and "module:GatedMLP" in line
+        for line in out
+    )
     assert any("triton_launcher" in line and "FusedRMSNorm.forward" in line for line in out)
     assert out[-1].startswith("next: `kernelevo task ")
 
@@ -42,17 +49,40 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
 
     from support import ROOT
 
-    code = ("import sys, os; sys.argv=['kernelevo','detect'] + [" + repr(str(CORPUS / "model.py")) + "] * 3000; "
-            "from kernelevo.cli import main; raise SystemExit(main())")
-    proc = subprocess.run(f"{sys.executable} -c \"{code}\" | head -1", shell=True, capture_output=True, text=True,
-                          cwd=tmp_path, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
-    assert proc.stdout.count("\n") == 1 and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr
+    code = (
+        "import sys, os; sys.argv=['kernelevo','detect'] + ["
+        + repr(str(CORPUS / "model.py"))
+        + "] * 3000; "
+        "from kernelevo.cli import main; raise SystemExit(main())"
+    )
+    proc = subprocess.run(
+        f'{sys.executable} -c "{code}" | head -1',
+        shell=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert (
+        proc.stdout.count("\n") == 1
+        and "Traceback" not in proc.stderr
+        and "BrokenPipe" not in proc.stderr
+    )
 
 
 def test_detect_json(capsys):
-    assert main(["detect", "--json", str(CORPUS / "model.py"), str(CORPUS / "ext" / "scale_kernel.cu")]) == 0
+    assert (
+        main(
+            ["detect", "--json", str(CORPUS / "model.py"), str(CORPUS / "ext" / "scale_kernel.cu")]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
-    assert [d["path"] for d in data] == [str(CORPUS / "model.py"), str(CORPUS / "ext" / "scale_kernel.cu")]
+    assert [d["path"] for d in data] == [
+        str(CORPUS / "model.py"),
+        str(CORPUS / "ext" / "scale_kernel.cu"),
+    ]
     rms = next(t for t in data[0]["targets"] if t["id"] == "module:RMSNorm")
     assert (rms["start_line"], rms["end_line"], rms["kind"]) == (53, 64, "module")
     assert data[1]["targets"][0]["id"] == "cuda_file:row_scale_kernel" and data[0]["errors"] == []
@@ -72,12 +102,17 @@ def test_task_builds_and_checks(capsys, tmp_path):
 
 def test_task_errors_are_one_line(capsys, tmp_path):
     user = tmp_path / "wrapped.py"
-    user.write_text("import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
-                    "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
-                    "    def forward(self, x):\n        return torch.relu(self.inner(x))\n")
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
+        "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.inner(x))\n"
+    )
     assert main(["task", f"{user}::Wrapped", "--out", str(tmp_path), "--timeout", "60"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
+    assert (
+        err.count("\n") == 1
+        and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
+    )
     assert main(["task", str(CORPUS / "model.py")]) == 2
     assert "expected FILE::NAME" in capsys.readouterr().err
 
@@ -87,7 +122,16 @@ def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path):
 
     store = Store(tmp_path / "store.sqlite")
     run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={})
-    code = main(["report", run_id, "--store", str(tmp_path / "store.sqlite"), "-o", str(tmp_path / "no" / "dir.html")])
+    code = main(
+        [
+            "report",
+            run_id,
+            "--store",
+            str(tmp_path / "store.sqlite"),
+            "-o",
+            str(tmp_path / "no" / "dir.html"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1 and err.count("\n") == 1 and "report failed: FileNotFoundError" in err
     assert "KERNELEVO_DEBUG=1" in err

@@ -1,4 +1,5 @@
 """Building KernelBench-format tasks from targets in the corpus, and checking they run (child processes)."""
+
 import os
 from pathlib import Path
 
@@ -19,9 +20,13 @@ def test_decorator_inputs_function_target_with_constants(tmp_path):
     assert os.path.dirname(task.path) == str(tmp_path)
     assert os.path.basename(task.path).startswith("model__fused_bias_gelu__")
     text = Path(task.path).read_text()
-    assert "GELU_C = math.sqrt(2.0 / math.pi)" in text and "import math" in text  # constants and their imports
+    assert (
+        "GELU_C = math.sqrt(2.0 / math.pi)" in text and "import math" in text
+    )  # constants and their imports
     code = text.split('"""', 2)[2]
-    assert "@kernelevo" not in code and "import kernelevo" not in code  # the task does not need KernelEvo
+    assert (
+        "@kernelevo" not in code and "import kernelevo" not in code
+    )  # the task does not need KernelEvo
     assert "class Model(torch.nn.Module)" in text and "return fused_bias_gelu(x, bias)" in text
     assert "RMSNorm" not in text and "Transformer" not in text  # only what the target needs
     read_task(task.path)
@@ -41,16 +46,28 @@ def test_comment_inputs_module_target(tmp_path):
 
 def test_helpers_methods_and_future_import_come_along(tmp_path):
     (tmp_path / "work").mkdir()
-    src = (CORPUS / "model.py").read_text().replace(
-        "class Attention(nn.Module):",
-        "# kernelevo: inputs = (torch.randn(2, 8, 64),)\n# kernelevo: init = (Config(),)\nclass Attention(nn.Module):")
+    src = (
+        (CORPUS / "model.py")
+        .read_text()
+        .replace(
+            "class Attention(nn.Module):",
+            "# kernelevo: inputs = (torch.randn(2, 8, 64),)\n# kernelevo: init = (Config(),)\nclass Attention(nn.Module):",
+        )
+    )
     user = tmp_path / "work" / "model.py"
     user.write_text(src)
     task = build_task(str(user), "Attention", out_dir=str(tmp_path))
     text = task.text
     assert text.index("from __future__ import annotations") < text.index("import torch")
-    for needed in ("def rope_tables(", "def apply_rotary(", "def rotate_half(", "ROPE_BASE = ", "class Config:",
-                   "from dataclasses import dataclass", "def _split(self"):
+    for needed in (
+        "def rope_tables(",
+        "def apply_rotary(",
+        "def rotate_half(",
+        "ROPE_BASE = ",
+        "class Config:",
+        "from dataclasses import dataclass",
+        "def _split(self",
+    ):
         assert needed in text
     assert "class Block" not in text and "GELU_C" not in text
     check = check_task(task.path)
@@ -79,16 +96,20 @@ def test_launcher_inputs_guessed_from_the_signature_and_checked(tmp_path):
     task = build("triton_ops.py", "_rmsnorm_kernel", tmp_path)
     assert "guessed from the signature" in task.inputs
     text = Path(task.path).read_text()
-    assert "def get_init_inputs():\n    return [64]" in text  # FusedRMSNorm(dim): a small size, by name
+    assert (
+        "def get_init_inputs():\n    return [64]" in text
+    )  # FusedRMSNorm(dim): a small size, by name
     check = check_task(task.path, timeout=240)
     assert check.ok is True, check.message
 
 
 def test_missing_inputs_message_lists_what_was_tried(tmp_path):
     user = tmp_path / "wrapped.py"
-    user.write_text("import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
-                    "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
-                    "    def forward(self, x):\n        return torch.relu(self.inner(x))\n")
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Wrapped(nn.Module):\n"
+        "    def __init__(self, inner: nn.Module):\n        super().__init__()\n        self.inner = inner\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.inner(x))\n"
+    )
     with pytest.raises(ExtractError) as exc:
         build_task(str(user), "Wrapped", out_dir=str(tmp_path / "tasks"), timeout=60)
     msg = str(exc.value)
@@ -99,22 +120,39 @@ def test_missing_inputs_message_lists_what_was_tried(tmp_path):
 
 
 def test_cuda_targets_resolve_to_python_launchers(tmp_path):
-    for name, key, ref in [("inline_cuda.py", "fused_bias_relu", "bias_relu"), ("cupy_kernels.py", "scale", "scale"),
-                           ("ext/scale_kernel.cu", "row_scale_kernel", "row_scale")]:
+    for name, key, ref in [
+        ("inline_cuda.py", "fused_bias_relu", "bias_relu"),
+        ("cupy_kernels.py", "scale", "scale"),
+        ("ext/scale_kernel.cu", "row_scale_kernel", "row_scale"),
+    ]:
         with pytest.raises(ExtractError, match=rf"no example inputs for {ref}\b"):
             build(name, key, tmp_path)
-    with pytest.raises(ExtractError, match="no function or nn.Module in cupy_kernels.py uses saxpy_mod"):
+    with pytest.raises(
+        ExtractError, match="no function or nn.Module in cupy_kernels.py uses saxpy_mod"
+    ):
         build("cupy_kernels.py", "saxpy", tmp_path)
 
 
 def test_cuda_inline_task_is_written_but_not_run_without_gpu(tmp_path):
-    src = (CORPUS / "inline_cuda.py").read_text().replace(
-        "def bias_relu(", "# kernelevo: inputs = (torch.randn(64, 256), torch.randn(256))\ndef bias_relu(")
+    src = (
+        (CORPUS / "inline_cuda.py")
+        .read_text()
+        .replace(
+            "def bias_relu(",
+            "# kernelevo: inputs = (torch.randn(64, 256), torch.randn(256))\ndef bias_relu(",
+        )
+    )
     user = tmp_path / "inline_cuda.py"
     user.write_text(src)
     task = build_task(str(user), "cuda_inline:fused_bias_relu", out_dir=str(tmp_path / "tasks"))
-    for needed in ("CUDA_SRC = r\"\"\"", "CPP_SRC = ", "_ext = None", "def _load():", "load_inline(",
-                   "from torch.utils.cpp_extension import load_inline"):
+    for needed in (
+        'CUDA_SRC = r"""',
+        "CPP_SRC = ",
+        "_ext = None",
+        "def _load():",
+        "load_inline(",
+        "from torch.utils.cpp_extension import load_inline",
+    ):
         assert needed in task.text
     check = check_task(task.path)
     assert check.ok is None and "CUDA GPU" in check.message
@@ -127,14 +165,21 @@ def test_inputs_captured_from_a_training_script(tmp_path):
     assert "return [torch.randn((4, 32, 64), dtype=torch.float32)]" in task.text
     assert "return [64, 1e-06]" in task.text
     loss = build("train.py", "LabelSmoothingLoss", tmp_path, script=str(CORPUS / "train.py"))
-    assert "torch.randint(" in loss.text and "dtype=torch.int64" in loss.text  # token ids keep their range
+    assert (
+        "torch.randint(" in loss.text and "dtype=torch.int64" in loss.text
+    )  # token ids keep their range
     assert check_task(loss.path).ok is True
 
 
 def test_captured_constructor_objects(tmp_path):
     task = build("model.py", "Attention", tmp_path, script=str(CORPUS / "train.py"))
-    assert "return [Config(dim=64, n_heads=4, n_layers=2, hidden_mult=4, vocab=256, max_seq=128)]" in task.text
-    with pytest.raises(ExtractError, match="constructor argument 'fn' is an object of type Attention"):
+    assert (
+        "return [Config(dim=64, n_heads=4, n_layers=2, hidden_mult=4, vocab=256, max_seq=128)]"
+        in task.text
+    )
+    with pytest.raises(
+        ExtractError, match="constructor argument 'fn' is an object of type Attention"
+    ):
         build("model.py", "Block.ScaledResidual", tmp_path, script=str(CORPUS / "train.py"))
 
 
@@ -146,14 +191,19 @@ def test_script_that_never_calls_the_target(tmp_path):
 
 
 def test_unknown_target_lists_what_exists(tmp_path):
-    with pytest.raises(ExtractError, match="no target 'Nope'; targets here: rotate_half, apply_rotary, rope_tables, fused_bias_gelu"):
+    with pytest.raises(
+        ExtractError,
+        match="no target 'Nope'; targets here: rotate_half, apply_rotary, rope_tables, fused_bias_gelu",
+    ):
         build("model.py", "Nope", tmp_path)
 
 
 def test_failing_reference_is_reported_with_location(tmp_path):
     user = tmp_path / "bad.py"
-    user.write_text("import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 5),)\ndef f(x):\n"
-                    "    return torch.mm(x, x)\n")
+    user.write_text(
+        "import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 5),)\ndef f(x):\n"
+        "    return torch.mm(x, x)\n"
+    )
     task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
     check = check_task(task.path)
     assert check.ok is False and "bad__f__" in check.message and "RuntimeError" in check.message
@@ -161,8 +211,10 @@ def test_failing_reference_is_reported_with_location(tmp_path):
 
 def test_check_has_a_time_limit(tmp_path):
     user = tmp_path / "slow.py"
-    user.write_text("import time\nimport torch\n\n\n# kernelevo: inputs = (torch.randn(4),)\ndef f(x):\n"
-                    "    time.sleep(60)\n    return torch.relu(x)\n")
+    user.write_text(
+        "import time\nimport torch\n\n\n# kernelevo: inputs = (torch.randn(4),)\ndef f(x):\n"
+        "    time.sleep(60)\n    return torch.relu(x)\n"
+    )
     task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
     check = check_task(task.path, timeout=8)
     assert check.ok is False and "did not finish within 8 s" in check.message

@@ -1,5 +1,6 @@
 """Tasks from unedited code: inputs from the workspace, the __main__ block or the signature; config
 objects as data; the user's package on sys.path; what the extractor copies; one task per file."""
+
 from __future__ import annotations
 
 import os
@@ -7,14 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from kernelevo.targets.extract import (ExtractError, build_task, check_task, reusable_task, task_origin,
-                                       task_path_for)
+from kernelevo.targets.extract import (
+    ExtractError,
+    build_task,
+    check_task,
+    reusable_task,
+    task_origin,
+    task_path_for,
+)
 from kernelevo.targets.init_args import task_init_args
 from kernelevo.targets.model import Target
 
-MODULE = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, width: int):\n"
-          "        super().__init__()\n        self.proj = nn.Linear(width, width)\n\n"
-          "    def forward(self, x):\n        return torch.relu(self.proj(x))\n")
+MODULE = (
+    "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, width: int):\n"
+    "        super().__init__()\n        self.proj = nn.Linear(width, width)\n\n"
+    "    def forward(self, x):\n        return torch.relu(self.proj(x))\n"
+)
 
 
 def workspace(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -31,9 +40,11 @@ def build(path: Path, key: str, out: Path, **kw):
 
 def test_a_parameter_named_like_a_module_variable_does_not_pull_it_in(tmp_path):
     user = tmp_path / "tut.py"
-    user.write_text("import torch\n\nx = torch.randn(1823, 781, device='cuda')\nscale = 2.0\n\n\n"
-                    "# kernelevo: inputs = (torch.randn(4, 8),)\ndef double(x):\n    y = x * scale\n    return y\n\n\n"
-                    "y = double(x)\n")
+    user.write_text(
+        "import torch\n\nx = torch.randn(1823, 781, device='cuda')\nscale = 2.0\n\n\n"
+        "# kernelevo: inputs = (torch.randn(4, 8),)\ndef double(x):\n    y = x * scale\n    return y\n\n\n"
+        "y = double(x)\n"
+    )
     text = build(user, "double", tmp_path / "t").text
     assert "device='cuda'" not in text and "y = double(x)" not in text
     assert "scale = 2.0" in text  # what the function really reads from the module still comes
@@ -46,10 +57,14 @@ def test_two_files_of_one_name_get_two_tasks(tmp_path):
     assert a != b and os.path.basename(a).startswith("model__Net__")
 
 
-def test_header_records_the_origin_and_a_task_is_reused_until_the_code_changes(tmp_path, monkeypatch):
+def test_header_records_the_origin_and_a_task_is_reused_until_the_code_changes(
+    tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     user = tmp_path / "m.py"
-    user.write_text("import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 8),)\ndef f(x):\n    return torch.tanh(x)\n")
+    user.write_text(
+        "import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 8),)\ndef f(x):\n    return torch.tanh(x)\n"
+    )
     built = build_task(str(user), "f")
     origin = task_origin(built.path)
     assert origin["Source file"] == str(user) and origin["Target id"] == "function:f"
@@ -61,13 +76,15 @@ def test_header_records_the_origin_and_a_task_is_reused_until_the_code_changes(t
 
 def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
     user = tmp_path / "gpt.py"
-    user.write_text("from dataclasses import dataclass\nimport torch\nfrom torch import nn\n\n\n@dataclass\nclass Cfg:\n"
-                    "    n_embd: int = 768\n    n_head: int = 12\n    dropout: float = 0.1\n\n\n"
-                    "class Attn(nn.Module):\n    def __init__(self, config: Cfg):\n        super().__init__()\n"
-                    "        assert config.n_embd % config.n_head == 0\n"
-                    "        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)\n        self.n_head = config.n_head\n\n"
-                    "    def forward(self, x):\n        q, k, v = self.qkv(x).chunk(3, dim=-1)\n"
-                    "        return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v\n")
+    user.write_text(
+        "from dataclasses import dataclass\nimport torch\nfrom torch import nn\n\n\n@dataclass\nclass Cfg:\n"
+        "    n_embd: int = 768\n    n_head: int = 12\n    dropout: float = 0.1\n\n\n"
+        "class Attn(nn.Module):\n    def __init__(self, config: Cfg):\n        super().__init__()\n"
+        "        assert config.n_embd % config.n_head == 0\n"
+        "        self.qkv = nn.Linear(config.n_embd, 3 * config.n_embd)\n        self.n_head = config.n_head\n\n"
+        "    def forward(self, x):\n        q, k, v = self.qkv(x).chunk(3, dim=-1)\n"
+        "        return torch.softmax(q @ k.transpose(-1, -2), dim=-1) @ v\n"
+    )
     built = build(user, "Attn", tmp_path / "t")
     assert "guessed from the signature" in built.inputs
     text = Path(built.path).read_text()
@@ -75,43 +92,55 @@ def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
     assert "class Cfg" in text and Path(built.path[:-3] + ".init.pt").exists()
     check = check_task(built.path, timeout=240)
     assert check.ok is True and "float32[2, 8, 64]" in check.message, check.message
-    init = task_init_args(built.path, [str(tmp_path)])  # what apply writes into the kernel and its test
-    assert len(init) == 1 and repr(init[0]).startswith("__import__('types').SimpleNamespace(**{'n_embd': 64")
+    init = task_init_args(
+        built.path, [str(tmp_path)]
+    )  # what apply writes into the kernel and its test
+    assert len(init) == 1 and repr(init[0]).startswith(
+        "__import__('types').SimpleNamespace(**{'n_embd': 64"
+    )
 
 
 def test_constructor_arguments_of_the_comment_route_reach_apply(tmp_path):
     user = tmp_path / "norm.py"
-    user.write_text("import torch\nfrom torch import nn\n\n\n# kernelevo: inputs = (torch.randn(4, 32),)\n"
-                    "# kernelevo: init = (32,)\nclass Norm(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
-                    "        self.w = nn.Parameter(torch.ones(dim))\n\n    def forward(self, x):\n"
-                    "        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w\n")
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\n# kernelevo: inputs = (torch.randn(4, 32),)\n"
+        "# kernelevo: init = (32,)\nclass Norm(nn.Module):\n    def __init__(self, dim):\n        super().__init__()\n"
+        "        self.w = nn.Parameter(torch.ones(dim))\n\n    def forward(self, x):\n"
+        "        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.w\n"
+    )
     built = build(user, "Norm", tmp_path / "t")
     assert task_init_args(built.path, [str(tmp_path)]) == [32]
 
 
 def test_a_config_class_built_from_its_defaults_like_pretrained_config(tmp_path):
     user = tmp_path / "hf.py"
-    user.write_text("import torch\nfrom torch import nn\n\n\nclass LlamaConfig:\n"
-                    "    def __init__(self, hidden_size=4096, intermediate_size=11008, rms_norm_eps=1e-6, **kwargs):\n"
-                    "        self.hidden_size, self.intermediate_size = hidden_size, intermediate_size\n"
-                    "        self.rms_norm_eps = rms_norm_eps\n\n\n"
-                    "class LlamaMLP(nn.Module):\n    def __init__(self, config: LlamaConfig):\n        super().__init__()\n"
-                    "        self.up = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)\n"
-                    "        self.down = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)\n\n"
-                    "    def forward(self, x):\n        return self.down(torch.nn.functional.silu(self.up(x)))\n")
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass LlamaConfig:\n"
+        "    def __init__(self, hidden_size=4096, intermediate_size=11008, rms_norm_eps=1e-6, **kwargs):\n"
+        "        self.hidden_size, self.intermediate_size = hidden_size, intermediate_size\n"
+        "        self.rms_norm_eps = rms_norm_eps\n\n\n"
+        "class LlamaMLP(nn.Module):\n    def __init__(self, config: LlamaConfig):\n        super().__init__()\n"
+        "        self.up = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)\n"
+        "        self.down = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)\n\n"
+        "    def forward(self, x):\n        return self.down(torch.nn.functional.silu(self.up(x)))\n"
+    )
     built = build(user, "LlamaMLP", tmp_path / "t")
     text = Path(built.path).read_text()
     assert "return [LlamaConfig(**_kernelevo_saved()['0'])]" in text and "class LlamaConfig" in text
     check = check_task(built.path, timeout=240)
-    assert check.ok is True and "float32[2, 8, 64]" in check.message, check.message  # 4096 shrunk to 64
+    assert check.ok is True and "float32[2, 8, 64]" in check.message, (
+        check.message
+    )  # 4096 shrunk to 64
 
 
 def test_cfgnode_style_config_becomes_a_namespace_of_what_the_module_read(tmp_path):
     user = tmp_path / "cfgnode.py"
-    user.write_text("import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, config):\n"
-                    "        super().__init__()\n        self.ln = nn.LayerNorm(config.n_embd)\n"
-                    "        self.drop = nn.Dropout(config.resid_pdrop)\n\n"
-                    "    def forward(self, x):\n        return self.drop(self.ln(x)) + x\n")
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n    def __init__(self, config):\n"
+        "        super().__init__()\n        self.ln = nn.LayerNorm(config.n_embd)\n"
+        "        self.drop = nn.Dropout(config.resid_pdrop)\n\n"
+        "    def forward(self, x):\n        return self.drop(self.ln(x)) + x\n"
+    )
     built = build(user, "Block", tmp_path / "t")
     text = Path(built.path).read_text()
     assert "types.SimpleNamespace(**_kernelevo_saved()['0'])" in text
@@ -119,33 +148,47 @@ def test_cfgnode_style_config_becomes_a_namespace_of_what_the_module_read(tmp_pa
 
 
 def test_inputs_captured_from_a_workspace_script_and_from_a_test(tmp_path):
-    ws = workspace(tmp_path, {"net.py": MODULE, "run.py": "import torch\nfrom net import Net\n\nif __name__ == '__main__':\n"
-                              "    print(Net(16)(torch.randn(4, 16)).shape)\n"})
+    ws = workspace(
+        tmp_path,
+        {
+            "net.py": MODULE,
+            "run.py": "import torch\nfrom net import Net\n\nif __name__ == '__main__':\n"
+            "    print(Net(16)(torch.randn(4, 16)).shape)\n",
+        },
+    )
     built = build(ws / "net.py", "Net", ws / "t")
     assert "captured from run.py" in built.inputs
     assert "torch.randn((4, 16), dtype=torch.float32)" in built.text and "return [16]" in built.text
     (ws / "run.py").unlink()
     (ws / "tests").mkdir()
-    (ws / "tests" / "test_net.py").write_text("import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname("
-                                              "os.path.abspath(__file__))))\nimport torch\nfrom net import Net\n\n\n"
-                                              "def test_net():\n    assert Net(12)(torch.randn(3, 12)).shape == (3, 12)\n")
+    (ws / "tests" / "test_net.py").write_text(
+        "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.dirname("
+        "os.path.abspath(__file__))))\nimport torch\nfrom net import Net\n\n\n"
+        "def test_net():\n    assert Net(12)(torch.randn(3, 12)).shape == (3, 12)\n"
+    )
     built = build(ws / "net.py", "Net", ws / "t")
     assert "captured from tests/test_net.py" in built.inputs and "(3, 12)" in built.text
 
 
 def test_inputs_captured_from_the_files_own_main_block(tmp_path):
-    ws = workspace(tmp_path, {"net.py": MODULE + "\n\nif __name__ == '__main__':\n    Net(24)(torch.randn(5, 24))\n"})
+    ws = workspace(
+        tmp_path,
+        {"net.py": MODULE + "\n\nif __name__ == '__main__':\n    Net(24)(torch.randn(5, 24))\n"},
+    )
     built = build(ws / "net.py", "Net", ws / "t")
     assert "__main__ block of net.py" in built.inputs and "(5, 24)" in built.text
 
 
 def test_a_file_inside_a_package_imports_it_from_the_workspace(tmp_path):
-    ws = workspace(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/util.py": "import torch\n\n\ndef gate(x):\n    return torch.sigmoid(x)\n\nSCALE = 3.0\n",
-        "pkg/model.py": "import torch\nfrom pkg.util import gate\nfrom .util import SCALE\n\n\n"
-                        "def fused(x):\n    return gate(x) * SCALE\n",
-    })
+    ws = workspace(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/util.py": "import torch\n\n\ndef gate(x):\n    return torch.sigmoid(x)\n\nSCALE = 3.0\n",
+            "pkg/model.py": "import torch\nfrom pkg.util import gate\nfrom .util import SCALE\n\n\n"
+            "def fused(x):\n    return gate(x) * SCALE\n",
+        },
+    )
     built = build(ws / "pkg" / "model.py", "fused", ws / "t")
     assert f"sys.path root: {ws}" in built.text and "from pkg.util import SCALE" in built.text
     assert check_task(built.path, timeout=240).ok is True
@@ -153,8 +196,10 @@ def test_a_file_inside_a_package_imports_it_from_the_workspace(tmp_path):
 
 def test_when_nothing_fits_every_source_says_why_in_one_line(tmp_path):
     user = tmp_path / "needs_gpu.py"
-    user.write_text("import torch\n\nDEVICE = torch.device('cuda')\nW = torch.ones(8, device=DEVICE)\n\n\n"
-                    "def scale(x):\n    return x * W\n")
+    user.write_text(
+        "import torch\n\nDEVICE = torch.device('cuda')\nW = torch.ones(8, device=DEVICE)\n\n\n"
+        "def scale(x):\n    return x * W\n"
+    )
     with pytest.raises(ExtractError) as exc:
         build(user, "scale", tmp_path / "t")
     msg = str(exc.value)

@@ -5,17 +5,18 @@ nondeterminism, state kept between calls and bad get_inputs() are TaskErrors (ex
 in the CLI), never a candidate's failure. Memory needs are estimated on meta tensors, so
 a task far too large is refused up front, in seconds, without allocating anything.
 """
+
 import time
 
 import pytest
-
 from support import CANDIDATES
+
 from kernelevo.task import TaskError
 from kernelevo.verify import verify_candidate
 
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
 
-TASK = '''import torch
+TASK = """import torch
 import torch.nn as nn
 
 
@@ -33,7 +34,7 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
 SOFTMAX = "        return torch.softmax(x, dim=-1)"
 INPUTS = "    return [torch.randn(8, 64)]"
@@ -43,10 +44,24 @@ FAULTS = {
     "crashes": ("", "        import os\n        os._exit(3)", INPUTS, "did not finish"),
     "exits": ("", "        raise SystemExit(1)", INPUTS, "SystemExit"),
     "raises": ("", "        return x @ x", INPUTS, "Model.forward raised"),
-    "nondeterministic": ("", "        return torch.softmax(x + torch.rand_like(x), dim=-1)", INPUTS, "nondeterministic"),
-    "keeps_state": ("        self.calls = 0\n", "        self.calls += 1\n        return x * self.calls", INPUTS,
-                    "keeps state"),
-    "modifies_inputs": ("", "        x.mul_(2)\n        return x.clone()", INPUTS, "modifies its inputs"),
+    "nondeterministic": (
+        "",
+        "        return torch.softmax(x + torch.rand_like(x), dim=-1)",
+        INPUTS,
+        "nondeterministic",
+    ),
+    "keeps_state": (
+        "        self.calls = 0\n",
+        "        self.calls += 1\n        return x * self.calls",
+        INPUTS,
+        "keeps state",
+    ),
+    "modifies_inputs": (
+        "",
+        "        x.mul_(2)\n        return x.clone()",
+        INPUTS,
+        "modifies its inputs",
+    ),
     "zero_inputs": ("", SOFTMAX, "    return [torch.zeros(8, 64)]", "all-zero"),
     "no_tensors": ("", SOFTMAX, "    return [None]", "no tensors"),
     "nan_inputs": ("", SOFTMAX, "    return [torch.full((8, 64), float('nan'))]", "NaN"),
@@ -65,12 +80,19 @@ def test_task_fault_is_the_tasks(name, tmp_path, evaluator):
     init, forward, inputs, says = FAULTS[name]
     task = _task(tmp_path, name, init, forward, inputs)
     with pytest.raises(TaskError) as err:
-        verify_candidate(task, GOOD, evaluator=evaluator, device=evaluator.device, timeout=10, use_cache=False)
+        verify_candidate(
+            task, GOOD, evaluator=evaluator, device=evaluator.device, timeout=10, use_cache=False
+        )
     assert says.lower() in str(err.value).lower(), str(err.value)
     assert str(task) in str(err.value)
     # the evaluator is usable for the next, healthy task
-    v = verify_candidate(_task(tmp_path, "healthy", "", SOFTMAX, INPUTS), GOOD, evaluator=evaluator,
-                         device=evaluator.device, use_cache=False)
+    v = verify_candidate(
+        _task(tmp_path, "healthy", "", SOFTMAX, INPUTS),
+        GOOD,
+        evaluator=evaluator,
+        device=evaluator.device,
+        use_cache=False,
+    )
     assert v.status == "verified", v.reason
 
 
@@ -78,7 +100,9 @@ def test_a_task_of_a_trillion_elements_is_refused_up_front(tmp_path, evaluator):
     task = _task(tmp_path, "huge", "", SOFTMAX, "    return [torch.randn(1000000, 1000000)]")
     t0 = time.monotonic()
     with pytest.raises(TaskError) as err:
-        verify_candidate(task, GOOD, evaluator=evaluator, device=evaluator.device, timeout=60, use_cache=False)
+        verify_candidate(
+            task, GOOD, evaluator=evaluator, device=evaluator.device, timeout=60, use_cache=False
+        )
     message = str(err.value)
     assert "needs ~" in message and "GiB" in message and "smaller" in message, message
     assert time.monotonic() - t0 < 30
@@ -89,7 +113,16 @@ def test_memory_need_is_estimated_on_meta_tensors(tmp_path):
 
     from kernelevo.judge.reference import Reference
 
-    task = _task(tmp_path, "sized", "        self.w = nn.Parameter(torch.randn(1024, 1024))\n",
-                 "        return x @ self.w", "    return [torch.randn(4096, 1024)]")
+    task = _task(
+        tmp_path,
+        "sized",
+        "        self.w = nn.Parameter(torch.randn(1024, 1024))\n",
+        "        return x @ self.w",
+        "    return [torch.randn(4096, 1024)]",
+    )
     need = Reference(str(task), "default", torch.device("cpu")).need()
-    assert need.inputs == 4096 * 1024 * 4 and need.outputs == 4096 * 1024 * 4 and need.weights == 1024 * 1024 * 4
+    assert (
+        need.inputs == 4096 * 1024 * 4
+        and need.outputs == 4096 * 1024 * 4
+        and need.weights == 1024 * 1024 * 4
+    )

@@ -9,8 +9,16 @@ import torch
 
 from kernelevo import timing
 from kernelevo.timing import (
-    CudaApi, CudaTimer, HostTimer, flush_needed, l2_flush_bytes, median_ci, quantile, relative_ci,
-    summarize, time_interleaved,
+    CudaApi,
+    CudaTimer,
+    HostTimer,
+    flush_needed,
+    l2_flush_bytes,
+    median_ci,
+    quantile,
+    relative_ci,
+    summarize,
+    time_interleaved,
 )
 
 
@@ -44,6 +52,7 @@ def constant(clock, ms, log=None, name=None):
 
 
 # ---------------------------------------------------------------- statistics
+
 
 def test_summary_of_known_samples():
     xs = [float(v) for v in range(1, 11)]  # 1..10
@@ -86,15 +95,33 @@ def test_spread_of_constant_samples_is_zero():
 
 # ---------------------------------------------------------------- interleaving
 
+
 def test_round_robin_interleaving_rotates_start_and_input_sets():
     clock, log = FakeClock(), []
     fns = {n: constant(clock, 1.0, log, n) for n in ("ref", "compile", "cand")}
-    out = time_interleaved(fns, n_input_sets=8, warmup_ms=0, min_warmup_calls=1, min_runs=3,
-                           max_runs=3, timer=HostTimer(clock))
+    out = time_interleaved(
+        fns,
+        n_input_sets=8,
+        warmup_ms=0,
+        min_warmup_calls=1,
+        min_runs=3,
+        max_runs=3,
+        timer=HostTimer(clock),
+    )
     assert list(out) == ["ref", "compile", "cand"]
     names = [n for n, _ in log]
     assert names[:3] == ["ref", "compile", "cand"]  # warm-up round
-    assert names[3:] == ["ref", "compile", "cand", "compile", "cand", "ref", "cand", "ref", "compile"]
+    assert names[3:] == [
+        "ref",
+        "compile",
+        "cand",
+        "compile",
+        "cand",
+        "ref",
+        "cand",
+        "ref",
+        "compile",
+    ]
     for n in fns:  # each fn walks the input sets in order, warm-up included
         assert [i for m, i in log if m == n] == [0, 1, 2, 3]
     assert all(t.n_samples == 3 for t in out.values())
@@ -102,33 +129,60 @@ def test_round_robin_interleaving_rotates_start_and_input_sets():
 
 def test_input_set_index_wraps():
     clock, log = FakeClock(), []
-    time_interleaved({"a": constant(clock, 1.0, log, "a")}, n_input_sets=3, warmup_ms=0,
-                     min_warmup_calls=1, min_runs=7, max_runs=7, timer=HostTimer(clock))
+    time_interleaved(
+        {"a": constant(clock, 1.0, log, "a")},
+        n_input_sets=3,
+        warmup_ms=0,
+        min_warmup_calls=1,
+        min_runs=7,
+        max_runs=7,
+        timer=HostTimer(clock),
+    )
     assert [i for _, i in log] == [0, 1, 2, 0, 1, 2, 0, 1]
 
 
 def test_warmup_is_not_measured():
     clock = FakeClock()
     durations = [5000.0, 2000.0] + [1.0] * 1000  # compile-like first calls
-    out = time_interleaved({"a": scripted(clock, durations)}, n_input_sets=1, warmup_ms=0,
-                           min_warmup_calls=2, min_runs=5, timer=HostTimer(clock))
+    out = time_interleaved(
+        {"a": scripted(clock, durations)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_warmup_calls=2,
+        min_runs=5,
+        timer=HostTimer(clock),
+    )
     assert out["a"].median_ms == pytest.approx(1.0)
     assert out["a"].p90_ms == pytest.approx(1.0)
 
 
 def test_warmup_runs_for_warmup_ms():
     clock, log = FakeClock(), []
-    time_interleaved({"a": constant(clock, 2.0, log, "a")}, n_input_sets=1, warmup_ms=20,
-                     min_warmup_calls=1, min_runs=5, max_runs=100, timer=HostTimer(clock))
+    time_interleaved(
+        {"a": constant(clock, 2.0, log, "a")},
+        n_input_sets=1,
+        warmup_ms=20,
+        min_warmup_calls=1,
+        min_runs=5,
+        max_runs=100,
+        timer=HostTimer(clock),
+    )
     assert len(log) == 10 + 5  # 20 ms of 2 ms calls, then 5 measured (constant: converged)
 
 
 # ---------------------------------------------------------------- adaptive stopping
 
+
 def test_stable_fns_stop_at_min_runs():
     clock = FakeClock()
-    out = time_interleaved({"a": constant(clock, 1.0), "b": constant(clock, 3.0)}, n_input_sets=1,
-                           warmup_ms=0, min_runs=12, max_runs=1000, timer=HostTimer(clock))
+    out = time_interleaved(
+        {"a": constant(clock, 1.0), "b": constant(clock, 3.0)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=12,
+        max_runs=1000,
+        timer=HostTimer(clock),
+    )
     assert out["a"].n_samples == out["b"].n_samples == 12
     assert out["a"].stop_reason == "converged"
     assert out["b"].median_ms == pytest.approx(3.0)
@@ -145,9 +199,16 @@ def noisy(clock, rel_sd, seed):
 
 def test_noisy_fn_runs_until_ci_is_below_target():
     clock = FakeClock()
-    out = time_interleaved({"quiet": constant(clock, 1.0), "noisy": noisy(clock, 0.05, 2)}, n_input_sets=1,
-                           warmup_ms=0, min_runs=10, max_runs=5000, max_time_s=1e9, target_rel_ci=0.005,
-                           timer=HostTimer(clock))
+    out = time_interleaved(
+        {"quiet": constant(clock, 1.0), "noisy": noisy(clock, 0.05, 2)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=10,
+        max_runs=5000,
+        max_time_s=1e9,
+        target_rel_ci=0.005,
+        timer=HostTimer(clock),
+    )
     t = out["noisy"]
     assert t.stop_reason == "converged"
     assert t.rel_ci <= 0.005
@@ -159,25 +220,47 @@ def test_noisy_fn_runs_until_ci_is_below_target():
 def test_looser_target_stops_sooner():
     def runs(target):
         clock = FakeClock()
-        return time_interleaved({"n": noisy(clock, 0.05, 3)}, n_input_sets=1, warmup_ms=0, min_runs=5,
-                                max_runs=5000, max_time_s=1e9, target_rel_ci=target,
-                                timer=HostTimer(clock))["n"].n_samples
+        return time_interleaved(
+            {"n": noisy(clock, 0.05, 3)},
+            n_input_sets=1,
+            warmup_ms=0,
+            min_runs=5,
+            max_runs=5000,
+            max_time_s=1e9,
+            target_rel_ci=target,
+            timer=HostTimer(clock),
+        )["n"].n_samples
 
     assert runs(0.02) < runs(0.005)
 
 
 def test_max_runs_caps_unconverged():
     clock = FakeClock()
-    out = time_interleaved({"n": noisy(clock, 0.5, 4)}, n_input_sets=1, warmup_ms=0, min_runs=5,
-                           max_runs=40, max_time_s=1e9, target_rel_ci=1e-6, timer=HostTimer(clock))
+    out = time_interleaved(
+        {"n": noisy(clock, 0.5, 4)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=5,
+        max_runs=40,
+        max_time_s=1e9,
+        target_rel_ci=1e-6,
+        timer=HostTimer(clock),
+    )
     assert out["n"].n_samples == 40 and out["n"].stop_reason == "max_runs"
 
 
 def test_time_budget_stops_early():
     clock = FakeClock()
-    out = time_interleaved({"slow": constant(clock, 100.0), "n": noisy(clock, 0.5, 5)}, n_input_sets=1,
-                           warmup_ms=0, min_runs=50, max_runs=1000, max_time_s=1.0, target_rel_ci=1e-6,
-                           timer=HostTimer(clock))
+    out = time_interleaved(
+        {"slow": constant(clock, 100.0), "n": noisy(clock, 0.5, 5)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=50,
+        max_runs=1000,
+        max_time_s=1.0,
+        target_rel_ci=1e-6,
+        timer=HostTimer(clock),
+    )
     assert out["slow"].stop_reason == "max_time"
     assert out["slow"].n_samples <= 10  # ~1 s of ~0.1 s rounds, even below min_runs
 
@@ -201,9 +284,16 @@ def test_bad_arguments():
 def test_real_host_clock_on_cpu():
     x = torch.randn(256, 256)
     y = torch.randn(256, 256)
-    out = time_interleaved({"mm": lambda i: x @ y, "add": lambda i: x + y}, n_input_sets=2,
-                           warmup_ms=1, min_runs=5, max_runs=200, max_time_s=2.0, target_rel_ci=0.05,
-                           device="cpu")
+    out = time_interleaved(
+        {"mm": lambda i: x @ y, "add": lambda i: x + y},
+        n_input_sets=2,
+        warmup_ms=1,
+        min_runs=5,
+        max_runs=200,
+        max_time_s=2.0,
+        target_rel_ci=0.05,
+        device="cpu",
+    )
     for t in out.values():
         assert t.median_ms > 0 and t.p10_ms <= t.median_ms <= t.p90_ms
         assert t.graph_ms is None and not t.l2_flushed
@@ -216,8 +306,13 @@ def test_small_medians_ask_the_timer_for_graph_time():
             return eager_ms / 4
 
     clock = FakeClock()
-    out = time_interleaved({"tiny": constant(clock, 0.005), "big": constant(clock, 1.0)}, n_input_sets=1,
-                           warmup_ms=0, min_runs=3, timer=GraphingTimer(clock))
+    out = time_interleaved(
+        {"tiny": constant(clock, 0.005), "big": constant(clock, 1.0)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=3,
+        timer=GraphingTimer(clock),
+    )
     assert out["tiny"].graph_ms == pytest.approx(0.005 / 4)
     assert out["big"].graph_ms is None
 
@@ -231,9 +326,16 @@ def test_graph_threshold_discounts_protocol_overhead():
             return 0.004
 
     clock = FakeClock()
-    out = time_interleaved({"tiny": constant(clock, 0.01), "mid": constant(clock, 0.06)}, n_input_sets=1,
-                           warmup_ms=0, min_runs=3, timer=SlowProtocol(clock))
-    assert out["tiny"].median_ms == pytest.approx(0.025) and out["tiny"].overhead_ms == pytest.approx(0.015)
+    out = time_interleaved(
+        {"tiny": constant(clock, 0.01), "mid": constant(clock, 0.06)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=3,
+        timer=SlowProtocol(clock),
+    )
+    assert out["tiny"].median_ms == pytest.approx(0.025) and out[
+        "tiny"
+    ].overhead_ms == pytest.approx(0.015)
     assert out["tiny"].graph_ms == 0.004  # 25 us read, but 10 us of it is the kernel
     assert out["mid"].graph_ms is None
 
@@ -244,8 +346,13 @@ def test_graph_failure_is_recorded_not_raised():
             raise RuntimeError("operation not permitted when stream is capturing")
 
     clock = FakeClock()
-    out = time_interleaved({"tiny": constant(clock, 0.005)}, n_input_sets=1, warmup_ms=0, min_runs=3,
-                           timer=FailingGraphTimer(clock))
+    out = time_interleaved(
+        {"tiny": constant(clock, 0.005)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=3,
+        timer=FailingGraphTimer(clock),
+    )
     assert out["tiny"].graph_ms is None
     assert "capturing" in out["tiny"].graph_error
 
@@ -253,8 +360,14 @@ def test_graph_failure_is_recorded_not_raised():
 def test_timer_survives_monkey_patched_clock(monkeypatch):
     monkeypatch.setattr(time, "perf_counter", lambda: 0.0)
     assert "time.perf_counter" in timing.tampered()
-    out = time_interleaved({"sleep": lambda i: time.sleep(0.002)}, n_input_sets=1, warmup_ms=0,
-                           min_runs=3, max_runs=3, device="cpu")
+    out = time_interleaved(
+        {"sleep": lambda i: time.sleep(0.002)},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_runs=3,
+        max_runs=3,
+        device="cpu",
+    )
     assert out["sleep"].median_ms >= 1.5
 
 
@@ -263,6 +376,7 @@ def test_nothing_tampered_by_default():
 
 
 # ---------------------------------------------------------------- L2 flush sizing
+
 
 def test_flush_buffer_is_twice_l2():
     assert l2_flush_bytes(SimpleNamespace(L2_cache_size=60 * 2**20)) == 120 * 2**20
@@ -319,7 +433,16 @@ def test_cuda_protocol_order_flush_start_call_sync_end():
     assert cuda.flush_nbytes == 100 * 2**20 and timer.l2_flushed
     ms = timer.measure(lambda i: cuda.log.append(f"call {i}"), 3)
     assert ms == 1.25
-    assert cuda.log == ["flush", "delay", "record ev1", "call 3", "record ev2", "sync", "record ev3", "wait ev3"]
+    assert cuda.log == [
+        "flush",
+        "delay",
+        "record ev1",
+        "call 3",
+        "record ev2",
+        "sync",
+        "record ev3",
+        "wait ev3",
+    ]
     assert timer.last_synced_ms == 1.25
 
 
@@ -329,7 +452,15 @@ def test_cuda_protocol_skips_flush_when_rotation_evicts():
     timer.prepare(n_input_sets=8, input_set_bytes=30 * 2**20, flush_l2=True)
     timer.measure(lambda i: cuda.log.append("call"), 0)
     assert cuda.flush_nbytes is None and not timer.l2_flushed
-    assert cuda.log == ["delay", "record ev1", "call", "record ev2", "sync", "record ev3", "wait ev3"]
+    assert cuda.log == [
+        "delay",
+        "record ev1",
+        "call",
+        "record ev2",
+        "sync",
+        "record ev3",
+        "wait ev3",
+    ]
 
 
 def test_cuda_protocol_without_flush_when_disabled():
@@ -341,8 +472,16 @@ def test_cuda_protocol_without_flush_when_disabled():
 
 def test_timing_serialises_to_plain_data():
     d = summarize([1.0, 2.0, 3.0]).to_dict()
-    assert d["median_ms"] == 2.0 and set(d) >= {"median_ms", "p10_ms", "p90_ms", "mean_ms", "stdev_ms",
-                                                 "spread", "n_samples", "graph_ms"}
+    assert d["median_ms"] == 2.0 and set(d) >= {
+        "median_ms",
+        "p10_ms",
+        "p90_ms",
+        "mean_ms",
+        "stdev_ms",
+        "spread",
+        "n_samples",
+        "graph_ms",
+    }
     assert all(isinstance(v, (int, float, str, bool, type(None))) for v in d.values())
     assert not math.isnan(d["spread"])
 
@@ -365,31 +504,50 @@ class SimulatedGpu:
         def sync():
             self.now = max(self.now, self.side_until) + 0.010
 
-        return CudaApi(new_event=new_event, record=record, wait_event=lambda ev: None,
-                       elapsed_ms=lambda a, b: self.stamps[b] - self.stamps[a], sync_device=sync,
-                       properties=lambda d: SimpleNamespace(L2_cache_size=0),
-                       new_flush_buffer=lambda nbytes, d: None)
+        return CudaApi(
+            new_event=new_event,
+            record=record,
+            wait_event=lambda ev: None,
+            elapsed_ms=lambda a, b: self.stamps[b] - self.stamps[a],
+            sync_device=sync,
+            properties=lambda d: SimpleNamespace(L2_cache_size=0),
+            new_flush_buffer=lambda nbytes, d: None,
+        )
 
     def kernel(self, stream_ms, side_ms=0.0):
         def fn(i):
             self.now += stream_ms
             self.side_until = self.now + side_ms
+
         return fn
 
 
 def test_stream_time_reported_when_nothing_escapes():
     gpu = SimulatedGpu()
-    out = time_interleaved({"k": gpu.kernel(0.200)}, n_input_sets=1, timer=CudaTimer(0, api=gpu.api()),
-                           graph_threshold_ms=0, min_runs=5, max_runs=5, warmup_ms=0)["k"]
+    out = time_interleaved(
+        {"k": gpu.kernel(0.200)},
+        n_input_sets=1,
+        timer=CudaTimer(0, api=gpu.api()),
+        graph_threshold_ms=0,
+        min_runs=5,
+        max_runs=5,
+        warmup_ms=0,
+    )["k"]
     assert out.median_ms == pytest.approx(0.200) and not out.escaped_stream
     assert out.synced_ms == pytest.approx(0.210)
 
 
 def test_side_stream_work_is_timed_device_wide():
     gpu = SimulatedGpu()
-    out = time_interleaved({"honest": gpu.kernel(0.200), "hides": gpu.kernel(0.001, side_ms=0.199)},
-                           n_input_sets=1, timer=CudaTimer(0, api=gpu.api()), graph_threshold_ms=0,
-                           min_runs=5, max_runs=5, warmup_ms=0)
+    out = time_interleaved(
+        {"honest": gpu.kernel(0.200), "hides": gpu.kernel(0.001, side_ms=0.199)},
+        n_input_sets=1,
+        timer=CudaTimer(0, api=gpu.api()),
+        graph_threshold_ms=0,
+        min_runs=5,
+        max_runs=5,
+        warmup_ms=0,
+    )
     assert not out["honest"].escaped_stream
     assert out["hides"].escaped_stream and out["hides"].median_ms == pytest.approx(0.210)
 
@@ -399,15 +557,26 @@ def test_spin_before_the_start_grows_until_the_host_launches_in_time():
     for the launch (timed as kernel time): the spin kernel before the start doubles."""
     seen = []
     passed = iter([True, True, False, False])
-    api = CudaApi(new_event=lambda: object(), record=lambda ev: None, wait_event=lambda ev: None,
-                  elapsed_ms=lambda a, b: 1.0, sync_device=lambda: None,
-                  properties=lambda d: SimpleNamespace(L2_cache_size=0), new_flush_buffer=lambda n, d: None,
-                  delay=seen.append, reached=lambda ev: next(passed))
+    api = CudaApi(
+        new_event=lambda: object(),
+        record=lambda ev: None,
+        wait_event=lambda ev: None,
+        elapsed_ms=lambda a, b: 1.0,
+        sync_device=lambda: None,
+        properties=lambda d: SimpleNamespace(L2_cache_size=0),
+        new_flush_buffer=lambda n, d: None,
+        delay=seen.append,
+        reached=lambda ev: next(passed),
+    )
     timer = CudaTimer(0, api=api)
     for _ in range(4):
         timer.measure(lambda i: None, 0)
-    assert seen == [timing.MIN_DELAY_CYCLES, 2 * timing.MIN_DELAY_CYCLES, 4 * timing.MIN_DELAY_CYCLES,
-                    4 * timing.MIN_DELAY_CYCLES]
+    assert seen == [
+        timing.MIN_DELAY_CYCLES,
+        2 * timing.MIN_DELAY_CYCLES,
+        4 * timing.MIN_DELAY_CYCLES,
+        4 * timing.MIN_DELAY_CYCLES,
+    ]
 
 
 def test_a_sample_that_timed_the_host_is_taken_again():
@@ -424,29 +593,55 @@ def test_a_sample_that_timed_the_host_is_taken_again():
         state["ran"] = False
         return state["last"]
 
-    api = CudaApi(new_event=lambda: object(), record=lambda ev: None, wait_event=lambda ev: None,
-                  elapsed_ms=lambda a, b: 9.0 if state["last"] else 1.0, sync_device=lambda: None,
-                  properties=lambda d: SimpleNamespace(L2_cache_size=0), new_flush_buffer=lambda n, d: None,
-                  reached=reached)
+    api = CudaApi(
+        new_event=lambda: object(),
+        record=lambda ev: None,
+        wait_event=lambda ev: None,
+        elapsed_ms=lambda a, b: 9.0 if state["last"] else 1.0,
+        sync_device=lambda: None,
+        properties=lambda d: SimpleNamespace(L2_cache_size=0),
+        new_flush_buffer=lambda n, d: None,
+        reached=reached,
+    )
     timer = CudaTimer(0, api=api)
-    out = time_interleaved({"k": fn}, n_input_sets=1, timer=timer, warmup_ms=0, min_warmup_calls=0,
-                           min_runs=3, max_runs=3, graph_threshold_ms=0)["k"]
+    out = time_interleaved(
+        {"k": fn},
+        n_input_sets=1,
+        timer=timer,
+        warmup_ms=0,
+        min_warmup_calls=0,
+        min_runs=3,
+        max_runs=3,
+        graph_threshold_ms=0,
+    )["k"]
     assert out.median_ms == 1.0 and out.n_samples == 3
     assert timer.delay_cycles == 4 * timing.MIN_DELAY_CYCLES
 
 
 def _timed(cand, eager, compile_):
-    detail = {name: {"median_ms": m, "ci_low_ms": lo, "ci_high_ms": hi}
-              for name, (m, lo, hi) in (("candidate", cand), ("eager", eager), ("compile", compile_))}
-    return {"speedup_eager": eager[0] / cand[0], "speedup_compile": compile_[0] / cand[0], "detail": detail}
+    detail = {
+        name: {"median_ms": m, "ci_low_ms": lo, "ci_high_ms": hi}
+        for name, (m, lo, hi) in (("candidate", cand), ("eager", eager), ("compile", compile_))
+    }
+    return {
+        "speedup_eager": eager[0] / cand[0],
+        "speedup_compile": compile_[0] / cand[0],
+        "detail": detail,
+    }
 
 
 def test_a_speedup_inside_the_noise_is_not_an_improvement():
     from kernelevo.timing_stats import clearly_faster
 
-    assert clearly_faster(_timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.120, 0.118, 0.122))) == (True, "")
-    ok, why = clearly_faster(_timed((0.100, 0.099, 0.102), (0.300, 0.29, 0.31), (0.101, 0.1005, 0.1015)))
+    assert clearly_faster(
+        _timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.120, 0.118, 0.122))
+    ) == (True, "")
+    ok, why = clearly_faster(
+        _timed((0.100, 0.099, 0.102), (0.300, 0.29, 0.31), (0.101, 0.1005, 0.1015))
+    )
     assert not ok and "within the timing noise" in why and "torch.compile" in why
-    ok, why = clearly_faster(_timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.090, 0.089, 0.091)))
+    ok, why = clearly_faster(
+        _timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.090, 0.089, 0.091))
+    )
     assert not ok and "not faster than torch.compile (0.90x)" in why
     assert clearly_faster({}) == (False, "speed not measured")

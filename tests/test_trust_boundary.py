@@ -4,6 +4,7 @@ No module outside the runner package imports it (other processes start it with
 `python -m` and talk to it through pipes, as data), and outside it `import_file` loads
 only tasks, the user's own code and the offline templates' generated candidates (which are ours).
 """
+
 import ast
 from pathlib import Path
 
@@ -11,8 +12,12 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNNER = "kernelevo.runner"
 # tasks, the offline templates' own candidates, and the user's workspace code (targets/: detection and
 # input capture run the user's files, as the reference is run: trusted differently from a candidate)
-IMPORT_FILE_ALLOWED = {("kernelevo/task.py", "task"), ("kernelevo/offline/graph_trace.py", "template"),
-                       ("kernelevo/targets/init_args.py", "init"), ("kernelevo/targets/probe_child.py", "probe")}
+IMPORT_FILE_ALLOWED = {
+    ("kernelevo/task.py", "task"),
+    ("kernelevo/offline/graph_trace.py", "template"),
+    ("kernelevo/targets/init_args.py", "init"),
+    ("kernelevo/targets/probe_child.py", "probe"),
+}
 
 
 def _violations(path: Path, source: str) -> list[str]:
@@ -25,11 +30,22 @@ def _violations(path: Path, source: str) -> list[str]:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         if any(n == RUNNER or n.startswith(RUNNER + ".") for n in names):
-            bad.append(f"{rel}:{node.lineno} imports candidate-executing code ({', '.join(names)[:80]})")
-        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_file":
-            prefix = node.args[1].value if len(node.args) > 1 and isinstance(node.args[1], ast.Constant) else None
+            bad.append(
+                f"{rel}:{node.lineno} imports candidate-executing code ({', '.join(names)[:80]})"
+            )
+        if (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) == "import_file"
+        ):
+            prefix = (
+                node.args[1].value
+                if len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                else None
+            )
             if (rel, prefix) not in IMPORT_FILE_ALLOWED:
-                bad.append(f"{rel}:{node.lineno} imports a file as code with prefix {prefix!r} outside the runner")
+                bad.append(
+                    f"{rel}:{node.lineno} imports a file as code with prefix {prefix!r} outside the runner"
+                )
     return bad
 
 
@@ -50,7 +66,9 @@ def test_the_boundary_check_catches_an_import():
     fake = Path("kernelevo/judge/leak.py")
     assert _violations(fake, "from kernelevo.runner.candidate import CandidateProcess\n")
     assert _violations(fake, "import kernelevo.runner.host\n")
-    assert _violations(fake, "from kernelevo.task import import_file\nm = import_file(p, 'candidate')\n")
+    assert _violations(
+        fake, "from kernelevo.task import import_file\nm = import_file(p, 'candidate')\n"
+    )
     assert not _violations(fake, "from kernelevo.task import load_task_module\n")
 
 
@@ -58,9 +76,17 @@ def test_the_judge_process_and_the_engine_never_import_the_runner():
     import subprocess
     import sys
 
-    code = ("import sys, kernelevo.judge.process, kernelevo.judge.session, kernelevo.verify\n"
-            "print(sorted(m for m in sys.modules if m.startswith('kernelevo.runner')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    code = (
+        "import sys, kernelevo.judge.process, kernelevo.judge.session, kernelevo.verify\n"
+        "print(sorted(m for m in sys.modules if m.startswith('kernelevo.runner')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", out.stdout

@@ -1,9 +1,9 @@
 """`kernelevo verify`: JSON output, exit codes, one-line errors for bad input, instant re-checks."""
+
 import json
 import time
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES, run_kernelevo
 
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -28,7 +28,9 @@ def test_verified_json_and_cache(tmp_path):
 
 def test_rejected_exit_code_and_reason(tmp_path):
     cand = tmp_path / "c.py"
-    cand.write_text("import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, -1)\n")
+    cand.write_text(
+        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, -1)\n"
+    )
     r = kv("verify", SOFTMAX, cand, "--json", cwd=tmp_path)
     assert r.returncode == 1
     out = json.loads(r.stdout)
@@ -39,11 +41,21 @@ def test_rejected_exit_code_and_reason(tmp_path):
 def test_bad_task_one_line_exit_2(tmp_path, case):
     task = tmp_path / "task.py"
     if case == "no_model":
-        task.write_text("import torch\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n")
+        task.write_text(
+            "import torch\ndef get_inputs():\n    return []\ndef get_init_inputs():\n    return []\n"
+        )
     elif case == "syntax":
-        task.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x)\n        return x\n")
+        task.write_text(
+            "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x)\n        return x\n"
+        )
     elif case == "inputs_raise":
-        task.write_text(SOFTMAX.read_text().replace("def get_inputs():", "def get_inputs():\n    raise ValueError('boom')\n\ndef _old():", 1))
+        task.write_text(
+            SOFTMAX.read_text().replace(
+                "def get_inputs():",
+                "def get_inputs():\n    raise ValueError('boom')\n\ndef _old():",
+                1,
+            )
+        )
     r = kv("verify", task, GOOD, cwd=tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     lines = [ln for ln in r.stderr.strip().splitlines() if ln]

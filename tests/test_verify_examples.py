@@ -1,7 +1,8 @@
 """Every bundled example has a correct Triton candidate, and the verifier says so."""
-import pytest
 
+import pytest
 from support import CANDIDATES, EXAMPLES, compiled_for_sm90
+
 from kernelevo.verify import verify_candidate
 
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))
@@ -15,7 +16,9 @@ def test_at_least_six_examples():
 def test_correct_triton_candidate_verified(name, evaluator):
     cand = CANDIDATES / name / "triton_ok.py"
     assert cand.exists(), f"no correct candidate for example {name}"
-    v = verify_candidate(EXAMPLES / f"{name}.py", cand, evaluator=evaluator, device=evaluator.device)
+    v = verify_candidate(
+        EXAMPLES / f"{name}.py", cand, evaluator=evaluator, device=evaluator.device
+    )
     assert v.status == "verified", (v.reason, [c.message for c in v.failed_checks()], v.log[-2000:])
     assert v.kernel_launches > 0
     assert v.backend == "triton"

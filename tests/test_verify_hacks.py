@@ -3,12 +3,13 @@
 The corpus lives in tests/candidates/hacks/; each file states what must happen:
 `# expect: <status>`, `# task: <example>`, `# reason: <substring of the reason>`.
 """
+
 import re
 from pathlib import Path
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES
+
 from kernelevo.verify import verify_candidate
 
 HACKS = sorted((CANDIDATES / "hacks").glob("*.py"))
@@ -34,10 +35,19 @@ def test_hack_caught(path, evaluator, monkeypatch):
     if head.get("device") == "cuda" and evaluator.device != "cuda":
         pytest.skip("GPU-only hack")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-must-not-leak")
-    v = verify_candidate(EXAMPLES / f"{head['task']}.py", path, evaluator=evaluator, device=evaluator.device,
-                         timeout=20 if head["expect"] == "timeout" else None)
+    v = verify_candidate(
+        EXAMPLES / f"{head['task']}.py",
+        path,
+        evaluator=evaluator,
+        device=evaluator.device,
+        timeout=20 if head["expect"] == "timeout" else None,
+    )
     assert v.status == head["expect"], (v.status, v.reason)
-    reason = head.get("reason_gpu") if evaluator.device == "cuda" and head.get("reason_gpu") else head.get("reason")
+    reason = (
+        head.get("reason_gpu")
+        if evaluator.device == "cuda" and head.get("reason_gpu")
+        else head.get("reason")
+    )
     if reason:
         assert reason.lower() in v.reason.lower(), v.reason
     assert v.reason

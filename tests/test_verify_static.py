@@ -1,4 +1,5 @@
 """Static checks: each forbidden pattern has a reason a model can act on."""
+
 import pytest
 
 from kernelevo.verify.static import check_source
@@ -12,21 +13,27 @@ def test_clean_triton_candidate():
     assert r.ok and r.backend == "triton" and r.jit_kernels == ["k"]
 
 
-@pytest.mark.parametrize("snippet,needle", [
-    ("def f(x):\n    try:\n        return k[(1,)](x)\n    except Exception:\n        return torch.relu(x)\n", "computes a result another way"),
-    ("import threading\n", "threading"),
-    ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
-    ("import subprocess\n", "subprocess"),
-    ("import socket\n", "socket"),
-    ("torch.allclose = lambda *a, **k: True\n", "torch.allclose"),
-    ("torch.cuda.Event = object\n", "torch.cuda.Event"),
-    ("import time\ntime.perf_counter = lambda: 0.0\n", "time.perf_counter"),
-    ("setattr(torch, 'allclose', None)\n", "setattr"),
-    ("s = torch.cuda.Stream()\n", "side streams"),
-    ("class Lazy(torch.Tensor):\n    pass\n", "torch.Tensor"),
-    ("import os\nos.system('ls')\n", "shell"),
-    ("exec('x=1')\n", "exec"),
-])
+@pytest.mark.parametrize(
+    "snippet,needle",
+    [
+        (
+            "def f(x):\n    try:\n        return k[(1,)](x)\n    except Exception:\n        return torch.relu(x)\n",
+            "computes a result another way",
+        ),
+        ("import threading\n", "threading"),
+        ("from concurrent.futures import ThreadPoolExecutor\n", "concurrent"),
+        ("import subprocess\n", "subprocess"),
+        ("import socket\n", "socket"),
+        ("torch.allclose = lambda *a, **k: True\n", "torch.allclose"),
+        ("torch.cuda.Event = object\n", "torch.cuda.Event"),
+        ("import time\ntime.perf_counter = lambda: 0.0\n", "time.perf_counter"),
+        ("setattr(torch, 'allclose', None)\n", "setattr"),
+        ("s = torch.cuda.Stream()\n", "side streams"),
+        ("class Lazy(torch.Tensor):\n    pass\n", "torch.Tensor"),
+        ("import os\nos.system('ls')\n", "shell"),
+        ("exec('x=1')\n", "exec"),
+    ],
+)
 def test_forbidden(snippet, needle):
     r = check_source(KERNEL + snippet + MODEL)
     assert not r.ok
@@ -39,13 +46,18 @@ def test_subclassing_model():
 
 
 def test_import_only_try_is_allowed():
-    r = check_source("try:\n    import triton\nexcept ImportError:\n    triton = None\n" + KERNEL + MODEL)
+    r = check_source(
+        "try:\n    import triton\nexcept ImportError:\n    triton = None\n" + KERNEL + MODEL
+    )
     assert r.ok, r.problems
 
 
 def test_backends_detected():
     cuda = "import torch\nfrom kernelevo import cuda\nmod = cuda.compile('x')\n" + MODEL
-    inline = "import torch\nfrom torch.utils.cpp_extension import load_inline\nm = load_inline(name='a', cpp_sources='')\n" + MODEL
+    inline = (
+        "import torch\nfrom torch.utils.cpp_extension import load_inline\nm = load_inline(name='a', cpp_sources='')\n"
+        + MODEL
+    )
     assert check_source(cuda).backend == "cuda"
     assert check_source(inline).backend == "cuda_inline"
     r = check_source("import torch\n" + MODEL)
@@ -57,53 +69,67 @@ def test_syntax_error_names_line():
     assert r.syntax_error and "cand.py:6" in r.syntax_error
 
 
-@pytest.mark.parametrize("snippet,needle", [
-    ("S = getattr(torch.cuda, 'Stream')\n", "getattr"),
-    ("import sys\nT = sys.modules['threading']\n", "sys.modules"),
-    ("import importlib\n", "importlib"),
-    ("import os\nos.abort()\n", "abort"),
-    ("import faulthandler\n", "faulthandler"),
-])
+@pytest.mark.parametrize(
+    "snippet,needle",
+    [
+        ("S = getattr(torch.cuda, 'Stream')\n", "getattr"),
+        ("import sys\nT = sys.modules['threading']\n", "sys.modules"),
+        ("import importlib\n", "importlib"),
+        ("import os\nos.abort()\n", "abort"),
+        ("import faulthandler\n", "faulthandler"),
+    ],
+)
 def test_indirect_escapes_rejected(snippet, needle):
     r = check_source(KERNEL + snippet + MODEL)
     assert any(needle in p for p in r.problems), r.problems
 
 
 def test_getattr_refused_even_on_self():
-    r = check_source(KERNEL + "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return getattr(self, 'w', x)\n")
+    r = check_source(
+        KERNEL
+        + "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return getattr(self, 'w', x)\n"
+    )
     assert any("line 8: getattr() on self" in p for p in r.problems), r.problems
 
 
 # -- the allowlist: what a Python candidate may import and touch -----------------------------
-@pytest.mark.parametrize("snippet,needle", [
-    ("import io\n", "line 6: import of io is not allowed"),
-    ("import os\n", "line 6: import of os is not allowed"),
-    ("from torch.utils.cpp_extension import load_inline\nimport time\n", "line 7: import of time"),
-    ("from . import helper\n", "relative imports"),
-    ("from kernelevo import store\n", "import of kernelevo.store is not allowed"),
-    ("C = torch.__class__\n", "line 6: attribute __class__ is off limits"),
-    ("B = vars(torch)\n", "line 6: vars() is not allowed"),
-    ("G = globals()\n", "globals() is not allowed"),
-    ("f = open('/etc/passwd')\n", "open() is not allowed: it reads or writes files"),
-    ("m = __import__('os')\n", "__import__"),
-    ("c = compile('1', 'x', 'eval')\n", "compile() is not allowed"),
-    ("o = setattr(torch.nn, 'x', 1)\n", "setattr() on torch.nn"),
-    ("E = torch.os.environ\n", "line 6: torch.os is not allowed: it reaches the os module"),
-    ("M = triton.sys.modules\n", "triton.sys is not allowed"),
-])
+@pytest.mark.parametrize(
+    "snippet,needle",
+    [
+        ("import io\n", "line 6: import of io is not allowed"),
+        ("import os\n", "line 6: import of os is not allowed"),
+        (
+            "from torch.utils.cpp_extension import load_inline\nimport time\n",
+            "line 7: import of time",
+        ),
+        ("from . import helper\n", "relative imports"),
+        ("from kernelevo import store\n", "import of kernelevo.store is not allowed"),
+        ("C = torch.__class__\n", "line 6: attribute __class__ is off limits"),
+        ("B = vars(torch)\n", "line 6: vars() is not allowed"),
+        ("G = globals()\n", "globals() is not allowed"),
+        ("f = open('/etc/passwd')\n", "open() is not allowed: it reads or writes files"),
+        ("m = __import__('os')\n", "__import__"),
+        ("c = compile('1', 'x', 'eval')\n", "compile() is not allowed"),
+        ("o = setattr(torch.nn, 'x', 1)\n", "setattr() on torch.nn"),
+        ("E = torch.os.environ\n", "line 6: torch.os is not allowed: it reaches the os module"),
+        ("M = triton.sys.modules\n", "triton.sys is not allowed"),
+    ],
+)
 def test_allowlist_refuses_with_line(snippet, needle):
     r = check_source(KERNEL + snippet + MODEL)
     assert not r.ok and any(needle in p for p in r.problems), r.problems
 
 
 def test_allowlist_admits_the_kernel_languages_and_helpers():
-    src = ("from __future__ import annotations\nimport math\nimport torch\nimport torch.nn as nn\n"
-           "import torch.nn.functional as F\nimport triton\nimport triton.language as tl\nfrom typing import Optional\n"
-           "from kernelevo import cuda\nimport functools, itertools, collections.abc\n"
-           "from torch.utils.cpp_extension import load_inline\n"
-           "@triton.jit\ndef k(p):\n    pass\n"
-           "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-           "        nn.Module.__init__(self)\n    def forward(self, x):\n        return x.eval() if False else x\n")
+    src = (
+        "from __future__ import annotations\nimport math\nimport torch\nimport torch.nn as nn\n"
+        "import torch.nn.functional as F\nimport triton\nimport triton.language as tl\nfrom typing import Optional\n"
+        "from kernelevo import cuda\nimport functools, itertools, collections.abc\n"
+        "from torch.utils.cpp_extension import load_inline\n"
+        "@triton.jit\ndef k(p):\n    pass\n"
+        "class ModelNew(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        nn.Module.__init__(self)\n    def forward(self, x):\n        return x.eval() if False else x\n"
+    )
     r = check_source(src)
     assert r.ok, r.problems
 
@@ -114,56 +140,77 @@ def test_specific_reason_comes_before_the_allowlist():
 
 
 # -- try/except: only fallbacks and swallowed kernel errors are refused ------------------------
-@pytest.mark.parametrize("snippet", [
-    "try:\n    SM = torch.cuda.get_device_properties(0).multi_processor_count\nexcept Exception:\n    SM = 108\n",
-    "try:\n    import triton.language.extra.cuda.libdevice as libdevice\nexcept ImportError:\n    libdevice = None\n",
-    "def launch(x):\n    try:\n        k[(1,)](x)\n    except RuntimeError as e:\n        raise RuntimeError(f'kernel failed: {e}')\n",
-    "try:\n    CFG = int('8')\nexcept ValueError:\n    warnings.warn('default config')\n    CFG = 4\n",
-])
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "try:\n    SM = torch.cuda.get_device_properties(0).multi_processor_count\nexcept Exception:\n    SM = 108\n",
+        "try:\n    import triton.language.extra.cuda.libdevice as libdevice\nexcept ImportError:\n    libdevice = None\n",
+        "def launch(x):\n    try:\n        k[(1,)](x)\n    except RuntimeError as e:\n        raise RuntimeError(f'kernel failed: {e}')\n",
+        "try:\n    CFG = int('8')\nexcept ValueError:\n    warnings.warn('default config')\n    CFG = 4\n",
+    ],
+)
 def test_harmless_try_except_accepted(snippet):
     r = check_source("import warnings\n" + KERNEL + snippet + MODEL)
     assert r.ok, r.problems
 
 
 def test_try_except_swallowing_a_launch_refused():
-    r = check_source(KERNEL + "def launch(x):\n    try:\n        k[(1,)](x)\n    except Exception:\n        pass\n" + MODEL)
-    assert any("swallows errors from a kernel launch" in p and "line 7" in p for p in r.problems), r.problems
+    r = check_source(
+        KERNEL
+        + "def launch(x):\n    try:\n        k[(1,)](x)\n    except Exception:\n        pass\n"
+        + MODEL
+    )
+    assert any("swallows errors from a kernel launch" in p and "line 7" in p for p in r.problems), (
+        r.problems
+    )
 
 
 # -- messages that say what happened -------------------------------------------------------------
-@pytest.mark.parametrize("snippet,needle", [
-    ("torch.backends.cudnn.benchmark = True\n",
-     "assigning torch.backends.cudnn.benchmark changes global state that the reference and the baselines share"),
-    ("torch.backends.cuda.matmul.allow_tf32 = True\n", "ALLOW_TF32"),
-    ("import time\ntime.perf_counter = lambda: 0\n", "patches what the timer uses"),
-    ("torch.allclose = lambda *a: True\n", "patches what the correctness checks use"),
-])
+@pytest.mark.parametrize(
+    "snippet,needle",
+    [
+        (
+            "torch.backends.cudnn.benchmark = True\n",
+            "assigning torch.backends.cudnn.benchmark changes global state that the reference and the baselines share",
+        ),
+        ("torch.backends.cuda.matmul.allow_tf32 = True\n", "ALLOW_TF32"),
+        ("import time\ntime.perf_counter = lambda: 0\n", "patches what the timer uses"),
+        ("torch.allclose = lambda *a: True\n", "patches what the correctness checks use"),
+    ],
+)
 def test_assignment_messages_say_what_happened(snippet, needle):
     r = check_source(KERNEL + snippet + MODEL)
     assert any(needle in p for p in r.problems), r.problems
 
 
 # -- CUDA C++ sources: host threads and other streams ---------------------------------------------
-@pytest.mark.parametrize("code,needle", [
-    ("std::thread t([]{ k<<<1,1>>>(); });", "std::thread"),
-    ("pthread_create(&t, 0, f, 0);", "pthread_create"),
-    ("auto f = std::async(std::launch::async, g);", "std::async"),
-    ("cudaLaunchHostFunc(s, cb, 0);", "cudaLaunchHostFunc"),
-    ("cudaStream_t s; cudaStreamCreate(&s);", "cudaStreamCreate"),
-    ("auto s = at::cuda::getStreamFromPool();", "getStreamFromPool"),
-])
+@pytest.mark.parametrize(
+    "code,needle",
+    [
+        ("std::thread t([]{ k<<<1,1>>>(); });", "std::thread"),
+        ("pthread_create(&t, 0, f, 0);", "pthread_create"),
+        ("auto f = std::async(std::launch::async, g);", "std::async"),
+        ("cudaLaunchHostFunc(s, cb, 0);", "cudaLaunchHostFunc"),
+        ("cudaStream_t s; cudaStreamCreate(&s);", "cudaStreamCreate"),
+        ("auto s = at::cuda::getStreamFromPool();", "getStreamFromPool"),
+    ],
+)
 def test_native_sources_refused(code, needle):
-    src = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n"
-           f'SRC = """\n#include <torch/extension.h>\n__global__ void k() {{}}\nvoid run() {{\n  {code}\n}}\n"""\n'
-           "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL)
+    src = (
+        "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+        f'SRC = """\n#include <torch/extension.h>\n__global__ void k() {{}}\nvoid run() {{\n  {code}\n}}\n"""\n'
+        "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL
+    )
     r = check_source(src)
     assert any(needle in p and "line 7 (CUDA source)" in p for p in r.problems), r.problems
 
 
 def test_native_pattern_in_a_comment_passes():
-    src = ("import torch\nfrom torch.utils.cpp_extension import load_inline\n"
-           'SRC = """\n#include <torch/extension.h>\n// no std::thread here\n__global__ void k() {}\n"""\n'
-           "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL)
+    src = (
+        "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+        'SRC = """\n#include <torch/extension.h>\n// no std::thread here\n__global__ void k() {}\n"""\n'
+        "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL
+    )
     assert check_source(src).ok
 
 

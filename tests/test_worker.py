@@ -1,13 +1,14 @@
 """Worker processes: a hanging, crashing or printing candidate costs one verdict, never the caller."""
-import os
-from pathlib import Path
-import time
 
+import os
+import time
+from pathlib import Path
 
 from support import CANDIDATES, EXAMPLES
+
+from kernelevo.sandbox.env import sandbox_env
 from kernelevo.verify import verify_candidate
 from kernelevo.worker.pool import Worker
-from kernelevo.sandbox.env import sandbox_env
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
@@ -16,8 +17,13 @@ GOOD = CANDIDATES / "softmax" / "triton_ok.py"
 def hang_candidate(folder):
     """The good softmax candidate with a forward that never returns."""
     cand = folder / "hang.py"
-    cand.write_text(GOOD.read_text().replace(
-        "def forward(self, x", "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "def forward(self, x",
+            "def forward(self, x, _h=None):\n        while True:\n            pass\n\n    def _unused(self, x",
+            1,
+        )
+    )
     return cand
 
 
@@ -29,12 +35,31 @@ def _candidate(tmp_path, body: str, name: str = "cand.py"):
 
 
 def test_worker_env_is_built_from_an_allowlist():
-    env = sandbox_env({"KERNELEVO_CONFIG": "/x", "HF_AUTH": "d", "TRITON_CACHE_DIR": "/c"}, home="/s",
-                      base={"ANTHROPIC_API_KEY": "a", "GITHUB_TOKEN": "b", "MY_SECRET": "c", "PATH": "/bin",
-                            "HF_AUTH": "d", "CUDA_VISIBLE_DEVICES": "0", "KERNELEVO_CONFIG": "/k.toml",
-                            "AWS_PROFILE": "prod", "TORCH_SECRET_THING": "x", "SOME_APP_URL": "http://a:b@h"})
-    assert env == {"PATH": "/bin", "CUDA_VISIBLE_DEVICES": "0", "TRITON_CACHE_DIR": "/c", "HOME": "/s",
-                   "TMPDIR": "/tmp", "USER": "kernelevo", "LOGNAME": "kernelevo"}
+    env = sandbox_env(
+        {"KERNELEVO_CONFIG": "/x", "HF_AUTH": "d", "TRITON_CACHE_DIR": "/c"},
+        home="/s",
+        base={
+            "ANTHROPIC_API_KEY": "a",
+            "GITHUB_TOKEN": "b",
+            "MY_SECRET": "c",
+            "PATH": "/bin",
+            "HF_AUTH": "d",
+            "CUDA_VISIBLE_DEVICES": "0",
+            "KERNELEVO_CONFIG": "/k.toml",
+            "AWS_PROFILE": "prod",
+            "TORCH_SECRET_THING": "x",
+            "SOME_APP_URL": "http://a:b@h",
+        },
+    )
+    assert env == {
+        "PATH": "/bin",
+        "CUDA_VISIBLE_DEVICES": "0",
+        "TRITON_CACHE_DIR": "/c",
+        "HOME": "/s",
+        "TMPDIR": "/tmp",
+        "USER": "kernelevo",
+        "LOGNAME": "kernelevo",
+    }
 
 
 def test_worker_never_sees_api_key(monkeypatch):
@@ -48,8 +73,13 @@ def test_worker_never_sees_api_key(monkeypatch):
 def test_candidate_reading_key_sees_nothing(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")
     cand = tmp_path / "cand.py"
-    cand.write_text(GOOD.read_text().replace(
-        "class ModelNew", "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'saw the key'\n\nclass ModelNew", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "class ModelNew",
+            "import os\nassert os.environ.get('ANTHROPIC_API_KEY') is None, 'saw the key'\n\nclass ModelNew",
+            1,
+        )
+    )
     # `import os` is refused statically; go to the judge directly to test the candidate process's environment
     from kernelevo.evaluate import Evaluator
 
@@ -63,8 +93,18 @@ def _judge(evaluator, cand, timeout=60.0):
     from kernelevo.task import read_task
     from kernelevo.verify import _run_dynamic, default_size
 
-    return _run_dynamic(read_task(SOFTMAX), cand, "triton", [], evaluator, evaluator.device,
-                        default_size(evaluator.device), timeout, None, measure=False)
+    return _run_dynamic(
+        read_task(SOFTMAX),
+        cand,
+        "triton",
+        [],
+        evaluator,
+        evaluator.device,
+        default_size(evaluator.device),
+        timeout,
+        None,
+        measure=False,
+    )
 
 
 def test_hanging_candidate_stopped_within_limit(tmp_path, evaluator):
@@ -83,12 +123,20 @@ def test_hang_gives_timeout_verdict(tmp_path):
     t0 = time.monotonic()
     v = verify_candidate(SOFTMAX, cand, device="cpu", timeout=5)
     assert v.status == "timeout" and "time limit" in v.reason
-    assert time.monotonic() - t0 < 45  # three processes start (judge, runner host, compiler), then the 5 s limit
+    assert (
+        time.monotonic() - t0 < 45
+    )  # three processes start (judge, runner host, compiler), then the 5 s limit
 
 
 def test_crashing_candidate_reported(tmp_path, evaluator):
     cand = tmp_path / "crash.py"
-    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        __import__('os')._exit(7)\n\n    def _unused(self, x", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "def forward(self, x",
+            "def forward(self, x, _h=None):\n        __import__('os')._exit(7)\n\n    def _unused(self, x",
+            1,
+        )
+    )
     # __import__ is rejected statically; go to the judge directly to test the crash path
     v = _judge(evaluator, cand)
     assert v.status == "runtime_error" and "exit code 7" in v.reason, v.reason
@@ -97,15 +145,29 @@ def test_crashing_candidate_reported(tmp_path, evaluator):
 
 def test_printing_candidate_does_not_corrupt_channel(tmp_path):
     cand = tmp_path / "noisy.py"
-    cand.write_text(GOOD.read_text().replace("def forward(self, x", "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "def forward(self, x",
+            "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x",
+            1,
+        )
+    )
     v = verify_candidate(SOFTMAX, cand, device="cpu")
     assert v.status == "verified", v.reason
 
 
 def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
     cand = tmp_path / "patch.py"
-    cand.write_text(GOOD.read_text().replace("class ModelNew", "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew", 1))
-    assert "vars() is not allowed" in verify_candidate(SOFTMAX, cand, device="cpu").reason  # the allowlist first
+    cand.write_text(
+        GOOD.read_text().replace(
+            "class ModelNew",
+            "import torch as _t\nvars(_t)['allclose'] = lambda *a, **k: True\n\nclass ModelNew",
+            1,
+        )
+    )
+    assert (
+        "vars() is not allowed" in verify_candidate(SOFTMAX, cand, device="cpu").reason
+    )  # the allowlist first
     # behind it, the candidate process's integrity check (the judge is elsewhere, so the patch could
     # not fool it; a kernel that patches torch is still refused): go to the judge directly
     from kernelevo.evaluate import Evaluator
@@ -118,8 +180,13 @@ def test_patching_at_runtime_is_rejected_and_worker_recycled(tmp_path):
 
 def test_thread_left_running_is_rejected(tmp_path, evaluator):
     cand = tmp_path / "thread.py"
-    cand.write_text(GOOD.read_text().replace(
-        "class ModelNew", "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\n\nclass ModelNew", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "class ModelNew",
+            "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\n\nclass ModelNew",
+            1,
+        )
+    )
     # the static checks reject `import threading`; go to the judge directly to test the run-time guard
     v = _judge(evaluator, cand)
     assert v.status == "rejected" and "background thread left running" in v.reason, v.reason
@@ -173,12 +240,19 @@ def test_worker_dies_with_its_engine(tmp_path):
     from support import ROOT
 
     hang = hang_candidate(tmp_path)
-    code = ("import threading, time\nfrom kernelevo.evaluate import Evaluator\nfrom kernelevo.task import read_task\n"
-            "from kernelevo.verify import _run_dynamic\nev = Evaluator('cpu')\nev.warm()\n"
-            "print(ev.runner.proc.pid, flush=True)\n"
-            f"_run_dynamic(read_task({str(SOFTMAX)!r}), {str(hang)!r}, 'triton', [], ev, 'cpu', 'small', 300, None)\n")
-    engine = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=ROOT,
-                              start_new_session=True)
+    code = (
+        "import threading, time\nfrom kernelevo.evaluate import Evaluator\nfrom kernelevo.task import read_task\n"
+        "from kernelevo.verify import _run_dynamic\nev = Evaluator('cpu')\nev.warm()\n"
+        "print(ev.runner.proc.pid, flush=True)\n"
+        f"_run_dynamic(read_task({str(SOFTMAX)!r}), {str(hang)!r}, 'triton', [], ev, 'cpu', 'small', 300, None)\n"
+    )
+    engine = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+    )
     try:
         host = int(engine.stdout.readline())
         deadline = time.monotonic() + 60

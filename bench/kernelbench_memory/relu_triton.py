@@ -1,4 +1,5 @@
 """Elementwise ReLU in Triton (ours), for the memory plan's timed task."""
+
 import torch
 import torch.nn as nn
 import triton

@@ -3,22 +3,32 @@
 Pure functions (no GPU, no driver), so the rules are tested on the CPU machine and a
 candidate run in compile-only mode still gets the same argument errors as on the GPU.
 """
+
 from __future__ import annotations
 
 import ctypes
 import re
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 _SCALAR_SIZES = {
     1: "char|signed char|unsigned char|bool|int8_t|uint8_t",
     2: "short|short int|unsigned short|int16_t|uint16_t|half|__half|__nv_bfloat16|nv_bfloat16",
     4: "int|signed|signed int|unsigned|unsigned int|int32_t|uint32_t|float|half2|__half2|__nv_bfloat162",
     8: "long|long int|unsigned long|long long|long long int|unsigned long long|int64_t|uint64_t|size_t|"
-       "ssize_t|ptrdiff_t|intptr_t|uintptr_t|double",
+    "ssize_t|ptrdiff_t|intptr_t|uintptr_t|double",
 }
 _SIZE_OF = {name: size for size, names in _SCALAR_SIZES.items() for name in names.split("|")}
-_QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "__grid_constant__", "struct"}
+_QUALIFIERS = {
+    "const",
+    "volatile",
+    "__restrict__",
+    "__restrict",
+    "restrict",
+    "__grid_constant__",
+    "struct",
+}
 
 
 def param_sizes_from_source(source: str, name: str) -> list[int | None] | None:
@@ -27,8 +37,12 @@ def param_sizes_from_source(source: str, name: str) -> list[int | None] | None:
     Best effort, for compile-only mode where the driver cannot tell: None when the
     kernel is not found once as a plain `__global__ void name(...)`.
     """
-    pat = re.compile(r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-                     + re.escape(name) + r"\s*\(([^)]*)\)", re.S)
+    pat = re.compile(
+        r"__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+        + re.escape(name)
+        + r"\s*\(([^)]*)\)",
+        re.S,
+    )
     found = pat.findall(re.sub(r"//[^\n]*|/\*.*?\*/", " ", source, flags=re.S))
     if len(found) != 1:
         return None
@@ -48,11 +62,20 @@ def param_sizes_from_source(source: str, name: str) -> list[int | None] | None:
 
 
 def _describe(a: Any) -> str:
-    return f"{type(a).__module__}.{type(a).__name__}" if type(a).__module__ != "builtins" else type(a).__name__
+    return (
+        f"{type(a).__module__}.{type(a).__name__}"
+        if type(a).__module__ != "builtins"
+        else type(a).__name__
+    )
 
 
-def kernel_args(args: Sequence[Any], *, device: int | None = None,
-                param_sizes: Sequence[int | None] | None = None, kernel: str = "kernel") -> list[Any]:
+def kernel_args(
+    args: Sequence[Any],
+    *,
+    device: int | None = None,
+    param_sizes: Sequence[int | None] | None = None,
+    kernel: str = "kernel",
+) -> list[Any]:
     """Turn launch arguments into ctypes values whose addresses form `kernelParams`.
 
     torch tensors become their device pointer (checked: CUDA, on `device`, contiguous;
@@ -67,11 +90,20 @@ def kernel_args(args: Sequence[Any], *, device: int | None = None,
     out: list[Any] = []
     for i, a in enumerate(args):
         where = f"{kernel} argument {i}"
-        if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):  # np.float64 is a float
-            kind = "np.int32 or np.int64" if isinstance(a, int) and not isinstance(a, bool) else \
-                "np.bool_/np.uint8" if isinstance(a, bool) else "np.float32 or np.float64"
-            raise TypeError(f"{where}: Python {type(a).__name__} {a!r} has no fixed width; "
-                            f"pass a numpy scalar of the kernel's parameter type ({kind})")
+        if isinstance(a, (bool, int, float)) and not isinstance(
+            a, np.generic
+        ):  # np.float64 is a float
+            kind = (
+                "np.int32 or np.int64"
+                if isinstance(a, int) and not isinstance(a, bool)
+                else "np.bool_/np.uint8"
+                if isinstance(a, bool)
+                else "np.float32 or np.float64"
+            )
+            raise TypeError(
+                f"{where}: Python {type(a).__name__} {a!r} has no fixed width; "
+                f"pass a numpy scalar of the kernel's parameter type ({kind})"
+            )
         if isinstance(a, np.generic):
             raw = a.tobytes()
             value: Any = ctypes.create_string_buffer(raw, len(raw))
@@ -79,22 +111,35 @@ def kernel_args(args: Sequence[Any], *, device: int | None = None,
         elif _is_tensor(a):
             if device is not None:
                 if not a.is_cuda:
-                    raise ValueError(f"{where}: tensor is on {a.device}, "
-                                     f"the kernel needs a CUDA tensor on cuda:{device}")
+                    raise ValueError(
+                        f"{where}: tensor is on {a.device}, "
+                        f"the kernel needs a CUDA tensor on cuda:{device}"
+                    )
                 if a.device.index != device:
-                    raise ValueError(f"{where}: tensor is on {a.device}, the module was loaded on cuda:{device}")
+                    raise ValueError(
+                        f"{where}: tensor is on {a.device}, the module was loaded on cuda:{device}"
+                    )
             if not a.is_contiguous():
-                raise ValueError(f"{where}: tensor is not contiguous (shape {tuple(a.shape)}, stride {a.stride()}); "
-                                 "the kernel sees raw memory: pass t.contiguous(), or handle strides yourself")
+                raise ValueError(
+                    f"{where}: tensor is not contiguous (shape {tuple(a.shape)}, stride {a.stride()}); "
+                    "the kernel sees raw memory: pass t.contiguous(), or handle strides yourself"
+                )
             value = ctypes.c_void_p(a.data_ptr())
             size = 8
         else:
-            raise TypeError(f"{where}: cannot pass {_describe(a)}; use a torch tensor or a numpy scalar")
+            raise TypeError(
+                f"{where}: cannot pass {_describe(a)}; use a torch tensor or a numpy scalar"
+            )
         if param_sizes is not None and param_sizes[i] is not None and param_sizes[i] != size:
-            what = {8: "8 bytes (a pointer: pass a tensor; or np.int64/np.float64)", 4: "4 bytes (np.int32/np.float32)",
-                    2: "2 bytes (np.int16/np.float16)", 1: "1 byte (np.int8/np.uint8/np.bool_)"}.get(
-                param_sizes[i], f"{param_sizes[i]} bytes")
-            raise TypeError(f"{where}: the kernel parameter takes {what}, got {_describe(a)} ({size} bytes)")
+            what = {
+                8: "8 bytes (a pointer: pass a tensor; or np.int64/np.float64)",
+                4: "4 bytes (np.int32/np.float32)",
+                2: "2 bytes (np.int16/np.float16)",
+                1: "1 byte (np.int8/np.uint8/np.bool_)",
+            }.get(param_sizes[i], f"{param_sizes[i]} bytes")
+            raise TypeError(
+                f"{where}: the kernel parameter takes {what}, got {_describe(a)} ({size} bytes)"
+            )
         out.append(value)
     return out
 
@@ -109,13 +154,24 @@ def launch_dims(grid: Any, block: Any) -> tuple[tuple[int, int, int], tuple[int,
     import numpy as np
 
     def dims(v: Any, what: str) -> tuple[int, int, int]:
-        t = (v,) if isinstance(v, (int, np.integer)) else tuple(v) if isinstance(v, (tuple, list)) else None
-        if t is None or not 1 <= len(t) <= 3 or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool)
-                                                        for x in t):
+        t = (
+            (v,)
+            if isinstance(v, (int, np.integer))
+            else tuple(v)
+            if isinstance(v, (tuple, list))
+            else None
+        )
+        if (
+            t is None
+            or not 1 <= len(t) <= 3
+            or not all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in t)
+        ):
             raise TypeError(f"{what}={v!r}: expected 1 to 3 ints, e.g. {what}=(128,)")
         t3 = tuple(int(x) for x in t) + (1,) * (3 - len(t))
         if min(t3) < 1:
-            raise ValueError(f"{what}={t3}: every dimension must be at least 1 (empty input? skip the launch)")
+            raise ValueError(
+                f"{what}={t3}: every dimension must be at least 1 (empty input? skip the launch)"
+            )
         return t3  # type: ignore[return-value]
 
     g, b = dims(grid, "grid"), dims(block, "block")

@@ -4,6 +4,7 @@ pycuda can only launch on streams it created, so it cannot launch on torch's cur
 stream; the few driver calls needed here go straight to libcuda, in the primary context
 torch already uses (made current on the calling thread when it is not).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -11,14 +12,16 @@ from typing import Any
 
 from kernelevo.backends.nvcc import CudaError, CudaLaunchError, CudaUnavailable
 
-loaded: dict[tuple[str, int], int] = {}  # (cache key, device) -> CUmodule handle, kept for the process
+loaded: dict[
+    tuple[str, int], int
+] = {}  # (cache key, device) -> CUmodule handle, kept for the process
 
 _CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-_drv: "_Driver | None" = None
+_drv: _Driver | None = None
 
 
-def driver() -> "_Driver":
+def driver() -> _Driver:
     global _drv
     if _drv is None:
         _drv = _Driver()
@@ -33,11 +36,15 @@ class _Driver:
             raise CudaUnavailable(f"no CUDA driver (libcuda.so.1): {e}") from None
         P, I, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
         sig = {
-            "cuInit": [U], "cuDeviceGet": [ctypes.POINTER(I), I],
-            "cuDevicePrimaryCtxRetain": [ctypes.POINTER(P), I], "cuCtxGetCurrent": [ctypes.POINTER(P)],
-            "cuCtxSetCurrent": [P], "cuModuleLoadData": [ctypes.POINTER(P), ctypes.c_char_p],
+            "cuInit": [U],
+            "cuDeviceGet": [ctypes.POINTER(I), I],
+            "cuDevicePrimaryCtxRetain": [ctypes.POINTER(P), I],
+            "cuCtxGetCurrent": [ctypes.POINTER(P)],
+            "cuCtxSetCurrent": [P],
+            "cuModuleLoadData": [ctypes.POINTER(P), ctypes.c_char_p],
             "cuModuleGetFunction": [ctypes.POINTER(P), P, ctypes.c_char_p],
-            "cuFuncSetAttribute": [P, I, I], "cuFuncGetAttribute": [ctypes.POINTER(I), I, P],
+            "cuFuncSetAttribute": [P, I, I],
+            "cuFuncGetAttribute": [ctypes.POINTER(I), I, P],
             "cuDeviceGetAttribute": [ctypes.POINTER(I), I, I],
             "cuLaunchKernel": [P, U, U, U, U, U, U, U, P, ctypes.POINTER(P), ctypes.POINTER(P)],
             "cuGetErrorName": [I, ctypes.POINTER(ctypes.c_char_p)],
@@ -70,7 +77,10 @@ class _Driver:
         if ctx is None:
             dev, handle = ctypes.c_int(), ctypes.c_void_p()
             self.check(self.lib.cuDeviceGet(ctypes.byref(dev), device), "cuDeviceGet")
-            self.check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(handle), dev), "cuDevicePrimaryCtxRetain")
+            self.check(
+                self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(handle), dev),
+                "cuDevicePrimaryCtxRetain",
+            )
             ctx = self.contexts[device] = int(handle.value or 0)
         cur = ctypes.c_void_p()
         self.check(self.lib.cuCtxGetCurrent(ctypes.byref(cur)), "cuCtxGetCurrent")
@@ -82,8 +92,11 @@ class _Driver:
         if handle is None:
             self.use_context(device)
             mod = ctypes.c_void_p()
-            self.check(self.lib.cuModuleLoadData(ctypes.byref(mod), cubin), "cuModuleLoadData (loading the cubin)",
-                       CudaUnavailable)
+            self.check(
+                self.lib.cuModuleLoadData(ctypes.byref(mod), cubin),
+                "cuModuleLoadData (loading the cubin)",
+                CudaUnavailable,
+            )
             handle = loaded[(key, device)] = int(mod.value or 0)
         return handle
 
@@ -91,8 +104,10 @@ class _Driver:
         fn = ctypes.c_void_p()
         rc = self.lib.cuModuleGetFunction(ctypes.byref(fn), module, name.encode())
         if rc != 0:
-            raise AttributeError(f"no kernel {name!r} in this module ({self.error(rc)}); "
-                                 'kernels must be declared extern "C" __global__')
+            raise AttributeError(
+                f"no kernel {name!r} in this module ({self.error(rc)}); "
+                'kernels must be declared extern "C" __global__'
+            )
         return int(fn.value or 0)
 
     def param_sizes(self, func: int) -> list[int | None] | None:
@@ -107,20 +122,37 @@ class _Driver:
         return sizes
 
     def set_max_dynamic_shared(self, func: int, nbytes: int, name: str) -> None:
-        rc = self.lib.cuFuncSetAttribute(func, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes)
+        rc = self.lib.cuFuncSetAttribute(
+            func, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, nbytes
+        )
         if rc != 0:
             static = ctypes.c_int()
-            self.lib.cuFuncGetAttribute(ctypes.byref(static), _CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func)
-            raise CudaLaunchError(f"{name}: cannot allow {nbytes} bytes of dynamic shared memory "
-                                  f"(static shared {static.value} bytes; {self.error(rc)})")
+            self.lib.cuFuncGetAttribute(
+                ctypes.byref(static), _CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func
+            )
+            raise CudaLaunchError(
+                f"{name}: cannot allow {nbytes} bytes of dynamic shared memory "
+                f"(static shared {static.value} bytes; {self.error(rc)})"
+            )
 
-    def launch(self, func: int, g: tuple[int, int, int], b: tuple[int, int, int], shared: int, stream: int,
-               params: list[Any], name: str, device: int) -> None:
+    def launch(
+        self,
+        func: int,
+        g: tuple[int, int, int],
+        b: tuple[int, int, int],
+        shared: int,
+        stream: int,
+        params: list[Any],
+        name: str,
+        device: int,
+    ) -> None:
         self.use_context(device)
         n = len(params)
         ptrs = (ctypes.c_void_p * max(n, 1))(*[ctypes.addressof(p) for p in params])
-        rc = self.lib.cuLaunchKernel(func, g[0], g[1], g[2], b[0], b[1], b[2], shared, stream,
-                                     ptrs if n else None, None)
+        rc = self.lib.cuLaunchKernel(
+            func, g[0], g[1], g[2], b[0], b[1], b[2], shared, stream, ptrs if n else None, None
+        )
         if rc != 0:
-            raise CudaLaunchError(f"launching {name} with grid={g} block={b} shared={shared} failed: "
-                                  f"{self.error(rc)}")
+            raise CudaLaunchError(
+                f"launching {name} with grid={g} block={b} shared={shared} failed: {self.error(rc)}"
+            )

@@ -20,6 +20,7 @@ are compiled as torch would lay them out (see inline_check), a success is rememb
 key, and a stub module comes back whose functions raise
 `CudaUnavailable("compiled, not run (no GPU)")`. Every call is recorded in `inline_builds()`.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,8 +38,9 @@ import sys
 import threading
 import time
 import types
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from kernelevo.backends.inline_check import as_list, check_sources, function_names, mapped, offsets
 from kernelevo.backends.nvcc import (
@@ -88,7 +90,9 @@ def install_load_inline_guard() -> None:
     guarded = functools.wraps(_original_load_inline)(_guarded_load_inline)
     guarded.__kernelevo_guard__ = True  # type: ignore[attr-defined]
     ext.load_inline = guarded
-    if hasattr(ext, "_run_ninja_build") and not getattr(ext._run_ninja_build, "__kernelevo_guard__", False):
+    if hasattr(ext, "_run_ninja_build") and not getattr(
+        ext._run_ninja_build, "__kernelevo_guard__", False
+    ):
         _original_ninja = ext._run_ninja_build
         _run_ninja_limited.__kernelevo_guard__ = True  # type: ignore[attr-defined]
         ext._run_ninja_build = _run_ninja_limited
@@ -108,14 +112,21 @@ def build_key(arguments: dict[str, Any]) -> str:
     """Hash of all that shapes the built binary; equal keys may share one build folder."""
     import torch
 
-    parts = {k: v for k, v in arguments.items() if k not in ("build_directory", "verbose", "keep_intermediates")}
+    parts = {
+        k: v
+        for k, v in arguments.items()
+        if k not in ("build_directory", "verbose", "keep_intermediates")
+    }
     parts["cpp_sources"] = as_list(parts.get("cpp_sources"))
     parts["cuda_sources"] = as_list(parts.get("cuda_sources"))
     for k in _FLAG_LISTS:  # None, [] and [""] all build the same binary
         parts[k] = [f for f in as_list(parts.get(k)) if f]
     env = {
-        "format": _FORMAT, "torch": torch.__version__, "torch_cuda": getattr(torch.version, "cuda", None),
-        "python": list(sys.version_info[:2]), "platform": sys.platform,
+        "format": _FORMAT,
+        "torch": torch.__version__,
+        "torch_cuda": getattr(torch.version, "cuda", None),
+        "python": list(sys.version_info[:2]),
+        "platform": sys.platform,
         **{v: os.environ.get(v) for v in ("TORCH_CUDA_ARCH_LIST", "CC", "CXX")},
     }
     if parts["cuda_sources"]:
@@ -152,8 +163,10 @@ def hold_build_folder(folder: Path, timeout: float) -> Iterator[tuple[int, bool]
                 if e.errno not in (errno.EAGAIN, errno.EACCES):
                     raise
                 if time.monotonic() >= deadline:
-                    raise CudaCompileTimeout(f"another process kept building {folder.name} for more than "
-                                             f"{timeout:g} s", errors=[]) from None
+                    raise CudaCompileTimeout(
+                        f"another process kept building {folder.name} for more than {timeout:g} s",
+                        errors=[],
+                    ) from None
                 time.sleep(0.05)
         folder.mkdir(parents=True, exist_ok=True)
         stale = folder / "lock"
@@ -171,9 +184,16 @@ def _guarded_load_inline(*args: Any, **kwargs: Any) -> Any:
         if isinstance(a.get(k), list):
             a[k] = list(a[k])  # torch inserts headers into the caller's list
     key = build_key(a)
-    record: dict[str, Any] = {"name": a["name"], "key": key, "folder": None, "ok": False, "cached": False,
-                              "error": None, "functions": function_names(a),
-                              "cuda": bool(as_list(a.get("cuda_sources")))}
+    record: dict[str, Any] = {
+        "name": a["name"],
+        "key": key,
+        "folder": None,
+        "ok": False,
+        "cached": False,
+        "error": None,
+        "functions": function_names(a),
+        "cuda": bool(as_list(a.get("cuda_sources"))),
+    }
     start = time.monotonic()
     try:
         if _compile_only():
@@ -215,7 +235,9 @@ def _build(a: dict[str, Any], key: str, record: dict[str, Any]) -> Any:
     return _Traced(module)
 
 
-call_hook: Callable[[Any, Any], None] | None = None  # set by the verifier (opwatch): sees each extension call
+call_hook: Callable[[Any, Any], None] | None = (
+    None  # set by the verifier (opwatch): sees each extension call
+)
 
 
 class _Traced(types.ModuleType):
@@ -247,21 +269,36 @@ def _run_ninja_limited(build_directory: str, verbose: bool, error_prefix: str) -
     import torch.utils.cpp_extension as ext
 
     state = getattr(_active, "state", None)
-    deadline, fd = state if state else (time.monotonic() + timeout_from_env("KERNELEVO_BUILD_TIMEOUT",
-                                                                             DEFAULT_BUILD_TIMEOUT_S), None)
+    deadline, fd = (
+        state
+        if state
+        else (
+            time.monotonic() + timeout_from_env("KERNELEVO_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT_S),
+            None,
+        )
+    )
     cmd = ["ninja", "-v"]
     workers = ext._get_num_workers(verbose) if hasattr(ext, "_get_num_workers") else None
     if workers is not None:
         cmd += ["-j", str(workers)]
     remaining = max(deadline - time.monotonic(), 0.1)
     sys.stdout.flush()
-    res = run_limited(cmd, cwd=build_directory, timeout=remaining, env=os.environ.copy(),
-                      what="load_inline build (ninja)", pass_fds=(fd,) if fd is not None else ())
+    res = run_limited(
+        cmd,
+        cwd=build_directory,
+        timeout=remaining,
+        env=os.environ.copy(),
+        what="load_inline build (ninja)",
+        pass_fds=(fd,) if fd is not None else (),
+    )
     if verbose and res.output:
         print(res.output, end="" if res.output.endswith("\n") else "\n")
     if res.returncode != 0:
-        raise compile_error(res.output, header=f"{error_prefix} (ninja exit {res.returncode}):",
-                            strip_prefixes=[build_directory, os.path.realpath(build_directory)])
+        raise compile_error(
+            res.output,
+            header=f"{error_prefix} (ninja exit {res.returncode}):",
+            strip_prefixes=[build_directory, os.path.realpath(build_directory)],
+        )
 
 
 def _check_only(a: dict[str, Any], key: str, record: dict[str, Any]) -> types.ModuleType:
@@ -269,7 +306,9 @@ def _check_only(a: dict[str, Any], key: str, record: dict[str, Any]) -> types.Mo
     if marker.exists():
         record.update(ok=True, cached=True)
         return _stub(a)
-    record.update(check_sources(a, timeout_from_env("KERNELEVO_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT_S)))
+    record.update(
+        check_sources(a, timeout_from_env("KERNELEVO_BUILD_TIMEOUT", DEFAULT_BUILD_TIMEOUT_S))
+    )
     if "unchecked" not in record:
         marker.write_text("")
     record["ok"] = True

@@ -9,6 +9,7 @@ included, and device code; skipping the host compile of `-c` saves 3-4x) and
 cuSOLVER, which ATen/cuda/CUDAContext.h pulls in) get stand-ins; code that really uses
 those libraries is reported as unchecked rather than broken.
 """
+
 from __future__ import annotations
 
 import glob
@@ -38,15 +39,17 @@ COMPILE_ONLY_ARCH = "sm_90"
 SHIMS = {
     "c10/cuda/impl/cuda_cmake_macros.h": "#define C10_CUDA_BUILD_SHARED_LIBS\n",
     "cublas_v2.h": "typedef struct cublasContext* cublasHandle_t;\n"
-                   "typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;\n",
+    "typedef enum { CUBLAS_STATUS_SUCCESS = 0 } cublasStatus_t;\n",
     "cublasLt.h": "typedef struct cublasLtContext* cublasLtHandle_t;\n",
     "cusparse.h": "typedef struct cusparseContext* cusparseHandle_t;\n"
-                  "typedef enum { CUSPARSE_STATUS_SUCCESS = 0 } cusparseStatus_t;\n",
+    "typedef enum { CUSPARSE_STATUS_SUCCESS = 0 } cusparseStatus_t;\n",
     "cusolver_common.h": "typedef enum { CUSOLVER_STATUS_SUCCESS = 0, CUSOLVER_STATUS_INVALID_VALUE = 3 } "
-                         "cusolverStatus_t;\n",
+    "cusolverStatus_t;\n",
     "cusolverDn.h": "#include <cusolver_common.h>\ntypedef struct cusolverDnContext* cusolverDnHandle_t;\n",
 }
-_LIBRARY_WORDS = re.compile(r"cublas|cusparse|cusolver|cudss|curand|cufft|cudnn|nccl|nvml", re.IGNORECASE)
+_LIBRARY_WORDS = re.compile(
+    r"cublas|cusparse|cusolver|cudss|curand|cufft|cudnn|nccl|nvml", re.IGNORECASE
+)
 
 
 def as_list(v: Any) -> list[str]:
@@ -66,7 +69,13 @@ def offsets(a: dict[str, Any]) -> dict[str, tuple[str, int, int]]:
     """Where the candidate's own lines sit in the files torch writes (main.cpp, cuda.cu)."""
     implicit = not a.get("no_implicit_headers", False)
     cpp, cuda = as_list(a.get("cpp_sources")), as_list(a.get("cuda_sources"))
-    out = {"main.cpp": ("cpp_sources", 1 if implicit else 0, "\n".join(cpp).count("\n") + 1 if cpp else 0)}
+    out = {
+        "main.cpp": (
+            "cpp_sources",
+            1 if implicit else 0,
+            "\n".join(cpp).count("\n") + 1 if cpp else 0,
+        )
+    }
     if cuda:
         out["cuda.cu"] = ("cuda_sources", 3 if implicit else 0, "\n".join(cuda).count("\n") + 1)
     return out
@@ -74,6 +83,7 @@ def offsets(a: dict[str, Any]) -> dict[str, tuple[str, int, int]]:
 
 def map_lines(message: str, where: dict[str, tuple[str, int, int]]) -> str:
     """`cuda.cu:15:` -> `cuda_sources:12:` where the line is the candidate's, else unchanged."""
+
     def sub(m: re.Match) -> str:
         label, off, n = where.get(m[1], (None, 0, 0))
         line = int(m[2])
@@ -99,13 +109,21 @@ def _compose(a: dict[str, Any]) -> tuple[str, str | None]:
             functions = {f: f for f in functions}
         cpp.append("PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {")
         for fname, doc in functions.items():
-            target = f"torch::wrap_pybind_function({fname})" if a.get("with_pytorch_error_handling", True) else fname
+            target = (
+                f"torch::wrap_pybind_function({fname})"
+                if a.get("with_pytorch_error_handling", True)
+                else fname
+            )
             cpp.append(f'm.def("{fname}", {target}, "{doc}");')
         cpp.append("}")
     cuda = as_list(a.get("cuda_sources"))
     cu = None
     if cuda:
-        head = ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"] if implicit else []
+        head = (
+            ["#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"]
+            if implicit
+            else []
+        )
         cu = "\n".join(head + cuda)
     return "\n".join(cpp), cu
 
@@ -160,32 +178,64 @@ def check_sources(a: dict[str, Any], timeout: float) -> dict[str, Any]:
         shim_dir = Path(tmp, "shims")
         shims = _write_shims(shim_dir, includes + user)
         facts["shims"] = shims
-        inc = [f"-I{p}" for p in user] + [x for p in includes + ([str(shim_dir)] if shims else [])
-                                          for x in ("-isystem", p)]
+        inc = [f"-I{p}" for p in user] + [
+            x for p in includes + ([str(shim_dir)] if shims else []) for x in ("-isystem", p)
+        ]
         common = [f"-DTORCH_EXTENSION_NAME={name}", "-DTORCH_API_INCLUDE_EXTENSION_H", *inc]
         Path(tmp, "main.cpp").write_text(main_cpp)
         cflags = _flags(a.get("extra_cflags"))
         std = [] if any(f.startswith("-std=") for f in cflags) else ["-std=c++17"]
-        jobs = [("g++ -fsyntax-only main.cpp",
-                 [os.environ.get("CXX", "c++"), "-fsyntax-only", "-fPIC", *std, *common, *cflags, "main.cpp"])]
+        jobs = [
+            (
+                "g++ -fsyntax-only main.cpp",
+                [
+                    os.environ.get("CXX", "c++"),
+                    "-fsyntax-only",
+                    "-fPIC",
+                    *std,
+                    *common,
+                    *cflags,
+                    "main.cpp",
+                ],
+            )
+        ]
         if cuda_cu is not None:
             assert nvcc is not None
             Path(tmp, "cuda.cu").write_text(cuda_cu)
-            jobs.append(("nvcc -cubin cuda.cu", _nvcc_cmd(nvcc, common, _flags(a.get("extra_cuda_cflags")))))
+            jobs.append(
+                ("nvcc -cubin cuda.cu", _nvcc_cmd(nvcc, common, _flags(a.get("extra_cuda_cflags"))))
+            )
         deadline = time.monotonic() + timeout
         with ThreadPoolExecutor(len(jobs)) as pool:
-            futures = [(what, pool.submit(run_limited, cmd, cwd=tmp, what=what,
-                                          timeout=max(deadline - time.monotonic(), 0.1))) for what, cmd in jobs]
+            futures = [
+                (
+                    what,
+                    pool.submit(
+                        run_limited,
+                        cmd,
+                        cwd=tmp,
+                        what=what,
+                        timeout=max(deadline - time.monotonic(), 0.1),
+                    ),
+                )
+                for what, cmd in jobs
+            ]
             results = [(what, f.result()) for what, f in futures]
         failures = [(what, r.output) for what, r in results if r.returncode != 0]
         if failures:
-            errors = [compile_error(out, header=f"{what} failed:", strip_prefixes=[tmp, os.path.realpath(tmp)])
-                      for what, out in failures]
+            errors = [
+                compile_error(
+                    out, header=f"{what} failed:", strip_prefixes=[tmp, os.path.realpath(tmp)]
+                )
+                for what, out in failures
+            ]
             message = "\n".join(str(e) for e in errors)
             unchecked = _missing_library(message, shims)
             if unchecked is None:
-                err = CudaCompileError(f"load_inline extension '{a['name']}' does not compile:\n{message}",
-                                       log="\n".join(out for _, out in failures))
+                err = CudaCompileError(
+                    f"load_inline extension '{a['name']}' does not compile:\n{message}",
+                    log="\n".join(out for _, out in failures),
+                )
                 raise mapped(err, offsets(a))
             facts["unchecked"] = unchecked
     return facts
@@ -204,22 +254,43 @@ def _nvcc_cmd(nvcc: str, common: list[str], extra: list[str]) -> list[str]:
         if skip:
             skip = False
         elif _ARCH_FLAG.match(f):
-            skip = "=" not in f and f in ("-arch", "-gencode", "-code", "--gpu-architecture", "--gpu-code",
-                                          "--generate-code")
+            skip = "=" not in f and f in (
+                "-arch",
+                "-gencode",
+                "-code",
+                "--gpu-architecture",
+                "--gpu-code",
+                "--generate-code",
+            )
         elif f in ("-c", "-cubin", "--cubin"):
             continue
         else:
             kept.append(f)
     sm = (os.environ.get("KERNELEVO_CUDA_ARCH") or COMPILE_ONLY_ARCH).lower().split("_", 1)[-1]
     std = [] if any(f.startswith("-std=") for f in kept) else ["-std=c++17"]
-    return [nvcc, "-cubin", "-o", "cuda.cubin", *common, *getattr(ext, "COMMON_NVCC_FLAGS", []),
-            f"-gencode=arch=compute_{sm.rstrip('af')},code=sm_{sm}", *kept, *std, "cuda.cu"]
+    return [
+        nvcc,
+        "-cubin",
+        "-o",
+        "cuda.cubin",
+        *common,
+        *getattr(ext, "COMMON_NVCC_FLAGS", []),
+        f"-gencode=arch=compute_{sm.rstrip('af')},code=sm_{sm}",
+        *kept,
+        *std,
+        "cuda.cu",
+    ]
 
 
 def _missing_library(message: str, shims: list[str]) -> str | None:
     """A reason the check is incomplete, when every error is about a CUDA library absent here."""
-    lines = [x for x in message.splitlines() if re.search(r"error", x, re.IGNORECASE) and
-             not re.match(r"^\d+ errors? detected", x) and not x.endswith("failed:")]
+    lines = [
+        x
+        for x in message.splitlines()
+        if re.search(r"error", x, re.IGNORECASE)
+        and not re.match(r"^\d+ errors? detected", x)
+        and not x.endswith("failed:")
+    ]
     if not lines:
         return None
     missing = re.compile(r"(?:fatal error: |cannot open source file \")([\w/.+-]+)")

@@ -5,6 +5,7 @@ A compiler run is untrusted work (a template can take minutes): it gets its own 
 group, so a timeout kills nvcc and everything it started (cicc, ptxas, g++), not just
 the driver. Importing this module is cheap: no torch.
 """
+
 from __future__ import annotations
 
 import functools
@@ -14,9 +15,9 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 
 class CudaError(RuntimeError):
@@ -26,7 +27,9 @@ class CudaError(RuntimeError):
 class CudaCompileError(CudaError):
     """The compiler rejected the source. `errors` holds (file, line, message) per error line."""
 
-    def __init__(self, message: str, *, log: str = "", errors: list[tuple[str, int, str]] | None = None) -> None:
+    def __init__(
+        self, message: str, *, log: str = "", errors: list[tuple[str, int, str]] | None = None
+    ) -> None:
         super().__init__(message)
         self.log = log
         self.errors = errors if errors is not None else parse_errors(message)
@@ -83,7 +86,9 @@ def find_nvcc() -> str:
     for c in candidates:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
-    raise CudaUnavailable("nvcc not found: install the CUDA toolkit, or set KERNELEVO_NVCC or CUDA_HOME")
+    raise CudaUnavailable(
+        "nvcc not found: install the CUDA toolkit, or set KERNELEVO_NVCC or CUDA_HOME"
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -105,25 +110,40 @@ class Completed:
     seconds: float
 
 
-def run_limited(cmd: Sequence[str], *, timeout: float, cwd: str | os.PathLike | None = None,
-                env: dict[str, str] | None = None, what: str = "nvcc",
-                pass_fds: Sequence[int] = ()) -> Completed:
+def run_limited(
+    cmd: Sequence[str],
+    *,
+    timeout: float,
+    cwd: str | os.PathLike | None = None,
+    env: dict[str, str] | None = None,
+    what: str = "nvcc",
+    pass_fds: Sequence[int] = (),
+) -> Completed:
     """Run `cmd` in its own process group, stdout+stderr together; kill the group on timeout.
 
     Raises CudaCompileTimeout when the limit is hit; a failing exit status is returned,
     not raised, so the caller can word the error.
     """
     start = time.monotonic()
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True, pass_fds=tuple(pass_fds))
+    proc = subprocess.Popen(
+        list(cmd),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        pass_fds=tuple(pass_fds),
+    )
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
         out, _ = proc.communicate()
         text = out.decode(errors="replace") if out else ""
-        raise CudaCompileTimeout(f"{what} ran past its {timeout:g} s time limit and was killed",
-                                 log=text, errors=[]) from None
+        raise CudaCompileTimeout(
+            f"{what} ran past its {timeout:g} s time limit and was killed", log=text, errors=[]
+        ) from None
     except BaseException:
         _kill_group(proc)
         proc.wait()
@@ -164,7 +184,7 @@ def _session_members(sid: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 3 and fields[0] != b"Z" and int(fields[3]) == sid:
             found.append(int(e))
     return found
@@ -175,7 +195,9 @@ _NVCC_LOC = re.compile(r"^(?P<file>[^\s:()][^:()]*?)\((?P<line>\d+)\): (?P<rest>
 _GCC_LOC = re.compile(r"^(?P<file>[^\s:][^:]*?):(?P<line>\d+)(?::(?P<col>\d+))?: (?P<rest>.*)$")
 _ERROR_HEAD = re.compile(
     r"(^|\s)(fatal )?error\b|^ptxas (error|fatal)|^nvcc (error|fatal)|^nvlink error|undefined reference|"
-    r"undefined symbol|cannot find -l|catastrophic error", re.IGNORECASE)
+    r"undefined symbol|cannot find -l|catastrophic error",
+    re.IGNORECASE,
+)
 _SUMMARY = re.compile(r"^\d+ errors? detected in the compilation of")
 
 
@@ -206,12 +228,18 @@ def _is_error(line: str) -> bool:
 def _is_context(line: str) -> bool:
     if not line.strip():
         return False
-    if _GCC_LOC.match(line) or line.startswith(("FAILED:", "ninja:", "In file included", "                 from ")):
+    if _GCC_LOC.match(line) or line.startswith(
+        ("FAILED:", "ninja:", "In file included", "                 from ")
+    ):
         return False
-    return line[0] in " \t|" or line.lstrip().startswith(("^", "|", "detected during", "instantiation"))
+    return line[0] in " \t|" or line.lstrip().startswith(
+        ("^", "|", "detected during", "instantiation")
+    )
 
 
-def trim_errors(output: str, *, strip_prefixes: Sequence[str] = (), context: int = 3, max_lines: int = 40) -> str:
+def trim_errors(
+    output: str, *, strip_prefixes: Sequence[str] = (), context: int = 3, max_lines: int = 40
+) -> str:
     """Keep `file:line: error` lines and a few context lines after each (source, caret).
 
     Warnings, notes, echoed command lines and progress are dropped. Without any error
@@ -250,8 +278,11 @@ def parse_errors(message: str) -> list[tuple[str, int, str]]:
     return found
 
 
-def compile_error(output: str, *, header: str, strip_prefixes: Sequence[str] = ()) -> CudaCompileError:
+def compile_error(
+    output: str, *, header: str, strip_prefixes: Sequence[str] = ()
+) -> CudaCompileError:
     """A CudaCompileError whose message is `header` plus the trimmed compiler output."""
     trimmed = trim_errors(output, strip_prefixes=strip_prefixes)
-    return CudaCompileError(f"{header}\n{trimmed}" if trimmed else header, log=output,
-                            errors=parse_errors(trimmed))
+    return CudaCompileError(
+        f"{header}\n{trimmed}" if trimmed else header, log=output, errors=parse_errors(trimmed)
+    )

@@ -4,13 +4,24 @@ On the CPU machine kernels run in Triton's interpreter, which accepts code the r
 compiler rejects; compiling each launched kernel for Hopper (sm_90) with the
 signatures seen at run time catches those errors before the GPU ever sees them.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 _DTYPES = {
-    "float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "int32": "i32", "int64": "i64",
-    "int16": "i16", "int8": "i8", "uint8": "u8", "bool": "i1", "float8_e4m3fn": "fp8e4nv", "float8_e5m2": "fp8e5",
+    "float32": "fp32",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float64": "fp64",
+    "int32": "i32",
+    "int64": "i64",
+    "int16": "i16",
+    "int8": "i8",
+    "uint8": "u8",
+    "bool": "i1",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
 }
 
 
@@ -51,11 +62,15 @@ def signature_for(jit_fn: Any, args: dict[str, Any]) -> tuple[dict[str, str], di
             signature[p.name] = "constexpr"
             constexprs[p.name] = None
         else:
-            raise ValueError(f"kernel {jit_fn.__name__}: cannot compile argument {p.name} of type {value}")
+            raise ValueError(
+                f"kernel {jit_fn.__name__}: cannot compile argument {p.name} of type {value}"
+            )
     return signature, constexprs
 
 
-def compile_launched(module: Any, launches: dict[str, dict[str, Any]], arch: int = 90) -> list[dict[str, Any]]:
+def compile_launched(
+    module: Any, launches: dict[str, dict[str, Any]], arch: int = 90
+) -> list[dict[str, Any]]:
     """Compile every kernel that launched, for `sm_<arch>`. Returns one record per kernel.
 
     `module` must have been imported with the interpreter off, so its kernels are JITFunctions.
@@ -76,8 +91,15 @@ def compile_launched(module: Any, launches: dict[str, dict[str, Any]], arch: int
             src = ASTSource(fn=jit_fn, signature=signature, constexprs=constexprs)
             compiled = triton.compile(src, target=target, options=dict(launch.get("options", {})))
             meta = compiled.metadata
-            records.append({"kernel": name, "ok": True, "num_warps": meta.num_warps, "shared": meta.shared,
-                            "n_regs": getattr(compiled, "n_regs", None)})
+            records.append(
+                {
+                    "kernel": name,
+                    "ok": True,
+                    "num_warps": meta.num_warps,
+                    "shared": meta.shared,
+                    "n_regs": getattr(compiled, "n_regs", None),
+                }
+            )
         except Exception as exc:  # the compiler raises many types; all mean "does not compile"
             records.append({"kernel": name, "ok": False, "error": _trim(str(exc))})
     return records

@@ -4,13 +4,14 @@ Each subcommand lives in its own module in this package and exposes
 `register(subparsers)`; modules are discovered, so adding a command touches one file.
 A subcommand's handler returns the process exit code.
 """
+
 from __future__ import annotations
 
 import argparse
 import importlib
 import pkgutil
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 
 class UserError(Exception):
@@ -25,7 +26,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code.")
+    parser = OneLineParser(
+        prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code."
+    )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -57,7 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         allow_unsandboxed()
         import os
 
-        os.environ["KERNELEVO_NO_SANDBOX"] = "1"  # searches and workers this command starts inherit it
+        os.environ["KERNELEVO_NO_SANDBOX"] = (
+            "1"  # searches and workers this command starts inherit it
+        )
     try:
         code = int(args.handler(args) or 0)
         sys.stdout.flush()
@@ -77,8 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("KERNELEVO_DEBUG") == "1":
             raise
         text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        print(f"kernelevo: error: {args.command} failed: {type(exc).__name__}{': ' + text if text else ''} "
-              "(a KernelEvo bug; run again with KERNELEVO_DEBUG=1 for the traceback and report it)", file=sys.stderr)
+        print(
+            f"kernelevo: error: {args.command} failed: {type(exc).__name__}{': ' + text if text else ''} "
+            "(a KernelEvo bug; run again with KERNELEVO_DEBUG=1 for the traceback and report it)",
+            file=sys.stderr,
+        )
         return 1
 
 

@@ -1,4 +1,5 @@
 """`kernelevo detect FILE... [--json]`: list what KernelEvo can optimise in files."""
+
 from __future__ import annotations
 
 import argparse
@@ -10,9 +11,13 @@ from kernelevo.cli import UserError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("detect", help="list optimisation targets (modules, functions, kernels) in files")
+    p = subparsers.add_parser(
+        "detect", help="list optimisation targets (modules, functions, kernels) in files"
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="Python, .cu or .cuh files")
-    p.add_argument("--json", action="store_true", help="print a JSON list of detections (one per file)")
+    p.add_argument(
+        "--json", action="store_true", help="print a JSON list of detections (one per file)"
+    )
     p.set_defaults(handler=run)
 
 
@@ -28,7 +33,9 @@ def run(args: argparse.Namespace) -> int:
         if os.path.isdir(path):
             raise UserError(f"{path}: is a folder; give .py or .cu files")
         if not path.endswith(_SOURCE_SUFFIXES):
-            raise UserError(f"{path}: not a Python or CUDA file (.py, .cu, .cuh); detect reads source code only")
+            raise UserError(
+                f"{path}: not a Python or CUDA file (.py, .cu, .cuh); detect reads source code only"
+            )
     detections = [detect_file(path) for path in args.files]
     broken = any(d.errors for d in detections)
     if args.json:
@@ -41,13 +48,25 @@ def run(args: argparse.Namespace) -> int:
             print(f"{d.path}: no targets found")
         for t in d.targets:
             ops = ", ".join(t.ops[:6]) + (" ..." if len(t.ops) > 6 else "")
-            print(f"{t.path}:{t.start_line + 1}-{t.end_line + 1}  {t.kind:<15} {t.qualname:<28} {t.id}"
-                  + (f"  [{ops}]" if ops else ""))
-    found = [(d.path, t) for d in detections for t in d.targets if t.kind in ("module", "function", "triton_launcher")]
+            print(
+                f"{t.path}:{t.start_line + 1}-{t.end_line + 1}  {t.kind:<15} {t.qualname:<28} {t.id}"
+                + (f"  [{ops}]" if ops else "")
+            )
+    found = [
+        (d.path, t)
+        for d in detections
+        for t in d.targets
+        if t.kind in ("module", "function", "triton_launcher")
+    ]
     if found:
         path, t = found[0]
-        print(f"next: `kernelevo task {path}::{t.qualname}` builds its task, "
-              f"`kernelevo optimize {path}::{t.qualname}` searches for a faster kernel")
+        print(
+            f"next: `kernelevo task {path}::{t.qualname}` builds its task, "
+            f"`kernelevo optimize {path}::{t.qualname}` searches for a faster kernel"
+        )
     if broken:
-        print("kernelevo: the file has syntax errors (listed above); fix them to see every target", file=sys.stderr)
+        print(
+            "kernelevo: the file has syntax errors (listed above); fix them to see every target",
+            file=sys.stderr,
+        )
     return 1 if broken else 0

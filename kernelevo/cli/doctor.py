@@ -1,4 +1,5 @@
 """`kernelevo doctor`: what this machine can do, and what that means for the user."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,7 +7,10 @@ import json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("doctor", help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys, candidate isolation)")
+    p = sub.add_parser(
+        "doctor",
+        help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys, candidate isolation)",
+    )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=run)
 
@@ -15,7 +19,6 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from kernelevo.machine import probe
-
     from kernelevo.sandbox import isolation
 
     m = probe()
@@ -30,28 +33,40 @@ def run(args: argparse.Namespace) -> int:
     print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
     print(f"torch:              {m.torch or 'not installed'}")
     print(f"triton:             {m.triton or 'not installed'} (interpreter works: {yes(interp)})")
-    print(f"CUDA fast path:     {'ready (nvcc + driver)' if (m.nvcc and m.has_gpu) else 'compile-only (no GPU)' if m.nvcc else 'unavailable (no nvcc)'}")
+    print(
+        f"CUDA fast path:     {'ready (nvcc + driver)' if (m.nvcc and m.has_gpu) else 'compile-only (no GPU)' if m.nvcc else 'unavailable (no nvcc)'}"
+    )
     for k, v in m.keys.items():
         print(f"{k + ':':<20}{'set' if v else 'not set'}")
     if iso.ok:
-        print(f"isolation:          sandbox ({iso.tool}: own PID, network, IPC and mount namespaces, read-only "
-              f"system, one scratch folder; {', '.join(iso.controls)})")
+        print(
+            f"isolation:          sandbox ({iso.tool}: own PID, network, IPC and mount namespaces, read-only "
+            f"system, one scratch folder; {', '.join(iso.controls)})"
+        )
     else:
         print(f"isolation:          none: {iso.reason}")
     print()
     if m.has_gpu:
         print("Candidates run and are timed on the GPU.")
     else:
-        print("No GPU: Triton candidates are checked in Triton's interpreter on small shapes and compiled ahead of"
-              " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured.")
+        print(
+            "No GPU: Triton candidates are checked in Triton's interpreter on small shapes and compiled ahead of"
+            " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured."
+        )
     if not m.nvcc:
-        print("No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend.")
+        print(
+            "No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend."
+        )
     if not iso.ok:
-        print("Candidates cannot be sandboxed here: verify and optimize refuse to run them unless you pass"
-              " --no-sandbox (verdicts made so are marked and never cached).")
+        print(
+            "Candidates cannot be sandboxed here: verify and optimize refuse to run them unless you pass"
+            " --no-sandbox (verdicts made so are marked and never cached)."
+        )
     if not any(m.keys.values()):
-        print("No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
-              " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model.")
+        print(
+            "No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
+            " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model."
+        )
     return 0
 
 
@@ -59,9 +74,11 @@ def _interpreter_works() -> bool:
     import subprocess
     import sys
 
-    code = ("import torch, triton, triton.language as tl\n"
-            "@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p) + 1)\n"
-            "x = torch.zeros(1); k[(1,)](x); assert x.item() == 1\n")
+    code = (
+        "import torch, triton, triton.language as tl\n"
+        "@triton.jit\ndef k(p):\n    tl.store(p, tl.load(p) + 1)\n"
+        "x = torch.zeros(1); k[(1,)](x); assert x.item() == 1\n"
+    )
     import os
     import tempfile
 
@@ -70,8 +87,12 @@ def _interpreter_works() -> bool:
         with open(path, "w") as f:
             f.write(code)
         try:
-            r = subprocess.run([sys.executable, path], env={**os.environ, "TRITON_INTERPRET": "1"},
-                               capture_output=True, timeout=120)
+            r = subprocess.run(
+                [sys.executable, path],
+                env={**os.environ, "TRITON_INTERPRET": "1"},
+                capture_output=True,
+                timeout=120,
+            )
         except subprocess.TimeoutExpired:
             return False
     return r.returncode == 0

@@ -1,4 +1,5 @@
 """`kernelevo runs`, `show RUN`, `export RUN`, `report RUN`: looking back at searches."""
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,9 @@ def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     path = Path(args.store) if args.store else default_store_path()
     if not path.exists():
-        raise UserError(f"{path}: no results store here; run `kernelevo optimize` first or pass --store")
+        raise UserError(
+            f"{path}: no results store here; run `kernelevo optimize` first or pass --store"
+        )
     return Store(path)
 
 
@@ -55,8 +58,21 @@ def list_runs(args: argparse.Namespace) -> int:
     store = _store(args)
     runs = store.list_runs(args.limit)
     if args.json:
-        print(json.dumps([{"id": r.id, "task": r.task_path, "target": _target_name(r), "status": _status(store, r),
-                           "created_at": r.created_at, "summary": r.summary} for r in runs]))
+        print(
+            json.dumps(
+                [
+                    {
+                        "id": r.id,
+                        "task": r.task_path,
+                        "target": _target_name(r),
+                        "status": _status(store, r),
+                        "created_at": r.created_at,
+                        "summary": r.summary,
+                    }
+                    for r in runs
+                ]
+            )
+        )
         return 0
     if not runs:
         print("no runs yet; start one with `kernelevo optimize FILE::NAME`")
@@ -65,15 +81,25 @@ def list_runs(args: argparse.Namespace) -> int:
     for r in runs:
         s = r.summary or {}
         sp = s.get("speedup_eager")
-        rows.append((r.id, time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)), _status(store, r),
-                     _target_name(r), str(s.get("status") or "-"), f"{sp:.2f}x" if sp else "-",
-                     f"{(s.get('usage') or {}).get('tokens', 0):,}"))
+        rows.append(
+            (
+                r.id,
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at)),
+                _status(store, r),
+                _target_name(r),
+                str(s.get("status") or "-"),
+                f"{sp:.2f}x" if sp else "-",
+                f"{(s.get('usage') or {}).get('tokens', 0):,}",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     crashed = [r.id for r in runs if _status(store, r) == "crashed"]
     if crashed:
-        print(f"crashed runs stopped without finishing; continue one with `kernelevo optimize --resume {crashed[0]}`")
+        print(
+            f"crashed runs stopped without finishing; continue one with `kernelevo optimize --resume {crashed[0]}`"
+        )
     return 0
 
 
@@ -116,26 +142,38 @@ def _text(value, empty: str = "-") -> str:  # type: ignore[no-untyped-def]
 
 
 def show(args: argparse.Namespace) -> int:
-    from kernelevo.search.phase import Phase
 
     store = _store(args)
     run = _run(store, args.run)
     cands = store.candidates(run.id)
     if args.json:
-        print(json.dumps({"run": run.__dict__, "candidates": [{k: v for k, v in c.items() if k != "source"}
-                                                              for c in cands]}, default=str))
+        print(
+            json.dumps(
+                {
+                    "run": run.__dict__,
+                    "candidates": [{k: v for k, v in c.items() if k != "source"} for c in cands],
+                },
+                default=str,
+            )
+        )
         return 0
     s = run.summary or {}
     cfg = run.config or {}
     print(f"run {run.id} · {_status(store, run)} · {_target_name(run)} (task {run.task_path})")
     model = f" {cfg['model']}" if cfg.get("model") else ""
-    print(f"  provider {_text(cfg.get('provider'))}{model} · backend {_text(cfg.get('backend'))}"
-          f" · device {_text(cfg.get('device'))}")
+    print(
+        f"  provider {_text(cfg.get('provider'))}{model} · backend {_text(cfg.get('backend'))}"
+        f" · device {_text(cfg.get('device'))}"
+    )
     if s:
-        print(f"  result {_text(s.get('status'))} · best candidate {_text(s.get('best_candidate'), 'none')}"
-              f" · stop: {_text(s.get('stop_reason'))}")
+        print(
+            f"  result {_text(s.get('status'))} · best candidate {_text(s.get('best_candidate'), 'none')}"
+            f" · stop: {_text(s.get('stop_reason'))}"
+        )
         u = s.get("usage") or {}
-        print(f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {_text(s.get('counts'), 'none')}")
+        print(
+            f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {_text(s.get('counts'), 'none')}"
+        )
         for note in s.get("notes") or []:
             print(f"  note: {note}")
     for c in cands:
@@ -144,8 +182,10 @@ def show(args: argparse.Namespace) -> int:
             phase = Phase.of_row(c).label()
         except (KeyError, TypeError, ValueError):
             phase = _text(c.get("iteration"))
-        print(f"  #{c['id']:<4} {phase:<22} {c['origin']:<18} {c['backend']:<7} {c['status']:<14}"
-              f" {f'{sp:.2f}x' if sp else 'not timed':>9}  {(c['verdict'].get('reason') or '')[:90]}")
+        print(
+            f"  #{c['id']:<4} {phase:<22} {c['origin']:<18} {c['backend']:<7} {c['status']:<14}"
+            f" {f'{sp:.2f}x' if sp else 'not timed':>9}  {(c['verdict'].get('reason') or '')[:90]}"
+        )
     return 0
 
 

@@ -1,4 +1,5 @@
 """`kernelevo task FILE::NAME [--script S] [--out DIR]`: build a task from a target and check it runs."""
+
 from __future__ import annotations
 
 import argparse
@@ -8,11 +9,27 @@ from kernelevo.cli import UserError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("task", help="extract a target from your code into a KernelBench-format task")
-    p.add_argument("spec", metavar="FILE::NAME", help="file and target (name, qualname or id, see `kernelevo detect`)")
-    p.add_argument("--script", help="a script that calls the target; its shapes and dtypes become the example inputs")
-    p.add_argument("--out", help="folder for the task file (default .kernelevo/tasks in the working folder)")
-    p.add_argument("--timeout", type=float, default=300.0, help="seconds allowed for the script and for the check")
+    p = subparsers.add_parser(
+        "task", help="extract a target from your code into a KernelBench-format task"
+    )
+    p.add_argument(
+        "spec",
+        metavar="FILE::NAME",
+        help="file and target (name, qualname or id, see `kernelevo detect`)",
+    )
+    p.add_argument(
+        "--script",
+        help="a script that calls the target; its shapes and dtypes become the example inputs",
+    )
+    p.add_argument(
+        "--out", help="folder for the task file (default .kernelevo/tasks in the working folder)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="seconds allowed for the script and for the check",
+    )
     p.add_argument("--no-check", action="store_true", help="write the task without running it once")
     p.set_defaults(handler=run)
 
@@ -20,7 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def split_spec(spec: str) -> tuple[str, str]:
     path, sep, name = spec.partition("::")
     if not sep or not path or not name:
-        raise UserError(f"{spec}: expected FILE::NAME, e.g. model.py::RMSNorm (see `kernelevo detect FILE`)")
+        raise UserError(
+            f"{spec}: expected FILE::NAME, e.g. model.py::RMSNorm (see `kernelevo detect FILE`)"
+        )
     return path, name
 
 

@@ -1,4 +1,5 @@
 """`kernelevo verify TASK CANDIDATE [--json]`: is the candidate a correct replacement?"""
+
 from __future__ import annotations
 
 import argparse
@@ -9,25 +10,47 @@ from kernelevo.cli import UserError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("verify", help="check a candidate kernel against its task's PyTorch reference",
-                       description="Compile and check CANDIDATE (class ModelNew) against TASK (class Model). "
-                                   "Exit code 0 only when verified.")
+    p = sub.add_parser(
+        "verify",
+        help="check a candidate kernel against its task's PyTorch reference",
+        description="Compile and check CANDIDATE (class ModelNew) against TASK (class Model). "
+        "Exit code 0 only when verified.",
+    )
     p.add_argument("task", help="KernelBench-format task file")
     p.add_argument("candidate", help="candidate file defining class ModelNew")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--size", choices=["small", "default"], help="input shapes (default: small without a GPU)")
-    p.add_argument("--device", choices=["cpu", "cuda"], help="where to run (default: cuda when a GPU is found)")
+    p.add_argument(
+        "--size", choices=["small", "default"], help="input shapes (default: small without a GPU)"
+    )
+    p.add_argument(
+        "--device", choices=["cpu", "cuda"], help="where to run (default: cuda when a GPU is found)"
+    )
     p.add_argument("--timeout", type=float, help="seconds before the candidate is stopped")
     p.add_argument("--seed", type=int, help="base seed for the random input sets (default: fresh)")
-    p.add_argument("--no-cache", action="store_true", help="ignore a stored verdict for the same task and candidate")
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ignore a stored verdict for the same task and candidate",
+    )
     p.add_argument("--store", help="results store (default: .kernelevo/store.sqlite)")
-    p.add_argument("--no-sandbox", action="store_true",
-                   help="run candidates without isolation where the sandbox cannot start (verdicts say so)")
-    p.add_argument("--strict", action="store_true",
-                   help="every op in custom kernels: no library GEMM, convolution or attention (a benchmark's rule)")
-    p.add_argument("--allow-tf32", action="store_true",
-                   help="accept fp32 outputs at TF32 tolerance (baselines are then timed with TF32 too)")
-    p.add_argument("--allow-bf16", action="store_true", help="accept fp32 outputs at bf16 tolerance")
+    p.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run candidates without isolation where the sandbox cannot start (verdicts say so)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="every op in custom kernels: no library GEMM, convolution or attention (a benchmark's rule)",
+    )
+    p.add_argument(
+        "--allow-tf32",
+        action="store_true",
+        help="accept fp32 outputs at TF32 tolerance (baselines are then timed with TF32 too)",
+    )
+    p.add_argument(
+        "--allow-bf16", action="store_true", help="accept fp32 outputs at bf16 tolerance"
+    )
     p.set_defaults(handler=run)
 
 
@@ -38,11 +61,20 @@ def run(args: argparse.Namespace) -> int:
 
     store = Store(args.store) if args.store else Store()
     try:
-        verdict = verify_candidate(args.task, args.candidate, store=store, device=args.device, size=args.size,
-                                   timeout=args.timeout, seed=args.seed, use_cache=not args.no_cache,
-                                   strict=args.strict,
-                                   precision=tuple(p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16))
-                                                   if on))
+        verdict = verify_candidate(
+            args.task,
+            args.candidate,
+            store=store,
+            device=args.device,
+            size=args.size,
+            timeout=args.timeout,
+            seed=args.seed,
+            use_cache=not args.no_cache,
+            strict=args.strict,
+            precision=tuple(
+                p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on
+            ),
+        )
     except TaskError as exc:
         raise UserError(str(exc)) from exc
     if args.json:
@@ -54,10 +86,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
-    lines = [f"{verdict.status.upper()}: {verdict.reason}",
-             f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
-             f"{verdict.device.get('name', '?')}{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
-             f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}"]
+    lines = [
+        f"{verdict.status.upper()}: {verdict.reason}",
+        f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
+        f"{verdict.device.get('name', '?')}{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
+        f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}",
+    ]
     if verdict.isolation == "none":
         lines.append("  UNSANDBOXED: the candidate ran without isolation (--no-sandbox)")
     if verdict.kept_library_ops:
@@ -68,7 +102,9 @@ def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
         if not c.passed:
             lines.append(f"  FAILED {c.name}: {c.message}")
     if verdict.device.get("type") == "cpu" and verdict.status == "verified":
-        lines.append("  speed not measured: no GPU on this machine (correctness checked on the CPU)")
+        lines.append(
+            "  speed not measured: no GPU on this machine (correctness checked on the CPU)"
+        )
     if verdict.timings:
         t = verdict.timings
         lines.append(f"  timings: {json.dumps(t)[:400]}")

@@ -9,6 +9,7 @@ actor reports the cache key its environment gives, and the driver looks up and s
 
 Nodes need KernelEvo, torch and triton installed (the same versions as the driver).
 """
+
 from __future__ import annotations
 
 import logging
@@ -30,9 +31,19 @@ from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Verdict
 
 LOSSES: tuple[type[BaseException], ...] = tuple(
-    getattr(rex, n) for n in ("RayActorError", "ActorDiedError", "ActorUnavailableError", "WorkerCrashedError",
-                              "NodeDiedError", "ObjectLostError", "OwnerDiedError", "LocalRayletDiedError")
-    if hasattr(rex, n))
+    getattr(rex, n)
+    for n in (
+        "RayActorError",
+        "ActorDiedError",
+        "ActorUnavailableError",
+        "WorkerCrashedError",
+        "NodeDiedError",
+        "ObjectLostError",
+        "OwnerDiedError",
+        "LocalRayletDiedError",
+    )
+    if hasattr(rex, n)
+)
 MAX_ACTOR_LOSSES = 5  # per candidate, before it is given a runtime_error verdict
 
 
@@ -45,7 +56,9 @@ class _KeyRecorder:
         self.key = env_key
         return None
 
-    def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+    def put_verdict(
+        self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]
+    ) -> None:
         self.key = env_key
 
 
@@ -73,16 +86,29 @@ class EvalActor:
                 name = gpus[index] if index < len(gpus) else (gpus[0] if gpus else "unknown GPU")
             except (TypeError, ValueError):
                 name = gpus[0] if gpus else "unknown GPU"
-        return {"host": socket.gethostname(), "pid": os.getpid(), "gpu_index": index, "gpu_name": name,
-                "node_id": ray.get_runtime_context().get_node_id()}
+        return {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "gpu_index": index,
+            "gpu_name": name,
+            "node_id": ray.get_runtime_context().get_node_id(),
+        }
 
     def warm(self) -> bool:
         if not self.evaluator.runner.alive:
             self.evaluator.runner.start()
         return True
 
-    def evaluate(self, task_name: str, task_source: str, cand_name: str, cand_source: str, seed: int | None,
-                 size: str | None, timeout: float | None) -> dict[str, Any]:
+    def evaluate(
+        self,
+        task_name: str,
+        task_source: str,
+        cand_name: str,
+        cand_source: str,
+        seed: int | None,
+        size: str | None,
+        timeout: float | None,
+    ) -> dict[str, Any]:
         from kernelevo.verify import verify_candidate
 
         task_dir = self.dir / text_hash(task_source)[:16]
@@ -94,8 +120,16 @@ class EvalActor:
         cand_path.write_text(cand_source)
         recorder = _KeyRecorder()
         try:
-            verdict = verify_candidate(read_task(task_path), cand_path, evaluator=self.evaluator, store=recorder,
-                                       device=self.device, size=size, seed=seed, timeout=timeout)
+            verdict = verify_candidate(
+                read_task(task_path),
+                cand_path,
+                evaluator=self.evaluator,
+                store=recorder,
+                device=self.device,
+                size=size,
+                seed=seed,
+                timeout=timeout,
+            )
         except TaskError as exc:
             return {"task_error": str(exc)}
         finally:
@@ -124,17 +158,33 @@ def connect(cluster: str, workers: int | None = None) -> bool:
         try:
             ray.init(address=cluster, **kwargs)
         except (ConnectionError, RuntimeError, ValueError, TimeoutError) as exc:
-            raise DispatchError(f"--cluster {cluster}: cannot connect to a Ray cluster: {exc}") from exc
+            raise DispatchError(
+                f"--cluster {cluster}: cannot connect to a Ray cluster: {exc}"
+            ) from exc
     return True
 
 
 class RayDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` actors evaluate at once."""
 
-    def __init__(self, cluster: str = "auto", *, device: str | None = None, workers: int | None = None,
-                 store: Any = None, timeout: float | None = None, retries: int = 2, start_timeout: float = 300.0) -> None:
+    def __init__(
+        self,
+        cluster: str = "auto",
+        *,
+        device: str | None = None,
+        workers: int | None = None,
+        store: Any = None,
+        timeout: float | None = None,
+        retries: int = 2,
+        start_timeout: float = 300.0,
+    ) -> None:
         self._owns_ray = connect(cluster, workers)
-        self.store, self.timeout, self.retries, self.start_timeout = store, timeout, retries, start_timeout
+        self.store, self.timeout, self.retries, self.start_timeout = (
+            store,
+            timeout,
+            retries,
+            start_timeout,
+        )
         res = ray.cluster_resources()
         n_gpus = int(res.get("GPU", 0))
         self.device = device or ("cuda" if n_gpus else "cpu")
@@ -155,23 +205,37 @@ class RayDispatcher(PooledDispatcher):
                 ray.kill(actor, no_restart=True)
         if not len(self.pool):
             self.close()
-            raise DispatchError(f"no Ray worker started within {start_timeout:.0f} s "
-                                f"(each needs {'a GPU' if self.device == 'cuda' else 'a CPU'})")
+            raise DispatchError(
+                f"no Ray worker started within {start_timeout:.0f} s "
+                f"(each needs {'a GPU' if self.device == 'cuda' else 'a CPU'})"
+            )
 
     def _new_actor(self) -> Any:
         return _RemoteActor.options(max_restarts=0, **self._options).remote(self.device)
 
     def _slot(self, actor: Any, info: dict[str, Any]) -> Slot:
         where = f"gpu{info['gpu_index']}" if info["gpu_index"] is not None else f"pid{info['pid']}"
-        return Slot(f"{info['host']}/{where}", info["gpu_name"], actor, gpu_index=info["gpu_index"],
-                    host=info["host"], info=info)
+        return Slot(
+            f"{info['host']}/{where}",
+            info["gpu_name"],
+            actor,
+            gpu_index=info["gpu_index"],
+            host=info["host"],
+            info=info,
+        )
 
     def warm(self) -> None:
         ray.get([s.handle.warm.remote() for s in self.pool])
 
     # -- evaluation --------------------------------------------------------------------
-    def evaluate(self, task: str | Path | TaskFile, candidate: str | Path, seed: int | None = None, *,
-                 size: str | None = None) -> Verdict:
+    def evaluate(
+        self,
+        task: str | Path | TaskFile,
+        candidate: str | Path,
+        seed: int | None = None,
+        *,
+        size: str | None = None,
+    ) -> Verdict:
         task_file = task if isinstance(task, TaskFile) else read_task(task)
         cand = Path(candidate)
         if not cand.is_file():
@@ -185,16 +249,24 @@ class RayDispatcher(PooledDispatcher):
                 hit = self._cached(task_file, source, slot) if attempts == 1 else None
                 if hit is not None:
                     return annotate(hit, slot, attempts)
-                ref = slot.handle.evaluate.remote(task_file.name, task_file.source, cand.name, source, seed, size,
-                                                  self.timeout)
+                ref = slot.handle.evaluate.remote(
+                    task_file.name, task_file.source, cand.name, source, seed, size, self.timeout
+                )
                 try:
                     reply = ray.get(ref)
                 except LOSSES as exc:
                     actor_losses += 1
                     self._replace(slot)
                     if actor_losses > MAX_ACTOR_LOSSES:
-                        return annotate(Verdict("runtime_error", f"{actor_losses} Ray workers were lost while "
-                                                f"evaluating this candidate; last: {type(exc).__name__}"), slot, attempts)
+                        return annotate(
+                            Verdict(
+                                "runtime_error",
+                                f"{actor_losses} Ray workers were lost while "
+                                f"evaluating this candidate; last: {type(exc).__name__}",
+                            ),
+                            slot,
+                            attempts,
+                        )
                     with self._lock:
                         self.requeued += 1
                     continue
@@ -231,7 +303,9 @@ class RayDispatcher(PooledDispatcher):
     def _store(self, task_file: TaskFile, verdict: Verdict, key: str | None, slot: Slot) -> None:
         if self.store is None or key is None or verdict.status == "timeout":
             return
-        self.store.put_verdict(task_file.hash, verdict.candidate_hash, key, slot.stamp(verdict.to_dict()))
+        self.store.put_verdict(
+            task_file.hash, verdict.candidate_hash, key, slot.stamp(verdict.to_dict())
+        )
 
     # -- losing and replacing actors ---------------------------------------------------------
     def _replace(self, slot: Slot) -> None:
@@ -243,12 +317,16 @@ class RayDispatcher(PooledDispatcher):
             ray.kill(slot.handle, no_restart=True)
         except Exception:
             pass
-        threading.Thread(target=self._start_replacement, name="kernelevo-ray-replace", daemon=True).start()
+        threading.Thread(
+            target=self._start_replacement, name="kernelevo-ray-replace", daemon=True
+        ).start()
 
     def _start_replacement(self) -> None:
         actor = self._new_actor()
         try:
-            self.pool.add(self._slot(actor, ray.get(actor.info.remote(), timeout=self.start_timeout)))
+            self.pool.add(
+                self._slot(actor, ray.get(actor.info.remote(), timeout=self.start_timeout))
+            )
         except Exception:
             try:
                 ray.kill(actor, no_restart=True)
@@ -276,4 +354,3 @@ class RayDispatcher(PooledDispatcher):
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
             self._owns_ray = False
-

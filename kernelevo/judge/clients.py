@@ -5,6 +5,7 @@ sent; what comes back from a candidate process is data (descriptors, counts, its
 failure), and any failure it reports, or a crash, a time limit or a harness patch, is
 the candidate's.
 """
+
 from __future__ import annotations
 
 import secrets
@@ -19,7 +20,9 @@ CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected",
 class CandidateFailed(Exception):
     def __init__(self, status: str, reason: str, log: str = "") -> None:
         super().__init__(reason)
-        self.status = status if status in CANDIDATE_FAILURES or status == "timeout" else "runtime_error"
+        self.status = (
+            status if status in CANDIDATE_FAILURES or status == "timeout" else "runtime_error"
+        )
         self.reason, self.log = reason, log
 
 
@@ -34,13 +37,19 @@ class JudgeClient:
     def ask(self, op: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
         nonce = secrets.token_hex(16)
         try:
-            reply = self.worker.request({"op": op, "nonce": nonce, **fields}, timeout or self.timeout)
+            reply = self.worker.request(
+                {"op": op, "nonce": nonce, **fields}, timeout or self.timeout
+            )
         except WorkerError as exc:
-            raise JudgeFailed(f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
-                              f"{op}: {exc}") from exc
+            raise JudgeFailed(
+                f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
+                f"{op}: {exc}"
+            ) from exc
         if reply.get("nonce") != nonce:
             self.worker.kill()  # its pipe carried a frame it did not write: start a fresh one
-            raise JudgeFailed(f"a reply to {op} did not come from the judge (wrong nonce); the channel was tampered with")
+            raise JudgeFailed(
+                f"a reply to {op} did not come from the judge (wrong nonce); the channel was tampered with"
+            )
         if "task_error" in reply:
             raise TaskError(reply["task_error"])
         if "error" in reply or "channel_error" in reply:
@@ -60,48 +69,86 @@ class CandidateClient:
         reply = self.host.request({**message, "nonce": nonce}, timeout)
         if reply.get("nonce") != nonce:
             self.host.kill()  # the pipe carried a frame the host did not write: a fresh host for the next one
-            raise CandidateFailed("rejected", "a frame on the runner's channel did not come from the runner host: "
-                                  "the candidate forged protocol frames")
+            raise CandidateFailed(
+                "rejected",
+                "a frame on the runner's channel did not come from the runner host: "
+                "the candidate forged protocol frames",
+            )
         return reply
 
     def open(self) -> None:
         try:
             reply = self._request({"op": "open"}, 60)
         except WorkerError as exc:
-            raise CandidateFailed("runtime_error", f"the candidate process could not start: {exc}") from exc
+            raise CandidateFailed(
+                "runtime_error", f"the candidate process could not start: {exc}"
+            ) from exc
         self.open_pid = reply.get("opened")
 
-    def ask(self, op: str, when: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
+    def ask(
+        self, op: str, when: str, timeout: float | None = None, **fields: Any
+    ) -> dict[str, Any]:
         limit = timeout or self.timeout
         try:
             path = fields.pop("candidate_path", None)
-            outer = self._request({"op": "candidate", "timeout": limit, "request": {"op": op, **fields},
-                                   **({"candidate_path": path} if path else {})}, limit + 30)
+            outer = self._request(
+                {
+                    "op": "candidate",
+                    "timeout": limit,
+                    "request": {"op": op, **fields},
+                    **({"candidate_path": path} if path else {}),
+                },
+                limit + 30,
+            )
         except WorkerError as exc:
-            raise CandidateFailed("timeout" if exc.kind == "timeout" else "runtime_error",
-                                  f"the runner host failed while {when}: {exc}", exc.log) from exc
+            raise CandidateFailed(
+                "timeout" if exc.kind == "timeout" else "runtime_error",
+                f"the runner host failed while {when}: {exc}",
+                exc.log,
+            ) from exc
         if "child_timeout" in outer:
-            raise CandidateFailed("timeout", f"time limit of {limit:.0f} s reached while {when}; the candidate process "
-                                  "was stopped (infinite loop or hang?)", self.host.log_tail())
+            raise CandidateFailed(
+                "timeout",
+                f"time limit of {limit:.0f} s reached while {when}; the candidate process "
+                "was stopped (infinite loop or hang?)",
+                self.host.log_tail(),
+            )
         if "child_exit" in outer:
             how = outer["child_exit"]
-            what = (f"was killed by {how} (out of memory, or killed from outside)" if how == "signal 9"
-                    else f"crashed ({how})" if how.startswith("signal") else f"exited ({how})")
-            raise CandidateFailed("runtime_error", f"the candidate process {what} while {when}", self.host.log_tail())
+            what = (
+                f"was killed by {how} (out of memory, or killed from outside)"
+                if how == "signal 9"
+                else f"crashed ({how})"
+                if how.startswith("signal")
+                else f"exited ({how})"
+            )
+            raise CandidateFailed(
+                "runtime_error", f"the candidate process {what} while {when}", self.host.log_tail()
+            )
         reply = outer.get("reply")
         if not isinstance(reply, dict):
-            raise CandidateFailed("runtime_error", f"the candidate process answered {when} with no data")
+            raise CandidateFailed(
+                "runtime_error", f"the candidate process answered {when} with no data"
+            )
         if reply.get("integrity_violation"):
             patched = [str(p)[:120] for p in reply["integrity_violation"]][:5]
-            raise CandidateFailed("rejected", f"the candidate left the harness altered ({', '.join(patched)}); "
-                                  "patching the harness or leaving threads behind is not allowed")
+            raise CandidateFailed(
+                "rejected",
+                f"the candidate left the harness altered ({', '.join(patched)}); "
+                "patching the harness or leaving threads behind is not allowed",
+            )
         failure = reply.get("failure")
         if isinstance(failure, dict):
-            raise CandidateFailed(str(failure.get("status")), str(failure.get("reason"))[:3000],
-                                  str(failure.get("log") or "")[-3000:])
+            raise CandidateFailed(
+                str(failure.get("status")),
+                str(failure.get("reason"))[:3000],
+                str(failure.get("log") or "")[-3000:],
+            )
         if "error" in reply:
-            raise CandidateFailed("runtime_error", f"the candidate process failed while {when}: "
-                                  f"{str(reply['error'])[:800]}")
+            raise CandidateFailed(
+                "runtime_error",
+                f"the candidate process failed while {when}: {str(reply['error'])[:800]}",
+            )
         return reply
 
     def close(self) -> None:

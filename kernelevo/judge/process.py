@@ -7,6 +7,7 @@ the same buffers. Baseline timings and the roofline are taken here too, where no
 candidate can slow the reference down or patch a timer. Every reply echoes the
 request's nonce, so a frame a candidate forged on some pipe is not taken for the judge's.
 """
+
 from __future__ import annotations
 
 import gc
@@ -16,7 +17,15 @@ from typing import Any
 import torch
 
 from kernelevo.judge.outputs import compare_any_size
-from kernelevo.judge.reference import GiB, Reference, TaskProblem, available_bytes, fingerprint, nbytes, tensors
+from kernelevo.judge.reference import (
+    GiB,
+    Reference,
+    TaskProblem,
+    available_bytes,
+    fingerprint,
+    nbytes,
+    tensors,
+)
 from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, open_tensor, placed
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
@@ -25,9 +34,18 @@ MAX_TIMING_SETS = 8
 
 
 def _summary(args: list[Any]) -> list[dict[str, Any]]:
-    return [{"kind": "tensor", "shape": list(a.shape), "dtype": str(a.dtype).replace("torch.", ""),
-             "device": a.device.type, "contiguous": a.is_contiguous()} if isinstance(a, torch.Tensor)
-            else {"kind": "value", "repr": repr(a)[:200]} for a in args]
+    return [
+        {
+            "kind": "tensor",
+            "shape": list(a.shape),
+            "dtype": str(a.dtype).replace("torch.", ""),
+            "device": a.device.type,
+            "contiguous": a.is_contiguous(),
+        }
+        if isinstance(a, torch.Tensor)
+        else {"kind": "value", "repr": repr(a)[:200]}
+        for a in args
+    ]
 
 
 def _release(device: torch.device, large: bool = True) -> None:
@@ -66,7 +84,9 @@ class Judge:
         device = torch.device(req.get("device") or "cpu")
         key = f"{req['task_hash']}|{req.get('size')}|{device}"
         if key not in self.refs:
-            self.refs = {key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)}
+            self.refs = {
+                key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)
+            }
         return self.refs[key]
 
     # -- the task on its own, before any candidate (task faults) --------------------------
@@ -89,13 +109,26 @@ class Judge:
         self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
         model = ref.build(int(req["seed"]), randomise=False)
         self.initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        initial = {k: export_tensor(v, self.folder, f"w0-{i}", self.via) for i, (k, v) in enumerate(self.initial.items())}
+        initial = {
+            k: export_tensor(v, self.folder, f"w0-{i}", self.via)
+            for i, (k, v) in enumerate(self.initial.items())
+        }
         ref.randomise()
-        weights = {k: export_tensor(v, self.folder, f"w-{i}", self.via)
-                   for i, (k, v) in enumerate(model.state_dict().items())}
-        self.ipc_probe = torch.ones(1, device=ref.device)  # opened first: does CUDA IPC cross into the candidate?
-        return {"init": export_values(list(ref.init), self.folder, "init", self.via), "weights": weights,
-                "initial": initial, "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via), "need_gib": round(need.total / GiB, 3), "n_extra": ref.n_extra()}
+        weights = {
+            k: export_tensor(v, self.folder, f"w-{i}", self.via)
+            for i, (k, v) in enumerate(model.state_dict().items())
+        }
+        self.ipc_probe = torch.ones(
+            1, device=ref.device
+        )  # opened first: does CUDA IPC cross into the candidate?
+        return {
+            "init": export_values(list(ref.init), self.folder, "init", self.via),
+            "weights": weights,
+            "initial": initial,
+            "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via),
+            "need_gib": round(need.total / GiB, 3),
+            "n_extra": ref.n_extra(),
+        }
 
     def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:
         """The reference keeps the weights the seed gave it (no weights could be matched)."""
@@ -125,7 +158,9 @@ class Judge:
         if self.precision_failure is None:
             self.precision_failure = (message, detail)
         self.precision = level
-        self.precision_rel_l2 = max(self.precision_rel_l2, float(detail2.get("rel_l2", detail.get("rel_l2", 0.0))))
+        self.precision_rel_l2 = max(
+            self.precision_rel_l2, float(detail2.get("rel_l2", detail.get("rel_l2", 0.0)))
+        )
         return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
 
     def _share(self, values: list[Any], prefix: str) -> tuple[list[Any], list[Any]]:
@@ -134,20 +169,31 @@ class Judge:
         write (a thread it left behind could change shared inputs while the reference runs)."""
         assert self.ref is not None
         cuda = self.ref.device.type == "cuda"
-        copies = [v.clone() if isinstance(v, torch.Tensor) else v for v in values] if cuda and self.via == "ipc" \
+        copies = (
+            [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+            if cuda and self.via == "ipc"
             else values
+        )
         descs = export_values(copies, self.folder, prefix, self.via)
         if cuda and self.via == "ipc":
             return descs, copies
-        return descs, [open_tensor(d["tensor"], self.folder, 1 << 62) for d in descs
-                       if isinstance(d, dict) and "tensor" in d]
+        return descs, [
+            open_tensor(d["tensor"], self.folder, 1 << 62)
+            for d in descs
+            if isinstance(d, dict) and "tensor" in d
+        ]
 
     def op_inputs(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
         name = str(req["set"])
         values = self.ref.inputs(int(req["seed"]), req.get("extra"))
         descs, shared = self._share(values, f"in-{name}")
-        self.sets[name] = {"args": values, "shared": shared, "print": fingerprint(shared), "out": None}
+        self.sets[name] = {
+            "args": values,
+            "shared": shared,
+            "print": fingerprint(shared),
+            "out": None,
+        }
         return {"args": descs, "summary": _summary(values)}
 
     def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -172,31 +218,59 @@ class Judge:
         for spec in specs:
             dtype = DTYPES.get(spec.get("dtype")) if isinstance(spec, dict) else None
             shape = spec.get("shape") if isinstance(spec, dict) else None
-            if dtype is None or not isinstance(shape, list) or not all(isinstance(n, int) and n >= 0 for n in shape):
+            if (
+                dtype is None
+                or not isinstance(shape, list)
+                or not all(isinstance(n, int) and n >= 0 for n in shape)
+            ):
                 return {"channel_error": "malformed output spec"}
             numel = 1
             for n in shape:
                 numel *= n
             total += numel * torch.empty((), dtype=dtype).element_size()
             if total > limit:
-                return {"channel_error": f"outputs of {total} bytes are more than this task can produce"}
-            self.outbufs.append(torch.full(shape, float("nan"), dtype=dtype, device=self.ref.device)
-                                if dtype.is_floating_point else torch.empty(shape, dtype=dtype, device=self.ref.device))
-        return {"buffers": [export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)]}
+                return {
+                    "channel_error": f"outputs of {total} bytes are more than this task can produce"
+                }
+            self.outbufs.append(
+                torch.full(shape, float("nan"), dtype=dtype, device=self.ref.device)
+                if dtype.is_floating_point
+                else torch.empty(shape, dtype=dtype, device=self.ref.device)
+            )
+        return {
+            "buffers": [
+                export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)
+            ]
+        }
 
     def op_compare(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
         s = self.sets[str(req["set"])]
         label = str(req.get("label") or "input set")
         checks: list[Check] = []
-        changed = [i for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"])) if a != b]
-        checks.append(Check("inputs_unchanged", not changed,
-                            f"{label}: inputs were modified by the candidate (input {changed}); a kernel must not "
-                            "write its inputs" if changed else "inputs unchanged"))
+        changed = [
+            i for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"])) if a != b
+        ]
+        checks.append(
+            Check(
+                "inputs_unchanged",
+                not changed,
+                f"{label}: inputs were modified by the candidate (input {changed}); a kernel must not "
+                "write its inputs"
+                if changed
+                else "inputs unchanged",
+            )
+        )
         aliased = req.get("aliased") or []
-        checks.append(Check("no_alias", not aliased,
-                            f"{label}: output {aliased} aliases an input or a parameter; allocate new outputs"
-                            if aliased else "outputs are fresh memory"))
+        checks.append(
+            Check(
+                "no_alias",
+                not aliased,
+                f"{label}: output {aliased} aliases an input or a parameter; allocate new outputs"
+                if aliased
+                else "outputs are fresh memory",
+            )
+        )
         if changed or aliased:
             return {"checks": [c.__dict__ for c in checks]}
         outs: list[Any] = []
@@ -216,22 +290,38 @@ class Judge:
             elif "tensor" in item:
                 if not item.get("plain", False):
                     problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
-                outs.append(placed(item["tensor"], open_tensor(item["tensor"], self.folder,
-                                                               max(4 * nbytes([s["out"]]), 1 << 20))))
+                outs.append(
+                    placed(
+                        item["tensor"],
+                        open_tensor(
+                            item["tensor"], self.folder, max(4 * nbytes([s["out"]]), 1 << 20)
+                        ),
+                    )
+                )
             elif "value" in item:
                 outs.append(item["value"])
             else:
-                problem = f"output {i}: expected a plain torch.Tensor, got {str(item.get('other'))[:60]}"
+                problem = (
+                    f"output {i}: expected a plain torch.Tensor, got {str(item.get('other'))[:60]}"
+                )
         if problem:
             passed, message, detail = False, problem, {}
         else:
             with torch.no_grad():
-                passed, message, detail = self._compare(s["out"], outs if len(outs) != 1 else outs[0])
+                passed, message, detail = self._compare(
+                    s["out"], outs if len(outs) != 1 else outs[0]
+                )
         del outs
         self.outbufs = []
-        checks.append(Check(str(req.get("name") or f"match[{label}]"), passed,
-                            f"{label}: {message}" + str(req.get("suffix") if not passed and req.get("suffix") else ""),
-                            detail))
+        checks.append(
+            Check(
+                str(req.get("name") or f"match[{label}]"),
+                passed,
+                f"{label}: {message}"
+                + str(req.get("suffix") if not passed and req.get("suffix") else ""),
+                detail,
+            )
+        )
         if self.ref.device.type == "cuda":
             torch.cuda.ipc_collect()
         return {"checks": [c.__dict__ for c in checks]}
@@ -264,8 +354,9 @@ class Judge:
         self.timing_shared: list[list[Any]] = []
         self.ref_ops = set()
         if self.ref is not None:
-            large = self.ref.model is not None and sum(p.numel() * p.element_size()
-                                                       for p in self.ref.model.parameters()) > (256 << 20)
+            large = self.ref.model is not None and sum(
+                p.numel() * p.element_size() for p in self.ref.model.parameters()
+            ) > (256 << 20)
             self.ref.model = None
             _release(self.ref.device, large)
         return {"reference_ops": ops}
@@ -275,7 +366,12 @@ class Judge:
         candidate process's counts and this process's comparisons."""
         from types import SimpleNamespace
 
-        from kernelevo.verify.opwatch import describe_split, is_neutral, library_op_check, needs_profile
+        from kernelevo.verify.opwatch import (
+            describe_split,
+            is_neutral,
+            library_op_check,
+            needs_profile,
+        )
         from kernelevo.verify.policy import contribution_check, precision_check
 
         assert self.ref is not None
@@ -283,27 +379,53 @@ class Judge:
         strict = bool(req.get("strict"))
         lib = library_op_check(self.ref_ops, cand_ops, list(req.get("allowed") or []), strict)
         checks = [lib]
-        facts = SimpleNamespace(custom_calls=int(req.get("custom_calls") or 0),
-                                untraced_outputs=[str(u) for u in req.get("untraced") or []], task=self.ref.module,
-                                precision=self.precision, precision_failure=self.precision_failure,
-                                precision_rel_l2=self.precision_rel_l2)
-        contributes = contribution_check(facts, int(req.get("launches") or 0)) if lib.passed else None
+        facts = SimpleNamespace(
+            custom_calls=int(req.get("custom_calls") or 0),
+            untraced_outputs=[str(u) for u in req.get("untraced") or []],
+            task=self.ref.module,
+            precision=self.precision,
+            precision_failure=self.precision_failure,
+            precision_rel_l2=self.precision_rel_l2,
+        )
+        contributes = (
+            contribution_check(facts, int(req.get("launches") or 0)) if lib.passed else None
+        )
         if contributes is not None:
             checks.append(contributes)
         precision = precision_check(facts, {"precision": list(req.get("precision") or [])})
         kept = lib.detail.get("kept", [])
-        split = describe_split(kept, lib.detail.get("replaced", []), int(req.get("kernels") or 0) or 1,
-                               str(req.get("backend") or "triton")) if kept else ""
-        return {"checks": [c.__dict__ for c in checks], "precision": precision.__dict__ if precision else None,
-                "library_ops": sorted(n for n in cand_ops if not is_neutral(n)), "kept": kept, "split": split,
-                "needs_profile": needs_profile(req.get("backend"), self.ref_ops)}
+        split = (
+            describe_split(
+                kept,
+                lib.detail.get("replaced", []),
+                int(req.get("kernels") or 0) or 1,
+                str(req.get("backend") or "triton"),
+            )
+            if kept
+            else ""
+        )
+        return {
+            "checks": [c.__dict__ for c in checks],
+            "precision": precision.__dict__ if precision else None,
+            "library_ops": sorted(n for n in cand_ops if not is_neutral(n)),
+            "kept": kept,
+            "split": split,
+            "needs_profile": needs_profile(req.get("backend"), self.ref_ops),
+        }
 
     def op_kernel_policy(self, req: dict[str, Any]) -> dict[str, Any]:
         from kernelevo.verify.opwatch import kernel_check, own_kernel_names
 
         own = set(req.get("launched") or []) | own_kernel_names(str(req.get("source") or ""))
-        return {"check": kernel_check(list(req.get("names") or []), self.ref_ops, list(req.get("allowed") or []),
-                                      own, bool(req.get("strict"))).__dict__}
+        return {
+            "check": kernel_check(
+                list(req.get("names") or []),
+                self.ref_ops,
+                list(req.get("allowed") or []),
+                own,
+                bool(req.get("strict")),
+            ).__dict__
+        }
 
     # -- timing ----------------------------------------------------------------------------
     def op_timing_sets(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -313,9 +435,15 @@ class Judge:
         _release(self.ref.device)
         first = self.ref.inputs(int(req.get("seed") or 0))
         per_set = max(nbytes(first), 1)
-        room = int((available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0)) * 0.25 // per_set)
+        room = int(
+            (available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0))
+            * 0.25
+            // per_set
+        )
         n = max(1, min(MAX_TIMING_SETS, room))
-        self.timing_sets = [first] + [self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)]
+        self.timing_sets = [first] + [
+            self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)
+        ]
         descs, self.timing_shared = [], []
         for i, values in enumerate(self.timing_sets):
             d, shared = self._share(values, f"time-{i}")
@@ -339,22 +467,30 @@ class Judge:
 
         assert self.ref is not None
         base = self.baselines[str(req["key"])]
-        ok, why, detail = bound(base["work"], bool(base["tf32"]), float(req["candidate_ms"]),
-                                float(base["eager"]["median_ms"]), self.ref.device)
+        ok, why, detail = bound(
+            base["work"],
+            bool(base["tf32"]),
+            float(req["candidate_ms"]),
+            float(base["eager"]["median_ms"]),
+            self.ref.device,
+        )
         return {"plausible": ok, "note": why, "roofline": detail}
 
     def op_check_timed_output(self, req: dict[str, Any]) -> dict[str, Any]:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None
-        self.sets["timed"] = {"args": self.timing_sets[0], "shared": self.timing_shared[0], "print": self.timed_print,
-                              "out": None}
+        self.sets["timed"] = {
+            "args": self.timing_sets[0],
+            "shared": self.timing_shared[0],
+            "print": self.timed_print,
+            "out": None,
+        }
         self.sets["timed"]["out"] = self.ref.forward(self.timing_sets[0])
         return self.op_compare({**req, "set": "timed", "name": "timed_calls_output"})
 
 
 def main() -> int:
     from kernelevo.worker.main import serve
-
     from kernelevo.worker.warmup import warm_up
 
     judge = Judge()

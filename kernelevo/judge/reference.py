@@ -4,11 +4,13 @@ The reference is the user's code: trusted differently from a candidate, but it c
 be broken. Everything it does wrong is raised as TaskProblem with what to fix, so a
 broken task is never reported as a candidate's failure.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -61,11 +63,15 @@ class MemoryNeed:
         # judge: weights, one input set and the copy the candidate sees, the reference's output and
         # intermediates (about one more output), the mapped candidate output; candidate: its weights,
         # output and intermediates
-        return 2 * self.weights + 2 * self.inputs + 4 * self.outputs + max(self.inputs, self.outputs)
+        return (
+            2 * self.weights + 2 * self.inputs + 4 * self.outputs + max(self.inputs, self.outputs)
+        )
 
     def describe(self) -> str:
-        return (f"~{self.total / GiB:.1f} GiB (inputs {self.inputs / GiB:.2f} GiB per set, outputs "
-                f"{self.outputs / GiB:.2f} GiB, weights {self.weights / GiB:.2f} GiB)")
+        return (
+            f"~{self.total / GiB:.1f} GiB (inputs {self.inputs / GiB:.2f} GiB per set, outputs "
+            f"{self.outputs / GiB:.2f} GiB, weights {self.weights / GiB:.2f} GiB)"
+        )
 
 
 def available_bytes(device: torch.device) -> int:
@@ -88,12 +94,16 @@ class Reference:
         try:
             self.module = load_task_module(path, size)
         except Exception as exc:
-            raise TaskProblem(f"{task_location(exc, path)}: cannot load task: {type(exc).__name__}: {exc}") from exc
+            raise TaskProblem(
+                f"{task_location(exc, path)}: cannot load task: {type(exc).__name__}: {exc}"
+            ) from exc
         self.tolerance = self.module.__dict__.get("TOLERANCE")
         self.init = self.call(lambda: list(self.module.get_init_inputs()), "get_init_inputs()")
         for i, v in enumerate(flatten_outputs(self.init)):
             if not (v is None or isinstance(v, (bool, int, float, str, torch.Tensor))):
-                raise TaskProblem(f"{path}: get_init_inputs() item {i} is a {type(v).__name__}; give plain values")
+                raise TaskProblem(
+                    f"{path}: get_init_inputs() item {i} is a {type(v).__name__}; give plain values"
+                )
         self.model: torch.nn.Module | None = None
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
@@ -102,19 +112,27 @@ class Reference:
         except TaskProblem:
             raise
         except BaseException as exc:  # SystemExit from the user's code is the task's fault too
-            raise TaskProblem(f"{task_location(exc, self.path)}: {what} raised {type(exc).__name__}: {exc}") from exc
+            raise TaskProblem(
+                f"{task_location(exc, self.path)}: {what} raised {type(exc).__name__}: {exc}"
+            ) from exc
 
     def need(self) -> MemoryNeed:
         """Run get_inputs() and the forward on meta tensors: shapes and bytes without allocating."""
         with torch.device("meta"):
             inputs = self.call(lambda: list(self.module.get_inputs()), "get_inputs()")
             model = self.call(lambda: self.module.Model(*self.init), "Model(*get_init_inputs())")
-        weights = sum(p.numel() * p.element_size() for p in list(model.parameters()) + list(model.buffers()))
+        weights = sum(
+            p.numel() * p.element_size() for p in list(model.parameters()) + list(model.buffers())
+        )
         in_bytes = nbytes(inputs)
         try:
             with torch.no_grad():
-                out_bytes = nbytes(flatten_outputs(model(*[to_device(a, torch.device("meta")) for a in inputs])))
-        except Exception:  # data-dependent ops cannot run on meta: assume outputs as large as inputs
+                out_bytes = nbytes(
+                    flatten_outputs(model(*[to_device(a, torch.device("meta")) for a in inputs]))
+                )
+        except (
+            Exception
+        ):  # data-dependent ops cannot run on meta: assume outputs as large as inputs
             out_bytes = in_bytes
         return MemoryNeed(in_bytes, out_bytes, weights)
 
@@ -122,9 +140,11 @@ class Reference:
         need = self.need()
         have = available_bytes(self.device)
         if need.total > 0.9 * have:
-            raise TaskProblem(f"{self.path}: the task needs {need.describe()} but the {self.device.type} has "
-                              f"{have / GiB:.1f} GiB free; make the shapes in get_inputs() smaller (or add "
-                              "SMALL = {...} overrides and verify with --size small)")
+            raise TaskProblem(
+                f"{self.path}: the task needs {need.describe()} but the {self.device.type} has "
+                f"{have / GiB:.1f} GiB free; make the shapes in get_inputs() smaller (or add "
+                "SMALL = {...} overrides and verify with --size small)"
+            )
         return need
 
     def build(self, seed: int, randomise: bool = True) -> torch.nn.Module:
@@ -148,19 +168,27 @@ class Reference:
 
     def inputs(self, seed: int, extra: int | None = None) -> list[Any]:
         torch.manual_seed(seed)
-        with torch.device(self.device):  # random inputs drawn on the device: CPU generation of GBs takes seconds
+        with torch.device(
+            self.device
+        ):  # random inputs drawn on the device: CPU generation of GBs takes seconds
             if extra is None:
                 values = self.call(lambda: list(self.module.get_inputs()), "get_inputs()")
             else:
-                extras = self.call(lambda: list(self.module.get_extra_inputs()), "get_extra_inputs()")
+                extras = self.call(
+                    lambda: list(self.module.get_extra_inputs()), "get_extra_inputs()"
+                )
                 values = list(extras[extra])
         for i, t in enumerate(tensors(values)):
             if t.is_floating_point() and t.numel() and not bool(t.any()):
-                raise TaskProblem(f"{self.path}: get_inputs() returned an all-zero tensor (input {i}); "
-                                  "inputs must be random")
+                raise TaskProblem(
+                    f"{self.path}: get_inputs() returned an all-zero tensor (input {i}); "
+                    "inputs must be random"
+                )
             if t.is_floating_point() and t.numel() and not bool(torch.isfinite(t).all()):
-                raise TaskProblem(f"{self.path}: get_inputs() returned NaN or Inf values (input {i}); "
-                                  "inputs must be finite")
+                raise TaskProblem(
+                    f"{self.path}: get_inputs() returned NaN or Inf values (input {i}); "
+                    "inputs must be finite"
+                )
         return to_device(values, self.device)
 
     def n_extra(self) -> int:
@@ -187,15 +215,23 @@ def fingerprint(values: list[Any]) -> list[int]:
     for t in tensors(values):
         flat = t.detach().reshape(-1)
         if flat.dtype.is_floating_point or flat.dtype.is_complex:
-            width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[flat.element_size()]
-            flat = flat.contiguous().view(width) if not flat.dtype.is_complex else torch.view_as_real(flat).reshape(-1)
+            width = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[
+                flat.element_size()
+            ]
+            flat = (
+                flat.contiguous().view(width)
+                if not flat.dtype.is_complex
+                else torch.view_as_real(flat).reshape(-1)
+            )
             if flat.dtype.is_floating_point:
                 flat = flat.contiguous().view({4: torch.int32, 8: torch.int64}[flat.element_size()])
         total = 0
         step = 1 << 24
         for start in range(0, flat.numel(), step):
-            chunk = flat[start:start + step].to(torch.int64)
-            weights = torch.arange(start + 1, start + 1 + chunk.numel(), device=chunk.device, dtype=torch.int64)
+            chunk = flat[start : start + step].to(torch.int64)
+            weights = torch.arange(
+                start + 1, start + 1 + chunk.numel(), device=chunk.device, dtype=torch.int64
+            )
             total = (total * 1000003 + int((chunk * weights).sum()) + int(chunk.sum())) % (1 << 61)
         out.append(total)
     return out

@@ -7,6 +7,7 @@ allocations in the candidate process, inputs fingerprinted by the judge before a
 after, new values written by the judge into the same buffers, extra shapes. Input sets
 are handled one at a time and dropped on both sides before the next (the memory plan).
 """
+
 from __future__ import annotations
 
 import os
@@ -35,15 +36,32 @@ def exchange_folder(ev: Any = None) -> str:
 
 
 class Session:
-    def __init__(self, task: TaskFile, cand_path: Path, backend: str, ev: Any, device: str, size: str,
-                 timeout: float, seed: int | None, compile_mode: str | None = "default",
-                 max_time_s: float = 10.0, policy: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        task: TaskFile,
+        cand_path: Path,
+        backend: str,
+        ev: Any,
+        device: str,
+        size: str,
+        timeout: float,
+        seed: int | None,
+        compile_mode: str | None = "default",
+        max_time_s: float = 10.0,
+        policy: dict[str, Any] | None = None,
+    ) -> None:
         """`policy`: the user's choices (strict, accepted precision levels, compile mode, timing budget)."""
         self.policy_args = dict(policy or {})
         self.compile_mode = self.policy_args.get("compile_mode", compile_mode)
         self.max_time_s = float(self.policy_args.get("max_time_s", max_time_s))
         self.custom_calls, self.untraced = 0, []
-        self.task, self.cand_path, self.backend, self.device, self.size = task, Path(cand_path), backend, device, size
+        self.task, self.cand_path, self.backend, self.device, self.size = (
+            task,
+            Path(cand_path),
+            backend,
+            device,
+            size,
+        )
         self.judge = JudgeClient(ev.judge, timeout)
         self.cand = CandidateClient(ev.runner, timeout)
         self.ev = ev
@@ -56,8 +74,12 @@ class Session:
         self.need_gib: float | None = None
 
     def common(self) -> dict[str, Any]:
-        return {"task_path": str(self.task.path), "task_hash": self.task.hash, "size": self.size,
-                "device": self.device}
+        return {
+            "task_path": str(self.task.path),
+            "task_hash": self.task.hash,
+            "size": self.size,
+            "device": self.device,
+        }
 
     def fail_on(self, replies: list[dict[str, Any]]) -> None:
         for check in (Check(**c) for r in replies for c in r["checks"]):
@@ -70,12 +92,16 @@ class Session:
         the outputs): claims that can only count against it."""
         self.launches += int(out.get("launches") or 0)
         self.custom_calls += int(out.get("custom_calls") or 0)
-        self.untraced += [f"output {i} ({label})" for i in (out.get("untraced") or []) if isinstance(i, int)]
+        self.untraced += [
+            f"output {i} ({label})" for i in (out.get("untraced") or []) if isinstance(i, int)
+        ]
 
     def delivered(self, out: dict[str, Any], when: str) -> dict[str, Any]:
         """CUDA outputs reach the judge by copy into buffers it exports (CUDA IPC crosses into a
         sandbox, not out of one); other outputs are already described."""
-        pending = [o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o]
+        pending = [
+            o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o
+        ]
         if pending:
             buffers = self.judge.ask("out_buffers", specs=pending)["buffers"]
             self.cand.ask("copy_out", f"handing over the outputs of {when}", buffers=buffers)
@@ -90,32 +116,55 @@ class Session:
                 except OSError:
                     pass
 
-    def one_set(self, name: str, label: str, seed: int, candidate_first: bool, rerun: int | None,
-                extra: int | None = None) -> None:
+    def one_set(
+        self,
+        name: str,
+        label: str,
+        seed: int,
+        candidate_first: bool,
+        rerun: int | None,
+        extra: int | None = None,
+    ) -> None:
         t0 = time.perf_counter()
         inp = self.judge.ask("inputs", set=name, seed=seed, extra=extra)
         self.inputs.append(inp["summary"])
         when = f"running forward on {label}"
         if candidate_first:
-            out = self.delivered(self.cand.ask("run", when, set=name, args=inp["args"], label=label), label)
+            out = self.delivered(
+                self.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+            )
             self.judge.ask("reference", set=name)
         else:
             self.judge.ask("reference", set=name)
-            out = self.delivered(self.cand.ask("run", when, set=name, args=inp["args"], label=label), label)
+            out = self.delivered(
+                self.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+            )
         self._facts(out, label)
-        verdict = self.judge.ask("compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"),
-                                 label=label)
+        verdict = self.judge.ask(
+            "compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label
+        )
         self._drop_outputs(out.get("outputs") or [])
         self.fail_on([verdict])
         if rerun is not None:
             again = f"{label}, new values in the same buffers"
             self.judge.ask("refill", set=name, seed=rerun)
-            out = self.delivered(self.cand.ask("run", f"running forward on {again}", set=name, args=inp["args"],
-                                               label=again), again)
+            out = self.delivered(
+                self.cand.ask(
+                    "run", f"running forward on {again}", set=name, args=inp["args"], label=again
+                ),
+                again,
+            )
             self._facts(out, again)
             self.judge.ask("reference", set=name)
-            verdict = self.judge.ask("compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"),
-                                     label=again, name="same_buffers_new_values", suffix=" (results cached by pointer?)")
+            verdict = self.judge.ask(
+                "compare",
+                set=name,
+                outputs=out.get("outputs"),
+                aliased=out.get("aliased"),
+                label=again,
+                name="same_buffers_new_values",
+                suffix=" (results cached by pointer?)",
+            )
             self._drop_outputs(out.get("outputs") or [])
             self.fail_on([verdict])
         self.cand.ask("drop", "dropping an input set", set=name)
@@ -124,8 +173,13 @@ class Session:
 
     def sets(self, seeds: list[int], begin: dict[str, Any]) -> None:
         for i, seed in enumerate(seeds):
-            self.one_set(f"s{i}", f"input set {i + 1} (seed {seed})", seed, candidate_first=i % 2 == 0,
-                         rerun=seed + 1 if i == 0 else None)
+            self.one_set(
+                f"s{i}",
+                f"input set {i + 1} (seed {seed})",
+                seed,
+                candidate_first=i % 2 == 0,
+                rerun=seed + 1 if i == 0 else None,
+            )
         for j in range(int(begin.get("n_extra") or 0)):
             self.one_set(f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)
 
@@ -135,27 +189,44 @@ class Session:
             self.judge.ask("probe", **self.common(), seed=self.base)
         except JudgeFailed as exc:
             self.judge.worker.kill()
-            raise TaskError(f"{self.task.path}: the task's reference, run alone before any candidate, did not "
-                            f"finish: {exc} (a hang, a crash or an exit in Model, get_inputs() or "
-                            "get_init_inputs()); fix the task") from exc
+            raise TaskError(
+                f"{self.task.path}: the task's reference, run alone before any candidate, did not "
+                f"finish: {exc} (a hang, a crash or an exit in Model, get_inputs() or "
+                "get_init_inputs()); fix the task"
+            ) from exc
 
-    def begin(self, seed: int, same_seed_only: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    def begin(
+        self, seed: int, same_seed_only: bool = False
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
         randomised weights matched by meaning (verify/weights.py); where none match, or with
         `same_seed_only`, both keep their weights from the same seed (KernelBench's rule)."""
         for attempt in range(2):
-            begin = self.judge.ask("begin", **self.common(), seed=seed, exchange=self.folder, via=self.via)
+            begin = self.judge.ask(
+                "begin", **self.common(), seed=seed, exchange=self.folder, via=self.via
+            )
             self.need_gib = begin.get("need_gib")
-            loaded = self.cand.ask("load", "importing and constructing the candidate",
-                                   candidate_path=str(self.cand_path.resolve()), exchange=self.folder,
-                                   device=self.device, init=begin["init"], weights=begin["weights"],
-                                   initial=begin["initial"], probe=begin.get("probe"), seed=seed, via=self.via,
-                                   same_seed_only=same_seed_only)
+            loaded = self.cand.ask(
+                "load",
+                "importing and constructing the candidate",
+                candidate_path=str(self.cand_path.resolve()),
+                exchange=self.folder,
+                device=self.device,
+                init=begin["init"],
+                weights=begin["weights"],
+                initial=begin["initial"],
+                probe=begin.get("probe"),
+                seed=seed,
+                via=self.via,
+                same_seed_only=same_seed_only,
+            )
             if "ipc_failed" not in loaded or self.via == "file":
                 break
             self.via = self.ev.transport = "file"
-            self.phases["cuda_ipc"] = f"unavailable between the sandboxes ({str(loaded['ipc_failed'])[:200]})"
+            self.phases["cuda_ipc"] = (
+                f"unavailable between the sandboxes ({str(loaded['ipc_failed'])[:200]})"
+            )
             self.cand.close()
             self.cand.open()
         if "ipc_failed" in loaded:
@@ -190,20 +261,33 @@ class Session:
                     raise
                 if not self.judge.ask("seed_varies", seed=seeds[0])["varies"]:
                     raise
-                self.checks, self.inputs, self.launches, self.custom_calls, self.untraced = [], [], 0, 0, []
+                self.checks, self.inputs, self.launches, self.custom_calls, self.untraced = (
+                    [],
+                    [],
+                    0,
+                    0,
+                    [],
+                )
                 self.cand.close()
                 self.cand.open()
                 begin, loaded = self.begin(seeds[0], same_seed_only=True)
                 self.sets(seeds, begin)
-            self.checks.append(Check("candidate_ran_first", True,
-                                     "the candidate ran before the reference on alternate sets, in its own process"))
+            self.checks.append(
+                Check(
+                    "candidate_ran_first",
+                    True,
+                    "the candidate ran before the reference on alternate sets, in its own process",
+                )
+            )
             report = self.cand.ask("report", "reporting")
             self.policy(report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)
             if measure and self.device == "cuda":
                 from kernelevo.judge.timing_check import timed
 
-                self.tf32 = self.precision is not None and self.precision.detail.get("level") == "tf32"
+                self.tf32 = (
+                    self.precision is not None and self.precision.detail.get("level") == "tf32"
+                )
                 self.timings, self.roofline = timed(self)
         except CandidateFailed as exc:
             status, reason, log = exc.status, exc.reason, exc.log
@@ -221,20 +305,35 @@ class Session:
         if status == "verified":
             n = sum(1 for c in self.checks if c.name.startswith("match["))
             precision = getattr(self, "precision", None)
-            reason = (f"outputs match the reference on {n} input sets"
-                      + (f" at {precision.message}" if precision is not None else "")
-                      + (f"; {self.split}" if getattr(self, "split", "") else "") + getattr(self, "timing_note", ""))
+            reason = (
+                f"outputs match the reference on {n} input sets"
+                + (f" at {precision.message}" if precision is not None else "")
+                + (f"; {self.split}" if getattr(self, "split", "") else "")
+                + getattr(self, "timing_note", "")
+            )
         self.phases.setdefault("checks_s", round(time.perf_counter() - t0, 4))
         self.phases["total_s"] = round(time.perf_counter() - t0, 4)
-        verdict = Verdict(status=status, reason=reason, backend=self.backend, checks=self.checks,
-                          kernel_launches=self.launches,
-                          library_ops=getattr(self, "library_ops", []), kept_library_ops=getattr(self, "kept", []),
-                          log=log,
-                          inputs=self.inputs if status == "verified" else [], phases=self.phases,
-                          timings=getattr(self, "timings", {}), roofline=getattr(self, "roofline", {}),
-                          device={"type": self.device, "triton_interpreter": self.device == "cpu",
-                                  "judge": "separate process", "candidate_process": "fresh per candidate",
-                                  **getattr(self, "device_info", {})})
+        verdict = Verdict(
+            status=status,
+            reason=reason,
+            backend=self.backend,
+            checks=self.checks,
+            kernel_launches=self.launches,
+            library_ops=getattr(self, "library_ops", []),
+            kept_library_ops=getattr(self, "kept", []),
+            log=log,
+            inputs=self.inputs if status == "verified" else [],
+            phases=self.phases,
+            timings=getattr(self, "timings", {}),
+            roofline=getattr(self, "roofline", {}),
+            device={
+                "type": self.device,
+                "triton_interpreter": self.device == "cpu",
+                "judge": "separate process",
+                "candidate_process": "fresh per candidate",
+                **getattr(self, "device_info", {}),
+            },
+        )
         return verdict, dict(report.get("signatures") or {})
 
     def policy(self, report: dict[str, Any]) -> None:
@@ -243,10 +342,18 @@ class Session:
         allowed = list(self.task.hints.get("ALLOWED_LIBRARY_OPS", []) or [])
         strict = bool(self.policy_args.get("strict"))
         cand_ops = {str(k): int(v) for k, v in (report.get("ops") or {}).items()}
-        decided = self.judge.ask("library_policy", cand_ops=cand_ops, allowed=allowed, backend=self.backend,
-                                 strict=strict, precision=list(self.policy_args.get("precision") or []),
-                                 custom_calls=self.custom_calls, untraced=self.untraced[:50], launches=self.launches,
-                                 kernels=len(report.get("kernels") or {}))
+        decided = self.judge.ask(
+            "library_policy",
+            cand_ops=cand_ops,
+            allowed=allowed,
+            backend=self.backend,
+            strict=strict,
+            precision=list(self.policy_args.get("precision") or []),
+            custom_calls=self.custom_calls,
+            untraced=self.untraced[:50],
+            launches=self.launches,
+            kernels=len(report.get("kernels") or {}),
+        )
         self.library_ops, self.kept = decided["library_ops"], decided.get("kept", [])
         self.precision = Check(**decided["precision"]) if decided.get("precision") else None
         for c in decided["checks"]:
@@ -256,23 +363,41 @@ class Session:
                 raise CandidateFailed("rejected", check.message)
         if self.device == "cuda" and decided["needs_profile"]:
             inp = self.judge.ask("inputs", set="profile", seed=self.base + 1)
-            names = self.cand.ask("profile", "profiling the kernels", set="profile", args=inp["args"])["kernels"]
+            names = self.cand.ask(
+                "profile", "profiling the kernels", set="profile", args=inp["args"]
+            )["kernels"]
             self.cand.ask("drop", "dropping an input set", set="profile")
             self.judge.ask("drop", set="profile")
-            kc = Check(**self.judge.ask("kernel_policy", names=[str(n) for n in names][:10000], allowed=allowed,
-                                        launched=[str(k) for k in (report.get("kernels") or {})][:1000],
-                                        source=self.cand_path.read_text(), strict=strict)["check"])
+            kc = Check(
+                **self.judge.ask(
+                    "kernel_policy",
+                    names=[str(n) for n in names][:10000],
+                    allowed=allowed,
+                    launched=[str(k) for k in (report.get("kernels") or {})][:1000],
+                    source=self.cand_path.read_text(),
+                    strict=strict,
+                )["check"]
+            )
             self.checks.append(kc)
             if not kc.passed:
                 raise CandidateFailed("rejected", kc.message)
             if self.backend == "cuda_inline":
                 self.launches = max(self.launches, len(kc.detail["custom_kernels"]))
-        self.checks.append(Check("kernel_launched", self.launches > 0,
-                                 f"{self.launches} kernel launches" if self.launches else
-                                 "no custom kernel launched: the outputs came from PyTorch ops",
-                                 {"launches": self.launches}))
+        self.checks.append(
+            Check(
+                "kernel_launched",
+                self.launches > 0,
+                f"{self.launches} kernel launches"
+                if self.launches
+                else "no custom kernel launched: the outputs came from PyTorch ops",
+                {"launches": self.launches},
+            )
+        )
         if self.launches == 0:
-            raise CandidateFailed("rejected", "no kernel launched: the outputs came from PyTorch ops, not a custom kernel")
+            raise CandidateFailed(
+                "rejected",
+                "no kernel launched: the outputs came from PyTorch ops, not a custom kernel",
+            )
         if self.precision is not None:
             self.checks.append(self.precision)
             if not self.precision.passed:
@@ -280,21 +405,43 @@ class Session:
         self.split = decided.get("split") or ""
 
 
-def measure_reference(task: TaskFile, ev: Any, size: str, seed: int | None, compile_mode: str | None,
-                      max_time_s: float, timeout: float) -> dict[str, Any]:
+def measure_reference(
+    task: TaskFile,
+    ev: Any,
+    size: str,
+    seed: int | None,
+    compile_mode: str | None,
+    max_time_s: float,
+    timeout: float,
+) -> dict[str, Any]:
     """Eager and torch.compile of the task alone, timed by the judge (no candidate): `kernelevo bench`'s
     reference rows. Returns {"timings", "roofline", "device"} or {"error"}."""
     from kernelevo.judge.timing_check import baseline_key
 
-    session = Session(task, Path(task.path), "reference", ev, "cuda", size, timeout, seed, compile_mode, max_time_s)
+    session = Session(
+        task,
+        Path(task.path),
+        "reference",
+        ev,
+        "cuda",
+        size,
+        timeout,
+        seed,
+        compile_mode,
+        max_time_s,
+    )
     session.folder = exchange_folder(ev)
     j = session.judge
     try:
         j.ask("probe", **session.common(), seed=session.base)
-        j.ask("begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via)
+        j.ask(
+            "begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via
+        )
         j.ask("timing_sets", seed=session.base, timeout=600)
         key = baseline_key(session)
-        base = j.ask("baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900)
+        base = j.ask(
+            "baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900
+        )
         b = j.ask("bound", key=key, candidate_ms=float(base["eager"]["median_ms"]))
     except JudgeFailed as exc:
         return {"error": str(exc)}
@@ -305,12 +452,18 @@ def measure_reference(task: TaskFile, ev: Any, size: str, seed: int | None, comp
             pass
         shutil.rmtree(session.folder, ignore_errors=True)
     comp = base.get("compile")
-    timings = {"eager_ms": base["eager"]["median_ms"], "compile_ms": comp["median_ms"] if comp else None,
-               "detail": {"eager": base["eager"], **({"compile": comp} if comp else {})},
-               "compile_error": base.get("compile_error"), "compile_mode": compile_mode}
+    timings = {
+        "eager_ms": base["eager"]["median_ms"],
+        "compile_ms": comp["median_ms"] if comp else None,
+        "detail": {"eager": base["eager"], **({"compile": comp} if comp else {})},
+        "compile_error": base.get("compile_error"),
+        "compile_mode": compile_mode,
+    }
     return {"timings": timings, "roofline": b["roofline"], "device": base.get("device") or {}}
 
 
-def probe_task(task: TaskFile, ev: Any, device: str, size: str, timeout: float, seed: int | None = None) -> None:
+def probe_task(
+    task: TaskFile, ev: Any, device: str, size: str, timeout: float, seed: int | None = None
+) -> None:
     """The task's own checks (memory estimate, the reference alone) before anything compiles or runs."""
     Session(task, Path(task.path), "reference", ev, device, size, timeout, seed).probe()

@@ -7,6 +7,7 @@ outputs of those calls are checked by the judge; and the claimed time must respe
 compulsory-bytes and compute bound at the measured peaks. The baselines are timed in the
 judge process, where no candidate ran.
 """
+
 from __future__ import annotations
 
 import time
@@ -15,8 +16,8 @@ from typing import Any
 from kernelevo.judge.clients import CandidateFailed
 from kernelevo.verdict import Check
 
-CLAIM_RATIO = 3.0        # claimed time may be this much below the judge's wall time per call...
-HOST_FLOOR_MS = 0.2      # ...once a call is long enough that launch overhead cannot explain the gap
+CLAIM_RATIO = 3.0  # claimed time may be this much below the judge's wall time per call...
+HOST_FLOOR_MS = 0.2  # ...once a call is long enough that launch overhead cannot explain the gap
 WALL_TARGET_S = 0.25
 
 
@@ -38,10 +39,18 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     key = baseline_key(session)
     t0 = time.perf_counter()
     sets = session.judge.ask("timing_sets", seed=session.base, timeout=600)["sets"]
-    own = session.cand.ask("time", "timing", sets=sets, max_time_s=session.max_time_s, timeout=600)["timing"]
+    own = session.cand.ask("time", "timing", sets=sets, max_time_s=session.max_time_s, timeout=600)[
+        "timing"
+    ]
     t_cand = time.perf_counter()
-    base = session.judge.ask("baselines", key=key, compile_mode=session.compile_mode,
-                             max_time_s=session.max_time_s, allow_tf32=getattr(session, "tf32", False), timeout=900)
+    base = session.judge.ask(
+        "baselines",
+        key=key,
+        compile_mode=session.compile_mode,
+        max_time_s=session.max_time_s,
+        allow_tf32=getattr(session, "tf32", False),
+        timeout=900,
+    )
     t_base = time.perf_counter()
     claimed = float(own["median_ms"])
     n = int(max(10, min(2000, WALL_TARGET_S * 1e3 / max(claimed, 1e-3))))
@@ -49,21 +58,41 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     session.cand.ask("drop", "a round trip", set="nothing")
     rtt = time.perf_counter() - empty
     start = time.perf_counter()
-    rep = session.cand.ask("repeat", "running forward back to back", set="time-0", args=sets[0], n=n, timeout=600)
+    rep = session.cand.ask(
+        "repeat", "running forward back to back", set="time-0", args=sets[0], n=n, timeout=600
+    )
     wall_ms = max(time.perf_counter() - start - rtt, 0.0) / n * 1e3
     session.delivered(rep, "the timed calls")
-    checked = session.judge.ask("check_timed_output", outputs=rep.get("outputs"), aliased=rep.get("aliased"),
-                                label=f"the last of {n} back-to-back timed calls")
+    checked = session.judge.ask(
+        "check_timed_output",
+        outputs=rep.get("outputs"),
+        aliased=rep.get("aliased"),
+        label=f"the last of {n} back-to-back timed calls",
+    )
     session._drop_outputs(rep.get("outputs") or [])
     session.fail_on([checked])
-    cross = {"claimed_ms": claimed, "wall_ms_per_call": wall_ms, "calls": n, "round_trip_ms": rtt * 1e3}
+    cross = {
+        "claimed_ms": claimed,
+        "wall_ms_per_call": wall_ms,
+        "calls": n,
+        "round_trip_ms": rtt * 1e3,
+    }
     if not consistent(claimed, wall_ms):
         session.checks.append(Check("timing_cross_check", False, "", cross))
-        raise CandidateFailed("rejected", f"timing inconsistent: the candidate process reported {claimed:.4g} ms per "
-                              f"call, but {n} calls back to back took {wall_ms:.4g} ms each as the judge measured "
-                              "them; a patched timer or work outside the timed window?")
-    session.checks.append(Check("timing_cross_check", True,
-                                f"{n} back-to-back calls: {wall_ms:.4g} ms each from the judge's side", cross))
+        raise CandidateFailed(
+            "rejected",
+            f"timing inconsistent: the candidate process reported {claimed:.4g} ms per "
+            f"call, but {n} calls back to back took {wall_ms:.4g} ms each as the judge measured "
+            "them; a patched timer or work outside the timed window?",
+        )
+    session.checks.append(
+        Check(
+            "timing_cross_check",
+            True,
+            f"{n} back-to-back calls: {wall_ms:.4g} ms each from the judge's side",
+            cross,
+        )
+    )
     eager, comp = base["eager"], base.get("compile")
     eager_ms, compile_ms = float(eager["median_ms"]), (float(comp["median_ms"]) if comp else None)
     b = session.judge.ask("bound", key=key, candidate_ms=claimed)
@@ -71,16 +100,29 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     session.checks.append(Check("roofline_plausible", ok, b["note"] or "within measured peaks"))
     if not ok:
         raise CandidateFailed("rejected", b["note"])
-    timings = {"candidate_ms": claimed, "eager_ms": eager_ms, "compile_ms": compile_ms,
-               "speedup_eager": eager_ms / claimed, "speedup_compile": compile_ms / claimed if compile_ms else None,
-               "detail": {"candidate": own, "eager": eager, **({"compile": comp} if comp else {})},
-               "compile_mode": base.get("compile_mode"), "compile_error": base.get("compile_error"),
-               "n_input_sets": len(sets), "measure_s": round(time.perf_counter() - t0, 4),
-               "phases": {**{f"first_{k}": v for k, v in base.get("phases", {}).items()},
-                          "candidate_timing_s": round(t_cand - t0, 4), "baselines_s": round(t_base - t_cand, 4),
-                          "baselines_cached": bool(base.get("cached"))},
-               "fp32_matmul": "tf32" if base.get("tf32") else "ieee", "cross_check": cross}
+    timings = {
+        "candidate_ms": claimed,
+        "eager_ms": eager_ms,
+        "compile_ms": compile_ms,
+        "speedup_eager": eager_ms / claimed,
+        "speedup_compile": compile_ms / claimed if compile_ms else None,
+        "detail": {"candidate": own, "eager": eager, **({"compile": comp} if comp else {})},
+        "compile_mode": base.get("compile_mode"),
+        "compile_error": base.get("compile_error"),
+        "n_input_sets": len(sets),
+        "measure_s": round(time.perf_counter() - t0, 4),
+        "phases": {
+            **{f"first_{k}": v for k, v in base.get("phases", {}).items()},
+            "candidate_timing_s": round(t_cand - t0, 4),
+            "baselines_s": round(t_base - t_cand, 4),
+            "baselines_cached": bool(base.get("cached")),
+        },
+        "fp32_matmul": "tf32" if base.get("tf32") else "ieee",
+        "cross_check": cross,
+    }
     se, sc = timings["speedup_eager"], timings["speedup_compile"]
-    session.timing_note = f"; {claimed:.4f} ms, {se:.2f}x vs eager" + (f", {sc:.2f}x vs torch.compile" if sc else "")
+    session.timing_note = f"; {claimed:.4f} ms, {se:.2f}x vs eager" + (
+        f", {sc:.2f}x vs torch.compile" if sc else ""
+    )
     session.device_info = base.get("device") or {}
     return timings, b["roofline"]

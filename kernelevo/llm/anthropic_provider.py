@@ -8,6 +8,7 @@ stable prefix (instructions, task, reference code) is written to the cache once 
 a tenth of the input price by every later proposal. Anthropic allows four breakpoints; if
 more parts are marked, the last four are kept (a breakpoint caches everything before it).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,7 +25,9 @@ _CACHE = {"type": "ephemeral"}
 def build_request(prompt: Prompt) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(system blocks, messages) in the Messages API's shape, cache breakpoints placed."""
     system = [{"type": "text", "text": p.text} for p in prompt.system]
-    messages = [{"role": m.role, "content": [{"type": "text", "text": m.content}]} for m in prompt.messages]
+    messages = [
+        {"role": m.role, "content": [{"type": "text", "text": m.content}]} for m in prompt.messages
+    ]
     marked = [system[i] for i, p in enumerate(prompt.system) if p.cache]
     marked += [messages[i]["content"][0] for i, m in enumerate(prompt.messages) if m.cache]
     for block in marked[-MAX_BREAKPOINTS:]:
@@ -43,18 +46,33 @@ class AnthropicProvider(SDKProvider):
         return not self.settings.thinking_tokens
 
     def _new_client(self) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(api_key=self._endpoint.api_key.reveal(), base_url=self.base_url,
-                                        timeout=self.timeout_s, max_retries=self.max_retries,
-                                  http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=self._event_hooks()))
+        return anthropic.AsyncAnthropic(
+            api_key=self._endpoint.api_key.reveal(),
+            base_url=self.base_url,
+            timeout=self.timeout_s,
+            max_retries=self.max_retries,
+            http_client=anthropic.DefaultAsyncHttpxClient(event_hooks=self._event_hooks()),
+        )
 
-    async def _send(self, client: anthropic.AsyncAnthropic, prompt: Prompt, max_tokens: int,
-                    temperature: float | None) -> ParsedReply:
+    async def _send(
+        self,
+        client: anthropic.AsyncAnthropic,
+        prompt: Prompt,
+        max_tokens: int,
+        temperature: float | None,
+    ) -> ParsedReply:
         system, messages = build_request(prompt)
-        kwargs: dict[str, Any] = {"model": self.model, "max_tokens": max_tokens, "messages": messages}
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": messages,
+        }
         if system:
             kwargs["system"] = system
         extra: dict[str, Any] = {}
-        if temperature is not None and not self.settings.thinking_tokens:  # newer models reject it; thinking too
+        if (
+            temperature is not None and not self.settings.thinking_tokens
+        ):  # newer models reject it; thinking too
             extra["temperature"] = temperature
         if self.settings.thinking_tokens:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": self.settings.thinking_tokens}
@@ -63,8 +81,17 @@ class AnthropicProvider(SDKProvider):
         if extra:
             kwargs["extra_body"] = extra
         msg = await client.messages.create(**kwargs)
-        text = "".join(getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text")
+        text = "".join(
+            getattr(b, "text", "") for b in msg.content if getattr(b, "type", None) == "text"
+        )
         u = msg.usage
-        return ParsedReply(text, u.input_tokens or 0, u.output_tokens or 0, u.cache_read_input_tokens or 0,
-                     u.cache_creation_input_tokens or 0, msg.model, getattr(msg, "_request_id", None) or msg.id,
-                     msg.stop_reason)
+        return ParsedReply(
+            text,
+            u.input_tokens or 0,
+            u.output_tokens or 0,
+            u.cache_read_input_tokens or 0,
+            u.cache_creation_input_tokens or 0,
+            msg.model,
+            getattr(msg, "_request_id", None) or msg.id,
+            msg.stop_reason,
+        )

@@ -17,13 +17,15 @@ is less than one call's estimate.
 
 Tokens counted are all a call processed: input + output + cache reads + cache writes.
 """
+
 from __future__ import annotations
 
 import itertools
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from kernelevo.llm.types import Usage
 
@@ -46,8 +48,15 @@ class Reservation:
 class Budget:
     """Thread-safe (and so safe from any number of asyncio tasks: no method awaits)."""
 
-    def __init__(self, tokens: int | None = None, usd: float | None = None, wall_s: float | None = None,
-                 iterations: int | None = None, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        tokens: int | None = None,
+        usd: float | None = None,
+        wall_s: float | None = None,
+        iterations: int | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.tokens, self.usd, self.wall_s, self.iterations = tokens, usd, wall_s, iterations
         self._clock = clock
         self._start = clock()
@@ -117,10 +126,15 @@ class Budget:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return {"tokens": self.used.total_tokens, "cost_usd": round(self.used.cost_usd, 6),
-                    "cost_known": self.used.cost_known, "reserved_tokens": sum(r.tokens for r in self._open.values()),
-                    "in_flight": len(self._open), "iterations": self.iterations_started,
-                    "elapsed_s": round(self.elapsed_s, 3)}
+            return {
+                "tokens": self.used.total_tokens,
+                "cost_usd": round(self.used.cost_usd, 6),
+                "cost_known": self.used.cost_known,
+                "reserved_tokens": sum(r.tokens for r in self._open.values()),
+                "in_flight": len(self._open),
+                "iterations": self.iterations_started,
+                "elapsed_s": round(self.elapsed_s, 3),
+            }
 
     def _hard_limit_reason(self) -> str | None:
         if self.tokens is not None and self.used.total_tokens >= self.tokens:
@@ -130,7 +144,9 @@ class Budget:
         if self.wall_s is not None and self.elapsed_s >= self.wall_s:
             return f"time budget spent: {self.elapsed_s:.0f} s of {self.wall_s:g} s"
         if self.iterations is not None and self.iterations_started >= self.iterations:
-            return f"iteration budget spent: {self.iterations_started} of {self.iterations} iterations"
+            return (
+                f"iteration budget spent: {self.iterations_started} of {self.iterations} iterations"
+            )
         return None
 
     def _fit_reason(self, tokens: int, usd: float) -> str | None:
@@ -138,8 +154,10 @@ class Budget:
         reserved_u = sum(r.usd for r in self._open.values())
         if self.tokens is not None and self.used.total_tokens + reserved_t + tokens > self.tokens:
             left = self.tokens - self.used.total_tokens - reserved_t
-            return (f"token budget: the next call may use up to {tokens:,} tokens, "
-                    f"{max(left, 0):,} of {self.tokens:,} are left")
+            return (
+                f"token budget: the next call may use up to {tokens:,} tokens, "
+                f"{max(left, 0):,} of {self.tokens:,} are left"
+            )
         if self.usd is not None and self.used.cost_usd + reserved_u + usd > self.usd:
             left = self.usd - self.used.cost_usd - reserved_u
             return f"cost budget: the next call may cost up to ${usd:.4f}, ${max(left, 0):.4f} of ${self.usd:.2f} is left"

@@ -32,6 +32,7 @@ TOML needs `tomllib` (Python 3.11+) or the `tomli` package on 3.10; without eith
 file at the default place is ignored with a warning (the environment still works), and one
 named by KERNELEVO_CONFIG is an error.
 """
+
 from __future__ import annotations
 
 import logging
@@ -67,18 +68,61 @@ class ProviderSpec:
 KNOWN_PROVIDERS: dict[str, ProviderSpec] = {
     s.name: s
     for s in (
-        ProviderSpec("anthropic", "anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
-                     "https://api.anthropic.com", "claude-sonnet-5-5"),
-        ProviderSpec("openai", "openai", "OPENAI_API_KEY", "OPENAI_BASE_URL", "https://api.openai.com/v1", "gpt-5"),
-        ProviderSpec("openrouter", "openai", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL",
-                     "https://openrouter.ai/api/v1"),
-        ProviderSpec("deepseek", "openai", "DEEPSEEK_API_KEY", "DEEPSEEK_BASE_URL", "https://api.deepseek.com",
-                     "deepseek-chat"),
-        ProviderSpec("vllm", "openai", "VLLM_API_KEY", "VLLM_BASE_URL", "http://localhost:8000/v1", key_required=False),
-        ProviderSpec("sglang", "openai", "SGLANG_API_KEY", "SGLANG_BASE_URL", "http://localhost:30000/v1",
-                     key_required=False),
-        ProviderSpec("ollama", "openai", "OLLAMA_API_KEY", "OLLAMA_BASE_URL", "http://localhost:11434/v1",
-                     key_required=False),
+        ProviderSpec(
+            "anthropic",
+            "anthropic",
+            "ANTHROPIC_API_KEY",
+            "ANTHROPIC_BASE_URL",
+            "https://api.anthropic.com",
+            "claude-sonnet-5-5",
+        ),
+        ProviderSpec(
+            "openai",
+            "openai",
+            "OPENAI_API_KEY",
+            "OPENAI_BASE_URL",
+            "https://api.openai.com/v1",
+            "gpt-5",
+        ),
+        ProviderSpec(
+            "openrouter",
+            "openai",
+            "OPENROUTER_API_KEY",
+            "OPENROUTER_BASE_URL",
+            "https://openrouter.ai/api/v1",
+        ),
+        ProviderSpec(
+            "deepseek",
+            "openai",
+            "DEEPSEEK_API_KEY",
+            "DEEPSEEK_BASE_URL",
+            "https://api.deepseek.com",
+            "deepseek-chat",
+        ),
+        ProviderSpec(
+            "vllm",
+            "openai",
+            "VLLM_API_KEY",
+            "VLLM_BASE_URL",
+            "http://localhost:8000/v1",
+            key_required=False,
+        ),
+        ProviderSpec(
+            "sglang",
+            "openai",
+            "SGLANG_API_KEY",
+            "SGLANG_BASE_URL",
+            "http://localhost:30000/v1",
+            key_required=False,
+        ),
+        ProviderSpec(
+            "ollama",
+            "openai",
+            "OLLAMA_API_KEY",
+            "OLLAMA_BASE_URL",
+            "http://localhost:11434/v1",
+            key_required=False,
+        ),
     )
 }
 
@@ -91,7 +135,9 @@ class LLMConfig:
     providers: dict[str, dict[str, Any]] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
     default_price: Price | None = None
-    models: dict[str, dict[str, Any]] = field(default_factory=dict)  # [models."<model>"]: see llm/settings.py
+    models: dict[str, dict[str, Any]] = field(
+        default_factory=dict
+    )  # [models."<model>"]: see llm/settings.py
 
 
 @dataclass(frozen=True)
@@ -122,7 +168,9 @@ def _load_toml(path: Path) -> dict[str, Any] | None:
             import tomli as toml  # type: ignore[import-not-found,no-redef]
         except ModuleNotFoundError:
             if os.environ.get("KERNELEVO_CONFIG"):
-                raise LLMError(f"{path}: reading TOML on Python 3.10 needs the 'tomli' package (pip install tomli)")
+                raise LLMError(
+                    f"{path}: reading TOML on Python 3.10 needs the 'tomli' package (pip install tomli)"
+                )
             log.warning("%s ignored: reading TOML on Python 3.10 needs the 'tomli' package", path)
             return None
     try:
@@ -134,11 +182,16 @@ def _load_toml(path: Path) -> dict[str, Any] | None:
 
 def _price(path: Path, where: str, data: Any) -> Price:
     if not isinstance(data, dict) or "input" not in data or "output" not in data:
-        raise LLMError(f"{path}: [{where}] needs numbers 'input' and 'output' (USD per million tokens)")
+        raise LLMError(
+            f"{path}: [{where}] needs numbers 'input' and 'output' (USD per million tokens)"
+        )
     try:
-        return Price(float(data["input"]), float(data["output"]),
-                     None if data.get("cache_read") is None else float(data["cache_read"]),
-                     None if data.get("cache_write") is None else float(data["cache_write"]))
+        return Price(
+            float(data["input"]),
+            float(data["output"]),
+            None if data.get("cache_read") is None else float(data["cache_read"]),
+            None if data.get("cache_write") is None else float(data["cache_write"]),
+        )
     except (TypeError, ValueError):
         raise LLMError(f"{path}: [{where}] prices must be numbers") from None
 
@@ -159,17 +212,21 @@ def load_config(path: Path | str | None = None) -> LLMConfig:
     if any("api_key" in v for v in providers.values()):
         try:
             if path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                log.warning("%s holds an API key and is readable by other users: chmod 600 it", path)
+                log.warning(
+                    "%s holds an API key and is readable by other users: chmod 600 it", path
+                )
         except OSError:
             pass
     prices_raw = data.get("prices", {})
     if not isinstance(prices_raw, dict):
-        raise LLMError(f"{path}: [prices.\"<model>\"] entries must be tables")
+        raise LLMError(f'{path}: [prices."<model>"] entries must be tables')
     prices = {name: _price(path, f'prices."{name}"', v) for name, v in prices_raw.items()}
     default = data.get("default_price")
     models = data.get("models", {})
     if not isinstance(models, dict) or not all(isinstance(v, dict) for v in models.values()):
-        raise LLMError(f"{path}: [models.\"<model>\"] entries must be tables (max_tokens, thinking_tokens, effort)")
+        raise LLMError(
+            f'{path}: [models."<model>"] entries must be tables (max_tokens, thinking_tokens, effort)'
+        )
     for key in ("provider", "model"):
         if key in data and not isinstance(data[key], str):
             raise LLMError(f"{path}: '{key}' must be a string")
@@ -189,31 +246,59 @@ def provider_names(config: LLMConfig | None = None) -> list[str]:
     return names + sorted(n for n in (config.providers if config else {}) if n not in names)
 
 
-def resolve_endpoint(name: str, model: str | None = None, *, base_url: str | None = None,
-                     api_key: str | None = None, config: LLMConfig | None = None) -> Endpoint:
+def resolve_endpoint(
+    name: str,
+    model: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    config: LLMConfig | None = None,
+) -> Endpoint:
     config = config or LLMConfig()
     section = config.providers.get(name, {})
     spec = KNOWN_PROVIDERS.get(name)
     if spec is None:
         if not section:
-            raise LLMError(f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
-                           f"or define [providers.{name}] in {config.path or config_path()}")
+            raise LLMError(
+                f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
+                f"or define [providers.{name}] in {config.path or config_path()}"
+            )
         kind = section.get("kind", "openai")
         if kind not in ("anthropic", "openai"):
-            raise LLMError(f"{config.path}: [providers.{name}] kind must be 'anthropic' or 'openai'")
+            raise LLMError(
+                f"{config.path}: [providers.{name}] kind must be 'anthropic' or 'openai'"
+            )
         if not section.get("base_url"):
             raise LLMError(f"{config.path}: [providers.{name}] needs a base_url")
-        spec = ProviderSpec(name, kind, section.get("api_key_env"), None, section["base_url"],
-                            key_required=bool(section.get("api_key_env") or section.get("api_key")))
+        spec = ProviderSpec(
+            name,
+            kind,
+            section.get("api_key_env"),
+            None,
+            section["base_url"],
+            key_required=bool(section.get("api_key_env") or section.get("api_key")),
+        )
     key_env = section.get("api_key_env") or spec.key_env
-    url = (base_url or (os.environ.get(spec.base_url_env) if spec.base_url_env else None)
-           or section.get("base_url") or spec.default_base_url)
-    chosen_model = model or section.get("model") or (config.model if config.provider in (None, name) else None) \
+    url = (
+        base_url
+        or (os.environ.get(spec.base_url_env) if spec.base_url_env else None)
+        or section.get("base_url")
+        or spec.default_base_url
+    )
+    chosen_model = (
+        model
+        or section.get("model")
+        or (config.model if config.provider in (None, name) else None)
         or spec.default_model
+    )
     if not chosen_model:
-        raise LLMError(f"provider {name!r} has no default model: pass --model (the model name {url} serves)")
+        raise LLMError(
+            f"provider {name!r} has no default model: pass --model (the model name {url} serves)"
+        )
     where = config.path or config_path()
-    hint = (f"set {key_env}" if key_env else "pass an API key") + f" or api_key under [providers.{name}] in {where}"
+    hint = (
+        f"set {key_env}" if key_env else "pass an API key"
+    ) + f" or api_key under [providers.{name}] in {where}"
     key = api_key or (os.environ.get(key_env) if key_env else None) or section.get("api_key")
     if not key:
         if spec.key_required:

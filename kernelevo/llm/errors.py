@@ -1,4 +1,5 @@
 """Errors the providers layer raises; every message passes through `redact` first."""
+
 from __future__ import annotations
 
 from kernelevo.llm.redact import redact
@@ -7,8 +8,14 @@ from kernelevo.llm.redact import redact
 class LLMError(Exception):
     """A call to a language model failed in a way retrying will not fix (or retries ran out)."""
 
-    def __init__(self, message: str, *, provider: str | None = None, status: int | None = None,
-                 request_id: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status: int | None = None,
+        request_id: str | None = None,
+    ) -> None:
         super().__init__(redact(message))
         self.provider = provider
         self.status = status

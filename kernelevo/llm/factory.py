@@ -1,4 +1,5 @@
 """`make_provider`: a provider name (and model) in, a ready Provider out."""
+
 from __future__ import annotations
 
 import os
@@ -10,10 +11,20 @@ from kernelevo.llm.provider import DEFAULT_TIMEOUT_S, Provider
 from kernelevo.llm.settings import ModelSettings, settings_for
 
 
-def make_provider(name: str | None = None, model: str | None = None, *, base_url: str | None = None,
-                  api_key: str | None = None, max_concurrency: int = 4, timeout_s: float = DEFAULT_TIMEOUT_S,
-                  max_retries: int = 4, config: LLMConfig | None = None, settings: ModelSettings | None = None,
-                  replay_file: str | Path | None = None, record_to: str | Path | None = None) -> Provider:
+def make_provider(
+    name: str | None = None,
+    model: str | None = None,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    max_concurrency: int = 4,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_retries: int = 4,
+    config: LLMConfig | None = None,
+    settings: ModelSettings | None = None,
+    replay_file: str | Path | None = None,
+    record_to: str | Path | None = None,
+) -> Provider:
     """Build the provider `name` ("anthropic" when neither it nor the config file names one).
 
     - "anthropic" and any provider of kind "anthropic" use the anthropic SDK; "openai",
@@ -30,21 +41,32 @@ def make_provider(name: str | None = None, model: str | None = None, *, base_url
     name = name or config.provider or "anthropic"
     provider: Provider
     if name == OFFLINE:
-        raise LLMError("the 'offline' provider is the search's built-in proposer, not a language model: "
-                       "the search handles it without make_provider", provider=OFFLINE)
+        raise LLMError(
+            "the 'offline' provider is the search's built-in proposer, not a language model: "
+            "the search handles it without make_provider",
+            provider=OFFLINE,
+        )
     if name == REPLAY:
         from kernelevo.llm.replay import ReplayProvider
 
         path = replay_file or os.environ.get("KERNELEVO_REPLAY_FILE")
         if not path:
-            raise LLMError("the 'replay' provider needs a recorded JSONL file: pass replay_file or set "
-                           "KERNELEVO_REPLAY_FILE", provider=REPLAY)
+            raise LLMError(
+                "the 'replay' provider needs a recorded JSONL file: pass replay_file or set "
+                "KERNELEVO_REPLAY_FILE",
+                provider=REPLAY,
+            )
         provider = ReplayProvider(path, model)
     else:
         endpoint = resolve_endpoint(name, model, base_url=base_url, api_key=api_key, config=config)
-        kwargs = dict(max_concurrency=max_concurrency, timeout_s=timeout_s, max_retries=max_retries,
-                      prices=config.prices, default_price=config.default_price,
-                      settings=settings or settings_for(endpoint.model, config.models))
+        kwargs = dict(
+            max_concurrency=max_concurrency,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            prices=config.prices,
+            default_price=config.default_price,
+            settings=settings or settings_for(endpoint.model, config.models),
+        )
         if endpoint.kind == "anthropic":
             from kernelevo.llm.anthropic_provider import AnthropicProvider
 

@@ -9,11 +9,12 @@ Sources (checked 2026-10): platform.claude.com pricing and model pages; OpenAI a
 DeepSeek pricing pages. Anthropic cache writes are the 5-minute rate (1.25x input).
 Haiku 5.5 is the <=100k-token-prompt band; longer prompts cost 5x and are not modelled.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 _SNAPSHOT = re.compile(r"[-@](\d{4}-?\d{2}-?\d{2}|latest)([-:].*)?$")
 
@@ -22,13 +23,20 @@ _SNAPSHOT = re.compile(r"[-@](\d{4}-?\d{2}-?\d{2}|latest)([-:].*)?$")
 class Price:
     input: float
     output: float
-    cache_read: float | None = None   # None: same as input (no discount known)
+    cache_read: float | None = None  # None: same as input (no discount known)
     cache_write: float | None = None  # None: same as input
 
-    def cost(self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0) -> float:
+    def cost(
+        self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0
+    ) -> float:
         cr = self.input if self.cache_read is None else self.cache_read
         cw = self.input if self.cache_write is None else self.cache_write
-        return (input_tokens * self.input + output_tokens * self.output + cache_read * cr + cache_write * cw) / 1e6
+        return (
+            input_tokens * self.input
+            + output_tokens * self.output
+            + cache_read * cr
+            + cache_write * cw
+        ) / 1e6
 
     @property
     def worst_input(self) -> float:
@@ -37,7 +45,12 @@ class Price:
 
 
 def _claude(inp: float, out: float, read: float | None = None) -> Price:
-    return Price(inp, out, cache_read=round(inp * 0.1, 6) if read is None else read, cache_write=round(inp * 1.25, 6))
+    return Price(
+        inp,
+        out,
+        cache_read=round(inp * 0.1, 6) if read is None else read,
+        cache_write=round(inp * 1.25, 6),
+    )
 
 
 PRICES: dict[str, Price] = {
@@ -93,7 +106,7 @@ def price_for(model: str, overrides: Mapping[str, Price] | None = None) -> Price
     for name in candidates:
         for key in sorted(table, key=len, reverse=True):
             for form in (name, name.replace(".", "-")):
-                if form.startswith(key) and _SNAPSHOT.fullmatch(form[len(key):]):
+                if form.startswith(key) and _SNAPSHOT.fullmatch(form[len(key) :]):
                     return table[key]
     return None
 
@@ -109,6 +122,8 @@ def check_priced(provider: object, budget_usd: float | None, config_file: str) -
     _, known = price()
     if not known:
         model = getattr(provider, "model", "?")
-        raise LLMError(f"--budget-usd needs the price of model {model!r}, which KernelEvo does not know: add "
-                       f"[prices.\"{model}\"] with input = and output = (USD per million tokens) to {config_file}, "
-                       f"or drop --budget-usd")
+        raise LLMError(
+            f"--budget-usd needs the price of model {model!r}, which KernelEvo does not know: add "
+            f'[prices."{model}"] with input = and output = (USD per million tokens) to {config_file}, '
+            f"or drop --budget-usd"
+        )

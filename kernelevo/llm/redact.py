@@ -6,13 +6,14 @@ that echoes the key back). A candidate that somehow learnt a key would not print
 plainly, so the simple encodings are scrubbed too: reversed, base64 (every alignment in a
 longer base64 text, standard and URL alphabets) and hex.
 """
+
 from __future__ import annotations
 
 import base64
 import os
 import re
 import threading
-from typing import Iterable
+from collections.abc import Iterable
 
 _lock = threading.Lock()
 _known: set[str] = set()

@@ -12,6 +12,7 @@ takes its recorded `latency_s` (a line may set it), so a replayed search keeps t
 run's timing: how many requests it keeps in flight and how busy the GPUs are can be measured
 without a model service.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,7 +39,10 @@ class ReplayProvider:
         self.path = Path(path)
         self.pace = pace
         if not self.path.is_file():
-            raise LLMError(f"replay file {self.path} does not exist (record one with record_to=...)", provider="replay")
+            raise LLMError(
+                f"replay file {self.path} does not exist (record one with record_to=...)",
+                provider="replay",
+            )
         self._records: list[dict[str, Any]] = []
         for lineno, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
@@ -46,12 +50,18 @@ class ReplayProvider:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise LLMError(f"{self.path}:{lineno}: not JSON: {exc.msg}", provider="replay") from None
+                raise LLMError(
+                    f"{self.path}:{lineno}: not JSON: {exc.msg}", provider="replay"
+                ) from None
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise LLMError(f"{self.path}:{lineno}: a replay line needs a string 'text'", provider="replay")
+                raise LLMError(
+                    f"{self.path}:{lineno}: a replay line needs a string 'text'", provider="replay"
+                )
             record["_line"] = lineno
             self._records.append(record)
-        first_model = next((r["model"] for r in self._records if isinstance(r.get("model"), str)), None)
+        first_model = next(
+            (r["model"] for r in self._records if isinstance(r.get("model"), str)), None
+        )
         self.model = model or first_model or "replay"
         self._by_hash: dict[str, deque[int]] = {}
         for i, r in enumerate(self._records):
@@ -75,17 +85,31 @@ class ReplayProvider:
             while self._next < len(self._records) and self._used[self._next]:
                 self._next += 1
             if self._next == len(self._records):
-                raise LLMError(f"replay file {self.path} has no response left for request {key[:12]} "
-                               f"({len(self._records)} recorded)", provider="replay")
+                raise LLMError(
+                    f"replay file {self.path} has no response left for request {key[:12]} "
+                    f"({len(self._records)} recorded)",
+                    provider="replay",
+                )
             self._used[self._next] = True
-            log.debug("replay: no line for request %s, using line %d in order", key[:12],
-                      self._records[self._next]["_line"])
+            log.debug(
+                "replay: no line for request %s, using line %d in order",
+                key[:12],
+                self._records[self._next]["_line"],
+            )
             return self._records[self._next]
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
-                       temperature: float | None = None, budget: Budget | None = None) -> Completion:
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        budget: Budget | None = None,
+    ) -> Completion:
         max_tokens = max_tokens or DEFAULT_MAX_TOKENS
-        reservation = budget.reserve(estimate_tokens(prompt) + max_tokens) if budget is not None else None
+        reservation = (
+            budget.reserve(estimate_tokens(prompt) + max_tokens) if budget is not None else None
+        )
         try:
             record = self._take(request_hash(prompt, self.model))
         except BaseException:
@@ -97,8 +121,15 @@ class ReplayProvider:
             await asyncio.sleep(latency)
         usage = Usage.from_dict(record.get("usage") or {})
         model = record.get("response_model") or record.get("model") or self.model
-        completion = Completion(record["text"], usage, model, self.name,
-                                f"replay:{record['_line']}", latency, record.get("stop_reason"))
+        completion = Completion(
+            record["text"],
+            usage,
+            model,
+            self.name,
+            f"replay:{record['_line']}",
+            latency,
+            record.get("stop_reason"),
+        )
         if budget is not None:
             budget.charge(usage, reservation)
         return completion
@@ -119,15 +150,30 @@ class RecordingProvider:
     def __repr__(self) -> str:
         return f"RecordingProvider({self.inner!r}, path={str(self.path)!r})"
 
-    async def complete(self, prompt: Prompt, *, max_tokens: int | None = None,
-                       temperature: float | None = None, budget: Budget | None = None) -> Completion:
-        completion = await self.inner.complete(prompt, max_tokens=max_tokens, temperature=temperature, budget=budget)
-        line = json.dumps({"request_hash": request_hash(prompt, self.model), "text": completion.text,
-                           "usage": completion.usage.to_dict(), "model": self.model,
-                           "response_model": completion.model,
-                           "provider": completion.provider, "stop_reason": completion.stop_reason,
-                           "latency_s": round(completion.latency_s, 3)},
-                          ensure_ascii=False)
+    async def complete(
+        self,
+        prompt: Prompt,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        budget: Budget | None = None,
+    ) -> Completion:
+        completion = await self.inner.complete(
+            prompt, max_tokens=max_tokens, temperature=temperature, budget=budget
+        )
+        line = json.dumps(
+            {
+                "request_hash": request_hash(prompt, self.model),
+                "text": completion.text,
+                "usage": completion.usage.to_dict(),
+                "model": self.model,
+                "response_model": completion.model,
+                "provider": completion.provider,
+                "stop_reason": completion.stop_reason,
+                "latency_s": round(completion.latency_s, 3),
+            },
+            ensure_ascii=False,
+        )
         with self._lock, self.path.open("a", encoding="utf-8") as f:
             f.write(line + "\n")
         return completion

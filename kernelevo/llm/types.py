@@ -5,6 +5,7 @@ across providers: `input_tokens` counts only *uncached* input, and
 `input_tokens + cache_read_tokens + cache_write_tokens + output_tokens` is every token
 the call processed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -49,7 +50,7 @@ class Prompt:
                 raise ValueError(f"message role must be 'user' or 'assistant', not {m.role!r}")
 
     @classmethod
-    def of(cls, user: str, *, system: str | None = None, reference: str | None = None) -> "Prompt":
+    def of(cls, user: str, *, system: str | None = None, reference: str | None = None) -> Prompt:
         """The common shape: instructions and the reference code cached, the request not."""
         parts = [SystemPart(text, cache=True) for text in (system, reference) if text]
         return cls(system=tuple(parts), messages=(Message("user", user),))
@@ -66,9 +67,14 @@ class Usage:
 
     @property
     def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens + self.cache_read_tokens + self.cache_write_tokens
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+        )
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
@@ -82,7 +88,7 @@ class Usage:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Usage":
+    def from_dict(cls, data: dict[str, Any]) -> Usage:
         names = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in names})
 

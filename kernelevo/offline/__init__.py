@@ -3,28 +3,32 @@
 Importing this package stays cheap; torch and triton load only in the modules (and child
 processes) that need them.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
-def propose_offline(task_path: str | Path, *, device: str, size: str,
-                    log: Callable[[str], None] | None = None) -> list[tuple[str, str]]:
+def propose_offline(
+    task_path: str | Path, *, device: str, size: str, log: Callable[[str], None] | None = None
+) -> list[tuple[str, str]]:
     """The offline search's seed candidates: matching templates, then the Inductor extraction.
 
     Each comes back as (origin, source); the verifier judges them like any other candidate.
     Failures to extract are reported through `log` (one line per source that offers nothing,
     saying why: the run's summary carries them), never raised: a seed is a bonus.
     """
+    from concurrent.futures import ThreadPoolExecutor
+
     from kernelevo.offline.inductor import extract_inductor
     from kernelevo.offline.match import instantiate_report
 
-    from concurrent.futures import ThreadPoolExecutor
-
     say = log or (lambda message: None)
     seeds: list[tuple[str, str]] = []
-    with ThreadPoolExecutor(2) as pool:  # two child processes, each paying its own torch import: side by side
+    with ThreadPoolExecutor(
+        2
+    ) as pool:  # two child processes, each paying its own torch import: side by side
         matched = pool.submit(instantiate_report, task_path, check=False)
         extracted = pool.submit(extract_inductor, task_path, device=device, size=size)
         report, result = matched.result(), extracted.result()
@@ -32,7 +36,10 @@ def propose_offline(task_path: str | Path, *, device: str, size: str,
         seeds.append((f"template:{name}", source))
     if not report.candidates:
         dropped = "; ".join(f"{name}: {why}" for name, why in report.rejected.items())
-        say(f"offline templates: {report.note or 'no template matches'}" + (f" ({dropped})" if dropped else ""))
+        say(
+            f"offline templates: {report.note or 'no template matches'}"
+            + (f" ({dropped})" if dropped else "")
+        )
     if result.source:
         seeds.append(("inductor", result.source))
     else:

@@ -6,6 +6,7 @@ ATen graph (make_fx on fake tensors, so nothing big runs) as plain JSON for matc
 each candidate file and compares it with the reference on the task's inputs (run with
 TRITON_INTERPRET=1 on a machine without a GPU).
 """
+
 from __future__ import annotations
 
 import json
@@ -77,13 +78,26 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
             if i < k:
                 entry.update(kind=state[i][2], pname=state[i][0])
             else:
-                entry.update(kind="input", index=i - k, value=None if isinstance(inputs[i - k], torch.Tensor)
-                             else _encode(inputs[i - k]))
+                entry.update(
+                    kind="input",
+                    index=i - k,
+                    value=None
+                    if isinstance(inputs[i - k], torch.Tensor)
+                    else _encode(inputs[i - k]),
+                )
             placeholders.append(entry)
         elif node.op == "call_function":
-            nodes.append({"name": node.name, "target": _target_name(node.target), "args": _encode(node.args),
-                          "kwargs": {a: _encode(b) for a, b in node.kwargs.items()}, "shape": shape, "dtype": dtype,
-                          "users": len(node.users)})
+            nodes.append(
+                {
+                    "name": node.name,
+                    "target": _target_name(node.target),
+                    "args": _encode(node.args),
+                    "kwargs": {a: _encode(b) for a, b in node.kwargs.items()},
+                    "shape": shape,
+                    "dtype": dtype,
+                    "users": len(node.users),
+                }
+            )
         elif node.op == "output":
             output = _encode(node.args[0])
         else:
@@ -91,9 +105,13 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
     from kernelevo.offline.skeleton import signature_text
 
     return {
-        "placeholders": placeholders, "nodes": nodes, "output": output,
-        "state": [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": kind == "param"}
-                  for n, t, kind in state],
+        "placeholders": placeholders,
+        "nodes": nodes,
+        "output": output,
+        "state": [
+            {"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": kind == "param"}
+            for n, t, kind in state
+        ],
         "init_params": signature_text(type(model).__init__),
         "init_ints": init_ints(type(model).__init__, init_inputs),
         "forward_params": signature_text(type(model).forward),
@@ -115,11 +133,19 @@ def init_ints(init: Any, values: list[Any]) -> dict[str, int]:
         return {}
     bound.apply_defaults()
     named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {k: v for k, v in list(bound.arguments.items())[1:] if type(v) is int and sig.parameters[k].kind in named}
+    return {
+        k: v
+        for k, v in list(bound.arguments.items())[1:]
+        if type(v) is int and sig.parameters[k].kind in named
+    }
 
 
-DEFAULT_TOL = {"torch.float64": (1e-7, 1e-7), "torch.float32": (1e-4, 1e-4), "torch.float16": (1e-2, 1e-2),
-               "torch.bfloat16": (2e-2, 2e-2)}
+DEFAULT_TOL = {
+    "torch.float64": (1e-7, 1e-7),
+    "torch.float32": (1e-4, 1e-4),
+    "torch.float16": (1e-2, 1e-2),
+    "torch.bfloat16": (2e-2, 2e-2),
+}
 
 
 def _tolerance(module: Any, dtype: Any) -> tuple[float, float]:
@@ -131,7 +157,9 @@ def _tolerance(module: Any, dtype: Any) -> tuple[float, float]:
     return DEFAULT_TOL.get(str(dtype), (0.0, 0.0))
 
 
-def check(task_path: str, size: str, candidates: dict[str, str], device: str = "cpu") -> dict[str, str | None]:
+def check(
+    task_path: str, size: str, candidates: dict[str, str], device: str = "cpu"
+) -> dict[str, str | None]:
     """name -> None when the candidate matches the reference on every input set, else why not."""
     import torch
 
@@ -146,12 +174,16 @@ def check(task_path: str, size: str, candidates: dict[str, str], device: str = "
             ref = module.Model(*module.get_init_inputs()).eval().to(device)
             new = cand.ModelNew(*module.get_init_inputs()).to(device)
             new.load_state_dict(ref.state_dict())
-            sets = [module.get_inputs()] + [list(s) for s in getattr(module, "get_extra_inputs", lambda: [])()]
+            sets = [module.get_inputs()] + [
+                list(s) for s in getattr(module, "get_extra_inputs", lambda: [])()
+            ]
             problem = None
             for inputs in sets:
                 inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
                 with torch.no_grad():
-                    expected = ref(*[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs])
+                    expected = ref(
+                        *[x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+                    )
                     got = new(*inputs)
                 exp_list = list(expected) if isinstance(expected, (tuple, list)) else [expected]
                 got_list = list(got) if isinstance(got, (tuple, list)) else [got]
@@ -159,7 +191,9 @@ def check(task_path: str, size: str, candidates: dict[str, str], device: str = "
                     atol, rtol = _tolerance(module, e.dtype)
                     if g.shape != e.shape or g.dtype != e.dtype:
                         problem = f"output {tuple(g.shape)} {g.dtype}, expected {tuple(e.shape)} {e.dtype}"
-                    elif not torch.allclose(g.float(), e.float(), atol=atol, rtol=rtol, equal_nan=True):
+                    elif not torch.allclose(
+                        g.float(), e.float(), atol=atol, rtol=rtol, equal_nan=True
+                    ):
                         err = (g.float() - e.float()).abs().nan_to_num(math.inf).max().item()
                         problem = f"max abs error {err:.3g} on input shapes {[tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]}"
                     if problem:
@@ -179,10 +213,17 @@ def main(argv: list[str]) -> int:
             data: dict[str, Any] = {"ok": True, **trace(argv[1], argv[2])}
             out = argv[3]
         else:
-            data = {"ok": True, "results": check(argv[1], argv[2], json.loads(Path(argv[3]).read_text()))}
+            data = {
+                "ok": True,
+                "results": check(argv[1], argv[2], json.loads(Path(argv[3]).read_text())),
+            }
             out = argv[4]
     except Exception as exc:
-        data = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
+        data = {
+            "ok": False,
+            "reason": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-3000:],
+        }
         out = argv[-1]
     Path(out).write_text(json.dumps(data))
     return 0

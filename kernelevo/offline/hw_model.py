@@ -6,6 +6,7 @@ plausible ones: enough work per thread to keep loads wide and in flight (4–16 
 memory with its pipeline stages. A lower `prior` is a likelier good configuration; it ranks,
 it never refuses (the timing decides).
 """
+
 from __future__ import annotations
 
 import math

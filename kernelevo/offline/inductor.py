@@ -5,6 +5,7 @@ torch.compile is heavy and patches process state, so it runs in a child process
 On a machine without a GPU the extraction uses Inductor's Triton backend for CPU
 tensors (`device="cpu"`), whose kernels then run under TRITON_INTERPRET=1.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,14 @@ from typing import Any
 
 from kernelevo.offline.inductor_rewrite import NotExtractable, rewrite
 
-__all__ = ["InductorResult", "NotExtractable", "capture_inductor", "extract_inductor", "inductor_candidate", "rewrite"]
+__all__ = [
+    "InductorResult",
+    "NotExtractable",
+    "capture_inductor",
+    "extract_inductor",
+    "inductor_candidate",
+    "rewrite",
+]
 
 
 @dataclass
@@ -28,8 +36,9 @@ class InductorResult:
     detail: str = ""  # child traceback tail, for logs
 
 
-def capture_inductor(task_path: str | Path, *, device: str = "cuda", size: str = "default",
-                     timeout_s: float = 600.0) -> dict[str, Any]:
+def capture_inductor(
+    task_path: str | Path, *, device: str = "cuda", size: str = "default", timeout_s: float = 600.0
+) -> dict[str, Any]:
     """What Inductor generated for the task (inductor_capture.py's JSON, with "ok" and "reason")."""
     if device not in ("cpu", "cuda"):
         return {"ok": False, "reason": f"device {device!r}: use 'cpu' or 'cuda'"}
@@ -38,33 +47,53 @@ def capture_inductor(task_path: str | Path, *, device: str = "cuda", size: str =
         env = dict(os.environ)
         env.pop("TRITON_INTERPRET", None)
         env["TORCHINDUCTOR_CACHE_DIR"] = str(Path(tmp) / "inductor_cache")
-        cmd = [sys.executable, "-m", "kernelevo.offline.inductor_capture", str(Path(task_path).resolve()), device,
-               size, str(out)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "kernelevo.offline.inductor_capture",
+            str(Path(task_path).resolve()),
+            device,
+            size,
+            str(out),
+        ]
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env,
-                                  cwd=str(Path(__file__).resolve().parents[2]))
+            proc = subprocess.run(
+                cmd,
+                capture_output=True,
+                text=True,
+                timeout=timeout_s,
+                env=env,
+                cwd=str(Path(__file__).resolve().parents[2]),
+            )
         except subprocess.TimeoutExpired:
             return {"ok": False, "reason": f"torch.compile did not finish within {timeout_s:.0f} s"}
         if not out.exists():
-            return {"ok": False, "reason": f"the extraction process failed (exit {proc.returncode})",
-                    "traceback": proc.stderr[-3000:]}
+            return {
+                "ok": False,
+                "reason": f"the extraction process failed (exit {proc.returncode})",
+                "traceback": proc.stderr[-3000:],
+            }
         return json.loads(out.read_text())
 
 
-def extract_inductor(task_path: str | Path, *, device: str = "cuda", size: str = "default",
-                     timeout_s: float = 600.0) -> InductorResult:
+def extract_inductor(
+    task_path: str | Path, *, device: str = "cuda", size: str = "default", timeout_s: float = 600.0
+) -> InductorResult:
     """Never raises for a task that cannot be extracted: the reason comes back instead."""
     captured = capture_inductor(task_path, device=device, size=size, timeout_s=timeout_s)
     if not captured.get("ok"):
-        return InductorResult(None, captured.get("reason", "unknown failure"), captured.get("traceback", ""))
+        return InductorResult(
+            None, captured.get("reason", "unknown failure"), captured.get("traceback", "")
+        )
     try:
         return InductorResult(rewrite(captured), None)
     except NotExtractable as exc:
         return InductorResult(None, f"not extractable: {exc}")
 
 
-def inductor_candidate(task_path: str | Path, *, device: str = "cuda", size: str = "default",
-                       timeout_s: float = 600.0) -> str:
+def inductor_candidate(
+    task_path: str | Path, *, device: str = "cuda", size: str = "default", timeout_s: float = 600.0
+) -> str:
     """Candidate source built from Inductor's kernels; raises NotExtractable with the reason."""
     result = extract_inductor(task_path, device=device, size=size, timeout_s=timeout_s)
     if result.source is None:

@@ -6,6 +6,7 @@ is stopped there, so on a machine without a GPU (Inductor's Triton backend for C
 a Triton CPU driver that is not installed) the kernels are still produced. The result is
 plain JSON for `inductor_rewrite.py`, which turns it into a standalone candidate.
 """
+
 from __future__ import annotations
 
 import ast
@@ -44,8 +45,20 @@ class LibraryOnly(Exception):
 
 
 MATMUL_CALLS = {"matmul", "mm", "bmm", "linear", "addmm", "baddbmm"}
-VIEW_CALLS = {"t", "view", "reshape", "transpose", "permute", "contiguous", "getitem", "size", "flatten", "squeeze",
-              "unsqueeze", "expand"}
+VIEW_CALLS = {
+    "t",
+    "view",
+    "reshape",
+    "transpose",
+    "permute",
+    "contiguous",
+    "getitem",
+    "size",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+}
 
 
 def library_only(gm: Any) -> list[str] | None:
@@ -55,7 +68,11 @@ def library_only(gm: Any) -> list[str] | None:
         if node.op == "call_module":
             return None
         if node.op in ("call_function", "call_method"):
-            name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target))
+            name = (
+                node.target
+                if isinstance(node.target, str)
+                else getattr(node.target, "__name__", str(node.target))
+            )
             if name in MATMUL_CALLS:
                 ops.add(name)
             elif name not in VIEW_CALLS:
@@ -70,9 +87,12 @@ def _configure(device: str, library_ops: list[str]) -> None:
     import torch.fx.experimental._config as fx_cfg
 
     settings = [
-        (cfg, "fx_graph_cache", False), (cfg, "autotune_local_cache", False), (cfg.triton, "cudagraphs", False),
+        (cfg, "fx_graph_cache", False),
+        (cfg, "autotune_local_cache", False),
+        (cfg.triton, "cudagraphs", False),
         (cfg, "graph_partition", False),  # one call() with every launch inline
-        (cfg, "freezing", False), (dynamo_cfg, "specialize_float", True),
+        (cfg, "freezing", False),
+        (dynamo_cfg, "specialize_float", True),
         (fx_cfg, "use_duck_shape", False),  # equal sizes must not become one symbol
     ]
     for module, name, value in settings:
@@ -120,7 +140,9 @@ def _varying_dims(input_sets: list[list[Any]]) -> dict[int, set[int]]:
 
     out: dict[int, set[int]] = {}
     for i in range(len(input_sets[0])):
-        shapes = [list(s[i].shape) for s in input_sets if i < len(s) and isinstance(s[i], torch.Tensor)]
+        shapes = [
+            list(s[i].shape) for s in input_sets if i < len(s) and isinstance(s[i], torch.Tensor)
+        ]
         if not shapes:
             continue
         longest = max(len(shape) for shape in shapes)
@@ -137,19 +159,40 @@ def _kernel_meta(name: str, source: str, workdir: Path) -> dict[str, Any]:
 
     seen: dict[str, Any] = {}
 
-    def record(size_hints, configs, triton_meta, heuristic_type, filename=None, inductor_meta=None, *_: Any,
-               **__: Any):
+    def record(
+        size_hints,
+        configs,
+        triton_meta,
+        heuristic_type,
+        filename=None,
+        inductor_meta=None,
+        *_: Any,
+        **__: Any,
+    ):
         seen["configs"] = [
-            {"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages} for c in configs
+            {"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages}
+            for c in configs
         ]
         seen["heuristic"] = str(getattr(heuristic_type, "name", heuristic_type))
         seen["signature"] = list(triton_meta.get("signature", {}).items())
-        seen["constants"] = {str(k): v for k, v in triton_meta.get("constants", {}).items()
-                             if isinstance(v, (int, float, bool)) or v is None}
+        seen["constants"] = {
+            str(k): v
+            for k, v in triton_meta.get("constants", {}).items()
+            if isinstance(v, (int, float, bool)) or v is None
+        }
         meta = dict(inductor_meta or {})
         seen["inductor_meta"] = {
-            k: meta[k] for k in ("grid_type", "fixed_grid", "extra_launcher_args", "precomputed_grids",
-                                 "no_x_dim", "atomic_add_found", "kernel_name") if k in meta
+            k: meta[k]
+            for k in (
+                "grid_type",
+                "fixed_grid",
+                "extra_launcher_args",
+                "precomputed_grids",
+                "no_x_dim",
+                "atomic_add_found",
+                "kernel_name",
+            )
+            if k in meta
         }
         return lambda fn: fn
 
@@ -174,11 +217,17 @@ def _kernels(wrapper: str, workdir: Path) -> dict[str, Any]:
         if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
             continue
         func = node.value.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "async_compile"):
+        if not (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "async_compile"
+        ):
             continue
         name = node.targets[0].id  # type: ignore[attr-defined]
         if func.attr != "triton":
-            out[name] = {"error": f"kernel {name} is compiled by async_compile.{func.attr}, not Triton"}
+            out[name] = {
+                "error": f"kernel {name} is compiled by async_compile.{func.attr}, not Triton"
+            }
             continue
         source = node.value.args[1].value  # type: ignore[attr-defined]
         out[name] = {"source": source, **_kernel_meta(name, source, workdir)}
@@ -197,7 +246,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     _configure(device, library_ops)
     torch.manual_seed(0)
     model = module.Model(*module.get_init_inputs()).to(device).eval()
-    with torch.device(device):  # made where they are used: a 6 GiB input is not drawn on the CPU first
+    with torch.device(
+        device
+    ):  # made where they are used: a 6 GiB input is not drawn on the CPU first
         input_sets = [list(module.get_inputs())]
         if hasattr(module, "get_extra_inputs"):
             input_sets += [list(s) for s in module.get_extra_inputs()]
@@ -213,7 +264,10 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "device": device,
         "library_ops": library_ops,
-        "state": [{"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": p} for n, t, p in state],
+        "state": [
+            {"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": p}
+            for n, t, p in state
+        ],
         "init_params": signature_text(type(model).__init__),
         "forward_params": signature_text(type(model).forward),
         "variants": [],
@@ -228,7 +282,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     elif isinstance(sample, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in sample):
         result["output"] = type(sample).__name__
     else:
-        raise RuntimeError(f"the reference returns {type(sample).__name__}; only a tensor or a tuple/list of tensors is supported")
+        raise RuntimeError(
+            f"the reference returns {type(sample).__name__}; only a tensor or a tuple/list of tensors is supported"
+        )
 
     varying = _varying_dims(input_sets)
     result["dynamic_dims"] = {str(i): sorted(d) for i, d in varying.items()}
@@ -246,7 +302,11 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                 raise _Captured()
 
             def backend(gm: Any, example_inputs: list[Any]) -> Any:
-                only = library_only(gm) if MATMUL_CALLS & {op.split(".")[-1] for op in library_ops} else None
+                only = (
+                    library_only(gm)
+                    if MATMUL_CALLS & {op.split(".")[-1] for op in library_ops}
+                    else None
+                )
                 if only:
                     captured["library_only"] = only
                     return gm.forward
@@ -259,10 +319,13 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                         if isinstance(value, torch.Tensor):
                             static = [d if isinstance(d, int) else None for d in value.shape]
                         captured["placeholders"].append(
-                            {"source": _source_name(arg), "static_shape": static})
+                            {"source": _source_name(arg), "static_shape": static}
+                        )
                 return compile_fx(gm, example_inputs)
 
-            flat = [t.detach() for _, t, _ in state] + [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            flat = [t.detach() for _, t, _ in state] + [
+                x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs
+            ]
             for t in flat[:k]:
                 torch._dynamo.mark_static(t)
             for i, dims in varying.items():
@@ -276,12 +339,16 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                 torch.compile(flat_forward, backend=backend, dynamic=None, fullgraph=True)(*flat)
             except Exception as exc:  # the capture hook stops every compile
                 if "wrapper" not in captured:
-                    raise RuntimeError(f"torch.compile failed: {type(exc).__name__}: {str(exc)[:500]}") from exc
+                    raise RuntimeError(
+                        f"torch.compile failed: {type(exc).__name__}: {str(exc)[:500]}"
+                    ) from exc
             finally:
                 GraphLowering.save_output_code = None
             if "library_only" in captured:
-                raise LibraryOnly(f"the graph is only the library call {', '.join(captured['library_only'])} (and views): "
-                                  "Inductor would generate no Triton kernel beside it")
+                raise LibraryOnly(
+                    f"the graph is only the library call {', '.join(captured['library_only'])} (and views): "
+                    "Inductor would generate no Triton kernel beside it"
+                )
             captured["key"] = key
             captured["kernels"] = _kernels(captured["wrapper"], Path(tmp))
             result["variants"].append(captured)
@@ -295,7 +362,11 @@ def main(argv: list[str]) -> int:
     except LibraryOnly as exc:
         data = {"ok": False, "reason": str(exc)}
     except Exception as exc:
-        data = {"ok": False, "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
+        data = {
+            "ok": False,
+            "reason": f"{type(exc).__name__}: {exc}",
+            "traceback": traceback.format_exc()[-3000:],
+        }
     Path(out).write_text(json.dumps(data))
     return 0
 

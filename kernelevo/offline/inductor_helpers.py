@@ -4,55 +4,81 @@ Inductor's kernels call `triton_helpers.*` (a torch-internal module) and `libdev
 (which the Triton interpreter cannot run). A standalone candidate carries its own copies,
 written here as source text and pasted into the candidate only when used.
 """
+
 from __future__ import annotations
 
 # name -> (source, helpers it calls)
 HELPERS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "maximum": ("""
+    "maximum": (
+        """
 @triton.jit
 def _ke_maximum(a, b):
     # NaN wins, as in torch.maximum
     return tl.where((a > b) | (a != a), a, b)
-""", ()),
-    "minimum": ("""
+""",
+        (),
+    ),
+    "minimum": (
+        """
 @triton.jit
 def _ke_minimum(a, b):
     return tl.where((a < b) | (a != a), a, b)
-""", ()),
-    "max2": ("""
+""",
+        (),
+    ),
+    "max2": (
+        """
 @triton.jit
 def _ke_max2(a, dim: tl.constexpr):
     return tl.reduce(a, dim, _ke_maximum)
-""", ("maximum",)),
-    "min2": ("""
+""",
+        ("maximum",),
+    ),
+    "min2": (
+        """
 @triton.jit
 def _ke_min2(a, dim: tl.constexpr):
     return tl.reduce(a, dim, _ke_minimum)
-""", ("minimum",)),
-    "promote_to_tensor": ("""
+""",
+        ("minimum",),
+    ),
+    "promote_to_tensor": (
+        """
 @triton.jit
 def _ke_promote_to_tensor(x):
     return x + tl.zeros((1,), tl.int1)
-""", ()),
-    "is_floating": ("""
+""",
+        (),
+    ),
+    "is_floating": (
+        """
 @triton.jit
 def _ke_is_floating(x):
     return (x + tl.zeros((1,), tl.int1)).dtype.is_floating()
-""", ()),
-    "div_floor_integer": ("""
+""",
+        (),
+    ),
+    "div_floor_integer": (
+        """
 @triton.jit
 def _ke_div_floor_integer(a, b):
     quot = a // b
     inexact = (a % b) != 0
     return tl.where(inexact & ((a < 0) != (b < 0)), quot - 1, quot)
-""", ()),
-    "remainder_integer": ("""
+""",
+        (),
+    ),
+    "remainder_integer": (
+        """
 @triton.jit
 def _ke_remainder_integer(a, b):
     rem = a % b
     return tl.where((rem != 0) & ((rem < 0) != (b < 0)), rem + b, rem)
-""", ()),
-    "welford_reduce": ("""
+""",
+        (),
+    ),
+    "welford_reduce": (
+        """
 @triton.jit
 def _ke_welford_reduce(value, mean, m2, weight, first_iteration):
     new_weight = tl.where(first_iteration, 1.0, weight + 1)
@@ -60,21 +86,30 @@ def _ke_welford_reduce(value, mean, m2, weight, first_iteration):
     new_mean = tl.where(first_iteration, value, mean + delta / new_weight)
     new_m2 = tl.where(first_iteration, 0.0, m2 + delta * (value - new_mean))
     return new_mean, new_m2, new_weight
-""", ()),
-    "welford_combine": ("""
+""",
+        (),
+    ),
+    "welford_combine": (
+        """
 @triton.jit
 def _ke_welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2):
     delta = mean_2 - mean_1
     weight = weight_1 + weight_2
     share_2 = tl.where(weight == 0.0, 0.0, weight_2 / weight)
     return mean_1 + delta * share_2, m2_1 + m2_2 + delta * delta * weight_1 * share_2, weight
-""", ()),
-    "welford": ("""
+""",
+        (),
+    ),
+    "welford": (
+        """
 @triton.jit
 def _ke_welford(mean, m2, weight, dim: tl.constexpr):
     return tl.reduce((mean, m2, weight), dim, _ke_welford_combine)
-""", ("welford_combine",)),
-    "any": ("""
+""",
+        ("welford_combine",),
+    ),
+    "any": (
+        """
 @triton.jit
 def _ke_or(a, b):
     return a | b
@@ -83,8 +118,11 @@ def _ke_or(a, b):
 @triton.jit
 def _ke_any(a, dim: tl.constexpr):
     return tl.reduce(a, dim, _ke_or)
-""", ()),
-    "maximum_with_index": ("""
+""",
+        (),
+    ),
+    "maximum_with_index": (
+        """
 @triton.jit
 def _ke_maximum_with_index(a_value, a_index, b_value, b_index):
     a_nan = a_value != a_value
@@ -93,8 +131,11 @@ def _ke_maximum_with_index(a_value, a_index, b_value, b_index):
     tie = (a_value == b_value) | (a_nan & b_nan)
     take_a = take_a | (tie & (a_index < b_index))
     return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
-""", ()),
-    "minimum_with_index": ("""
+""",
+        (),
+    ),
+    "minimum_with_index": (
+        """
 @triton.jit
 def _ke_minimum_with_index(a_value, a_index, b_value, b_index):
     a_nan = a_value != a_value
@@ -103,38 +144,56 @@ def _ke_minimum_with_index(a_value, a_index, b_value, b_index):
     tie = (a_value == b_value) | (a_nan & b_nan)
     take_a = take_a | (tie & (a_index < b_index))
     return tl.where(take_a, a_value, b_value), tl.where(take_a, a_index, b_index)
-""", ()),
-    "max_with_index": ("""
+""",
+        (),
+    ),
+    "max_with_index": (
+        """
 @triton.jit
 def _ke_max_with_index(value, index, dim: tl.constexpr):
     return tl.reduce((value, index), dim, _ke_maximum_with_index)
-""", ("maximum_with_index",)),
-    "min_with_index": ("""
+""",
+        ("maximum_with_index",),
+    ),
+    "min_with_index": (
+        """
 @triton.jit
 def _ke_min_with_index(value, index, dim: tl.constexpr):
     return tl.reduce((value, index), dim, _ke_minimum_with_index)
-""", ("minimum_with_index",)),
-    "exp": ("""
+""",
+        ("minimum_with_index",),
+    ),
+    "exp": (
+        """
 @triton.jit
 def _ke_exp(x, use_fast_math: tl.constexpr):
     return tl.exp(x)
-""", ()),
+""",
+        (),
+    ),
     # libdevice functions the interpreter lacks (used only for candidates extracted on the CPU)
-    "tanh": ("""
+    "tanh": (
+        """
 @triton.jit
 def _ke_tanh(x):
     e = tl.exp(-2.0 * tl.abs(x))
     t = (1.0 - e) / (1.0 + e)
     return tl.where(x < 0, -t, t)
-""", ()),
-    "log1p": ("""
+""",
+        (),
+    ),
+    "log1p": (
+        """
 @triton.jit
 def _ke_log1p(x):
     u = 1.0 + x
     # corrects the rounding of 1 + x (Goldberg's trick)
     return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))
-""", ()),
-    "expm1": ("""
+""",
+        (),
+    ),
+    "expm1": (
+        """
 @triton.jit
 def _ke_expm1(x):
     u = tl.exp(x)
@@ -142,27 +201,52 @@ def _ke_expm1(x):
     # Kahan's correction of exp(x) - 1 near zero
     near = tl.where(u == 1.0, x, um1 * x / tl.log(u))
     return tl.where(tl.abs(x) < 0.5, near, um1)
-""", ()),
-    "isnan": ("""
+""",
+        (),
+    ),
+    "isnan": (
+        """
 @triton.jit
 def _ke_isnan(x):
     return x != x
-""", ()),
-    "isinf": ("""
+""",
+        (),
+    ),
+    "isinf": (
+        """
 @triton.jit
 def _ke_isinf(x):
     return tl.abs(x) == float("inf")
-""", ()),
-    "trunc": ("""
+""",
+        (),
+    ),
+    "trunc": (
+        """
 @triton.jit
 def _ke_trunc(x):
     return tl.where(x < 0, tl.ceil(x), tl.floor(x))
-""", ()),
+""",
+        (),
+    ),
 }
 
 # libdevice functions with a same-named, same-meaning triton.language function
-LIBDEVICE_IN_TL = {"exp", "exp2", "log", "log2", "sin", "cos", "sqrt", "rsqrt", "abs", "floor", "ceil",
-                   "erf", "fma", "sigmoid"}
+LIBDEVICE_IN_TL = {
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "sin",
+    "cos",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "floor",
+    "ceil",
+    "erf",
+    "fma",
+    "sigmoid",
+}
 # libdevice functions replaced by our own helpers when the candidate must run in the interpreter
 LIBDEVICE_OWN = {"tanh", "log1p", "expm1", "isnan", "isinf", "trunc"}
 

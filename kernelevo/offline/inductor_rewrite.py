@@ -7,6 +7,7 @@ inputs' rank and dtype between the variants Inductor compiled (sizes that differ
 the task's input sets stay symbolic; the others are specialised and checked).
 Anything it cannot reproduce faithfully raises NotExtractable with the reason.
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,7 +15,12 @@ import re
 from typing import Any
 
 from kernelevo.ast_names import dotted_name
-from kernelevo.offline.inductor_helpers import HELPERS, LIBDEVICE_IN_TL, LIBDEVICE_OWN, helper_sources
+from kernelevo.offline.inductor_helpers import (
+    HELPERS,
+    LIBDEVICE_IN_TL,
+    LIBDEVICE_OWN,
+    helper_sources,
+)
 from kernelevo.offline.skeleton import STATE_HELPER, SignatureError, forward_names, model_class
 
 
@@ -22,7 +28,13 @@ class NotExtractable(Exception):
     """Inductor's output for this task cannot become a standalone candidate (message says why)."""
 
 
-EXTERN_TO_ATEN = {"mm": "mm", "addmm": "addmm", "bmm": "bmm", "baddbmm": "baddbmm", "convolution": "convolution"}
+EXTERN_TO_ATEN = {
+    "mm": "mm",
+    "addmm": "addmm",
+    "bmm": "bmm",
+    "baddbmm": "baddbmm",
+    "convolution": "convolution",
+}
 ALLOWED_METHODS = {"item", "zero_", "fill_", "size", "stride", "storage_offset", "clear"}
 ALLOWED_BUILTINS = {"max", "min", "int", "float", "abs", "bool", "len", "tuple"}
 BLOCK_OF = {"xnumel": "XBLOCK", "ynumel": "YBLOCK", "znumel": "ZBLOCK", "r0_numel": "R0_BLOCK"}
@@ -55,8 +67,13 @@ def _reinterpret(t, size, stride, offset):
 '''
 
 
-def _grid_expr(grid_type: str, numels: dict[str, str], params: set[str], launch_kw: dict[str, Any],
-               extra: list[str]) -> str:
+def _grid_expr(
+    grid_type: str,
+    numels: dict[str, str],
+    params: set[str],
+    launch_kw: dict[str, Any],
+    extra: list[str],
+) -> str:
     def blocks(numel: str) -> str:
         expr = numels.get(numel)
         if expr is None:
@@ -85,12 +102,12 @@ def _grid_expr(grid_type: str, numels: dict[str, str], params: set[str], launch_
     raise NotExtractable(f"Inductor grid type {grid_type} is not supported by the extraction")
 
 
-YZ_OVERFLOW = '''
+YZ_OVERFLOW = """
 
 def _yz_overflow_grid(x, y):
     z = -(-y // 65535)
     return (x, 0 if z == 0 else -(-y // z), z)
-'''
+"""
 
 
 class _Kernels:
@@ -117,7 +134,7 @@ class _Kernels:
         renames = {f.name: f"{f.name}{suffix}" for f in funcs}
         chunks = []
         for f in funcs:
-            body = "\n".join(lines[f.lineno - 1:f.end_lineno])
+            body = "\n".join(lines[f.lineno - 1 : f.end_lineno])
             chunks.append("@triton.jit\n" + body)
         text = "\n\n\n".join(chunks)
         text = self._replace_calls(text, name)
@@ -134,7 +151,9 @@ class _Kernels:
         def helper(m: re.Match[str]) -> str:
             fn = m.group(1)
             if fn not in HELPERS:
-                raise NotExtractable(f"kernel {kernel} uses Inductor helper triton_helpers.{fn}, which has no standalone version here")
+                raise NotExtractable(
+                    f"kernel {kernel} uses Inductor helper triton_helpers.{fn}, which has no standalone version here"
+                )
             self.helpers.add(fn)
             return f"_ke_{fn}"
 
@@ -148,23 +167,32 @@ class _Kernels:
             if fn in LIBDEVICE_OWN:
                 self.helpers.add(fn)
                 return f"_ke_{fn}"
-            raise NotExtractable(f"kernel {kernel} calls libdevice.{fn}, which the Triton interpreter cannot run")
+            raise NotExtractable(
+                f"kernel {kernel} calls libdevice.{fn}, which the Triton interpreter cannot run"
+            )
 
         text = re.sub(r"\btriton_helpers\.(\w+)", helper, text)
         text = re.sub(r"\blibdevice\.(\w+)", libdevice, text)
         text = re.sub(r"\btl_math\.", "tl.math.", text)
-        if re.search(r"\b(triton_heuristics|DeviceProperties|ReductionHint|TileHint|AutotuneHint)\b", text):
-            raise NotExtractable(f"kernel {kernel} refers to Inductor runtime objects inside its body")
+        if re.search(
+            r"\b(triton_heuristics|DeviceProperties|ReductionHint|TileHint|AutotuneHint)\b", text
+        ):
+            raise NotExtractable(
+                f"kernel {kernel} refers to Inductor runtime objects inside its body"
+            )
         return text
-
-
 
 
 class _CallBody(ast.NodeTransformer):
     """Rewrites one `call(args)` function of Inductor's wrapper into `_call_vN(args, device)`."""
 
-    def __init__(self, kernels: dict[str, dict[str, Any]], registry: _Kernels, suffix: str,
-                 library_ops: list[str]) -> None:
+    def __init__(
+        self,
+        kernels: dict[str, dict[str, Any]],
+        registry: _Kernels,
+        suffix: str,
+        library_ops: list[str],
+    ) -> None:
         self.kernels = kernels
         self.registry = registry
         self.suffix = suffix
@@ -172,8 +200,12 @@ class _CallBody(ast.NodeTransformer):
         self.uses_overflow_grid = False
 
     def visit_With(self, node: ast.With) -> Any:
-        items = [dotted_name(i.context_expr.func) if isinstance(i.context_expr, ast.Call) else dotted_name(i.context_expr)
-                 for i in node.items]
+        items = [
+            dotted_name(i.context_expr.func)
+            if isinstance(i.context_expr, ast.Call)
+            else dotted_name(i.context_expr)
+            for i in node.items
+        ]
         if all(i.endswith("_DeviceGuard") or i.endswith("device") for i in items):
             out: list[ast.AST] = []
             for stmt in node.body:
@@ -203,41 +235,71 @@ class _CallBody(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> Any:
         self.generic_visit(node)
         name = dotted_name(node.func)
-        if name in ("empty_strided_cpu", "empty_strided_cuda", "empty_strided", "torch.empty_strided"):
+        if name in (
+            "empty_strided_cpu",
+            "empty_strided_cuda",
+            "empty_strided",
+            "torch.empty_strided",
+        ):
             size, stride, *rest = node.args
             keywords = [k for k in node.keywords if k.arg not in ("device", "dtype")]
-            dtype = rest[0] if rest else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            dtype = (
+                rest[0]
+                if rest
+                else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            )
             if dtype is None:
                 raise NotExtractable("wrapper allocates without a dtype")
-            return ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), "empty_strided", ast.Load()), [size, stride],
-                            keywords + [ast.keyword("dtype", dtype), ast.keyword("device", ast.Name("device", ast.Load()))])
+            return ast.Call(
+                ast.Attribute(ast.Name("torch", ast.Load()), "empty_strided", ast.Load()),
+                [size, stride],
+                keywords
+                + [
+                    ast.keyword("dtype", dtype),
+                    ast.keyword("device", ast.Name("device", ast.Load())),
+                ],
+            )
         if name == "reinterpret_tensor":
             node.func = ast.Name("_reinterpret", ast.Load())
             return node
         if name.startswith("extern_kernels."):
             op = name.split(".", 1)[1]
             if op not in EXTERN_TO_ATEN:
-                raise NotExtractable(f"Inductor calls the extern kernel {op}, which has no standalone equivalent here")
+                raise NotExtractable(
+                    f"Inductor calls the extern kernel {op}, which has no standalone equivalent here"
+                )
             if EXTERN_TO_ATEN[op] in self.allowed:
-                node.func = ast.Attribute(ast.Name("torch", ast.Load()), EXTERN_TO_ATEN[op], ast.Load())
+                node.func = ast.Attribute(
+                    ast.Name("torch", ast.Load()), EXTERN_TO_ATEN[op], ast.Load()
+                )
                 return node
-            raise NotExtractable(f"Inductor calls the library op {op} (extern kernel); the task does not allow it "
-                                 "(ALLOWED_LIBRARY_OPS)")
+            raise NotExtractable(
+                f"Inductor calls the library op {op} (extern kernel); the task does not allow it "
+                "(ALLOWED_LIBRARY_OPS)"
+            )
         if name.startswith(("aten.", "torch.ops.")):
-            op = name.split(".")[-2] if name.split(".")[-1] in ("default", "Tensor", "Scalar") else name.split(".")[-1]
+            op = (
+                name.split(".")[-2]
+                if name.split(".")[-1] in ("default", "Tensor", "Scalar")
+                else name.split(".")[-1]
+            )
             if op in self.allowed:
                 if name.startswith("aten."):
                     node.func = ast.parse("torch.ops." + name, mode="eval").body
                 return node
-            raise NotExtractable(f"Inductor falls back to the library op {name}; the task does not allow it")
+            raise NotExtractable(
+                f"Inductor falls back to the library op {name}; the task does not allow it"
+            )
         return node
 
     def _launch(self, call: ast.Call, kernel: str) -> ast.Call:
         info = self.kernels[kernel]
         unknown = [k.arg for k in call.keywords if k.arg != "stream"]
         if unknown:
-            raise NotExtractable(f"kernel {kernel} is launched with {', '.join(map(str, unknown))}= "
-                                 "(an Inductor launch convention this extraction does not know)")
+            raise NotExtractable(
+                f"kernel {kernel} is launched with {', '.join(map(str, unknown))}= "
+                "(an Inductor launch convention this extraction does not know)"
+            )
         final, params = self.registry.add(kernel, info, self.suffix)
         sig = info["signature"]
         constants = info.get("constants", {})
@@ -245,10 +307,12 @@ class _CallBody(ast.NodeTransformer):
         args = list(call.args)
         meta = info.get("inductor_meta", {})
         extra_names = meta.get("extra_launcher_args", []) or []
-        extra = [ast.unparse(a) for a in args[len(runtime):]] if extra_names else []
+        extra = [ast.unparse(a) for a in args[len(runtime) :]] if extra_names else []
         if len(args) != len(runtime) + len(extra_names):
-            raise NotExtractable(f"kernel {kernel}: launch passes {len(args)} arguments, signature has {len(runtime)}")
-        args = args[:len(runtime)]
+            raise NotExtractable(
+                f"kernel {kernel}: launch passes {len(args)} arguments, signature has {len(runtime)}"
+            )
+        args = args[: len(runtime)]
         numels = {n: ast.unparse(a) for n, a in zip(runtime, args) if n in BLOCK_OF}
         config = info["configs"][0]
         launch_kw: dict[str, Any] = {}
@@ -260,10 +324,14 @@ class _CallBody(ast.NodeTransformer):
         self.uses_overflow_grid |= grid_type == "Grid2DWithYZOverflow"
         missing = [p for p in params if p not in runtime and p not in launch_kw]
         if missing:
-            raise NotExtractable(f"kernel {kernel}: no value for constexpr parameter(s) {', '.join(missing)}")
+            raise NotExtractable(
+                f"kernel {kernel}: no value for constexpr parameter(s) {', '.join(missing)}"
+            )
         keywords = [ast.keyword(k, ast.Constant(v)) for k, v in launch_kw.items()]
-        keywords += [ast.keyword("num_warps", ast.Constant(config["num_warps"])),
-                     ast.keyword("num_stages", ast.Constant(config["num_stages"]))]
+        keywords += [
+            ast.keyword("num_warps", ast.Constant(config["num_warps"])),
+            ast.keyword("num_stages", ast.Constant(config["num_stages"])),
+        ]
         grid_fn = ast.parse(f"lambda meta: {grid}", mode="eval").body
         target = ast.Subscript(ast.Name(final, ast.Load()), grid_fn, ast.Load())
         return ast.Call(target, args, keywords)
@@ -274,7 +342,13 @@ def _check_calls(fn: ast.FunctionDef, kernel_names: set[str], library: set[str])
     for node in ast.walk(fn):
         if isinstance(node, (ast.Name,)) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
-    ok_funcs = {"torch.empty_strided", "_reinterpret", "_layout", "_yz_overflow_grid", "triton.cdiv"} | ALLOWED_BUILTINS
+    ok_funcs = {
+        "torch.empty_strided",
+        "_reinterpret",
+        "_layout",
+        "_yz_overflow_grid",
+        "triton.cdiv",
+    } | ALLOWED_BUILTINS
     ok_funcs |= {f"torch.{op}" for op in library}
     for node in ast.walk(fn):
         if not isinstance(node, ast.Call):
@@ -284,9 +358,15 @@ def _check_calls(fn: ast.FunctionDef, kernel_names: set[str], library: set[str])
         name = dotted_name(node.func)
         if name in ok_funcs or name.startswith("math.") or name.startswith("torch.ops.aten."):
             continue
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ALLOWED_METHODS and name.split(".")[0] in local:
+        if (
+            isinstance(node.func, ast.Attribute)
+            and node.func.attr in ALLOWED_METHODS
+            and name.split(".")[0] in local
+        ):
             continue
-        raise NotExtractable(f"the wrapper calls {name or ast.unparse(node.func)}, which has no standalone equivalent")
+        raise NotExtractable(
+            f"the wrapper calls {name or ast.unparse(node.func)}, which has no standalone equivalent"
+        )
 
 
 def _call_function(wrapper: str) -> ast.FunctionDef:
@@ -300,7 +380,9 @@ def _call_function(wrapper: str) -> ast.FunctionDef:
 def _input_expr(source: str | None, state: list[dict[str, Any]], inputs: list[str]) -> str:
     m = re.fullmatch(r"L\['flat'\]\[(\d+)\](.*)", source or "")
     if m is None:
-        raise NotExtractable(f"graph input {source} has no counterpart among the parameters and inputs")
+        raise NotExtractable(
+            f"graph input {source} has no counterpart among the parameters and inputs"
+        )
     index, rest = int(m.group(1)), m.group(2)
     if index < len(state):
         entry = state[index]
@@ -342,7 +424,11 @@ def rewrite(captured: dict[str, Any]) -> str:
         names = forward_names(captured["forward_params"], n_inputs)
     except SignatureError as exc:
         raise NotExtractable(str(exc)) from exc
-    tensor_names = [n for n, k in zip(names, captured["variants"][0]["key"]) if k[0] == "tensor"] if names else []
+    tensor_names = (
+        [n for n, k in zip(names, captured["variants"][0]["key"]) if k[0] == "tensor"]
+        if names
+        else []
+    )
     device_expr = f"{tensor_names[0]}.device" if tensor_names else "next(self.parameters()).device"
     multi = len(captured["variants"]) > 1
     for i, variant in enumerate(captured["variants"]):
@@ -352,8 +438,13 @@ def rewrite(captured: dict[str, Any]) -> str:
         new_fn = transformer.visit(fn)
         overflow |= transformer.uses_overflow_grid
         new_fn.name = f"_call{suffix or '_v0'}"
-        new_fn.args = ast.arguments(posonlyargs=[], args=[ast.arg("args"), ast.arg("device")], kwonlyargs=[],
-                                    kw_defaults=[], defaults=[])
+        new_fn.args = ast.arguments(
+            posonlyargs=[],
+            args=[ast.arg("args"), ast.arg("device")],
+            kwonlyargs=[],
+            kw_defaults=[],
+            defaults=[],
+        )
         new_fn.decorator_list = []
         new_fn.body = [s for s in new_fn.body if s is not None] or [ast.Pass()]
         ast.fix_missing_locations(new_fn)
@@ -361,14 +452,25 @@ def rewrite(captured: dict[str, Any]) -> str:
         functions.append(ast.unparse(new_fn))
         args = ", ".join(_input_expr(p["source"], state, names) for p in variant["placeholders"])
         result = f"{new_fn.name}([{args}], {device_expr})"
-        out = {"tensor": f"{result}[0]", "tuple": f"tuple({result})", "list": f"list({result})"}[captured["output"]]
+        out = {"tensor": f"{result}[0]", "tuple": f"tuple({result})", "list": f"list({result})"}[
+            captured["output"]
+        ]
         branches += [f"if {_dispatch_test(variant['key'], names)}:", f"    return {out}"]
     if not registry.text:
-        raise NotExtractable("Inductor generated no Triton kernel for this task (only library calls or views)")
+        raise NotExtractable(
+            "Inductor generated no Triton kernel for this task (only library calls or views)"
+        )
 
-    expected = "; ".join(" and ".join(f"{n}: {k[2].replace('torch.', '')} rank {k[1]}" if k[0] == "tensor" else f"{n}={k[1]}"
-                                      for n, k in zip(names, v["key"])) for v in captured["variants"])
-    body = branches + [f"raise ValueError({('no kernels for these inputs; extracted for ' + expected)!r})"]
+    expected = "; ".join(
+        " and ".join(
+            f"{n}: {k[2].replace('torch.', '')} rank {k[1]}" if k[0] == "tensor" else f"{n}={k[1]}"
+            for n, k in zip(names, v["key"])
+        )
+        for v in captured["variants"]
+    )
+    body = branches + [
+        f"raise ValueError({('no kernels for these inputs; extracted for ' + expected)!r})"
+    ]
     parts = [HEADER]
     if registry.uses_libdevice:
         parts.append("from triton.language.extra import libdevice\n")

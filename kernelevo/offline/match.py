@@ -5,6 +5,7 @@ matching and code generation are plain Python over that JSON. With `check`, the
 generated candidates are run against the reference on the task's small inputs (Triton
 interpreter, another child) and the ones that disagree are dropped, with the reason kept.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,14 @@ def _child(args: list[str], timeout_s: float, interpret: bool = False) -> dict[s
         env.pop("TRITON_INTERPRET", None)
     out = Path(args[-1])
     try:
-        proc = subprocess.run([sys.executable, "-m", "kernelevo.offline.graph_trace", *args], capture_output=True,
-                              text=True, timeout=timeout_s, env=env, cwd=str(REPO))
+        proc = subprocess.run(
+            [sys.executable, "-m", "kernelevo.offline.graph_trace", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env,
+            cwd=str(REPO),
+        )
     except subprocess.TimeoutExpired:
         return {"ok": False, "reason": f"timed out after {timeout_s:.0f} s"}
     if not out.exists():
@@ -55,11 +62,16 @@ def _has_small(task_path: str | Path) -> bool:
     return bool(read_task(task_path).hints.get("SMALL"))
 
 
-def trace_graph(task_path: str | Path, *, size: str | None = None, timeout_s: float = 300.0) -> dict[str, Any]:
+def trace_graph(
+    task_path: str | Path, *, size: str | None = None, timeout_s: float = 300.0
+) -> dict[str, Any]:
     """The reference's ATen graph as JSON (see graph_trace.py); raises RuntimeError on failure."""
     size = size or ("small" if _has_small(task_path) else "default")
     with tempfile.TemporaryDirectory(prefix="kernelevo_trace_") as tmp:
-        data = _child(["trace", str(Path(task_path).resolve()), size, str(Path(tmp) / "graph.json")], timeout_s)
+        data = _child(
+            ["trace", str(Path(task_path).resolve()), size, str(Path(tmp) / "graph.json")],
+            timeout_s,
+        )
     if not data.get("ok"):
         raise RuntimeError(f"tracing the reference failed: {data.get('reason')}")
     return data
@@ -94,7 +106,18 @@ def generate_all(data: dict[str, Any]) -> Instantiation:
     return result
 
 
-QUIET_OPS = {"getitem", "view", "_unsafe_view", "reshape", "clone", "detach", "alias", "empty", "squeeze", "unsqueeze"}
+QUIET_OPS = {
+    "getitem",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "clone",
+    "detach",
+    "alias",
+    "empty",
+    "squeeze",
+    "unsqueeze",
+}
 
 
 def compute_ops(data: dict[str, Any]) -> list[str]:
@@ -107,7 +130,9 @@ def compute_ops(data: dict[str, Any]) -> list[str]:
     return names
 
 
-def instantiate_report(task_path: str | Path, *, check: bool = True, timeout_s: float = 300.0) -> Instantiation:
+def instantiate_report(
+    task_path: str | Path, *, check: bool = True, timeout_s: float = 300.0
+) -> Instantiation:
     """Candidates from every matching template, with what was dropped and why."""
     small = _has_small(task_path)
     data = trace_graph(task_path, size="small" if small else "default", timeout_s=timeout_s)
@@ -126,8 +151,17 @@ def instantiate_report(task_path: str | Path, *, check: bool = True, timeout_s: 
             path.write_text(source)
             paths[f"{i}:{name}"] = str(path)
         (Path(tmp) / "candidates.json").write_text(json.dumps(paths))
-        data = _child(["check", str(Path(task_path).resolve()), "small", str(Path(tmp) / "candidates.json"),
-                       str(Path(tmp) / "results.json")], timeout_s, interpret=True)
+        data = _child(
+            [
+                "check",
+                str(Path(task_path).resolve()),
+                "small",
+                str(Path(tmp) / "candidates.json"),
+                str(Path(tmp) / "results.json"),
+            ],
+            timeout_s,
+            interpret=True,
+        )
     if not data.get("ok"):
         result.note = f"check failed to run: {data.get('reason')}"
         return result
@@ -142,6 +176,8 @@ def instantiate_report(task_path: str | Path, *, check: bool = True, timeout_s: 
     return result
 
 
-def instantiate(task_path: str | Path, *, check: bool = True, timeout_s: float = 300.0) -> list[tuple[str, str]]:
+def instantiate(
+    task_path: str | Path, *, check: bool = True, timeout_s: float = 300.0
+) -> list[tuple[str, str]]:
     """[(template name, candidate source)] for the templates that match the task."""
     return instantiate_report(task_path, check=check, timeout_s=timeout_s).candidates

@@ -1,5 +1,6 @@
 """What every generated candidate shares with its task: constructor and forward signatures
 and the parameter names a state_dict copy needs. No torch here."""
+
 from __future__ import annotations
 
 import ast
@@ -60,7 +61,9 @@ def forward_names(forward_params: list[str], count: int) -> list[str]:
         names.append(p.split("=")[0])
     if len(names) < count:
         if star is None:
-            raise SignatureError(f"get_inputs() returns {count} values but forward takes {len(names)}")
+            raise SignatureError(
+                f"get_inputs() returns {count} values but forward takes {len(names)}"
+            )
         names += [f"{star}[{i}]" for i in range(count - len(names))]
     return names[:count]
 
@@ -76,17 +79,25 @@ def shape_text(shape: list[int], init_ints: dict[str, int] | None) -> str:
     return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def model_class(init_params: list[str], forward_params: list[str], state: list[dict[str, Any]],
-                forward_body: list[str], init_ints: dict[str, int] | None = None) -> str:
+def model_class(
+    init_params: list[str],
+    forward_params: list[str],
+    state: list[dict[str, Any]],
+    forward_body: list[str],
+    init_ints: dict[str, int] | None = None,
+) -> str:
     """`class ModelNew` with Model's signatures; forward_body lines are indented here."""
     init = ["        super().__init__()"]
     for s in state:
         shape = shape_text(s["shape"], init_ints)
         init.append(f"        _state(self, {s['name']!r}, {shape}, {s['dtype']}, {s['parameter']})")
-    return ("\n\nclass ModelNew(nn.Module):\n"
-            f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
-            f"    def forward({', '.join(['self'] + forward_params)}):\n"
-            + "\n".join("        " + line for line in forward_body) + "\n")
+    return (
+        "\n\nclass ModelNew(nn.Module):\n"
+        f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
+        f"    def forward({', '.join(['self'] + forward_params)}):\n"
+        + "\n".join("        " + line for line in forward_body)
+        + "\n"
+    )
 
 
 def state_entries(model: Any) -> list[tuple[str, Any, bool]]:
@@ -96,7 +107,9 @@ def state_entries(model: Any) -> list[tuple[str, Any, bool]]:
     entries = [(n, t.detach(), True) for n, t in model.named_parameters()]
     for n, t in model.named_buffers():
         if n not in persistent:
-            raise SignatureError(f"buffer {n} is not in Model's state_dict (persistent=False); "
-                                 "a candidate cannot receive its value")
+            raise SignatureError(
+                f"buffer {n} is not in Model's state_dict (persistent=False); "
+                "a candidate cannot receive its value"
+            )
         entries.append((n, t, False))
     return entries

@@ -7,13 +7,16 @@ CUDA `#define NAME <int>`, `constexpr int NAME = <int>;`, template instantiation
 (`kernel<128><<<...>>>`) and Python-side `block=(256, 1, 1)` sizes. A value is only
 rewritten in place, so the search's best configuration is a plain source file.
 """
+
 from __future__ import annotations
 
 import ast
 import re
 from dataclasses import dataclass, field
 
-TILE_NAME = re.compile(r"BLOCK|TILE|GROUP|SPLIT|CHUNK|VEC|UNROLL|PER_THREAD|PER_PROGRAM|ROWS_PER|^B[MNK]$", re.I)
+TILE_NAME = re.compile(
+    r"BLOCK|TILE|GROUP|SPLIT|CHUNK|VEC|UNROLL|PER_THREAD|PER_PROGRAM|ROWS_PER|^B[MNK]$", re.I
+)
 WARPS = [1, 2, 4, 8, 16]
 STAGES = [1, 2, 3, 4, 5]
 TRITON_DEFAULT = {"num_warps": 4, "num_stages": 3}
@@ -85,11 +88,13 @@ class _Finder:
 
     def pos(self, line: int, col: int) -> int:
         # ast columns are UTF-8 byte offsets
-        text = self.source[self.starts[line - 1]:self.starts[line]]
+        text = self.source[self.starts[line - 1] : self.starts[line]]
         return self.starts[line - 1] + len(text.encode()[:col].decode(errors="ignore"))
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        return self.pos(node.lineno, node.col_offset), self.pos(node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+        return self.pos(node.lineno, node.col_offset), self.pos(
+            node.end_lineno, node.end_col_offset
+        )  # type: ignore[attr-defined]
 
     def add(self, name: str, node: ast.AST, value: int, choices: list[int]) -> None:
         start, end = self.span(node)
@@ -102,9 +107,15 @@ class _Finder:
         while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.Module)):
             scope = self.parents.get(scope)
         for where in ([scope] if scope is not None else []) + [self.tree]:
-            assigns = [n for n in ast.walk(where) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                       and any(isinstance(t, ast.Name) and t.id == var
-                               for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+            assigns = [
+                n
+                for n in ast.walk(where)
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                and any(
+                    isinstance(t, ast.Name) and t.id == var
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                )
+            ]
             if where is not self.tree:
                 assigns = [a for a in assigns if self._owner(a) is where]
             else:
@@ -130,8 +141,9 @@ class _Finder:
                 continue
             kernel = ast.unparse(node.func.value).split(".")[-1]
             if kernel not in self.kernels or any(
-                    ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("autotune")
-                    for d in self.kernels[kernel].decorator_list):
+                ast.unparse(d.func if isinstance(d, ast.Call) else d).endswith("autotune")
+                for d in self.kernels[kernel].decorator_list
+            ):
                 continue
             params = {a.arg: a for a in self.kernels[kernel].args.args}
             present = set()
@@ -153,7 +165,11 @@ class _Finder:
                     literal = self.scope_assignment(node, kw.value.id)
                     value = _int_literal(literal) if literal is not None else None
                     label = f"{kw.value.id}@L{getattr(literal, 'lineno', node.lineno)}"
-                if value is None or literal is None or (kw.arg != "num_stages" and not _pow2(value)):
+                if (
+                    value is None
+                    or literal is None
+                    or (kw.arg != "num_stages" and not _pow2(value))
+                ):
                     continue
                 self.add(label, literal, value, choices or tile_choices(value))
             if "**" in present:
@@ -164,14 +180,24 @@ class _Finder:
                 if kw_name not in present:
                     choices = WARPS if kw_name == "num_warps" else STAGES
                     key = (closing, closing, kw_name)
-                    self.found[key] = Tunable(f"{kernel}.{kw_name}@L{node.lineno}", "insert", closing, closing,
-                                              default, choices, keyword=kw_name,
-                                              needs_comma=not (before.endswith(",") or before.endswith("(")))
+                    self.found[key] = Tunable(
+                        f"{kernel}.{kw_name}@L{node.lineno}",
+                        "insert",
+                        closing,
+                        closing,
+                        default,
+                        choices,
+                        keyword=kw_name,
+                        needs_comma=not (before.endswith(",") or before.endswith("(")),
+                    )
 
     def cuda(self) -> None:
         patterns = [
             (r"^[ \t]*#define[ \t]+(\w+)[ \t]+(\d+)[ \t]*$", re.M),
-            (r"\b(?:constexpr|const)\s+(?:int|unsigned|int32_t|size_t|long)\s+(\w+)\s*=\s*(\d+)\s*;", 0),
+            (
+                r"\b(?:constexpr|const)\s+(?:int|unsigned|int32_t|size_t|long)\s+(\w+)\s*=\s*(\d+)\s*;",
+                0,
+            ),
         ]
         for pattern, flags in patterns:
             for m in re.finditer(pattern, self.source, flags):
@@ -179,18 +205,36 @@ class _Finder:
                 if TILE_NAME.search(name) or "THREADS" in name.upper() or "WARPS" in name.upper():
                     if _pow2(value):
                         start, end = m.span(2)
-                        self.found.setdefault((start, end, ""), Tunable(
-                            f"{name}@L{self.source.count(chr(10), 0, start) + 1}", "literal", start, end, value,
-                            tile_choices(value, hi=1024 if "THREADS" in name.upper() else 16384)))
+                        self.found.setdefault(
+                            (start, end, ""),
+                            Tunable(
+                                f"{name}@L{self.source.count(chr(10), 0, start) + 1}",
+                                "literal",
+                                start,
+                                end,
+                                value,
+                                tile_choices(
+                                    value, hi=1024 if "THREADS" in name.upper() else 16384
+                                ),
+                            ),
+                        )
         for m in re.finditer(r"\b(\w+)<([\d\s,]+)>\s*<<<", self.source):
             base = m.start(2)
             for num in re.finditer(r"\d+", m.group(2)):
                 value = int(num.group(0))
                 if _pow2(value):
                     start, end = base + num.start(), base + num.end()
-                    self.found.setdefault((start, end, ""), Tunable(
-                        f"{m.group(1)}<{value}>@L{self.source.count(chr(10), 0, start) + 1}", "literal", start, end,
-                        value, tile_choices(value)))
+                    self.found.setdefault(
+                        (start, end, ""),
+                        Tunable(
+                            f"{m.group(1)}<{value}>@L{self.source.count(chr(10), 0, start) + 1}",
+                            "literal",
+                            start,
+                            end,
+                            value,
+                            tile_choices(value),
+                        ),
+                    )
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Call):
                 for kw in node.keywords:
@@ -198,7 +242,12 @@ class _Finder:
                         first = kw.value.elts[0]
                         value = _int_literal(first)
                         if value is not None and _pow2(value):
-                            self.add(f"block.x@L{node.lineno}", first, value, tile_choices(value, hi=1024))
+                            self.add(
+                                f"block.x@L{node.lineno}",
+                                first,
+                                value,
+                                tile_choices(value, hi=1024),
+                            )
 
 
 def find_tunables(source: str) -> list[Tunable]:
@@ -225,7 +274,9 @@ def apply_config(source: str, tunables: list[Tunable], config: dict[str, int]) -
         else:
             inserts.setdefault(t.start, []).append(t)
     for at, group in inserts.items():
-        text = ", ".join(f"{t.keyword}={config[t.name]}" for t in sorted(group, key=lambda t: t.keyword))
+        text = ", ".join(
+            f"{t.keyword}={config[t.name]}" for t in sorted(group, key=lambda t: t.keyword)
+        )
         edits.append((at, at, (", " if group[0].needs_comma else "") + text))
     return _edit(source, edits)
 
@@ -244,20 +295,32 @@ class AutotuneConfig:
 
 
 def _autotune_configs(dec: ast.Call) -> list[AutotuneConfig] | None:
-    node = next((k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None)
+    node = next(
+        (k.value for k in dec.keywords if k.arg == "configs"), dec.args[0] if dec.args else None
+    )
     if not isinstance(node, (ast.List, ast.Tuple)):
         return None
     out = []
     for item in node.elts:
         if not (isinstance(item, ast.Call) and ast.unparse(item.func).endswith("Config")):
             return None
-        kw_node = item.args[0] if item.args else next((k.value for k in item.keywords if k.arg == "kwargs"), None)
+        kw_node = (
+            item.args[0]
+            if item.args
+            else next((k.value for k in item.keywords if k.arg == "kwargs"), None)
+        )
         try:
             kwargs = ast.literal_eval(kw_node) if kw_node is not None else {}
-            extra = {k.arg: ast.literal_eval(k.value) for k in item.keywords if k.arg in ("num_warps", "num_stages")}
+            extra = {
+                k.arg: ast.literal_eval(k.value)
+                for k in item.keywords
+                if k.arg in ("num_warps", "num_stages")
+            }
         except ValueError:
             return None
-        out.append(AutotuneConfig(dict(kwargs), extra.get("num_warps", 4), extra.get("num_stages", 3)))
+        out.append(
+            AutotuneConfig(dict(kwargs), extra.get("num_warps", 4), extra.get("num_stages", 3))
+        )
     return out
 
 

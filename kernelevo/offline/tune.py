@@ -10,13 +10,14 @@ autotuning at run time. Deterministic for a seed (given a deterministic `evaluat
 `evaluate` returns REJECTED_AHEAD for a configuration refused before it reached a GPU
 (a compile error, tiles beyond the shared memory): those cost no evaluation, up to a cap.
 """
+
 from __future__ import annotations
 
 import itertools
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from kernelevo.offline.hw_model import prior
 from kernelevo.offline.tunables import Tunable, apply_config, autotune_variants, find_tunables
@@ -33,7 +34,9 @@ class RejectedAhead:
 
 REJECTED_AHEAD = RejectedAhead()
 FREE_REJECTS_PER_EVAL = 2  # at most this many refusals before the GPU per evaluation of the budget
-GIVE_UP_RATIO = 1.5  # a family this much slower than the baseline after PROBE_EVALS timings is dropped
+GIVE_UP_RATIO = (
+    1.5  # a family this much slower than the baseline after PROBE_EVALS timings is dropped
+)
 PROBE_EVALS = 3
 PRIOR_EVALS = 6  # evaluations whose mutants are ranked by the hardware model (hw_model.prior)
 
@@ -58,7 +61,9 @@ def _space_size(tunables: list[Tunable]) -> int:
     return math.prod(len(t.choices) for t in tunables) if tunables else 1
 
 
-def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random) -> tuple[int, ...]:
+def _mutate(
+    parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random
+) -> tuple[int, ...]:
     child = list(parent)
     count = 1 if rng.random() < 0.7 or len(tunables) == 1 else 2
     for i in rng.sample(range(len(tunables)), min(count, len(tunables))):
@@ -72,9 +77,18 @@ def _mutate(parent: tuple[int, ...], tunables: list[Tunable], rng: random.Random
     return tuple(child)
 
 
-def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *, budget_evals: int, seed: int = 0,
-         tunables: list[Tunable] | None = None, recheck: int = 0, baseline: float | None = None,
-         give_up_ratio: float = GIVE_UP_RATIO, probe: int = PROBE_EVALS) -> TuneResult:
+def tune(
+    source: str,
+    evaluate: Callable[[str], float | RejectedAhead | None],
+    *,
+    budget_evals: int,
+    seed: int = 0,
+    tunables: list[Tunable] | None = None,
+    recheck: int = 0,
+    baseline: float | None = None,
+    give_up_ratio: float = GIVE_UP_RATIO,
+    probe: int = PROBE_EVALS,
+) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
     recheck: that many of the budget go to timing the best few configurations a second
@@ -133,12 +147,20 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         budget -= 1
         seen[values] = t
         history.append(Trial(config, t))
-        timed_so_far = [x for x in seen.values() if x is not None] + ([base_time] if base_time is not None else [])
-        if baseline and budget > 0 and len(history) >= probe and (
-                not timed_so_far or min(timed_so_far) > give_up_ratio * baseline):
+        timed_so_far = [x for x in seen.values() if x is not None] + (
+            [base_time] if base_time is not None else []
+        )
+        if (
+            baseline
+            and budget > 0
+            and len(history) >= probe
+            and (not timed_so_far or min(timed_so_far) > give_up_ratio * baseline)
+        ):
             best = f"{min(timed_so_far):.4g} ms" if timed_so_far else "no valid configuration"
-            note = (note + "; " if note else "") + (f"stopped after {len(history)} evaluations: best {best} against "
-                                                    f"the baseline's {baseline:.4g} ms")
+            note = (note + "; " if note else "") + (
+                f"stopped after {len(history)} evaluations: best {best} against "
+                f"the baseline's {baseline:.4g} ms"
+            )
             budget = 0
         return t
 
@@ -149,7 +171,9 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         if size - len(seen) <= budget:
             rest = [v for v in itertools.product(*(t.choices for t in tunables)) if v not in seen]
             rng.shuffle(rest)
-            rest.sort(key=lambda v: prior(dict(zip(names, v))))  # plausible ones first: a cut budget keeps them
+            rest.sort(
+                key=lambda v: prior(dict(zip(names, v)))
+            )  # plausible ones first: a cut budget keeps them
             for values in rest:
                 if budget <= 0:
                     break
@@ -163,9 +187,15 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
                     a, b = rng.choice(elite), rng.choice(elite)
                     parent = a if seen[a] <= seen[b] else b  # type: ignore[operator]
                     child = _mutate(parent, tunables, rng)
-                    if len(history) < PRIOR_EVALS:  # the first few: the likeliest of a handful of mutants
-                        kids = sorted({child, *(_mutate(parent, tunables, rng) for _ in range(3))} - set(seen))
-                        child = min(kids, key=lambda v: prior(dict(zip(names, v)))) if kids else child
+                    if (
+                        len(history) < PRIOR_EVALS
+                    ):  # the first few: the likeliest of a handful of mutants
+                        kids = sorted(
+                            {child, *(_mutate(parent, tunables, rng) for _ in range(3))} - set(seen)
+                        )
+                        child = (
+                            min(kids, key=lambda v: prior(dict(zip(names, v)))) if kids else child
+                        )
                 else:
                     child = tuple(rng.choice(t.choices) for t in tunables)
                 if child in seen:
@@ -186,4 +216,6 @@ def tune(source: str, evaluate: Callable[[str], float | None | RejectedAhead], *
         return TuneResult(base_source, base_time, history, {}, note)
     best_time, best_values = min(valid, key=lambda p: p[0])
     best_config = dict(zip(names, best_values))
-    return TuneResult(apply_config(base_source, tunables, best_config), best_time, history, best_config, note)
+    return TuneResult(
+        apply_config(base_source, tunables, best_config), best_time, history, best_config, note
+    )

@@ -1,4 +1,5 @@
 """Ahead-of-time compile, for a GPU target, of the Triton kernels a candidate launched (in a compile worker)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -19,5 +20,7 @@ def aot_compile(req: dict[str, Any]) -> dict[str, Any]:
     except SyntaxError as exc:
         records = [{"kernel": "<module>", "ok": False, "error": f"line {exc.lineno}: {exc.msg}"}]
     except Exception as exc:  # importing for the GPU target can fail in ways the interpreter hid
-        records = [{"kernel": "<module>", "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}]
+        records = [
+            {"kernel": "<module>", "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        ]
     return {"records": records}

@@ -6,20 +6,29 @@ outputs go back the same way, and what this process reports about itself (ops it
 dispatched, kernels it launched, its own timings) can only count against the candidate
 or be cross-checked by the judge. The process never sees the task's reference module.
 """
+
 from __future__ import annotations
 
 import os
 import time
 import traceback
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 
 from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values, placed
 from kernelevo.verify.compare import flatten_outputs
-from kernelevo.verify.opwatch import (LAUNCHES, DataFlow, OpRecorder, _storages, install_launch_counters,
-                                      profile_kernels, total_launches)
+from kernelevo.verify.opwatch import (
+    LAUNCHES,
+    DataFlow,
+    OpRecorder,
+    _storages,
+    install_launch_counters,
+    profile_kernels,
+    total_launches,
+)
 
 MAX_EXCHANGE_BYTES = 1 << 40
 
@@ -51,7 +60,11 @@ def location(exc: BaseException, path: str) -> str:
 
 def out_of_memory(exc: BaseException) -> bool:
     text = str(exc).lower()
-    return isinstance(exc, torch.OutOfMemoryError) or "out of memory" in text or "can't allocate memory" in text
+    return (
+        isinstance(exc, torch.OutOfMemoryError)
+        or "out of memory" in text
+        or "can't allocate memory" in text
+    )
 
 
 def requested_gib(message: str) -> float | None:
@@ -103,22 +116,36 @@ class ReferenceState:
         return dict(self.state)
 
 
-def load_reference_weights(new: torch.nn.Module, randomised: dict[str, torch.Tensor],
-                           initial: dict[str, torch.Tensor], seed: int, same_seed_only: bool) -> dict[str, Any]:
+def load_reference_weights(
+    new: torch.nn.Module,
+    randomised: dict[str, torch.Tensor],
+    initial: dict[str, torch.Tensor],
+    seed: int,
+    same_seed_only: bool,
+) -> dict[str, Any]:
     """ModelNew (built from `seed`, like the reference) gets the reference's randomised weights
     matched by meaning; where none match, or with `same_seed_only`, it keeps its own from the seed."""
     from kernelevo.verify.weights import load_weights, transformed_at_construction, weight_plan
 
     plan = None if same_seed_only else weight_plan(ReferenceState(randomised), new)
     if plan is None:
-        why = ("transforms its weights at construction (they differ from Model's at the same seed)" if same_seed_only
-               else "parameters and buffers match Model's neither by name nor by shape")
-        return {"plan": False, "transformed": False,
-                "weights_rule": f"ModelNew's {why}: both were built from seed {seed} (KernelBench's rule), weights "
-                                "not randomised"}
+        why = (
+            "transforms its weights at construction (they differ from Model's at the same seed)"
+            if same_seed_only
+            else "parameters and buffers match Model's neither by name nor by shape"
+        )
+        return {
+            "plan": False,
+            "transformed": False,
+            "weights_rule": f"ModelNew's {why}: both were built from seed {seed} (KernelBench's rule), weights "
+            "not randomised",
+        }
     transformed = transformed_at_construction(ReferenceState(initial), new, plan)
-    return {"plan": True, "transformed": bool(transformed),
-            "weights_rule": load_weights(ReferenceState(randomised), new, plan)}
+    return {
+        "plan": True,
+        "transformed": bool(transformed),
+        "weights_rule": load_weights(ReferenceState(randomised), new, plan),
+    }
 
 
 class CandidateProcess:
@@ -154,8 +181,12 @@ class CandidateProcess:
                 self.mirrors.pop(str(req.get("set")), None)
                 return {"dropped": True}
             if op == "report":
-                return {"ops": dict(self.ops), "launches": total_launches(), "kernels": dict(LAUNCHES.kernels),
-                        "signatures": dict(LAUNCHES.signatures)}
+                return {
+                    "ops": dict(self.ops),
+                    "launches": total_launches(),
+                    "kernels": dict(LAUNCHES.kernels),
+                    "signatures": dict(LAUNCHES.signatures),
+                }
         except CandidateFailure as exc:
             return exc.to_dict()
         except ChannelError as exc:
@@ -177,7 +208,9 @@ class CandidateProcess:
         try:
             module = import_file(self.path, "candidate")
         except SyntaxError as exc:
-            raise CandidateFailure("compile_error", f"candidate line {exc.lineno}: syntax error: {exc.msg}") from exc
+            raise CandidateFailure(
+                "compile_error", f"candidate line {exc.lineno}: syntax error: {exc.msg}"
+            ) from exc
         except Exception as exc:
             raise self.error(exc, "importing the candidate") from exc
         if not hasattr(module, "ModelNew"):
@@ -186,9 +219,17 @@ class CandidateProcess:
         try:
             if isinstance(req.get("probe"), dict):
                 open_tensor(req["probe"], self.folder, 1 << 20)
-            weights, initial = ({k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
-                                 for k, v in (req.get(key) or {}).items()} for key in ("weights", "initial"))
-        except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
+            weights, initial = (
+                {
+                    k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
+                    for k, v in (req.get(key) or {}).items()
+                }
+                for key in ("weights", "initial")
+            )
+        except (
+            RuntimeError,
+            OSError,
+        ) as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
         seed = int(req.get("seed") or 0)
         torch.manual_seed(seed)
@@ -196,7 +237,9 @@ class CandidateProcess:
             self.new = module.ModelNew(*init).to(self.device).eval()
         except Exception as exc:
             raise self.error(exc, "constructing ModelNew") from exc
-        rule = load_reference_weights(self.new, weights, initial, seed, bool(req.get("same_seed_only")))
+        rule = load_reference_weights(
+            self.new, weights, initial, seed, bool(req.get("same_seed_only"))
+        )
         del weights, initial
         return {"loaded": True, "load_s": round(time.perf_counter() - t0, 4), **rule}
 
@@ -205,15 +248,25 @@ class CandidateProcess:
         if name == "CudaUnavailable":
             return CandidateFailure("unverified", f"compiled, not run (no GPU): {exc}")
         if name in ("CudaCompileError", "CompilationError") or "CompilationError" in name:
-            return CandidateFailure("compile_error", f"compile error while {when}: {exc}", trim_traceback(exc, self.path))
+            return CandidateFailure(
+                "compile_error",
+                f"compile error while {when}: {exc}",
+                trim_traceback(exc, self.path),
+            )
         if out_of_memory(exc):
             need = requested_gib(str(exc))
-            return CandidateFailure("runtime_error", f"out of memory while {when}"
-                                    + (f" (needs ~{need:.1f} GiB more)" if need is not None else "")
-                                    + f": {str(exc)[:300]}")
+            return CandidateFailure(
+                "runtime_error",
+                f"out of memory while {when}"
+                + (f" (needs ~{need:.1f} GiB more)" if need is not None else "")
+                + f": {str(exc)[:300]}",
+            )
         where = location(exc, self.path).replace(self.path, "candidate")
-        return CandidateFailure("runtime_error", f"{name} while {when} ({where}): {str(exc)[:800]}",
-                                trim_traceback(exc, self.path))
+        return CandidateFailure(
+            "runtime_error",
+            f"{name} while {when} ({where}): {str(exc)[:800]}",
+            trim_traceback(exc, self.path),
+        )
 
     # -- running -------------------------------------------------------------------------
     def _args(self, req: dict[str, Any]) -> list[Any]:
@@ -221,9 +274,13 @@ class CandidateProcess:
         key = str(req.get("set"))
         if key not in self.sets:
             self.mirrors[key] = []
-            self.sets[key] = open_values(req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES, self.mirrors[key])
+            self.sets[key] = open_values(
+                req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES, self.mirrors[key]
+            )
         else:
-            for mapped, t in self.mirrors.get(key, []):  # the judge may have written new values into the file
+            for mapped, t in self.mirrors.get(
+                key, []
+            ):  # the judge may have written new values into the file
                 t.copy_(mapped)
         return self.sets[key]
 
@@ -234,7 +291,9 @@ class CandidateProcess:
 
     def _forward(self, args: list[Any], label: str, record: bool = True) -> Any:
         assert self.new is not None
-        self.flow = DataFlow(_storages(args) | _storages(list(self.new.parameters()) + list(self.new.buffers())))
+        self.flow = DataFlow(
+            _storages(args) | _storages(list(self.new.parameters()) + list(self.new.buffers()))
+        )
         rec = OpRecorder(self.flow)
         try:
             with torch.no_grad(), poisoned_allocations(), rec:
@@ -253,18 +312,33 @@ class CandidateProcess:
         outs = flatten_outputs(out)
         inputs = [a for a in flatten_outputs(list(args)) if isinstance(a, torch.Tensor)]
         params = list(self.new.parameters())
-        aliased = [i for i, o in enumerate(outs) if isinstance(o, torch.Tensor)
-                   and (any(_overlaps(o, t) for t in inputs) or any(_overlaps(o, p) for p in params))]
+        aliased = [
+            i
+            for i, o in enumerate(outs)
+            if isinstance(o, torch.Tensor)
+            and (any(_overlaps(o, t) for t in inputs) or any(_overlaps(o, p) for p in params))
+        ]
         described = []
         for i, o in enumerate(outs):
             if isinstance(o, torch.Tensor) and o.device.type == "cuda" and self.via == "ipc":
                 # CUDA IPC opens only handles exported outside a PID namespace (the judge's): the judge
                 # gives buffers of these shapes and the outputs are copied into them (copy_out)
-                described.append({"pending": {"dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)},
-                                  "plain": type(o) is torch.Tensor})
+                described.append(
+                    {
+                        "pending": {
+                            "dtype": str(o.dtype).replace("torch.", ""),
+                            "shape": list(o.shape),
+                        },
+                        "plain": type(o) is torch.Tensor,
+                    }
+                )
             elif isinstance(o, torch.Tensor):
-                described.append({"tensor": export_tensor(o, self.folder, f"out-{tag}-{i}", self.via),
-                                  "plain": type(o) is torch.Tensor})
+                described.append(
+                    {
+                        "tensor": export_tensor(o, self.folder, f"out-{tag}-{i}", self.via),
+                        "plain": type(o) is torch.Tensor,
+                    }
+                )
             elif o is None or isinstance(o, (bool, int, float, str)):
                 described.append({"value": o})
             else:
@@ -296,10 +370,15 @@ class CandidateProcess:
         self._write_back(req)
         self.runs += 1
         flow = self.flow
-        untraced = [i for i, o in enumerate(o for o in flatten_outputs(out) if isinstance(o, torch.Tensor))
-                    if flow.calls and not flow.reaches(o)]
+        untraced = [
+            i
+            for i, o in enumerate(o for o in flatten_outputs(out) if isinstance(o, torch.Tensor))
+            if flow.calls and not flow.reaches(o)
+        ]
         reply = self._export(out, args, f"{req.get('set')}-{self.runs}")
-        reply.update(launches=total_launches() - launches0, custom_calls=flow.calls, untraced=untraced)
+        reply.update(
+            launches=total_launches() - launches0, custom_calls=flow.calls, untraced=untraced
+        )
         return reply
 
     def repeat(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -324,17 +403,25 @@ class CandidateProcess:
         from kernelevo import timing
 
         self._keep = None
-        sets = [self._args({"set": f"time-{i}", "args": a}) for i, a in enumerate(req.get("sets") or [])]
+        sets = [
+            self._args({"set": f"time-{i}", "args": a}) for i, a in enumerate(req.get("sets") or [])
+        ]
         if not sets:
             return {"error": "no timing sets"}
         assert self.new is not None
         new = self.new
-        set_bytes = sum(t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor))
+        set_bytes = sum(
+            t.numel() * t.element_size() for t in sets[0] if isinstance(t, torch.Tensor)
+        )
         try:
             with torch.no_grad():
-                results = timing.time_interleaved({"candidate": lambda i: new(*sets[i])}, n_input_sets=len(sets),
-                                                  input_set_bytes=set_bytes, device=self.device,
-                                                  max_time_s=float(req.get("max_time_s", 10.0)))
+                results = timing.time_interleaved(
+                    {"candidate": lambda i: new(*sets[i])},
+                    n_input_sets=len(sets),
+                    input_set_bytes=set_bytes,
+                    device=self.device,
+                    max_time_s=float(req.get("max_time_s", 10.0)),
+                )
         except Exception as exc:
             raise self.error(exc, "timing") from exc
         return {"timing": results["candidate"].to_dict()}

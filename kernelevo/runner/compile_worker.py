@@ -4,6 +4,7 @@ It executes candidate code (imports, forward on meta tensors), so it lives in th
 runner package; its answers are only ever about compiling (a compile error is the one
 conclusive one), never a verdict.
 """
+
 from __future__ import annotations
 
 

@@ -9,6 +9,7 @@ with the host, and is killed (its whole process group) at a time limit or on `cl
 CUDA is never initialised here (a forked child could not use it); each child does that
 itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,10 +45,10 @@ def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
                 pass
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
+    import threading
+
     from kernelevo.runner.candidate import CandidateProcess
     from kernelevo.worker.sandbox import Integrity, new_threads
-
-    import threading
 
     integrity = Integrity()
     stream = sock.makefile("rwb", buffering=0)
@@ -106,7 +107,9 @@ class Host:
             return {"child_exit": self._reap()}
         deadline = time.monotonic() + max(timeout, 0.01)
         while True:  # in slices, so an engine that died mid-candidate takes the candidate with it
-            ready, _, _ = select.select([self.sock], [], [], max(min(deadline - time.monotonic(), 0.5), 0))
+            ready, _, _ = select.select(
+                [self.sock], [], [], max(min(deadline - time.monotonic(), 0.5), 0)
+            )
             if ready:
                 break
             if os.getppid() != self.parent:
@@ -139,8 +142,11 @@ class Host:
             while time.monotonic() < deadline:
                 pid, status = os.waitpid(self.child, os.WNOHANG)
                 if pid:
-                    how = (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
-                           else f"exit code {os.WEXITSTATUS(status)}")
+                    how = (
+                        f"signal {os.WTERMSIG(status)}"
+                        if os.WIFSIGNALED(status)
+                        else f"exit code {os.WEXITSTATUS(status)}"
+                    )
                     break
                 time.sleep(0.01)
             else:
@@ -165,11 +171,11 @@ class Host:
 
 def _preload() -> None:
     """What every candidate would import, loaded once here (forked children share it)."""
-    import torch  # noqa: F401
-    import triton  # noqa: F401
+    import torch
+    import triton
     import triton.language  # noqa: F401
 
-    import kernelevo.runner.candidate  # noqa: F401
+    import kernelevo.runner.candidate
     import kernelevo.timing  # noqa: F401
     from kernelevo.verify.opwatch import OpRecorder
 
@@ -206,7 +212,9 @@ def serve() -> int:
             reply = host.close()
         elif op == "candidate":
             relayed = dict(request.get("request") or {})
-            if isinstance(request.get("candidate_path"), str):  # top level, where the pool maps it into the inbox
+            if isinstance(
+                request.get("candidate_path"), str
+            ):  # top level, where the pool maps it into the inbox
                 relayed["candidate_path"] = request["candidate_path"]
             reply = host.relay(relayed, float(request.get("timeout") or 60.0))
         else:

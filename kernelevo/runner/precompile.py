@@ -13,19 +13,37 @@ launching), so guarded forwards compile ahead too. Only compile errors are concl
 Anything else the forward pass does on meta tensors (`.item()`, allocating with
 `device="cuda"`) just leaves the rest to the run worker's JIT.
 """
+
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-COMPILE_ERRORS = ("CompilationError", "CudaCompileError", "CompileTimeAssertionFailure", "OutOfResources")
+COMPILE_ERRORS = (
+    "CompilationError",
+    "CudaCompileError",
+    "CompileTimeAssertionFailure",
+    "OutOfResources",
+)
 
 # Shared memory one block may opt into, by compute capability (CUDA programming guide): a kernel
 # compiled to need more fails at its first launch, so it is found here instead of on the GPU.
-SHARED_MEMORY_PER_BLOCK = {70: 98304, 72: 49152, 75: 65536, 80: 166912, 86: 101376, 87: 166912, 89: 101376,
-                           90: 232448, 100: 232448, 103: 232448, 120: 101376}
+SHARED_MEMORY_PER_BLOCK = {
+    70: 98304,
+    72: 49152,
+    75: 65536,
+    80: 166912,
+    86: 101376,
+    87: 166912,
+    89: 101376,
+    90: 232448,
+    100: 232448,
+    103: 232448,
+    120: 101376,
+}
 
 
 class _CompileOnlyDriver:
@@ -69,7 +87,9 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
         _build_launcher(kernel)
         return kernel
 
-    def run_tuned(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
+    def run_tuned(
+        self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any
+    ) -> Any:
         """Every configuration compiles (the run worker's autotuner will try them all)."""
         nonlocal tuning
         tuning = True
@@ -106,7 +126,9 @@ def _build_launcher(kernel: Any) -> None:
         from triton.backends.nvidia.driver import CudaLauncher
 
         CudaLauncher(kernel.src, kernel.metadata)
-    except Exception:  # no libcuda here, or another Triton version: the run worker builds it instead
+    except (
+        Exception
+    ):  # no libcuda here, or another Triton version: the run worker builds it instead
         pass
 
 
@@ -143,7 +165,10 @@ def _input_sets(task: Any, seed: int) -> list[list[Any]]:
         if extra is not None:
             sets.extend(list(e) for e in extra())
     cls = _cuda_looking()
-    return [[as_cuda_looking(a.to("meta"), cls) if isinstance(a, torch.Tensor) else a for a in s] for s in sets]
+    return [
+        [as_cuda_looking(a.to("meta"), cls) if isinstance(a, torch.Tensor) else a for a in s]
+        for s in sets
+    ]
 
 
 def precompile(req: dict[str, Any]) -> dict[str, Any]:
@@ -166,7 +191,9 @@ def precompile(req: dict[str, Any]) -> dict[str, Any]:
     try:
         task = load_task_module(req["task_path"], req.get("size", "default"))
         if backend == "cuda_inline" and req.get("build_inline"):
-            cuda.set_compile_only(False)  # a real build into the content-hashed folder the run worker will use
+            cuda.set_compile_only(
+                False
+            )  # a real build into the content-hashed folder the run worker will use
         from kernelevo.backends.inline import install_load_inline_guard
 
         install_load_inline_guard()
@@ -187,10 +214,18 @@ def precompile(req: dict[str, Any]) -> dict[str, Any]:
     except Exception as exc:
         name = type(exc).__name__
         if name in COMPILE_ERRORS or "CompilationError" in name:
-            return {"status": "compile_error", "reason": f"{name}: {str(exc)[:3000]}", "kernels": compiled,
-                    "seconds": time.perf_counter() - t0}
+            return {
+                "status": "compile_error",
+                "reason": f"{name}: {str(exc)[:3000]}",
+                "kernels": compiled,
+                "seconds": time.perf_counter() - t0,
+            }
         note = f"{name} while compiling ahead: {str(exc)[:300]}"
     finally:
         cuda.set_compile_only(None)
-    return {"status": "partial" if note else "compiled", "reason": note, "kernels": sorted(set(compiled)),
-            "seconds": time.perf_counter() - t0}
+    return {
+        "status": "partial" if note else "compiled",
+        "reason": note,
+        "kernels": sorted(set(compiled)),
+        "seconds": time.perf_counter() - t0,
+    }

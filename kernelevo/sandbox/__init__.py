@@ -9,9 +9,22 @@ Modules: spec (the request), env (the environment), mounts (the file system), li
 (rlimits, cgroup), output (capped stdout/stderr), process (start, kill everything),
 probe (the isolation level).
 """
+
 from kernelevo.sandbox.probe import Isolation, allow_unsandboxed, isolation, refusal, use_sandbox
 from kernelevo.sandbox.process import SandboxError, SandboxProcess, spawn
 from kernelevo.sandbox.spec import GiB, Limits, MiB, SandboxSpec
 
-__all__ = ["GiB", "Isolation", "Limits", "MiB", "SandboxError", "SandboxProcess", "SandboxSpec", "isolation",
-           "refusal", "spawn", "allow_unsandboxed", "use_sandbox"]
+__all__ = [
+    "GiB",
+    "Isolation",
+    "Limits",
+    "MiB",
+    "SandboxError",
+    "SandboxProcess",
+    "SandboxSpec",
+    "allow_unsandboxed",
+    "isolation",
+    "refusal",
+    "spawn",
+    "use_sandbox",
+]

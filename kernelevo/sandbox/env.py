@@ -4,17 +4,45 @@ A denylist misses the variable nobody thought of (a cloud token named `..._CREDS
 path); here only names known to be needed are passed, and even those are dropped when their
 name looks like a secret or their value contains a key the engine holds.
 """
+
 from __future__ import annotations
 
 import os
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
-SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION", re.IGNORECASE)
-NEVER = {"KERNELEVO_CONFIG", "KERNELEVO_STORE", "XDG_CONFIG_HOME", "SSH_AUTH_SOCK", "LD_PRELOAD", "PYTHONSTARTUP", "PYTHONHOME"}
-NAMES = {"PATH", "LANG", "LANGUAGE", "TERM", "TZ", "LD_LIBRARY_PATH", "CC", "CXX", "CUDA_HOME", "CUDA_PATH",
-         "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_LAUNCH_BLOCKING", "OMP_NUM_THREADS",
-         "MKL_NUM_THREADS", "PYTHONHASHSEED", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|CREDS|AUTH|COOKIE|SESSION", re.IGNORECASE
+)
+NEVER = {
+    "KERNELEVO_CONFIG",
+    "KERNELEVO_STORE",
+    "XDG_CONFIG_HOME",
+    "SSH_AUTH_SOCK",
+    "LD_PRELOAD",
+    "PYTHONSTARTUP",
+    "PYTHONHOME",
+}
+NAMES = {
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "TERM",
+    "TZ",
+    "LD_LIBRARY_PATH",
+    "CC",
+    "CXX",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_LAUNCH_BLOCKING",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "PYTHONHASHSEED",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+}
 PREFIXES = ("LC_", "TRITON_", "TORCH_", "TORCHINDUCTOR_", "NVIDIA_", "KERNELEVO_")
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -26,8 +54,12 @@ def allowed_name(name: str) -> bool:
     return name in NAMES or name.startswith(PREFIXES)
 
 
-def sandbox_env(extra: Mapping[str, str] | None = None, *, home: str = "/tmp",
-                base: Mapping[str, str] | None = None) -> dict[str, str]:
+def sandbox_env(
+    extra: Mapping[str, str] | None = None,
+    *,
+    home: str = "/tmp",
+    base: Mapping[str, str] | None = None,
+) -> dict[str, str]:
     """The allowlisted part of `base` (default: this process's environment), plus `extra`.
 
     `extra` is what the engine sets on purpose (PYTHONPATH, cache folders); it still passes

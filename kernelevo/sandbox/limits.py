@@ -4,6 +4,7 @@ rlimits are inherited by every descendant and cost nothing. Two gaps they leave 
 by a cgroup when the machine allows one: process count (RLIMIT_NPROC does not bind root)
 and resident memory of the whole tree (the address-space limit cannot be used with CUDA).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,6 +19,7 @@ _ROOT = Path("/sys/fs/cgroup")
 
 def apply_rlimits(limits: Limits, gpu: bool) -> None:
     """Called in the child between fork and exec (it must not allocate much or take locks)."""
+
     def cap(which: int, value: int | None) -> None:
         if value is not None:
             resource.setrlimit(which, (value, value))

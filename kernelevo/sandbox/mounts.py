@@ -5,6 +5,7 @@ kernelevo package read-only, one writable scratch folder, and only what the call
 besides. The user's home, the workspace (with `.kernelevo/`), config files holding keys and
 every other process's `/proc` entry are simply absent.
 """
+
 from __future__ import annotations
 
 import glob
@@ -15,8 +16,16 @@ from pathlib import Path
 from kernelevo.sandbox.spec import SandboxSpec
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-SYSTEM_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/ssh", "/etc/ssl/private",
-                  "/etc/sudoers", "/etc/sudoers.d")  # readable by uid 0 whatever their mode
+SYSTEM_SECRETS = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/ssl/private",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+)  # readable by uid 0 whatever their mode
 GPU_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset")
 
 
@@ -27,11 +36,22 @@ def package_root() -> Path:
 
 def python_paths() -> list[Path]:
     """The interpreter's prefixes and every existing sys.path folder: what `import torch` needs."""
-    prefixes = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.executable).parent.parent,
-                Path(sys.executable).resolve().parent.parent}
+    prefixes = {
+        Path(sys.prefix),
+        Path(sys.base_prefix),
+        Path(sys.exec_prefix),
+        Path(sys.executable).parent.parent,
+        Path(sys.executable).resolve().parent.parent,
+    }
     paths = set(prefixes)
-    for entry in sys.path:  # installed packages only: sys.path also holds the caller's folder (the workspace)
-        if entry and os.path.isdir(entry) and ({"site-packages", "dist-packages"} & set(Path(entry).parts)):
+    for entry in (
+        sys.path
+    ):  # installed packages only: sys.path also holds the caller's folder (the workspace)
+        if (
+            entry
+            and os.path.isdir(entry)
+            and ({"site-packages", "dist-packages"} & set(Path(entry).parts))
+        ):
             paths.add(Path(entry))
     resolved = {p.resolve() for p in paths} | paths
     return _outermost(p for p in resolved if not _under_system(p) and p != package_root())
@@ -47,9 +67,20 @@ def gpu_nodes() -> list[str]:
 
 def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
     """Arguments for `bwrap` (without the command) that build the sandbox described by `spec`."""
-    args = ["--unshare-user-try", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-            *([] if spec.share_ipc else ["--unshare-ipc"]),
-            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    args = [
+        "--unshare-user-try",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        *([] if spec.share_ipc else ["--unshare-ipc"]),
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "sandbox",
+    ]
     for top in SYSTEM:
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
@@ -57,7 +88,18 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
             args += ["--ro-bind", top, top]
     # /proc/sys read-only: the process is uid 0 without capabilities, and the kernel lets the owner of a
     # sysctl write it (core_pattern would run a program as root on the host)
-    args += ["--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys", "--dev", "/dev", "--ro-bind-try", "/sys", "/sys"]
+    args += [
+        "--proc",
+        "/proc",
+        "--ro-bind",
+        "/proc/sys",
+        "/proc/sys",
+        "--dev",
+        "/dev",
+        "--ro-bind-try",
+        "/sys",
+        "/sys",
+    ]
     size = str(spec.limits.scratch_bytes)
     args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
     for path in python_paths():
@@ -82,7 +124,11 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
 
 
 def _under_system(path: Path) -> bool:
-    return any(str(path) == top or str(path).startswith(top + "/") for top in SYSTEM if not os.path.islink(top))
+    return any(
+        str(path) == top or str(path).startswith(top + "/")
+        for top in SYSTEM
+        if not os.path.islink(top)
+    )
 
 
 def _outermost(paths) -> list[Path]:

@@ -5,11 +5,12 @@ the first and the last part are kept: a 2 GiB flood costs a few KiB of memory an
 verdict still shows how the output began and how it ended. Past `flood_bytes` the
 process is stopped.
 """
+
 from __future__ import annotations
 
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 class CappedOutput:
@@ -49,7 +50,7 @@ class CappedOutput:
                 chunk = chunk[room:]
             if chunk:
                 self._tail += chunk
-                del self._tail[:-self._half]
+                del self._tail[: -self._half]
 
     def join(self, timeout: float = 5.0) -> None:
         self._thread.join(timeout)

@@ -4,6 +4,7 @@ verdict records.
 The probe starts one real sandbox and asks it what it sees (its PID, network, whether the
 system is writable); a flag check is not evidence. The answer is cached per process.
 """
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,9 @@ def isolation() -> Isolation:
 
     bwrap = shutil.which("bwrap")
     if not bwrap:
-        return Isolation("none", "bubblewrap (bwrap) is not installed: install the `bubblewrap` package")
+        return Isolation(
+            "none", "bubblewrap (bwrap) is not installed: install the `bubblewrap` package"
+        )
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
     spec = SandboxSpec([sys.executable, "-I", "-c", _PROBE], limits=Limits(memory_bytes=4 << 30))
     try:
@@ -70,12 +73,22 @@ def isolation() -> Isolation:
     try:
         seen = json.loads(text.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return Isolation("none", f"the sandbox did not start (exit {code}): {text.strip()[-300:]}", version)
-    problems = [what for what, bad in (("it can reach the network", seen.get("network")),
-                                       ("it can write the system", seen.get("system_writable")),
-                                       ("it sees other processes", seen.get("processes", 0) > 3)) if bad]
+        return Isolation(
+            "none", f"the sandbox did not start (exit {code}): {text.strip()[-300:]}", version
+        )
+    problems = [
+        what
+        for what, bad in (
+            ("it can reach the network", seen.get("network")),
+            ("it can write the system", seen.get("system_writable")),
+            ("it sees other processes", seen.get("processes", 0) > 3),
+        )
+        if bad
+    ]
     if problems:
-        return Isolation("none", "the sandbox is incomplete: " + ", ".join(problems), version, controls, seen)
+        return Isolation(
+            "none", "the sandbox is incomplete: " + ", ".join(problems), version, controls, seen
+        )
     return Isolation("sandbox", "", version, controls, seen)
 
 

@@ -4,6 +4,7 @@ Stopping is total: the process, every descendant (a double-forked `setsid` daemo
 a descendant of bubblewrap, and dies with its PID namespace), and every member of its
 cgroup; then the scratch folder goes.
 """
+
 from __future__ import annotations
 
 import os
@@ -35,13 +36,26 @@ class SandboxProcess:
     """A running sandboxed process. `stdin`/`stdout` are the channel pipes when asked for;
     `output` holds the capped stderr (and stdout when there is no channel)."""
 
-    def __init__(self, spec: SandboxSpec, proc: subprocess.Popen[bytes], output: CappedOutput, scratch: Path,
-                 owns_scratch: bool, cgroup: Cgroup, isolation: str) -> None:
+    def __init__(
+        self,
+        spec: SandboxSpec,
+        proc: subprocess.Popen[bytes],
+        output: CappedOutput,
+        scratch: Path,
+        owns_scratch: bool,
+        cgroup: Cgroup,
+        isolation: str,
+    ) -> None:
         self.spec, self.proc, self.output, self.scratch = spec, proc, output, scratch
         self._owns_scratch, self.cgroup, self.isolation = owns_scratch, cgroup, isolation
         controls = " ".join(cgroup.controls)
-        self.watchdog = Watchdog(proc.pid, spec.limits, self.kill, processes="pids" not in controls,
-                                 memory=spec.gpu and "memory" not in controls)
+        self.watchdog = Watchdog(
+            proc.pid,
+            spec.limits,
+            self.kill,
+            processes="pids" not in controls,
+            memory=spec.gpu and "memory" not in controls,
+        )
 
     @property
     def stopped_for(self) -> str:
@@ -110,7 +124,7 @@ class SandboxProcess:
         if self._owns_scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def __enter__(self) -> "SandboxProcess":
+    def __enter__(self) -> SandboxProcess:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -123,15 +137,21 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
     global _count
     bwrap = shutil.which("bwrap")
     if spec.isolate and not bwrap:
-        raise SandboxError("bubblewrap (bwrap) is not installed: install the `bubblewrap` package, "
-                           "or pass --no-sandbox to run candidates unisolated")
+        raise SandboxError(
+            "bubblewrap (bwrap) is not installed: install the `bubblewrap` package, "
+            "or pass --no-sandbox to run candidates unisolated"
+        )
     owns = spec.scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="kernelevo-sandbox-")) if owns else Path(spec.scratch)  # type: ignore[arg-type]
     scratch.mkdir(parents=True, exist_ok=True)
     env = sandbox_env(spec.env, home=str(scratch))
-    argv = [bwrap, *bwrap_args(spec, scratch), "--", *spec.argv] if spec.isolate else list(spec.argv)
+    argv = (
+        [bwrap, *bwrap_args(spec, scratch), "--", *spec.argv] if spec.isolate else list(spec.argv)
+    )
     _count += 1
-    cgroup = Cgroup(f"kernelevo-{os.getpid()}-{_count}", spec.limits if spec.limits.cgroup else None)
+    cgroup = Cgroup(
+        f"kernelevo-{os.getpid()}-{_count}", spec.limits if spec.limits.cgroup else None
+    )
     read_fd, write_fd = os.pipe()
 
     def in_child() -> None:
@@ -140,9 +160,18 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
 
     try:  # from one long-lived thread: bubblewrap dies with the *thread* that started it
         proc = _spawner.submit(
-            subprocess.Popen, argv, stdin=subprocess.PIPE if channel else subprocess.DEVNULL,
-            stdout=subprocess.PIPE if channel else write_fd, stderr=write_fd, cwd=scratch, env=env,
-            close_fds=True, pass_fds=tuple(spec.channel_fds), start_new_session=True, preexec_fn=in_child).result()
+            subprocess.Popen,
+            argv,
+            stdin=subprocess.PIPE if channel else subprocess.DEVNULL,
+            stdout=subprocess.PIPE if channel else write_fd,
+            stderr=write_fd,
+            cwd=scratch,
+            env=env,
+            close_fds=True,
+            pass_fds=tuple(spec.channel_fds),
+            start_new_session=True,
+            preexec_fn=in_child,
+        ).result()
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -152,9 +181,15 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
         raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
     os.close(write_fd)
     holder: list[SandboxProcess] = []
-    output = CappedOutput(read_fd, spec.limits.output_keep_bytes, spec.limits.output_flood_bytes,
-                          on_flood=lambda: holder and holder[0].kill())
-    process = SandboxProcess(spec, proc, output, scratch, owns, cgroup, "bwrap" if spec.isolate else "none")
+    output = CappedOutput(
+        read_fd,
+        spec.limits.output_keep_bytes,
+        spec.limits.output_flood_bytes,
+        on_flood=lambda: holder and holder[0].kill(),
+    )
+    process = SandboxProcess(
+        spec, proc, output, scratch, owns, cgroup, "bwrap" if spec.isolate else "none"
+    )
     holder.append(process)
     return process
 
@@ -170,7 +205,7 @@ def descendants(pid: int) -> list[int]:
                 stat = f.read()
         except OSError:
             continue
-        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
         children.setdefault(ppid, []).append(int(entry))
     found, todo = [], [pid]
     while todo:
@@ -184,6 +219,6 @@ def _exists(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
-        return stat[stat.rfind(b")") + 2:stat.rfind(b")") + 3] != b"Z"  # a zombie is already dead
+        return stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] != b"Z"  # a zombie is already dead
     except OSError:
         return False

@@ -3,11 +3,12 @@
 One record so that every caller (the worker pool, the judge, the reference runner) asks
 for isolation the same way and a reader sees in one place what a candidate can reach.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -49,4 +50,6 @@ class SandboxSpec:
     channel_fds: Sequence[int] = ()
     limits: Limits = field(default_factory=Limits)
     isolate: bool = True
-    share_ipc: bool = False  # keep the host's IPC namespace (System V / POSIX shared memory with the judge)
+    share_ipc: bool = (
+        False  # keep the host's IPC namespace (System V / POSIX shared memory with the judge)
+    )

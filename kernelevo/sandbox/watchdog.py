@@ -6,11 +6,12 @@ memory. Where no cgroup can be made (seen on the H200 machine), a thread counts 
 sandbox's processes and their resident memory a few times a second and kills the whole
 sandbox past either bound.
 """
+
 from __future__ import annotations
 
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from kernelevo.sandbox.spec import Limits
 
@@ -20,8 +21,16 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 class Watchdog:
     """Watches the process tree under `pid`; `tripped` says which bound it crossed, if any."""
 
-    def __init__(self, pid: int, limits: Limits, kill: Callable[[], None], *, processes: bool, memory: bool,
-                 interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        pid: int,
+        limits: Limits,
+        kill: Callable[[], None],
+        *,
+        processes: bool,
+        memory: bool,
+        interval: float = 0.1,
+    ) -> None:
         self.tripped = ""
         self._pid, self._limits, self._kill = pid, limits, kill
         self._processes, self._memory, self._interval = processes, memory, interval
@@ -38,7 +47,11 @@ class Watchdog:
                 return
             if self._processes and len(tree) > self._limits.processes:
                 self.tripped = f"more than {self._limits.processes} processes"
-            elif self._memory and self._limits.memory_bytes and resident(tree) > self._limits.memory_bytes:
+            elif (
+                self._memory
+                and self._limits.memory_bytes
+                and resident(tree) > self._limits.memory_bytes
+            ):
                 self.tripped = f"more than {self._limits.memory_bytes >> 20} MiB resident"
             if self.tripped:
                 self._kill()

@@ -10,6 +10,7 @@ produced (`device`: gpu_index, gpu_name, worker, host, attempts).
     with open_dispatcher("cuda", gpus=[0, 1]) as d:       # or cluster="auto"
         verdict = d.evaluate(task, "cand.py", seed=0)
 """
+
 from __future__ import annotations
 
 import re
@@ -19,8 +20,16 @@ from typing import Any, Protocol
 from kernelevo.scale.slots import DispatchError, Slot, SlotPool
 from kernelevo.verdict import Verdict
 
-__all__ = ["Dispatcher", "DispatchError", "PooledDispatcher", "Slot", "SlotPool", "lost_worker", "open_dispatcher",
-           "RAY_MISSING"]
+__all__ = [
+    "RAY_MISSING",
+    "DispatchError",
+    "Dispatcher",
+    "PooledDispatcher",
+    "Slot",
+    "SlotPool",
+    "lost_worker",
+    "open_dispatcher",
+]
 
 RAY_MISSING = "--cluster needs Ray, which is not installed: pip install 'kernelevo[ray]'"
 
@@ -34,8 +43,9 @@ class Dispatcher(Protocol):
     @property
     def capacity(self) -> int: ...
 
-    def evaluate(self, task: Any, candidate: str | Path, seed: int | None = None, *,
-                 size: str | None = None) -> Verdict: ...
+    def evaluate(
+        self, task: Any, candidate: str | Path, seed: int | None = None, *, size: str | None = None
+    ) -> Verdict: ...
 
     def close(self) -> None: ...
 
@@ -60,14 +70,21 @@ class PooledDispatcher:
 
     def _stats(self, kind: str) -> dict[str, Any]:
         per = {s.label: s.evaluations for s in self.pool}
-        return {"kind": kind, "device": self.device, "workers": len(per), "models": self.pool.models(),
-                "evaluations": sum(per.values()), "per_worker": per, "lost_workers": self.lost,
-                "requeued": self.requeued}
+        return {
+            "kind": kind,
+            "device": self.device,
+            "workers": len(per),
+            "models": self.pool.models(),
+            "evaluations": sum(per.values()),
+            "per_worker": per,
+            "lost_workers": self.lost,
+            "requeued": self.requeued,
+        }
 
     def close(self) -> None:
         raise NotImplementedError
 
-    def __enter__(self) -> "PooledDispatcher":
+    def __enter__(self) -> PooledDispatcher:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -78,7 +95,9 @@ def lost_worker(verdict: Verdict | dict[str, Any]) -> bool:
     """Was the worker killed from outside (SIGKILL/SIGTERM, or it could not start) rather than
     failing on the candidate? Such a verdict says nothing about the candidate."""
     d = verdict.to_dict() if isinstance(verdict, Verdict) else verdict
-    return d.get("status") in ("runtime_error", "compile_error") and bool(_LOST.search(d.get("reason") or ""))
+    return d.get("status") in ("runtime_error", "compile_error") and bool(
+        _LOST.search(d.get("reason") or "")
+    )
 
 
 def annotate(verdict: Verdict, slot: Slot, attempts: int) -> Verdict:
@@ -90,8 +109,15 @@ def annotate(verdict: Verdict, slot: Slot, attempts: int) -> Verdict:
     return verdict
 
 
-def open_dispatcher(device: str | None = None, *, gpus: list[int] | None = None, workers: int | None = None,
-                    cluster: str | None = None, store: Any = None, timeout: float | None = None) -> Dispatcher:
+def open_dispatcher(
+    device: str | None = None,
+    *,
+    gpus: list[int] | None = None,
+    workers: int | None = None,
+    cluster: str | None = None,
+    store: Any = None,
+    timeout: float | None = None,
+) -> Dispatcher:
     """A local dispatcher (a worker per GPU, or `workers` CPU workers), or a Ray one when
     `cluster` is given ("auto", "local", "ray://HOST:PORT" or a GCS "HOST:PORT")."""
     if cluster:

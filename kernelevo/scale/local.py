@@ -4,6 +4,7 @@ shared pool of compile workers, and candidates sent to whichever GPU is free.
 Without a GPU the same dispatcher runs N CPU workers (Triton's interpreter), which is
 how the tests exercise it.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,12 +32,22 @@ def smi_gpus() -> list[dict[str, str]]:
     if os.environ.get("KERNELEVO_FORCE_CPU") == "1" or shutil.which("nvidia-smi") is None:
         return []
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,name", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=20)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return []
-    rows = [[c.strip() for c in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()]
-    return [{"index": r[0], "uuid": r[1], "name": r[2]} for r in rows if len(r) == 3] if out.returncode == 0 else []
+    rows = [
+        [c.strip() for c in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()
+    ]
+    return (
+        [{"index": r[0], "uuid": r[1], "name": r[2]} for r in rows if len(r) == 3]
+        if out.returncode == 0
+        else []
+    )
 
 
 def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]:
@@ -48,7 +59,9 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
         missing = [g for g in wanted if g not in by_index]
         if missing:
             have = ", ".join(map(str, sorted(by_index))) or "none"
-            raise DispatchError(f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (nvidia-smi lists: {have})")
+            raise DispatchError(
+                f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (nvidia-smi lists: {have})"
+            )
         return [(g, by_index[g]["name"]) for g in wanted]
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is None:
@@ -94,12 +107,16 @@ class SlotCache:
         self.store, self.slot = store, slot
         self.key: str | None = None
 
-    def get_verdict(self, task_hash: str, candidate_hash: str, env_key: str) -> dict[str, Any] | None:
+    def get_verdict(
+        self, task_hash: str, candidate_hash: str, env_key: str
+    ) -> dict[str, Any] | None:
         self.key = env_key
         cached = self.store.get_verdict(task_hash, candidate_hash, env_key)
         return cached if self.slot.accepts(cached) else None
 
-    def put_verdict(self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]) -> None:
+    def put_verdict(
+        self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]
+    ) -> None:
         self.key = env_key
         if not lost_worker(verdict):
             self.store.put_verdict(task_hash, candidate_hash, env_key, self.slot.stamp(verdict))
@@ -108,8 +125,16 @@ class SlotCache:
 class LocalDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` evaluations run at once (one per slot)."""
 
-    def __init__(self, device: str | None = None, *, gpus: list[int] | None = None, workers: int | None = None,
-                 store: Any = None, timeout: float | None = None, retries: int = 2) -> None:
+    def __init__(
+        self,
+        device: str | None = None,
+        *,
+        gpus: list[int] | None = None,
+        workers: int | None = None,
+        store: Any = None,
+        timeout: float | None = None,
+        retries: int = 2,
+    ) -> None:
         from kernelevo.verify import default_device
 
         self.device = device or default_device()
@@ -120,23 +145,38 @@ class LocalDispatcher(PooledDispatcher):
         if self.device == "cuda":
             found = visible_gpus(gpus)
             if not found:
-                raise DispatchError("no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu")
+                raise DispatchError(
+                    "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
+                )
             self.compile = CompilePool(max(2, min(2 * len(found), 8)), env=arch_env("cuda"))
-            slots = [Slot(f"gpu{g}", name, Evaluator("cuda", gpu=g, compiler=self.compile), gpu_index=g, host=host)
-                     for g, name in found]
+            slots = [
+                Slot(
+                    f"gpu{g}",
+                    name,
+                    Evaluator("cuda", gpu=g, compiler=self.compile),
+                    gpu_index=g,
+                    host=host,
+                )
+                for g, name in found
+            ]
         else:
             n = max(1, workers or 1)
             self.compile = CompilePool(n)
-            slots = [Slot(f"cpu{k}", "cpu", Evaluator(self.device, compiler=self.compile), host=host)
-                     for k in range(n)]
+            slots = [
+                Slot(f"cpu{k}", "cpu", Evaluator(self.device, compiler=self.compile), host=host)
+                for k in range(n)
+            ]
         self.pool = SlotPool(slots)
 
     def warm_in_background(self) -> None:
         """Start the workers while the search prepares its first candidates (a GPU worker takes ~15 s)."""
+
         def warm() -> None:
             try:
                 self.warm()
-            except Exception:  # closed while starting, or a worker that cannot start: evaluate() reports it
+            except (
+                Exception
+            ):  # closed while starting, or a worker that cannot start: evaluate() reports it
                 pass
 
         threading.Thread(target=warm, name="kernelevo-warm", daemon=True).start()
@@ -145,8 +185,14 @@ class LocalDispatcher(PooledDispatcher):
         """Start every run worker and compile worker now, side by side, instead of on first use."""
         start_all([s.handle.runner for s in self.pool] + list(self.compile._workers))
 
-    def evaluate(self, task: str | Path | TaskFile, candidate: str | Path, seed: int | None = None, *,
-                 size: str | None = None) -> Verdict:
+    def evaluate(
+        self,
+        task: str | Path | TaskFile,
+        candidate: str | Path,
+        seed: int | None = None,
+        *,
+        size: str | None = None,
+    ) -> Verdict:
         from kernelevo.verify import verify_candidate
 
         task_file = task if isinstance(task, TaskFile) else read_task(task)
@@ -157,9 +203,17 @@ class LocalDispatcher(PooledDispatcher):
             attempts += 1
             try:
                 cache = SlotCache(self.store, slot) if self.store is not None else None
-                verdict = verify_candidate(task_file, candidate, evaluator=slot.handle, store=cache, device=self.device,
-                                           size=size, timeout=self.timeout, seed=seed,
-                                           precompiled=ahead if attempts == 1 else None)
+                verdict = verify_candidate(
+                    task_file,
+                    candidate,
+                    evaluator=slot.handle,
+                    store=cache,
+                    device=self.device,
+                    size=size,
+                    timeout=self.timeout,
+                    seed=seed,
+                    precompiled=ahead if attempts == 1 else None,
+                )
                 lost = lost_worker(verdict)
                 if lost:
                     self._lose(slot)
@@ -174,7 +228,9 @@ class LocalDispatcher(PooledDispatcher):
                 continue
             return annotate(verdict, slot, attempts)
 
-    def _compile_ahead(self, task: TaskFile, candidate: Path, seed: int | None, size: str | None) -> Precompiled | None:
+    def _compile_ahead(
+        self, task: TaskFile, candidate: Path, seed: int | None, size: str | None
+    ) -> Precompiled | None:
         """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it,
         or answer from the verdict cache)."""
         from kernelevo.digest import text_hash
@@ -187,14 +243,24 @@ class LocalDispatcher(PooledDispatcher):
             return None
         size = resolve_size(task, self.device, size)
         if self.store is not None:
-            stored = self.store.get_verdict(task.hash, text_hash(source), verdict_key(self.device, size))
+            stored = self.store.get_verdict(
+                task.hash, text_hash(source), verdict_key(self.device, size)
+            )
             if any(s.accepts(stored) for s in self.pool):
                 return None
         static = check_source(source, candidate.name)
         if not static.ok:
             return None
-        return precompile(self.compile, task.path, candidate, static.backend, device=self.device,
-                          size=size, seed=seed, timeout=self.timeout)
+        return precompile(
+            self.compile,
+            task.path,
+            candidate,
+            static.backend,
+            device=self.device,
+            size=size,
+            seed=seed,
+            timeout=self.timeout,
+        )
 
     def _lose(self, slot: Slot) -> None:
         with self._lock:

@@ -7,11 +7,13 @@ fewest pinned tasks per GPU (ties: the model with most GPUs), so one search on a
 machine runs on its majority model and many searches spread over all models. A task is
 moved to another model only when every GPU of its model is gone.
 """
+
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 
 class DispatchError(Exception):
@@ -20,19 +22,24 @@ class DispatchError(Exception):
 
 @dataclass(eq=False)
 class Slot:
-    label: str                      # "gpu0", "cpu1", "node-a/gpu3"
-    gpu_name: str                   # the GPU model ("NVIDIA H200"), "cpu" without a GPU
-    handle: Any                     # what evaluates: an Evaluator, a Ray actor handle
+    label: str  # "gpu0", "cpu1", "node-a/gpu3"
+    gpu_name: str  # the GPU model ("NVIDIA H200"), "cpu" without a GPU
+    handle: Any  # what evaluates: an Evaluator, a Ray actor handle
     gpu_index: int | str | None = None
     host: str = ""
-    busy_with: str | None = None    # the candidate being evaluated
+    busy_with: str | None = None  # the candidate being evaluated
     evaluations: int = 0
-    losses: int = 0                 # workers lost in a row on this slot
+    losses: int = 0  # workers lost in a row on this slot
     info: dict[str, Any] = field(default_factory=dict)
 
     def describe(self) -> dict[str, Any]:
         """What goes into a verdict's `device` record."""
-        return {"gpu_index": self.gpu_index, "gpu_name": self.gpu_name, "worker": self.label, "host": self.host}
+        return {
+            "gpu_index": self.gpu_index,
+            "gpu_name": self.gpu_name,
+            "worker": self.label,
+            "host": self.host,
+        }
 
     def accepts(self, stored: dict[str, Any] | None) -> bool:
         """A stored verdict counts here only if it was made on this slot's GPU model."""
@@ -51,8 +58,8 @@ class SlotPool:
         self._cv = threading.Condition()
         self._slots: list[Slot] = []
         self._free: list[Slot] = []
-        self._pinned: dict[str, str] = {}   # task hash -> GPU model
-        self.pending = 0                     # replacements being started
+        self._pinned: dict[str, str] = {}  # task hash -> GPU model
+        self.pending = 0  # replacements being started
         for s in slots or []:
             self.add(s)
 

@@ -1,5 +1,6 @@
 """What `kernelevo apply` needs, stored in a run's summary, to guard the best kernel: the inputs
 it was verified on (dtypes, devices, shapes), where, and for which source."""
+
 from __future__ import annotations
 
 import time
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from kernelevo.search.loop import SearchConfig
 
 
-def apply_guard(best: Program | None, cfg: "SearchConfig", run_id: str) -> dict[str, Any]:
+def apply_guard(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:
     """What `kernelevo apply` needs to guard the kernel: the inputs it was verified on, and where."""
     if best is None:
         return {}
@@ -19,10 +20,18 @@ def apply_guard(best: Program | None, cfg: "SearchConfig", run_id: str) -> dict[
     inputs = v.get("inputs") or []
     tensors = [a for row in inputs for a in row if a.get("kind") == "tensor"]
     t = v.get("timings") or {}
-    return {"verified": True, "run_id": run_id, "backend": "cuda" if best.backend.startswith("cuda") else best.backend,
-            "gpu": (v.get("device") or {}).get("name", ""), "date": time.strftime("%Y-%m-%d"),
-            "inputs": inputs, "dtypes": sorted({a["dtype"] for a in tensors}),
-            "devices": sorted({a["device"] for a in tensors}),
-            "shapes": [[a["shape"] for a in row if a.get("kind") == "tensor"] for row in inputs],
-            "speedups": {"eager": t.get("speedup_eager"), "compile": t.get("speedup_compile")},
-            "source_hash": cfg.source_hash, "target_id": cfg.target_id, "source_file": cfg.source_file}
+    return {
+        "verified": True,
+        "run_id": run_id,
+        "backend": "cuda" if best.backend.startswith("cuda") else best.backend,
+        "gpu": (v.get("device") or {}).get("name", ""),
+        "date": time.strftime("%Y-%m-%d"),
+        "inputs": inputs,
+        "dtypes": sorted({a["dtype"] for a in tensors}),
+        "devices": sorted({a["device"] for a in tensors}),
+        "shapes": [[a["shape"] for a in row if a.get("kind") == "tensor"] for row in inputs],
+        "speedups": {"eager": t.get("speedup_eager"), "compile": t.get("speedup_compile")},
+        "source_hash": cfg.source_hash,
+        "target_id": cfg.target_id,
+        "source_file": cfg.source_file,
+    }

@@ -2,20 +2,31 @@
 output first went wrong and by how much (incorrect), the rule broken and the library ops seen
 (rejected), the time limit (timeout), the trimmed compiler or runtime error, and the numbers
 (timings, roofline) of a verified one. `one_line` is the same in one line, for attempt histories."""
+
 from __future__ import annotations
 
 import re
 from typing import Any
 
 MAX_ERROR_LINES = 25
-_NUMS = ("first_index", "expected", "got", "max_abs_err", "max_err_index", "rel_l2", "mismatches", "numel",
-         "nonfinite", "expected_at_max")
+_NUMS = (
+    "first_index",
+    "expected",
+    "got",
+    "max_abs_err",
+    "max_err_index",
+    "rel_l2",
+    "mismatches",
+    "numel",
+    "nonfinite",
+    "expected_at_max",
+)
 _HINTS = {
     "incorrect": "Compare the index above with your indexing, masks, strides, reduction order and accumulator "
-                 "dtype; an error at the first or last block often means an off-by-one or a missing mask.",
+    "dtype; an error at the first or last block often means an off-by-one or a missing mask.",
     "rejected": "Keep the computation in your own kernels and follow the rule named above.",
     "timeout": "Look for a loop that never ends (a bound that is not advanced), a grid far larger than the data, "
-               "or a kernel recompiled on every call.",
+    "or a kernel recompiled on every call.",
     "runtime_error": "Check launch arguments (grid, pointers, dtypes, contiguity) and out-of-bounds accesses.",
 }
 
@@ -30,7 +41,7 @@ def trim_error(text: str, max_lines: int = MAX_ERROR_LINES) -> str:
     for i in key[:8]:
         keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
     keep.update(range(len(lines) - 4, len(lines)))
-    picked = [lines[i] for i in sorted(keep)][: max_lines]
+    picked = [lines[i] for i in sorted(keep)][:max_lines]
     return "\n".join(picked)
 
 
@@ -51,7 +62,9 @@ def mismatch(detail: dict[str, Any]) -> str:
     if detail.get("max_abs_err") is not None:
         part = f"max abs error {_num(detail['max_abs_err'])} at {detail.get('max_err_index')}"
         if "expected_at_max" in detail:
-            part += f" (expected {_num(detail['expected_at_max'])}, got {_num(detail['got_at_max'])})"
+            part += (
+                f" (expected {_num(detail['expected_at_max'])}, got {_num(detail['got_at_max'])})"
+            )
         parts.append(part)
     if detail.get("rel_l2") is not None:
         parts.append(f"relative L2 error {_num(detail['rel_l2'])}")
@@ -69,7 +82,9 @@ def describe(verdict: dict[str, Any]) -> str:
     for c in failed[:3]:
         detail = c.get("detail") or {}
         message = c.get("message", "")
-        line = f"- failed check {c['name']}" + (f": {message}" if message and message not in out[0] else "")
+        line = f"- failed check {c['name']}" + (
+            f": {message}" if message and message not in out[0] else ""
+        )
         if status == "incorrect" and any(k in detail for k in _NUMS):
             line += f"\n  {mismatch(detail)}"
         elif detail.get("banned"):
@@ -83,14 +98,23 @@ def describe(verdict: dict[str, Any]) -> str:
     if t.get("candidate_ms") is not None:
         line = f"timing: your kernel {t['candidate_ms']:.4f} ms"
         if t.get("eager_ms"):
-            line += f", eager PyTorch {t['eager_ms']:.4f} ms ({t['eager_ms'] / t['candidate_ms']:.2f}x)"
+            line += (
+                f", eager PyTorch {t['eager_ms']:.4f} ms ({t['eager_ms'] / t['candidate_ms']:.2f}x)"
+            )
         if t.get("compile_ms"):
             line += f", torch.compile {t['compile_ms']:.4f} ms ({t['compile_ms'] / t['candidate_ms']:.2f}x)"
         out.append(line)
     r = verdict.get("roofline") or {}
     if r.get("bw_fraction") is not None:
-        out.append(f"roofline: {r.get('achieved_gbps', 0):.0f} GB/s = {100 * r['bw_fraction']:.0f}% of measured peak "
-                   f"bandwidth" + (f", {100 * r['flop_fraction']:.0f}% of peak FLOP rate" if r.get("flop_fraction") else ""))
+        out.append(
+            f"roofline: {r.get('achieved_gbps', 0):.0f} GB/s = {100 * r['bw_fraction']:.0f}% of measured peak "
+            f"bandwidth"
+            + (
+                f", {100 * r['flop_fraction']:.0f}% of peak FLOP rate"
+                if r.get("flop_fraction")
+                else ""
+            )
+        )
     if status == "verified" and not t:
         out.append("speed not measured on this machine (no GPU): only correctness is known")
     if status in _HINTS:

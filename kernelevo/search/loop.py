@@ -6,15 +6,17 @@ is written to the store as it happens, so `--resume` continues a killed run: pai
 model answers are reused by their phase (iteration, attempt), evaluated
 candidates come back from the store without running again.
 """
+
 from __future__ import annotations
 
 import asyncio
 import random
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from kernelevo.digest import text_hash
 from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound, Usage
@@ -47,7 +49,9 @@ class SearchConfig:
     wall_s: float | None = None
     iterations: int | None = 10
     patience: int | None = None
-    concurrency: int | None = None  # model requests in flight; None: derived from measured latencies
+    concurrency: int | None = (
+        None  # model requests in flight; None: derived from measured latencies
+    )
     max_in_flight: int = 64
     repair_tries: int = 3
     seed: int = 0
@@ -83,27 +87,49 @@ class SearchResult:
 
 
 class Search:
-    def __init__(self, task: TaskFile, config: SearchConfig, *, store: Store, evaluate: Callable[[Path, int], Verdict],
-                 provider: Any = None, builder: PromptBuilder | None = None, seeds: list[tuple[str, str]] | None = None,
-                 events: Events | None = None, run_id: str | None = None, workdir: Path | None = None,
-                 eval_slots: int = 1) -> None:
+    def __init__(
+        self,
+        task: TaskFile,
+        config: SearchConfig,
+        *,
+        store: Store,
+        evaluate: Callable[[Path, int], Verdict],
+        provider: Any = None,
+        builder: PromptBuilder | None = None,
+        seeds: list[tuple[str, str]] | None = None,
+        events: Events | None = None,
+        run_id: str | None = None,
+        workdir: Path | None = None,
+        eval_slots: int = 1,
+    ) -> None:
         self.task, self.cfg, self.store = task, config, store
         self.evaluate_fn, self.provider, self.builder = evaluate, provider, builder
         self.seeds = seeds or []
         self.emit = events or (lambda e: None)
         self.population = Population(config.n_islands, seed=config.seed)
-        self.budget = Budget(tokens=config.budget_tokens, usd=config.budget_usd, wall_s=config.wall_s)
+        self.budget = Budget(
+            tokens=config.budget_tokens, usd=config.budget_usd, wall_s=config.wall_s
+        )
         self.resuming = run_id is not None
         self.earlier_elapsed_s = 0.0
-        self.run_id = run_id or store.create_run(task_path=str(task.path), task_hash=task.hash, config=config.to_dict(),
-                                                 source_file=config.source_file, target_id=config.target_id,
-                                                 source_hash=config.source_hash)
+        self.run_id = run_id or store.create_run(
+            task_path=str(task.path),
+            task_hash=task.hash,
+            config=config.to_dict(),
+            source_file=config.source_file,
+            target_id=config.target_id,
+            source_hash=config.source_hash,
+        )
         self.dir = (workdir or store.path.parent) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
         # two more threads than slots: the next candidates compile ahead while every GPU is busy
-        self.gpu_pool = ThreadPoolExecutor(max_workers=max(1, eval_slots) + 2, thread_name_prefix="evaluate")
+        self.gpu_pool = ThreadPoolExecutor(
+            max_workers=max(1, eval_slots) + 2, thread_name_prefix="evaluate"
+        )
         self.next_iteration = 0
-        self.unfinished: list[int] = []  # iterations a killed run left half done (their answers are paid)
+        self.unfinished: list[
+            int
+        ] = []  # iterations a killed run left half done (their answers are paid)
         self.seeds_done = False
         self.best_fitness = -1.0
         self.last_improvement = 0
@@ -114,26 +140,50 @@ class Search:
         self.model_errors: list[str] = []
         self.errors_in_a_row = 0
         slots = max(1, eval_slots)
-        self.throughput = Throughput(slots=slots, highest=max(1, config.max_in_flight), fixed=config.concurrency)
-        self.asker = Asker(provider, store, self.run_id, self.budget, self.throughput) if provider is not None else None
+        self.throughput = Throughput(
+            slots=slots, highest=max(1, config.max_in_flight), fixed=config.concurrency
+        )
+        self.asker = (
+            Asker(provider, store, self.run_id, self.budget, self.throughput)
+            if provider is not None
+            else None
+        )
 
     # -- resume ----------------------------------------------------------------------
     def _restore(self) -> None:
         """Rebuild the population, spending and position from what the store holds."""
         rows = self.store.candidates(self.run_id)
         phases = {row["id"]: Phase.of_row(row) for row in rows}
-        done = {phases[r["id"]].index for r in rows if phases[r["id"]].is_model and r["features"].get("final")}
+        done = {
+            phases[r["id"]].index
+            for r in rows
+            if phases[r["id"]].is_model and r["features"].get("final")
+        }
         for row in rows:
             phase = phases[row["id"]]
             if not phase.is_model or phase.index in done:
-                self._remember(row["id"], row["source"], row["backend"], row["verdict"], phase, row["parent_id"],
-                               row["origin"])
+                self._remember(
+                    row["id"],
+                    row["source"],
+                    row["backend"],
+                    row["verdict"],
+                    phase,
+                    row["parent_id"],
+                    row["origin"],
+                )
             else:
                 self.store.delete_candidate(row["id"])  # re-evaluated from its stored answer
         started: set[int] = set()
         for call in self.store.llm_calls(self.run_id):
-            self.budget.charge(Usage(call["input_tokens"], call["output_tokens"], call["cache_read_tokens"],
-                                     call["cache_write_tokens"], call["cost_usd"]))
+            self.budget.charge(
+                Usage(
+                    call["input_tokens"],
+                    call["output_tokens"],
+                    call["cache_read_tokens"],
+                    call["cache_write_tokens"],
+                    call["cost_usd"],
+                )
+            )
             if call["phase_index"] is not None:
                 started.add(int(call["phase_index"]))
         self.next_iteration = max(done | started) + 1 if done | started else 0
@@ -143,7 +193,9 @@ class Search:
         summary = run.summary if run is not None else {}
         self.seeds_done = bool(summary.get("seeds_done"))
         self.earlier_elapsed_s = float(summary.get("elapsed_s") or 0.0)
-        self.budget.wall_s = None if self.cfg.wall_s is None else max(self.cfg.wall_s - self.earlier_elapsed_s, 0.0)
+        self.budget.wall_s = (
+            None if self.cfg.wall_s is None else max(self.cfg.wall_s - self.earlier_elapsed_s, 0.0)
+        )
 
     # -- evaluation --------------------------------------------------------------------
     async def _evaluate(self, source: str, phase: Phase) -> dict[str, Any]:
@@ -152,40 +204,88 @@ class Search:
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
         started = time.monotonic()
-        verdict = (await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)).to_dict()
-        await self.throughput.saw_verdict(float(verdict.get("elapsed_s") or 0) or time.monotonic() - started)
+        verdict = (
+            await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
+        ).to_dict()
+        await self.throughput.saw_verdict(
+            float(verdict.get("elapsed_s") or 0) or time.monotonic() - started
+        )
         if self.builder is not None:
             self.builder.learn(verdict)
         return verdict
 
-    def _remember(self, cid: int, source: str, backend: str, verdict: dict[str, Any], phase: Phase,
-                  parent_id: int | None, origin: str) -> Program:
+    def _remember(
+        self,
+        cid: int,
+        source: str,
+        backend: str,
+        verdict: dict[str, Any],
+        phase: Phase,
+        parent_id: int | None,
+        origin: str,
+    ) -> Program:
         iteration = phase.index if phase.is_model else -1
         parent = self.population.programs.get(parent_id) if parent_id is not None else None
-        island = parent.island if phase.kind == "tune" and parent else phase.index % self.population.n_islands
+        island = (
+            parent.island
+            if phase.kind == "tune" and parent
+            else phase.index % self.population.n_islands
+        )
         t = verdict.get("timings") or {}
-        p = Program(id=cid, source=source, backend=backend, status=verdict.get("status", "?"),
-                    speedup=t.get("speedup_eager"), time_ms=t.get("candidate_ms"), parent_id=parent_id,
-                    island=island, iteration=iteration,
-                    launches=int(verdict.get("kernel_launches") or 0) // max(1, _n_calls(verdict)),
-                    origin=origin, verdict=verdict)
+        p = Program(
+            id=cid,
+            source=source,
+            backend=backend,
+            status=verdict.get("status", "?"),
+            speedup=t.get("speedup_eager"),
+            time_ms=t.get("candidate_ms"),
+            parent_id=parent_id,
+            island=island,
+            iteration=iteration,
+            launches=int(verdict.get("kernel_launches") or 0) // max(1, _n_calls(verdict)),
+            origin=origin,
+            verdict=verdict,
+        )
         self.population.add(p)
         if p.verified and p.fitness > self.best_fitness + 1e-9:
             self.best_fitness = p.fitness
             self.last_improvement = max(iteration, self.last_improvement)
         return p
 
-    async def _submit(self, source: str, backend: str, phase: Phase, parent: Program | None,
-                      origin: str, final: bool) -> Program:
+    async def _submit(
+        self,
+        source: str,
+        backend: str,
+        phase: Phase,
+        parent: Program | None,
+        origin: str,
+        final: bool,
+    ) -> Program:
         verdict = await self._evaluate(source, phase)
         t = verdict.get("timings") or {}
         cid = self.store.add_candidate(
-            self.run_id, phase=phase, origin=origin, backend=verdict.get("backend", backend), source=source,
-            candidate_hash=text_hash(source), verdict=verdict, parent_id=parent.id if parent else None,
-            time_ms=t.get("candidate_ms"), speedup_eager=t.get("speedup_eager"),
-            speedup_compile=t.get("speedup_compile"), features={"final": final})
-        program = self._remember(cid, source, verdict.get("backend", backend), verdict, phase,
-                                 parent.id if parent else None, origin)
+            self.run_id,
+            phase=phase,
+            origin=origin,
+            backend=verdict.get("backend", backend),
+            source=source,
+            candidate_hash=text_hash(source),
+            verdict=verdict,
+            parent_id=parent.id if parent else None,
+            time_ms=t.get("candidate_ms"),
+            speedup_eager=t.get("speedup_eager"),
+            speedup_compile=t.get("speedup_compile"),
+            features={"final": final},
+        )
+        program = self._remember(
+            cid,
+            source,
+            verdict.get("backend", backend),
+            verdict,
+            phase,
+            parent.id if parent else None,
+            origin,
+        )
         self._progress(phase, origin, program.status, program.speedup, cid)
         return program
 
@@ -206,13 +306,22 @@ class Search:
         island = self.population.island_for_next(iteration)
         parent, style = self.population.select_parent(island)
         if parent is not None and parent.backend not in (backend, "unknown"):
-            parent = next((p for p in self.population.elites(island) + self.population.elites()
-                           if p.backend == backend), None)
+            parent = next(
+                (
+                    p
+                    for p in self.population.elites(island) + self.population.elites()
+                    if p.backend == backend
+                ),
+                None,
+            )
         insp = self.population.inspirations(parent, island)
         assert self.builder is not None and self.asker is not None
         history = self.population.attempts(parent)
-        prompt = (self.builder.improve(backend, parent, insp, history, style) if parent
-                  else self.builder.fresh(backend, insp, history))
+        prompt = (
+            self.builder.improve(backend, parent, insp, history, style)
+            if parent
+            else self.builder.fresh(backend, insp, history)
+        )
         base = parent.source if parent else None
         program: Program | None = None
         for attempt in range(self.cfg.repair_tries + 1):
@@ -225,25 +334,38 @@ class Search:
             except NoCode as exc:
                 reason = str(exc)
                 if answer.truncated and "cut off" not in reason:
-                    reason = "the answer was cut off at the token limit before its code block ended; " + reason
+                    reason = (
+                        "the answer was cut off at the token limit before its code block ended; "
+                        + reason
+                    )
                 self._progress(phase, origin, "no_code", None, None)
                 if attempt == self.cfg.repair_tries:
                     break
                 verdict = {"status": "compile_error", "reason": reason, "backend": backend}
-                prompt = self.builder.repair(backend, base or "", verdict, self.population.attempts(parent))
+                prompt = self.builder.repair(
+                    backend, base or "", verdict, self.population.attempts(parent)
+                )
                 continue
             program = await self._submit(source, backend, phase, parent, origin, final=False)
             if program.status not in REPAIRABLE or attempt == self.cfg.repair_tries:
                 break
             base = program.source
-            prompt = self.builder.repair(backend, program.source, program.verdict, self.population.attempts(parent))
+            prompt = self.builder.repair(
+                backend, program.source, program.verdict, self.population.attempts(parent)
+            )
         if program is not None:
             self._mark_final(program)
         else:
-            self.store.add_candidate(self.run_id, phase=phase, origin="llm", backend=backend, source="",
-                                     candidate_hash="", verdict={"status": "compile_error",
-                                                                 "reason": "no code in the answer"},
-                                     features={"final": True})
+            self.store.add_candidate(
+                self.run_id,
+                phase=phase,
+                origin="llm",
+                backend=backend,
+                source="",
+                candidate_hash="",
+                verdict={"status": "compile_error", "reason": "no code in the answer"},
+                features={"final": True},
+            )
         self.completed += 1
 
     async def _worker(self) -> None:
@@ -277,8 +399,14 @@ class Search:
         if reason:
             self.stop_reason = self.stop_reason or reason
             return False
-        if not self.unfinished and self.cfg.iterations is not None and self.next_iteration >= self.cfg.iterations:
-            self.stop_reason = self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
+        if (
+            not self.unfinished
+            and self.cfg.iterations is not None
+            and self.next_iteration >= self.cfg.iterations
+        ):
+            self.stop_reason = (
+                self.stop_reason or f"iteration budget spent: {self.cfg.iterations} iterations"
+            )
             return False
         return True
 
@@ -288,7 +416,10 @@ class Search:
         self.model_errors.append(f"iteration {iteration + 1}: {exc}")
         self._progress(Phase.model(iteration, 0), "llm", "model_error", None, None, str(exc))
         if self.errors_in_a_row >= MAX_MODEL_ERRORS_IN_A_ROW:
-            self.stop_reason = self.stop_reason or f"{self.errors_in_a_row} model calls failed in a row, the last: {exc}"
+            self.stop_reason = (
+                self.stop_reason
+                or f"{self.errors_in_a_row} model calls failed in a row, the last: {exc}"
+            )
 
     def _stop_reason(self) -> str | None:
         if self.stop_reason:
@@ -300,27 +431,52 @@ class Search:
             return f"no improvement for {self.cfg.patience} iterations"
         return None
 
-    def _progress(self, phase: Phase, origin: str, status: str, speedup: float | None,
-                  candidate_id: int | None, detail: str = "") -> None:
+    def _progress(
+        self,
+        phase: Phase,
+        origin: str,
+        status: str,
+        speedup: float | None,
+        candidate_id: int | None,
+        detail: str = "",
+    ) -> None:
         best = self.population.best()
         snap = self.budget.snapshot()
         t = (best.verdict.get("timings") or {}) if best else {}
-        total = {"seed": len(self.seeds), "tune": self.cfg.tune_evals}.get(phase.kind, self.cfg.iterations)
+        total = {"seed": len(self.seeds), "tune": self.cfg.tune_evals}.get(
+            phase.kind, self.cfg.iterations
+        )
         index, message = describe_step(phase, total, origin, status, speedup, self.cfg.repair_tries)
         message += f" ({detail[:200]})" if detail else ""
         event = ProgressEvent(
-            run_id=self.run_id, phase=phase.kind, index=index, total=total, origin=origin, status=status,
-            speedup=speedup, message=message, attempt=phase.attempt, candidate_id=candidate_id,
-            iteration=self.completed, evaluated=len(self.population.programs),
-            best_speedup=best.speedup if best else None, best_speedup_compile=t.get("speedup_compile"),
-            verified=best is not None, tokens=snap["tokens"], cost_usd=snap["cost_usd"])
+            run_id=self.run_id,
+            phase=phase.kind,
+            index=index,
+            total=total,
+            origin=origin,
+            status=status,
+            speedup=speedup,
+            message=message,
+            attempt=phase.attempt,
+            candidate_id=candidate_id,
+            iteration=self.completed,
+            evaluated=len(self.population.programs),
+            best_speedup=best.speedup if best else None,
+            best_speedup_compile=t.get("speedup_compile"),
+            verified=best is not None,
+            tokens=snap["tokens"],
+            cost_usd=snap["cost_usd"],
+        )
         self.emit(event.to_dict())
         self.store.update_run(self.run_id, summary=self._state())
 
     def _state(self) -> dict[str, Any]:
         """What a resume needs besides the candidates and calls: whether the seeds are done, and
         the wall time spent so far (the time budget does not restart)."""
-        return {"seeds_done": self.seeds_done, "elapsed_s": round(self.earlier_elapsed_s + self.budget.elapsed_s, 3)}
+        return {
+            "seeds_done": self.seeds_done,
+            "elapsed_s": round(self.earlier_elapsed_s + self.budget.elapsed_s, 3),
+        }
 
     # -- the run -------------------------------------------------------------------------
     async def run(self) -> SearchResult:
@@ -334,11 +490,22 @@ class Search:
         self.store.update_run(self.run_id, status="running")
         if self.resuming:
             self._restore()
-        self.emit({"event": "start", "run_id": self.run_id, "task": str(self.task.path), "provider": self.cfg.provider,
-                   "backend": self.cfg.backend, "resumed": self.resuming})
+        self.emit(
+            {
+                "event": "start",
+                "run_id": self.run_id,
+                "task": str(self.task.path),
+                "provider": self.cfg.provider,
+                "backend": self.cfg.backend,
+                "resumed": self.resuming,
+            }
+        )
         try:
             for k, (origin, source) in enumerate(self.seeds):
-                if any(p.origin == origin and p.source == source for p in self.population.programs.values()):
+                if any(
+                    p.origin == origin and p.source == source
+                    for p in self.population.programs.values()
+                ):
                     continue
                 await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
             self.seeds_done = True
@@ -359,13 +526,25 @@ class Search:
             if self.provider is not None and hasattr(self.provider, "aclose"):
                 await self.provider.aclose()
         best = self.population.best()
-        outcome = judge((best.verdict.get("timings") or {}) if best else None, verified=best is not None,
-                        device=self.cfg.device, counts=self.population.counts())
+        outcome = judge(
+            (best.verdict.get("timings") or {}) if best else None,
+            verified=best is not None,
+            device=self.cfg.device,
+            counts=self.population.counts(),
+        )
         status = outcome.kind.value
         summary = {**self._summary(status), "outcome": outcome.to_dict()}
         self.store.update_run(self.run_id, status="done", summary=summary)
-        return SearchResult(self.run_id, status, best, self.population.counts(), self.budget.snapshot(),
-                            self.completed, self.stop_reason, outcome=outcome)
+        return SearchResult(
+            self.run_id,
+            status,
+            best,
+            self.population.counts(),
+            self.budget.snapshot(),
+            self.completed,
+            self.stop_reason,
+            outcome=outcome,
+        )
 
     async def _tune_best(self) -> None:
         from kernelevo.search.tuning import tune_best
@@ -375,13 +554,32 @@ class Search:
     def _summary(self, status: str) -> dict[str, Any]:
         best = self.population.best()
         t = (best.verdict.get("timings") or {}) if best else {}
-        return {**apply_guard(best, self.cfg, self.run_id),"status": status, "best_candidate": best.id if best else None, "backend": best.backend if best else "",
-                "speedup_eager": t.get("speedup_eager"), "speedup_compile": t.get("speedup_compile"),
-                "usage": self.budget.snapshot(), "counts": self.population.counts(), "stop_reason": self.stop_reason,
-                "iterations": self.completed, "calls_reused": self.calls_reused, "notes": self.notes,
-                "model_errors": self.model_errors, "throughput": self.throughput.snapshot(), **self._state()}
+        return {
+            **apply_guard(best, self.cfg, self.run_id),
+            "status": status,
+            "best_candidate": best.id if best else None,
+            "backend": best.backend if best else "",
+            "speedup_eager": t.get("speedup_eager"),
+            "speedup_compile": t.get("speedup_compile"),
+            "usage": self.budget.snapshot(),
+            "counts": self.population.counts(),
+            "stop_reason": self.stop_reason,
+            "iterations": self.completed,
+            "calls_reused": self.calls_reused,
+            "notes": self.notes,
+            "model_errors": self.model_errors,
+            "throughput": self.throughput.snapshot(),
+            **self._state(),
+        }
 
 
 def _n_calls(verdict: dict[str, Any]) -> int:
     """Forward calls made during verification (to turn total launches into launches per call)."""
-    return max(1, sum(1 for c in verdict.get("checks", []) if str(c.get("name", "")).startswith(("match[", "same_buffers"))))
+    return max(
+        1,
+        sum(
+            1
+            for c in verdict.get("checks", [])
+            if str(c.get("name", "")).startswith(("match[", "same_buffers"))
+        ),
+    )

@@ -7,6 +7,7 @@ at a line holding nothing but backticks, so a stray or inline fence inside prose
 not pair with the real block's opener. Reasoning (`<think>` ... `</think>`) is dropped first,
 and the last complete block that defines ModelNew wins: models put drafts before the answer.
 """
+
 from __future__ import annotations
 
 import re
@@ -15,7 +16,10 @@ from dataclasses import dataclass
 PYTHON_TAGS = {"", "python", "py", "python3", "py3"}
 _OPEN = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*$")
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
-_EDIT = re.compile(r"^<{5,9} SEARCH[ \t]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} REPLACE[ \t]*$", re.DOTALL | re.MULTILINE)
+_EDIT = re.compile(
+    r"^<{5,9} SEARCH[ \t]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} REPLACE[ \t]*$",
+    re.DOTALL | re.MULTILINE,
+)
 
 
 class NoCode(Exception):
@@ -35,7 +39,7 @@ def strip_reasoning(text: str) -> str:
     head = re.match(r"\s*<(think|thinking|reasoning)>", text, re.IGNORECASE)
     if head:
         close = re.search(rf"</{head.group(1)}>", text, re.IGNORECASE)
-        text = text[close.end():] if close else ""
+        text = text[close.end() :] if close else ""
     return text
 
 
@@ -50,7 +54,12 @@ def fenced_blocks(text: str) -> list[Block]:
                 fence, lang, lines = m.group(1), m.group(2).lower(), []
             continue
         stripped = line.strip()
-        if stripped and stripped[0] == fence[0] and set(stripped) == {fence[0]} and len(stripped) >= len(fence):
+        if (
+            stripped
+            and stripped[0] == fence[0]
+            and set(stripped) == {fence[0]}
+            and len(stripped) >= len(fence)
+        ):
             blocks.append(Block(lang, "\n".join(lines), True))
             fence = None
         else:
@@ -64,11 +73,15 @@ def extract_code(text: str) -> str:
     """The last complete fenced Python block that defines ModelNew."""
     body = strip_reasoning(text)
     blocks = [b for b in fenced_blocks(body) if b.lang in PYTHON_TAGS]
-    complete = [b for b in blocks if b.complete and "class ModelNew" in b.text and not _EDIT.search(b.text)]
+    complete = [
+        b for b in blocks if b.complete and "class ModelNew" in b.text and not _EDIT.search(b.text)
+    ]
     if complete:
         return complete[-1].text.strip() + "\n"
     if any(not b.complete and "class ModelNew" in b.text for b in blocks):
-        raise NoCode("the answer was cut off inside the code block; answer with a shorter complete file")
+        raise NoCode(
+            "the answer was cut off inside the code block; answer with a shorter complete file"
+        )
     if not blocks:
         if not text.strip():
             raise NoCode("the answer was empty")
@@ -91,8 +104,10 @@ def apply_edits(text: str, base: str) -> str | None:
         loose = _loose_find(out, search)
         if loose is None:
             first = next((ln.strip() for ln in search.splitlines() if ln.strip()), "")
-            raise NoCode(f"edit {n}'s SEARCH text is not in the file (it starts {first[:80]!r}); copy the lines "
-                         f"exactly, or answer with the whole file")
+            raise NoCode(
+                f"edit {n}'s SEARCH text is not in the file (it starts {first[:80]!r}); copy the lines "
+                f"exactly, or answer with the whole file"
+            )
         start, end = loose
         out = out[:start] + replace + out[end:]
     if "class ModelNew" not in out:

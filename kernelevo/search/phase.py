@@ -5,6 +5,7 @@ Stored as three columns (phase, phase_index, attempt) and shown to people as wor
 ("iteration 4, repair 2"), never as the numbers older stores encoded them in
 (seeds -1-k, tuning -1000-k, model calls iteration*100+attempt); `from_legacy` reads those.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -28,10 +29,12 @@ class Phase:
         if self.kind not in KINDS:
             raise ValueError(f"phase must be one of {', '.join(KINDS)}, not {self.kind!r}")
         if self.index < 0 or self.attempt < 0:
-            raise ValueError(f"phase index and attempt are never negative (got {self.index}, {self.attempt})")
+            raise ValueError(
+                f"phase index and attempt are never negative (got {self.index}, {self.attempt})"
+            )
 
     @classmethod
-    def model(cls, iteration: int, attempt: int) -> "Phase":
+    def model(cls, iteration: int, attempt: int) -> Phase:
         """A model answer of `iteration`: the first (attempt 0) or a repair."""
         return cls("iteration" if attempt == 0 else "repair", iteration, attempt)
 
@@ -53,12 +56,12 @@ class Phase:
         return {"phase": self.kind, "phase_index": self.index, "attempt": self.attempt}
 
     @classmethod
-    def of_row(cls, row: dict[str, object]) -> "Phase":
+    def of_row(cls, row: dict[str, object]) -> Phase:
         """The phase of a stored candidate or model call (a store row as a dict)."""
         return cls(str(row["phase"]), int(row["phase_index"] or 0), int(row.get("attempt") or 0))  # type: ignore[arg-type]
 
     @classmethod
-    def from_legacy(cls, iteration: int, attempt: int = 0) -> "Phase":
+    def from_legacy(cls, iteration: int, attempt: int = 0) -> Phase:
         """The phase an older store's `iteration` number (and the candidate's attempt) meant."""
         if iteration <= -1000:
             return cls("tune", -1000 - iteration, attempt)
@@ -67,6 +70,6 @@ class Phase:
         return cls.model(iteration, attempt)
 
     @classmethod
-    def from_legacy_seq(cls, seq: int) -> "Phase":
+    def from_legacy_seq(cls, seq: int) -> Phase:
         """A model call's phase from an older store's `seq = iteration * 100 + attempt`."""
         return cls.model(seq // 100, seq % 100)

@@ -7,6 +7,7 @@ best of each cell, rather than the best few overall, keeps different ideas alive
 islands evolve apart and exchange their best now and then (migration), so one
 early lucky kernel does not take over the whole run.
 """
+
 from __future__ import annotations
 
 import random
@@ -43,13 +44,25 @@ class Program:
     def cell(self) -> tuple[str, str, str]:
         lines = self.source.count("\n")
         size = "short" if lines < 60 else "medium" if lines < 150 else "long"
-        approach = "fused" if self.launches <= 1 else "multi-kernel" if self.launches <= 3 else "many-kernels"
+        approach = (
+            "fused"
+            if self.launches <= 1
+            else "multi-kernel"
+            if self.launches <= 3
+            else "many-kernels"
+        )
         return self.backend, approach, size
 
 
 class Population:
-    def __init__(self, n_islands: int = 3, *, seed: int = 0, exploit_ratio: float = 0.7,
-                 migration_interval: int = 10) -> None:
+    def __init__(
+        self,
+        n_islands: int = 3,
+        *,
+        seed: int = 0,
+        exploit_ratio: float = 0.7,
+        migration_interval: int = 10,
+    ) -> None:
         self.n_islands = max(1, n_islands)
         self.rng = random.Random(seed)
         self.exploit_ratio = exploit_ratio
@@ -81,8 +94,10 @@ class Population:
 
     def elites(self, island: int | None = None) -> list[Program]:
         islands = self.islands if island is None else [self.islands[island % self.n_islands]]
-        return sorted((self.programs[i] for cells in islands for i in cells.values()),
-                      key=lambda p: (-p.fitness, p.id))
+        return sorted(
+            (self.programs[i] for cells in islands for i in cells.values()),
+            key=lambda p: (-p.fitness, p.id),
+        )
 
     def select_parent(self, island: int) -> tuple[Program | None, str]:
         """(parent, prompt style): exploit (the island's best, refined) with probability
@@ -94,8 +109,9 @@ class Population:
             return elites[0], "exploit"
         return self.rng.choice(elites), "explore"
 
-    def inspirations(self, parent: Program | None, island: int | None = None, k_top: int = 2,
-                     k_diverse: int = 1) -> list[Program]:
+    def inspirations(
+        self, parent: Program | None, island: int | None = None, k_top: int = 2, k_diverse: int = 1
+    ) -> list[Program]:
         """The island's best programs plus an elite of another cell, never the parent itself;
         other islands' programs arrive only by migration (that keeps islands apart)."""
         own = self.elites(island) if island is not None else self.elites()
@@ -109,8 +125,14 @@ class Population:
         """Every program evaluated from this parent so far (from scratch when None), oldest first:
         what the next proposal from it must not repeat."""
         pid = parent.id if parent is not None else None
-        return sorted((p for p in self.programs.values() if p.parent_id == pid and p.origin in ("llm", "repair")),
-                      key=lambda p: p.id)
+        return sorted(
+            (
+                p
+                for p in self.programs.values()
+                if p.parent_id == pid and p.origin in ("llm", "repair")
+            ),
+            key=lambda p: p.id,
+        )
 
     def maybe_migrate(self, iteration: int) -> bool:
         """Every `migration_interval` iterations, each island's best joins the next island (a ring)."""

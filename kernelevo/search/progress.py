@@ -2,6 +2,7 @@
 `kernelevo optimize --progress json` writes it as one JSON object per line, text mode prints
 its `line()`, the language server reads it from the CLI's stdout.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -40,19 +41,33 @@ class ProgressEvent:
 
     def line(self, task: str | None = None) -> str:
         """One terminal line: what happened, then where the search stands."""
-        best = (f"{self.best_speedup:.2f}x" if self.best_speedup
-                else "verified, speed not measured" if self.verified else "none yet")
-        return ((f"{task}: " if task else "") + f"{self.message} · evaluated {self.evaluated} · best {best} · "
-                f"{self.tokens:,} tokens · ${self.cost_usd:.2f}")
+        best = (
+            f"{self.best_speedup:.2f}x"
+            if self.best_speedup
+            else "verified, speed not measured"
+            if self.verified
+            else "none yet"
+        )
+        return (
+            (f"{task}: " if task else "")
+            + f"{self.message} · evaluated {self.evaluated} · best {best} · "
+            f"{self.tokens:,} tokens · ${self.cost_usd:.2f}"
+        )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ProgressEvent":
+    def from_dict(cls, data: dict[str, Any]) -> ProgressEvent:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 
 
-def describe_step(phase: Phase, total: int | None, origin: str, status: str, speedup: float | None,
-                  repair_total: int | None = None) -> tuple[int, str]:
+def describe_step(
+    phase: Phase,
+    total: int | None,
+    origin: str,
+    status: str,
+    speedup: float | None,
+    repair_total: int | None = None,
+) -> tuple[int, str]:
     """(1-based index, human message), e.g. 'seed 3 of 7 (template:row_softmax): verified, 1.80x'."""
     index = (phase.attempt if phase.kind == "tune" else phase.index) + 1
     of = f" of {total}" if total else ""
@@ -61,8 +76,9 @@ def describe_step(phase: Phase, total: int | None, origin: str, status: str, spe
     elif phase.kind == "tune":
         where = f"tuning candidate {phase.index + 1}, configuration {index}{of}"
     elif phase.kind == "repair":
-        where = (f"iteration {index}{of}, repair {phase.attempt}"
-                 + (f" of {repair_total}" if repair_total else ""))
+        where = f"iteration {index}{of}, repair {phase.attempt}" + (
+            f" of {repair_total}" if repair_total else ""
+        )
     else:
         where = f"iteration {index}{of}"
     outcome = status.replace("_", " ") + (f", {speedup:.2f}x" if speedup else "")

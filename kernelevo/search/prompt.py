@@ -6,13 +6,15 @@ the baselines are measured, so they form the cached prefix; only the last messag
 Improvements and repairs ask for SEARCH/REPLACE edits of the file shown (whole files still
 accepted); a repair is one new message quoting the failed file once, not the conversation so far.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
-from typing import Any, Literal, Sequence
+from typing import Any, Literal
 
 from kernelevo.llm import Message, Prompt, SystemPart
 from kernelevo.search.feedback import describe, one_line, summary
@@ -26,15 +28,19 @@ BACKEND_RULES = {
     "triton": "@triton.jit kernels launched from forward",
     "cuda": "CUDA C++ compiled with kernelevo.cuda.compile and launched from forward",
 }
-LIBRARY_POLICY = ("by default a candidate may call cuBLAS/cuDNN GEMM, convolution and attention ops (torch.matmul, "
-                  "F.conv2d, scaled_dot_product_attention) as long as its own kernels do real work of the "
-                  "reference (fusing the rest, not only launching a trivial kernel); calling the reference's other "
-                  "ops to compute the result is rejected.")
+LIBRARY_POLICY = (
+    "by default a candidate may call cuBLAS/cuDNN GEMM, convolution and attention ops (torch.matmul, "
+    "F.conv2d, scaled_dot_product_attention) as long as its own kernels do real work of the "
+    "reference (fusing the rest, not only launching a trivial kernel); calling the reference's other "
+    "ops to compute the result is rejected."
+)
 MAX_HISTORY = 6
 
 
 def template(name: str, version: str = PROMPT_VERSION) -> Template:
-    text = resources.files("kernelevo.search").joinpath("prompts", version, f"{name}.md").read_text()
+    text = (
+        resources.files("kernelevo.search").joinpath("prompts", version, f"{name}.md").read_text()
+    )
     return Template(text)
 
 
@@ -52,13 +58,16 @@ class TaskContext:
 
 
 def tolerances_text(hint: dict[str, Any] | None = None) -> str:
-    from kernelevo.verify.compare import DEFAULT_TOLERANCE, tolerance_for
     import torch
+
+    from kernelevo.verify.compare import DEFAULT_TOLERANCE, tolerance_for
 
     parts = []
     for name in ("float32", "float16", "bfloat16"):
         tol = tolerance_for(getattr(torch, name), hint) or DEFAULT_TOLERANCE[name]
-        parts.append(f"{name} atol={tol['atol']:g}, rtol={tol['rtol']:g}, relative L2 <= {tol['rel_l2']:g}")
+        parts.append(
+            f"{name} atol={tol['atol']:g}, rtol={tol['rtol']:g}, relative L2 <= {tol['rel_l2']:g}"
+        )
     return "; ".join(parts) + " (integer and bool outputs must match exactly)"
 
 
@@ -78,52 +87,97 @@ class PromptBuilder:
     def _system(self, backend: str) -> tuple[SystemPart, ...]:
         ctx = self.ctx
         rules = template("system", self.version).substitute(backend_rule=BACKEND_RULES[backend])
-        fmt = template(f"format_{backend}", self.version).substitute(triton_version=ctx.triton_version or "3.x")
-        tf32 = ("This task accepts TF32 (its baselines run with TF32 too)." if ctx.allow_tf32 else
-                "This task does not accept TF32: keep fp32 products exact.")
-        allowed = (f" This task also allows: {', '.join(ctx.allowed_ops)}." if ctx.allowed_ops else "")
+        fmt = template(f"format_{backend}", self.version).substitute(
+            triton_version=ctx.triton_version or "3.x"
+        )
+        tf32 = (
+            "This task accepts TF32 (its baselines run with TF32 too)."
+            if ctx.allow_tf32
+            else "This task does not accept TF32: keep fp32 products exact."
+        )
+        allowed = (
+            f" This task also allows: {', '.join(ctx.allowed_ops)}." if ctx.allowed_ops else ""
+        )
         contract = template("contract", self.version).substitute(
-            tolerances=tolerances_text(ctx.tolerance), tolerance_note=ctx.tolerance_note, tf32_policy=tf32,
-            library_policy=LIBRARY_POLICY + allowed, triton_version=ctx.triton_version or "3.x")
+            tolerances=tolerances_text(ctx.tolerance),
+            tolerance_note=ctx.tolerance_note,
+            tf32_policy=tf32,
+            library_policy=LIBRARY_POLICY + allowed,
+            triton_version=ctx.triton_version or "3.x",
+        )
         hardware = self.facts.render(ctx.hardware, ctx.baselines)
-        task = template("task", self.version).substitute(task_name=ctx.task_name, reference=ctx.reference.strip(),
-                                                         target=hardware)
-        return (SystemPart(rules + "\n" + fmt + "\n" + contract, cache=True), SystemPart(task, cache=True))
+        task = template("task", self.version).substitute(
+            task_name=ctx.task_name, reference=ctx.reference.strip(), target=hardware
+        )
+        return (
+            SystemPart(rules + "\n" + fmt + "\n" + contract, cache=True),
+            SystemPart(task, cache=True),
+        )
 
     def _inspirations(self, programs: list[Program]) -> str:
         t = template("inspiration", self.version)
-        return "\n".join(t.substitute(id=p.id, summary=summary(p.verdict, p.speedup), source=p.source.strip())
-                         for p in programs)
+        return "\n".join(
+            t.substitute(id=p.id, summary=summary(p.verdict, p.speedup), source=p.source.strip())
+            for p in programs
+        )
 
     def _history(self, attempts: Sequence[Program]) -> str:
         if not attempts:
             return ""
-        lines = [f"- #{p.id} ({p.origin}): {one_line(p.verdict, p.speedup)}" for p in attempts[-MAX_HISTORY:]]
+        lines = [
+            f"- #{p.id} ({p.origin}): {one_line(p.verdict, p.speedup)}"
+            for p in attempts[-MAX_HISTORY:]
+        ]
         return template("history", self.version).substitute(attempts="\n".join(lines)) + "\n"
 
-    def fresh(self, backend: str, inspirations: list[Program], attempts: Sequence[Program] = ()) -> Prompt:
+    def fresh(
+        self, backend: str, inspirations: list[Program], attempts: Sequence[Program] = ()
+    ) -> Prompt:
         body = template("fresh", self.version).substitute(
-            style_intro=template("style_fresh", self.version).template.strip(), history=self._history(attempts),
-            inspirations=self._inspirations(inspirations), backend_name=BACKEND_NAMES[backend])
-        return Prompt(system=self._system(backend), messages=(Message("user", body),))
-
-    def improve(self, backend: str, parent: Program, inspirations: list[Program], attempts: Sequence[Program] = (),
-                style: Style = "exploit") -> Prompt:
-        body = template("improve", self.version).substitute(
-            style_intro=template(f"style_{style}", self.version).template.strip(), parent_id=parent.id,
-            parent_summary=summary(parent.verdict, parent.speedup), parent_source=parent.source.strip(),
-            feedback=describe(parent.verdict), history=self._history(attempts),
+            style_intro=template("style_fresh", self.version).template.strip(),
+            history=self._history(attempts),
             inspirations=self._inspirations(inspirations),
-            edit_rule=template("diff_rule", self.version).template.strip())
+            backend_name=BACKEND_NAMES[backend],
+        )
         return Prompt(system=self._system(backend), messages=(Message("user", body),))
 
-    def repair(self, backend: str, source: str, verdict: dict[str, Any], attempts: Sequence[Program] = ()) -> Prompt:
+    def improve(
+        self,
+        backend: str,
+        parent: Program,
+        inspirations: list[Program],
+        attempts: Sequence[Program] = (),
+        style: Style = "exploit",
+    ) -> Prompt:
+        body = template("improve", self.version).substitute(
+            style_intro=template(f"style_{style}", self.version).template.strip(),
+            parent_id=parent.id,
+            parent_summary=summary(parent.verdict, parent.speedup),
+            parent_source=parent.source.strip(),
+            feedback=describe(parent.verdict),
+            history=self._history(attempts),
+            inspirations=self._inspirations(inspirations),
+            edit_rule=template("diff_rule", self.version).template.strip(),
+        )
+        return Prompt(system=self._system(backend), messages=(Message("user", body),))
+
+    def repair(
+        self, backend: str, source: str, verdict: dict[str, Any], attempts: Sequence[Program] = ()
+    ) -> Prompt:
         """One message: what failed, the attempts so far, the failed file once."""
-        edit = template("diff_rule", self.version).template.strip() if source.strip() else \
-            "Answer with the whole corrected file in one ```python block."
+        edit = (
+            template("diff_rule", self.version).template.strip()
+            if source.strip()
+            else "Answer with the whole corrected file in one ```python block."
+        )
         body = template("repair", self.version).substitute(
-            status=verdict.get("status", "failed"), reason=verdict.get("reason", ""), feedback=describe(verdict),
-            history=self._history(attempts), edit_rule=edit, source=source.strip())
+            status=verdict.get("status", "failed"),
+            reason=verdict.get("reason", ""),
+            feedback=describe(verdict),
+            history=self._history(attempts),
+            edit_rule=edit,
+            source=source.strip(),
+        )
         return Prompt(system=self._system(backend), messages=(Message("user", body),))
 
 

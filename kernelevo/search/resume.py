@@ -1,5 +1,6 @@
 """What makes `--resume` safe: the task must be the one the run searched, and one process at a
 time may work on a run (a second resume, or a resume of a run still going, is refused)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -16,8 +17,10 @@ def check_task(run_id: str, stored_hash: str, task_hash: str, task_path: str) ->
     """Refuse to continue a run on a task whose content changed since the run began: its
     candidates were verified against the old reference."""
     if stored_hash and stored_hash != task_hash:
-        raise ResumeError(f"{task_path} changed since run {run_id} began (its candidates were checked against the "
-                          f"old version); start a new run instead of --resume")
+        raise ResumeError(
+            f"{task_path} changed since run {run_id} began (its candidates were checked against the "
+            f"old version); start a new run instead of --resume"
+        )
 
 
 class RunLock:
@@ -29,7 +32,7 @@ class RunLock:
         self.run_id = run_id
         self._file: IO[str] | None = None
 
-    def acquire(self) -> "RunLock":
+    def acquire(self) -> RunLock:
         f = open(self.path, "a+")
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -37,8 +40,10 @@ class RunLock:
             f.seek(0)
             holder = f.read().strip() or "another process"
             f.close()
-            raise ResumeError(f"run {self.run_id} is being worked on by {holder}; wait for it to finish or stop it, "
-                              f"then resume") from None
+            raise ResumeError(
+                f"run {self.run_id} is being worked on by {holder}; wait for it to finish or stop it, "
+                f"then resume"
+            ) from None
         f.seek(0)
         f.truncate()
         f.write(f"process {os.getpid()}")

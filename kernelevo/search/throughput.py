@@ -9,6 +9,7 @@ requests and follows the provider's rate limit, halved when a request was answer
 raised by one for every 4 calls answered without (a token or dollar budget limits W further
 through its reservations).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 TARGET_BUSY = 0.8
 SMOOTHING = 0.3
-PRIOR_REPLY_S = 20.0   # until measured: a typical frontier model's reply to a kernel prompt
+PRIOR_REPLY_S = 20.0  # until measured: a typical frontier model's reply to a kernel prompt
 PRIOR_VERDICT_S = 2.0  # and a typical GPU verdict (checks on several input sets, then timing)
 
 
@@ -27,13 +28,13 @@ class Throughput:
     slots: int = 1
     lowest: int = 1
     highest: int = 32
-    fixed: int | None = None            # the user's --concurrency: no adapting
-    reply_s: float | None = None        # moving averages
+    fixed: int | None = None  # the user's --concurrency: no adapting
+    reply_s: float | None = None  # moving averages
     verdict_s: float | None = None
     active: int = 0
-    cap: int | None = None              # the rate limit's current share of `highest`
+    cap: int | None = None  # the rate limit's current share of `highest`
     calls_since_limit: int = 0
-    busy_s: float = 0.0                 # slot-seconds spent evaluating
+    busy_s: float = 0.0  # slot-seconds spent evaluating
     started: float = field(default_factory=time.monotonic)
     _cond: asyncio.Condition | None = None
 
@@ -94,9 +95,13 @@ class Throughput:
         return self.busy_s / (wall * max(1, self.slots)) if wall > 0 else 0.0
 
     def snapshot(self) -> dict[str, float | int | None]:
-        return {"in_flight_target": self.target(), "rate_limit_cap": self.cap, "reply_s": _r(self.reply_s),
-                "verdict_s": _r(self.verdict_s),
-                "slot_busy_fraction": round(self.busy_fraction(), 3)}
+        return {
+            "in_flight_target": self.target(),
+            "rate_limit_cap": self.cap,
+            "reply_s": _r(self.reply_s),
+            "verdict_s": _r(self.verdict_s),
+            "slot_busy_fraction": round(self.busy_fraction(), 3),
+        }
 
 
 def _r(v: float | None) -> float | None:

@@ -1,5 +1,6 @@
 """The parameter search after the model loop: tile sizes, warps and stages of the best verified
 kernels (LLM-written or not), each configuration a candidate of phase `tune`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -14,10 +15,13 @@ if TYPE_CHECKING:
 
 def refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
     """Compiling ahead refused it (compile error, too much shared memory): no GPU time was spent."""
-    return any(c.get("name") == "compiled_ahead" and not c.get("passed") for c in verdict.get("checks") or [])
+    return any(
+        c.get("name") == "compiled_ahead" and not c.get("passed")
+        for c in verdict.get("checks") or []
+    )
 
 
-async def tune_best(search: "Search") -> None:
+async def tune_best(search: Search) -> None:
     cfg = search.cfg
     if cfg.tune_evals <= 0 or cfg.tune_top <= 0:
         return
@@ -28,7 +32,9 @@ async def tune_best(search: "Search") -> None:
 
     loop = asyncio.get_running_loop()
     programs = search.population.programs
-    parents = sorted((p for p in programs.values() if p.verified and p.time_ms), key=lambda p: (p.time_ms, p.id))
+    parents = sorted(
+        (p for p in programs.values() if p.verified and p.time_ms), key=lambda p: (p.time_ms, p.id)
+    )
     for k, parent in enumerate(parents[: cfg.tune_top]):
         if any(p.parent_id == parent.id and p.origin == "tune" for p in programs.values()):
             continue  # tuned before a resume
@@ -36,8 +42,16 @@ async def tune_best(search: "Search") -> None:
 
         def evaluate(source: str, parent: Program = parent, k: int = k) -> Any:
             fut = asyncio.run_coroutine_threadsafe(
-                search._submit(source, parent.backend, Phase("tune", k, next(attempts)), parent, "tune", final=True),
-                loop)
+                search._submit(
+                    source,
+                    parent.backend,
+                    Phase("tune", k, next(attempts)),
+                    parent,
+                    "tune",
+                    final=True,
+                ),
+                loop,
+            )
             prog = fut.result()
             if refused_before_the_gpu(prog.verdict):
                 return REJECTED_AHEAD
@@ -45,7 +59,15 @@ async def tune_best(search: "Search") -> None:
 
         t = parent.verdict.get("timings") or {}
         baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
-        result = await loop.run_in_executor(None, lambda: tune(parent.source, evaluate, budget_evals=cfg.tune_evals,
-                                                               seed=cfg.seed, baseline=baseline))
+        result = await loop.run_in_executor(
+            None,
+            lambda: tune(
+                parent.source,
+                evaluate,
+                budget_evals=cfg.tune_evals,
+                seed=cfg.seed,
+                baseline=baseline,
+            ),
+        )
         if result.note:
             search.notes.append(f"tuning candidate {parent.id}: {result.note}")

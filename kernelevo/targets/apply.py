@@ -16,6 +16,7 @@ re-checks every file and renames temporary files into place, undoing on any fail
   init_args: constructor arguments for the regression test (or task_source, whose get_init_inputs is read)
   grad: true if verified under autograd (default false: autograd falls back)
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,21 +25,21 @@ import re
 from dataclasses import replace
 
 from kernelevo.targets import apply_templates as tpl
-from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, write_plan
 from kernelevo.targets.detect import Analysis, analyze_source
+from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, write_plan
 from kernelevo.targets.extract import _call_args
 from kernelevo.targets.inputs import required_params
 from kernelevo.targets.model import Target
-from kernelevo.targets.reference import Reference, NoReference, resolve_reference
+from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
 _NN_MODULE_ATTRS = frozenset(
-    """training parameters named_parameters buffers named_buffers children named_children modules named_modules
-    state_dict register_buffer register_parameter to cuda cpu float half double bfloat16 train eval apply forward
-    zero_grad requires_grad_ type extra_repr get_parameter get_buffer get_submodule""".split()
+    ["training", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules", "named_modules", "state_dict", "register_buffer", "register_parameter", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "apply", "forward", "zero_grad", "requires_grad_", "type", "extra_repr", "get_parameter", "get_buffer", "get_submodule"]
 )
 
 
-def apply_candidate(user_file: str, target_id: str, candidate_path: str, meta: dict, dry_run: bool = False) -> ApplyPlan:
+def apply_candidate(
+    user_file: str, target_id: str, candidate_path: str, meta: dict, dry_run: bool = False
+) -> ApplyPlan:
     """Plan (and unless dry_run, write) the change that puts a run's verified candidate into user_file."""
     try:
         with open(user_file, encoding="utf-8", newline="") as fh:
@@ -49,25 +50,36 @@ def apply_candidate(user_file: str, target_id: str, candidate_path: str, meta: d
         raise ApplyError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
     started = meta.get("source_hash") or (meta.get("target") or {}).get("source_hash")
     if not started:
-        raise ApplyError(f"run {meta.get('run_id', '?')}: no source_hash recorded for {target_id}; cannot tell "
-                         "whether the code changed since the search started")
+        raise ApplyError(
+            f"run {meta.get('run_id', '?')}: no source_hash recorded for {target_id}; cannot tell "
+            "whether the code changed since the search started"
+        )
     current = analyze_source(text, user_file).detection().find(target_id)
     if current is None or current.id != target_id:
-        raise ApplyError(f"{user_file}: {target_id} is no longer in the file (renamed or removed since the search)")
-    in_package = os.path.exists(os.path.join(os.path.dirname(os.path.abspath(user_file)), "__init__.py"))
-    plan = plan_apply(text, replace(current, source_hash=started), candidate, meta, in_package=in_package)
+        raise ApplyError(
+            f"{user_file}: {target_id} is no longer in the file (renamed or removed since the search)"
+        )
+    in_package = os.path.exists(
+        os.path.join(os.path.dirname(os.path.abspath(user_file)), "__init__.py")
+    )
+    plan = plan_apply(
+        text, replace(current, source_hash=started), candidate, meta, in_package=in_package
+    )
     if not dry_run:
         write_plan(plan)
     return plan
 
 
-def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta: dict,
-               in_package: bool = False) -> ApplyPlan:
+def plan_apply(
+    user_file_text: str, target: Target, candidate_source: str, meta: dict, in_package: bool = False
+) -> ApplyPlan:
     """The edits that apply the candidate to `target`, whose source_hash is the one the search started from."""
     run_id = str(meta.get("run_id", "?"))
     if not (meta.get("verified") is True or meta.get("status") == "verified"):
-        raise ApplyError(f"run {run_id}: the candidate was not verified (status {meta.get('status', 'unknown')}); "
-                         "only verified kernels are applied")
+        raise ApplyError(
+            f"run {run_id}: the candidate was not verified (status {meta.get('status', 'unknown')}); "
+            "only verified kernels are applied"
+        )
     backend = meta.get("backend")
     if backend not in ("triton", "cuda"):
         raise ApplyError(f"run {run_id}: unknown backend {backend!r} (expected triton or cuda)")
@@ -78,14 +90,18 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     if current is None:
         raise ApplyError(f"{target.path}: {target.id} is no longer in the file")
     if current.source_hash != target.source_hash:
-        raise ApplyError(f"{current.location()}: {current.qualname} changed since the search started (run {run_id}); "
-                         "the kernel was verified against the old code. Revert the change or search again")
+        raise ApplyError(
+            f"{current.location()}: {current.qualname} changed since the search started (run {run_id}); "
+            "the kernel was verified against the old code. Revert the change or search again"
+        )
     try:
         ref = resolve_reference(a, current)
     except NoReference as exc:
         raise ApplyError(str(exc)) from exc
     if ref.kind == "class" and ref.call not in ref.node.body:
-        raise ApplyError(f"{current.location()}: {ref.qualname}.forward is inherited; apply to the class that defines it")
+        raise ApplyError(
+            f"{current.location()}: {ref.qualname}.forward is inherited; apply to the class that defines it"
+        )
     cand = _model_new(candidate_source, run_id)
     attrs = _attributes_needed(a, ref, cand)
 
@@ -93,11 +109,15 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     stem = os.path.splitext(os.path.basename(target.path))[0]
     slug = re.sub(r"\W+", "_", ref.qualname).lower()
     safe = re.sub(r"\W", "_", stem)
-    safe = "_" + safe if safe[:1].isdigit() else safe  # `02-fused-softmax.py` is not an importable name
+    safe = (
+        "_" + safe if safe[:1].isdigit() else safe
+    )  # `02-fused-softmax.py` is not an importable name
     module, alias = f"{safe}_kernelevo_{slug}", f"_kernelevo_{slug}"
     if alias in user_file_text:
-        raise ApplyError(f"{current.location()}: a KernelEvo kernel is already applied here ({alias}); "
-                         f"remove it first to apply run {run_id}")
+        raise ApplyError(
+            f"{current.location()}: a KernelEvo kernel is already applied here ({alias}); "
+            f"remove it first to apply run {run_id}"
+        )
     kernel_path = os.path.join(folder, module + ".py")
     test_path = os.path.join(folder, f"test_{module}.py")
 
@@ -107,15 +127,35 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     init = _init_args(meta, ref, run_id)
     new_user = _rewrite(a, ref, module, alias, run_id, in_package)
 
-    kernel_text = tpl.KERNEL_HEADER.format(
-        qualname=ref.qualname, user_file=os.path.basename(target.path), run_id=run_id, backend=backend,
-        gpu=meta.get("gpu", "unknown GPU"), date=meta.get("date", "unknown date"), speedups=_speedups(meta),
-        dtypes_text=", ".join(meta["dtypes"]), devices_text=", ".join(meta["devices"]),
-        shapes_text=_shapes_text(sets, params), test_file=os.path.basename(test_path),
-    ) + candidate_source.rstrip() + "\n" + tpl.KERNEL_ENTRY.format(
-        user_file=os.path.basename(target.path), backend=backend, method=ref.kind == "class",
-        dtypes=sorted(meta["dtypes"]), devices=sorted({d.split(":")[0] for d in meta["devices"]}), rules=rules,
-        tail=tail, keywords=keywords, attrs=sorted(attrs), init=init, grad=bool(meta.get("grad", False)),
+    kernel_text = (
+        tpl.KERNEL_HEADER.format(
+            qualname=ref.qualname,
+            user_file=os.path.basename(target.path),
+            run_id=run_id,
+            backend=backend,
+            gpu=meta.get("gpu", "unknown GPU"),
+            date=meta.get("date", "unknown date"),
+            speedups=_speedups(meta),
+            dtypes_text=", ".join(meta["dtypes"]),
+            devices_text=", ".join(meta["devices"]),
+            shapes_text=_shapes_text(sets, params),
+            test_file=os.path.basename(test_path),
+        )
+        + candidate_source.rstrip()
+        + "\n"
+        + tpl.KERNEL_ENTRY.format(
+            user_file=os.path.basename(target.path),
+            backend=backend,
+            method=ref.kind == "class",
+            dtypes=sorted(meta["dtypes"]),
+            devices=sorted({d.split(":")[0] for d in meta["devices"]}),
+            rules=rules,
+            tail=tail,
+            keywords=keywords,
+            attrs=sorted(attrs),
+            init=init,
+            grad=bool(meta.get("grad", False)),
+        )
     )
     if in_package:
         imports = f"from . import {stem} as _user\nfrom . import {module} as _kernel"
@@ -125,24 +165,40 @@ def plan_apply(user_file_text: str, target: Target, candidate_source: str, meta:
     if not stem.isidentifier():  # `02-fused-softmax.py`: load the user's file by its path
         user_import = tpl.LOAD_BY_PATH.format(file=os.path.basename(target.path))
     if backend == "cuda":
-        kernel_import = (f"try:\n    {kernel_import}\nexcept Exception as exc:  # no CUDA toolchain here\n"
-                         f"    pytest.skip(f\"kernel module unavailable: {{exc}}\", allow_module_level=True)")
+        kernel_import = (
+            f"try:\n    {kernel_import}\nexcept Exception as exc:  # no CUDA toolchain here\n"
+            f'    pytest.skip(f"kernel module unavailable: {{exc}}", allow_module_level=True)'
+        )
     test_text = tpl.TEST.format(
-        qualname=ref.qualname, run_id=run_id, user_file=os.path.basename(target.path),
+        qualname=ref.qualname,
+        run_id=run_id,
+        user_file=os.path.basename(target.path),
         backend_import='pytest.importorskip("triton")\n' if backend == "triton" else "",
-        import_user=user_import, import_kernel=kernel_import, init=init, sets=sets,
-        dtypes=sorted(meta["dtypes"]), devices=sorted({d.split(":")[0] for d in meta["devices"]}), alias=alias,
+        import_user=user_import,
+        import_kernel=kernel_import,
+        init=init,
+        sets=sets,
+        dtypes=sorted(meta["dtypes"]),
+        devices=sorted({d.split(":")[0] for d in meta["devices"]}),
+        alias=alias,
         method=ref.kind == "class",
     )
     for path, text in ((kernel_path, kernel_text), (test_path, test_text), (target.path, new_user)):
         try:
             compile(text, path, "exec", dont_inherit=True)
         except SyntaxError as exc:
-            raise ApplyError(f"{path}:{exc.lineno}: generated code does not compile ({exc.msg}); nothing written") from exc
-    files = [FileEdit(kernel_path, "", kernel_text), FileEdit(test_path, "", test_text),
-             FileEdit(target.path, user_file_text, new_user)]
-    notes = [f"{ref.qualname} calls the kernel only for {', '.join(meta['dtypes'])} on {', '.join(meta['devices'])} "
-             "with the verified shapes; everything else runs the original code"]
+            raise ApplyError(
+                f"{path}:{exc.lineno}: generated code does not compile ({exc.msg}); nothing written"
+            ) from exc
+    files = [
+        FileEdit(kernel_path, "", kernel_text),
+        FileEdit(test_path, "", test_text),
+        FileEdit(target.path, user_file_text, new_user),
+    ]
+    notes = [
+        f"{ref.qualname} calls the kernel only for {', '.join(meta['dtypes'])} on {', '.join(meta['devices'])} "
+        "with the verified shapes; everything else runs the original code"
+    ]
     return ApplyPlan(files, diff_of(files), current.id, kernel_path, test_path, notes)
 
 
@@ -163,13 +219,24 @@ def _attributes_needed(a: Analysis, ref: Reference, cand: ast.ClassDef) -> set[s
     if ref.kind != "class":
         return set()
     own = {s.name for s in cand.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    own |= {t.id for s in cand.body if isinstance(s, ast.Assign) for t in s.targets if isinstance(t, ast.Name)}
+    own |= {
+        t.id
+        for s in cand.body
+        if isinstance(s, ast.Assign)
+        for t in s.targets
+        if isinstance(t, ast.Name)
+    }
     read: set[str] = set()
     for fn in cand.body:
         if isinstance(fn, ast.FunctionDef) and fn.name != "__init__" and fn.args.args:
             me = fn.args.args[0].arg
-            read |= {n.attr for n in ast.walk(fn) if isinstance(n, ast.Attribute)
-                     and isinstance(n.value, ast.Name) and n.value.id == me}
+            read |= {
+                n.attr
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id == me
+            }
     have = set(a.attributes(ref.cls))
     klass = ref.cls
     seen = 0
@@ -180,8 +247,10 @@ def _attributes_needed(a: Analysis, ref: Reference, cand: ast.ClassDef) -> set[s
     needed = read - own - _NN_MODULE_ATTRS
     missing = sorted(n for n in needed if n not in have and not n.startswith("__"))
     if missing:
-        raise ApplyError(f"{a.path}:{ref.node.lineno}: the kernel reads self.{', self.'.join(missing)}, which "
-                         f"{ref.qualname} does not have; it cannot run on the existing module")
+        raise ApplyError(
+            f"{a.path}:{ref.node.lineno}: the kernel reads self.{', self.'.join(missing)}, which "
+            f"{ref.qualname} does not have; it cannot run on the existing module"
+        )
     return needed & have
 
 
@@ -194,13 +263,20 @@ def _input_sets(meta: dict, run_id: str) -> list[list[dict | None]]:
     if meta.get("inputs"):
         sets = meta["inputs"]
     elif meta.get("shapes"):
-        sets = [[None if s is None else {"kind": "tensor", "shape": list(s)} for s in one] for one in meta["shapes"]]
+        sets = [
+            [None if s is None else {"kind": "tensor", "shape": list(s)} for s in one]
+            for one in meta["shapes"]
+        ]
     else:
-        raise ApplyError(f"run {run_id}: no verified shapes recorded; cannot tell which inputs the kernel handles")
+        raise ApplyError(
+            f"run {run_id}: no verified shapes recorded; cannot tell which inputs the kernel handles"
+        )
     if not meta.get("dtypes") or not meta.get("devices"):
         raise ApplyError(f"run {run_id}: no verified dtypes/devices recorded")
     if not all(isinstance(one, list) for one in sets):
-        raise ApplyError(f"run {run_id}: shapes must be one list of argument shapes per verified input set")
+        raise ApplyError(
+            f"run {run_id}: shapes must be one list of argument shapes per verified input set"
+        )
     return sets
 
 
@@ -214,10 +290,19 @@ def _rules(sets: list[list], ref: Reference, run_id: str) -> tuple[list, list, d
         elif all(sp.get("kind") == "tensor" for sp in specs):
             ranks = {len(sp["shape"]) for sp in specs}
             if len(ranks) > 1:
-                raise ApplyError(f"run {run_id}: argument {i} was verified with different ranks; cannot guard it")
-            fixed = {d: size for d, size in enumerate(specs[0]["shape"]) if all(sp["shape"][d] == size for sp in specs)}
+                raise ApplyError(
+                    f"run {run_id}: argument {i} was verified with different ranks; cannot guard it"
+                )
+            fixed = {
+                d: size
+                for d, size in enumerate(specs[0]["shape"])
+                if all(sp["shape"][d] == size for sp in specs)
+            }
             rules.append(("tensor", ranks.pop(), fixed))
-        elif all(sp.get("kind") == "value" for sp in specs) and len({sp["repr"] for sp in specs}) == 1:
+        elif (
+            all(sp.get("kind") == "value" for sp in specs)
+            and len({sp["repr"] for sp in specs}) == 1
+        ):
             rules.append(("value", ast.literal_eval(specs[0]["repr"])))
         else:
             rules.append(None)
@@ -227,10 +312,14 @@ def _rules(sets: list[list], ref: Reference, run_id: str) -> tuple[list, list, d
     tail: list = []
     for i in range(n, len(params)):
         if i < first_default:
-            raise ApplyError(f"run {run_id}: verified with {n} arguments but {ref.qualname} requires {params[i].arg}")
+            raise ApplyError(
+                f"run {run_id}: verified with {n} arguments but {ref.qualname} requires {params[i].arg}"
+            )
         tail.append(_literal(defaults[i - first_default]))
-    keywords = {k.arg: (_literal(d) if d is not None else "*") for k, d in
-                zip(ref.call.args.kwonlyargs, ref.call.args.kw_defaults)}
+    keywords = {
+        k.arg: (_literal(d) if d is not None else "*")
+        for k, d in zip(ref.call.args.kwonlyargs, ref.call.args.kw_defaults)
+    }
     return rules, tail, keywords
 
 
@@ -252,8 +341,10 @@ def _init_args(meta: dict, ref: Reference, run_id: str) -> list:
             return found
     if ref.init is None or not required_params(ref.init, True):
         return []
-    raise ApplyError(f"run {run_id}: constructor arguments for {ref.qualname} unknown (no init_args or task_source "
-                     "in the run's metadata); the regression test needs them")
+    raise ApplyError(
+        f"run {run_id}: constructor arguments for {ref.qualname} unknown (no init_args or task_source "
+        "in the run's metadata); the regression test needs them"
+    )
 
 
 def static_init_args(task_source: str) -> list | None:
@@ -261,7 +352,11 @@ def static_init_args(task_source: str) -> list | None:
     tree = ast.parse(task_source)
     consts: dict[str, object] = {}
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
             try:
                 consts[stmt.targets[0].id] = ast.literal_eval(stmt.value)
             except ValueError:
@@ -287,7 +382,9 @@ def _speedups(meta: dict) -> str:
     eager = s.get("eager", meta.get("speedup_eager"))
     comp = s.get("compile", meta.get("speedup_compile"))
     parts = [f"{eager:.2f}x vs eager PyTorch" if isinstance(eager, (int, float)) else "eager: n/a"]
-    parts.append(f"{comp:.2f}x vs torch.compile" if isinstance(comp, (int, float)) else "torch.compile: n/a")
+    parts.append(
+        f"{comp:.2f}x vs torch.compile" if isinstance(comp, (int, float)) else "torch.compile: n/a"
+    )
     return ", ".join(parts)
 
 
@@ -298,25 +395,31 @@ def _shapes_text(sets: list[list], params: list[ast.arg]) -> str:
         items = []
         for i, sp in enumerate(one):
             name = names[i] if i < len(names) else f"arg{i}"
-            items.append(f"{name}: {list(sp['shape']) if sp and sp.get('kind') == 'tensor' else (sp or {}).get('repr', '?')}")
+            items.append(
+                f"{name}: {list(sp['shape']) if sp and sp.get('kind') == 'tensor' else (sp or {}).get('repr', '?')}"
+            )
         out.append(", ".join(items))
     return " | ".join(out)
 
 
-def _rewrite(a: Analysis, ref: Reference, module: str, alias: str, run_id: str, in_package: bool) -> str:
+def _rewrite(
+    a: Analysis, ref: Reference, module: str, alias: str, run_id: str, in_package: bool
+) -> str:
     lines = a.source.split("\n")
     eol = "\r" if lines and lines[0].endswith("\r") else ""
     body = ref.call.body
     first = body[1] if len(body) > 1 and _is_docstring(body[0]) else body[0]
-    if _is_docstring(body[0]) and len(body) == 1 or first.lineno == ref.call.lineno:
-        raise ApplyError(f"{a.path}:{ref.call.lineno}: {ref.call.name} has no body on its own lines; cannot add the guard")
+    if (_is_docstring(body[0]) and len(body) == 1) or first.lineno == ref.call.lineno:
+        raise ApplyError(
+            f"{a.path}:{ref.call.lineno}: {ref.call.name} has no body on its own lines; cannot add the guard"
+        )
     line = lines[first.lineno - 1]
     indent = line[: len(line) - len(line.lstrip())]
     if len(indent.expandtabs()) != first.col_offset and not line.startswith(indent):
         raise ApplyError(f"{a.path}:{first.lineno}: unusual indentation; cannot add the guard")
     def_line = lines[ref.call.lineno - 1]
     def_indent = def_line[: len(def_line) - len(def_line.lstrip())]
-    unit = indent[len(def_indent):] or "    "
+    unit = indent[len(def_indent) :] or "    "
     _, call = _call_args(ref.call, skip_self=False)
     guard = [
         f"{indent}if {alias} is not None and {alias}.supports({call}):  # KernelEvo run {run_id}",
@@ -324,27 +427,44 @@ def _rewrite(a: Analysis, ref: Reference, module: str, alias: str, run_id: str, 
     ]
     at = first.lineno - 1
     floor = body[0].end_lineno if first is not body[0] else ref.call.lineno
-    while at - 1 >= floor and lines[at - 1].strip().startswith("#") and \
-            lines[at - 1].startswith(indent):
+    while (
+        at - 1 >= floor
+        and lines[at - 1].strip().startswith("#")
+        and lines[at - 1].startswith(indent)
+    ):
         at -= 1  # the guard goes above comments that describe the original code
     lines[at:at] = [g + eol for g in guard]
     at = _import_line(a)
     if in_package:
-        block = [f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
-                 f"    from . import {module} as {alias}", "except ImportError:", "    try:",
-                 f"        import {module} as {alias}", "    except Exception:", f"        {alias} = None",
-                 "except Exception:  # backend unavailable here: the original code runs", f"    {alias} = None"]
+        block = [
+            f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
+            f"    from . import {module} as {alias}",
+            "except ImportError:",
+            "    try:",
+            f"        import {module} as {alias}",
+            "    except Exception:",
+            f"        {alias} = None",
+            "except Exception:  # backend unavailable here: the original code runs",
+            f"    {alias} = None",
+        ]
     else:
-        block = [f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
-                 f"    import {module} as {alias}",
-                 "except Exception:  # backend unavailable here: the original code runs", f"    {alias} = None"]
+        block = [
+            f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
+            f"    import {module} as {alias}",
+            "except Exception:  # backend unavailable here: the original code runs",
+            f"    {alias} = None",
+        ]
     block = [""] + block + ([""] if at < len(lines) and lines[at].strip() else [])
     lines[at:at] = [b + eol for b in block]
     return "\n".join(lines)
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Constant)
+        and isinstance(stmt.value.value, str)
+    )
 
 
 def _import_line(a: Analysis) -> int:
@@ -353,16 +473,23 @@ def _import_line(a: Analysis) -> int:
     if a.body and _is_docstring(a.body[0]):
         at = a.body[0].end_lineno
     for stmt in a.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            at = stmt.end_lineno
-        elif isinstance(stmt, (ast.Try, ast.If)) and all(
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (isinstance(stmt, (ast.Try, ast.If)) and all(
             isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
-            for s in ast.walk(stmt) if isinstance(s, ast.stmt) and s is not stmt
-        ):
+            for s in ast.walk(stmt)
+            if isinstance(s, ast.stmt) and s is not stmt
+        )):
             at = stmt.end_lineno
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
     return at
 
 
-__all__ = ["ApplyError", "ApplyPlan", "FileEdit", "apply_candidate", "plan_apply", "write_plan", "static_init_args"]
+__all__ = [
+    "ApplyError",
+    "ApplyPlan",
+    "FileEdit",
+    "apply_candidate",
+    "plan_apply",
+    "static_init_args",
+    "write_plan",
+]

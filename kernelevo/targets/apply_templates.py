@@ -3,6 +3,7 @@
 Kept apart from the planning logic so the generated code can be read in one place; the
 values are filled in with repr(), so they are plain Python literals.
 """
+
 from __future__ import annotations
 
 KERNEL_ENTRY = '''

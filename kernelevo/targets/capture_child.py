@@ -5,6 +5,7 @@ A trace hook watches Python calls; when the target is called, its arguments (and
 constructor arguments of that instance) are written as JSON and the process ends at once,
 so a long training script costs only the time to reach its first step.
 """
+
 from __future__ import annotations
 
 import ast
@@ -20,11 +21,18 @@ _MAX_ITEMS = 16
 def _spec_of(value, torch) -> dict:
     if torch is not None and isinstance(value, torch.Tensor):
         spec = {
-            "kind": "tensor", "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
-            "device": str(value.device), "contiguous": bool(value.is_contiguous()),
+            "kind": "tensor",
+            "shape": list(value.shape),
+            "dtype": str(value.dtype).replace("torch.", ""),
+            "device": str(value.device),
+            "contiguous": bool(value.is_contiguous()),
             "requires_grad": bool(value.requires_grad),
         }
-        if not value.dtype.is_floating_point and not value.dtype.is_complex and value.dtype != torch.bool:
+        if (
+            not value.dtype.is_floating_point
+            and not value.dtype.is_complex
+            and value.dtype != torch.bool
+        ):
             spec["integer"] = True
             if value.numel():
                 spec["min"], spec["max"] = int(value.min()), int(value.max())
@@ -42,7 +50,11 @@ def _spec_of(value, torch) -> dict:
     if fields is not None:
         specs = {name: _spec_of(getattr(value, name), torch) for name in fields}
         if all(s["kind"] == "value" for s in specs.values()):
-            return {"kind": "dataclass", "type": type(value).__name__, "fields": {k: s["repr"] for k, s in specs.items()}}
+            return {
+                "kind": "dataclass",
+                "type": type(value).__name__,
+                "fields": {k: s["repr"] for k, s in specs.items()},
+            }
     data = getattr(value, "__dict__", None)
     if isinstance(data, dict) and data and all(is_plain_data(v) for v in data.values()):
         try:
@@ -50,8 +62,13 @@ def _spec_of(value, torch) -> dict:
             same = vars(rebuilt) == data
         except Exception:  # a class that is not built from its fields: rebuild as a namespace
             same = False
-        return {"kind": "config", "type": type(value).__name__, "rebuild": "class" if same else "namespace",
-                "values": dict(data), "fields": sorted(data)}
+        return {
+            "kind": "config",
+            "type": type(value).__name__,
+            "rebuild": "class" if same else "namespace",
+            "values": dict(data),
+            "fields": sorted(data),
+        }
     return {"kind": "unsupported", "type": type(value).__name__}
 
 
@@ -120,8 +137,12 @@ def main(spec_path: str) -> int:
             torch = sys.modules.get("torch")
             init_names, init = inits.get(id(frame.f_locals.get("self")), ([], []))
             save_configs(init, spec.get("init_data"))
-            out = {"names": names, "args": [_spec_of(v, torch) for v in values],
-                   "init_names": init_names, "init": init}
+            out = {
+                "names": names,
+                "args": [_spec_of(v, torch) for v in values],
+                "init_names": init_names,
+                "init": init,
+            }
             tmp = spec["out"] + ".tmp"
             with open(tmp, "w") as fh:
                 json.dump(out, fh)
@@ -139,7 +160,10 @@ def main(spec_path: str) -> int:
         if spec.get("pytest"):
             import pytest
 
-            pytest.main([script, "-x", "-q", "-p", "no:cacheprovider"] + (["-n", "0"] if _has_xdist() else []))
+            pytest.main(
+                [script, "-x", "-q", "-p", "no:cacheprovider"]
+                + (["-n", "0"] if _has_xdist() else [])
+            )
         else:
             runpy.run_path(script, run_name="__main__")
     finally:

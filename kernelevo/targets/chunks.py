@@ -5,6 +5,7 @@ itself; and the language server re-detects on every keystroke, when all but one 
 is unchanged, so parsed statements are cached by their text (line numbers inside a cached
 piece are relative to it; `Chunk.offset` places it in the file).
 """
+
 from __future__ import annotations
 
 import ast
@@ -19,7 +20,9 @@ _MERGE = 3
 
 @dataclass
 class Parsed:
-    body: list[ast.stmt] | None  # None after a failed parse, or once detection kept only what it needs
+    body: (
+        list[ast.stmt] | None
+    )  # None after a failed parse, or once detection kept only what it needs
     error: tuple[int, str] | None = None  # (line within the text, message)
     derived: dict = field(default_factory=dict)  # what detection computed from body, by its inputs
     text: str = ""
@@ -137,7 +140,7 @@ def statement_starts(lines: list[str], source: str | None = None) -> list[int]:
             continue
         line += source.count("\n", pos, m.start())
         last = line + text.count("\n")
-        inside[line + 1:last + 1] = b"\x01" * (last - line)
+        inside[line + 1 : last + 1] = b"\x01" * (last - line)
         line, pos = last, m.end()
     starts: list[int] = []
     after_decorator = False
@@ -156,9 +159,11 @@ def statement_starts(lines: list[str], source: str | None = None) -> list[int]:
 
 
 _LEXEME = re.compile(
-    r'#[^\n]*'
-    r'|[rRbBuUfF]{0,2}(?:"""(?:\\.|[^\\])*?"""' r"|'''(?:\\.|[^\\])*?'''"
-    r'|"(?:\\.|[^"\\\n])*"' r"|'(?:\\.|[^'\\\n])*')",
+    r"#[^\n]*"
+    r'|[rRbBuUfF]{0,2}(?:"""(?:\\.|[^\\])*?"""'
+    r"|'''(?:\\.|[^\\])*?'''"
+    r'|"(?:\\.|[^"\\\n])*"'
+    r"|'(?:\\.|[^'\\\n])*')",
     re.S,
 )
 _COL0 = re.compile(r"^[^ \t\r\f#)\]}\n]", re.M)

@@ -2,6 +2,7 @@
 
 A lexical scan is enough for ranges and names; the compiler has the final word later.
 """
+
 from __future__ import annotations
 
 import ast
@@ -51,7 +52,7 @@ def kernels_in(text: str) -> list[CudaKernel]:
         if paren < 0 or brace < 0 or (0 <= semi < brace):
             pos = m.end()
             continue
-        name_m = _NAME_BEFORE_PAREN.search(text[m.end():paren + 1])
+        name_m = _NAME_BEFORE_PAREN.search(text[m.end() : paren + 1])
         end = _match_brace(text, brace)
         start = m.start()
         pre = _PREFIX.search(text, 0, start)
@@ -131,8 +132,14 @@ def source_arg(call: ast.Call, loader: str) -> ast.expr | None:
     return None
 
 
-def string_nodes(expr: ast.expr | None, off: int, local_values: dict[str, ast.expr], local_off: int,
-                 module_values: dict[str, tuple[ast.expr, int]], depth: int = 0) -> list[tuple[ast.expr, int]]:
+def string_nodes(
+    expr: ast.expr | None,
+    off: int,
+    local_values: dict[str, ast.expr],
+    local_off: int,
+    module_values: dict[str, tuple[ast.expr, int]],
+    depth: int = 0,
+) -> list[tuple[ast.expr, int]]:
     """The string literals an expression is built from (through names, lists, `+`, `.join`, dedent),
     each with the line offset of the chunk it is in."""
     if expr is None or depth > 6:
@@ -141,7 +148,11 @@ def string_nodes(expr: ast.expr | None, off: int, local_values: dict[str, ast.ex
     def more(e: ast.expr, o: int = off) -> list[tuple[ast.expr, int]]:
         return string_nodes(e, o, local_values, local_off, module_values, depth + 1)
 
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, str) or isinstance(expr, ast.JoinedStr):
+    if (
+        (isinstance(expr, ast.Constant)
+        and isinstance(expr.value, str))
+        or isinstance(expr, ast.JoinedStr)
+    ):
         return [(expr, off)]
     if isinstance(expr, (ast.List, ast.Tuple)):
         return [s for e in expr.elts for s in more(e)]
@@ -162,9 +173,17 @@ def site_name(call: ast.Call, loader: str, strings: list[ast.expr], text_of) -> 
     """A stable, meaningful name: the extension's or kernel's own name, else the first kernel's."""
     if loader.endswith("load_inline"):
         for kw in call.keywords:
-            if kw.arg == "name" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str):
+            if (
+                kw.arg == "name"
+                and isinstance(kw.value, ast.Constant)
+                and isinstance(kw.value.value, str)
+            ):
                 return kw.value.value
-        if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        if (
+            call.args
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+        ):
             return call.args[0].value
     if loader.endswith("RawKernel"):
         for kw in call.keywords:

@@ -3,6 +3,7 @@
 Runs in the language server on every edit, so: no torch or triton import, one parse, one
 walk per function, and a substring pre-filter that skips files with nothing to find.
 """
+
 from __future__ import annotations
 
 import ast
@@ -11,30 +12,95 @@ import os
 from dataclasses import dataclass, field
 
 from kernelevo.targets import cuda
+from kernelevo.targets.chunks import Chunk, ChunkCache, parse_whole
 from kernelevo.targets.facts import ClassFacts, FuncFacts, chunk_facts, is_module_base, lighten
 from kernelevo.targets.imports import collect_module_aliases
 from kernelevo.targets.model import Detection, Target
 from kernelevo.targets.spans import cu_file_targets, make_targets, node_span, slice_text
-from kernelevo.targets.chunks import Chunk, ChunkCache, parse_whole
 
 _PREFILTER = ("torch", "triton", "cupy", "pycuda", "__global__", ".cu")
 _CUDA_WORDS = ("load_inline", "SourceModule", "RawKernel", "RawModule", ".cu")
 _SKIP_FUNCTIONS = frozenset({"get_inputs", "get_init_inputs", "get_extra_inputs", "main"})
 _NOT_COMPUTE = (
-    "torch.manual_seed", "torch.no_grad", "torch.inference_mode", "torch.enable_grad", "torch.set_", "torch.get_",
-    "torch.is_", "torch.device", "torch.cuda.", "torch.backends.", "torch.optim", "torch.utils.", "torch.save",
-    "torch.load", "torch.compile", "torch.jit.", "torch.distributed", "torch.autograd", "torch.Generator",
-    "torch.finfo", "torch.iinfo", "torch.nn.init.", "torch.nn.utils", "torch.testing", "torch.profiler",
-    "torch.amp", "torch.autocast", "torch.onnx", "torch.hub", "torch.multiprocessing", "torch.library",
-    "torch.rand", "torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.arange", "torch.linspace",
-    "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.stack", "torch.cat", "torch.numel",
-    "Tensor.float", "Tensor.half", "Tensor.bfloat16", "Tensor.double", "Tensor.contiguous", "Tensor.view",
-    "Tensor.reshape", "Tensor.flatten", "Tensor.unsqueeze", "Tensor.squeeze", "Tensor.permute", "Tensor.t",
-    "Tensor.transpose", "Tensor.expand", "Tensor.view_as", "Tensor.type_as", "Tensor.chunk", "Tensor.unbind",
-    "Tensor.narrow", "Tensor.max", "Tensor.min", "Tensor.sum", "Tensor.mean",
+    "torch.manual_seed",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.enable_grad",
+    "torch.set_",
+    "torch.get_",
+    "torch.is_",
+    "torch.device",
+    "torch.cuda.",
+    "torch.backends.",
+    "torch.optim",
+    "torch.utils.",
+    "torch.save",
+    "torch.load",
+    "torch.compile",
+    "torch.jit.",
+    "torch.distributed",
+    "torch.autograd",
+    "torch.Generator",
+    "torch.finfo",
+    "torch.iinfo",
+    "torch.nn.init.",
+    "torch.nn.utils",
+    "torch.testing",
+    "torch.profiler",
+    "torch.amp",
+    "torch.autocast",
+    "torch.onnx",
+    "torch.hub",
+    "torch.multiprocessing",
+    "torch.library",
+    "torch.rand",
+    "torch.zeros",
+    "torch.ones",
+    "torch.empty",
+    "torch.full",
+    "torch.arange",
+    "torch.linspace",
+    "torch.tensor",
+    "torch.as_tensor",
+    "torch.from_numpy",
+    "torch.stack",
+    "torch.cat",
+    "torch.numel",
+    "Tensor.float",
+    "Tensor.half",
+    "Tensor.bfloat16",
+    "Tensor.double",
+    "Tensor.contiguous",
+    "Tensor.view",
+    "Tensor.reshape",
+    "Tensor.flatten",
+    "Tensor.unsqueeze",
+    "Tensor.squeeze",
+    "Tensor.permute",
+    "Tensor.t",
+    "Tensor.transpose",
+    "Tensor.expand",
+    "Tensor.view_as",
+    "Tensor.type_as",
+    "Tensor.chunk",
+    "Tensor.unbind",
+    "Tensor.narrow",
+    "Tensor.max",
+    "Tensor.min",
+    "Tensor.sum",
+    "Tensor.mean",
 )
-_CONTAINERS = frozenset({"torch.nn.Parameter", "torch.nn.ParameterList", "torch.nn.ParameterDict",
-                         "torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.Sequential", "torch.nn.Module"})
+_CONTAINERS = frozenset(
+    {
+        "torch.nn.Parameter",
+        "torch.nn.ParameterList",
+        "torch.nn.ParameterDict",
+        "torch.nn.ModuleList",
+        "torch.nn.ModuleDict",
+        "torch.nn.Sequential",
+        "torch.nn.Module",
+    }
+)
 
 
 @dataclass
@@ -48,12 +114,20 @@ class Analysis:
     aliases: dict[str, str] = field(default_factory=dict)
     functions: dict[str, FuncFacts] = field(default_factory=dict)
     classes: dict[str, ClassFacts] = field(default_factory=dict)
-    every_function: list[FuncFacts] = field(default_factory=list)  # conditional redefinitions included
+    every_function: list[FuncFacts] = field(
+        default_factory=list
+    )  # conditional redefinitions included
     every_class: list[ClassFacts] = field(default_factory=list)
     kernels: dict[str, ast.FunctionDef] = field(default_factory=dict)
-    jit_assigned: list[tuple[str, ast.stmt, str, int]] = field(default_factory=list)  # k = triton.jit(f)
-    module_values: dict[str, tuple[ast.expr, int]] = field(default_factory=dict)  # name -> (value, line offset)
-    offsets: dict[int, int] = field(default_factory=dict)  # id(facts or node) -> line offset of its chunk
+    jit_assigned: list[tuple[str, ast.stmt, str, int]] = field(
+        default_factory=list
+    )  # k = triton.jit(f)
+    module_values: dict[str, tuple[ast.expr, int]] = field(
+        default_factory=dict
+    )  # name -> (value, line offset)
+    offsets: dict[int, int] = field(
+        default_factory=dict
+    )  # id(facts or node) -> line offset of its chunk
     detection_only: bool = False  # built from cached chunks: node line numbers are chunk-relative
     targets: list[Target] = field(default_factory=list)
     nodes: dict[str, ast.AST] = field(default_factory=dict)
@@ -118,7 +192,11 @@ class Analysis:
             attrs = self.attributes(cls)
             for at in f.self_attrs & attrs.keys():
                 for ctor in attrs[at]:
-                    if ctor.startswith("torch.nn.") and ctor[9:10].isupper() and ctor not in _CONTAINERS:
+                    if (
+                        ctor.startswith("torch.nn.")
+                        and ctor[9:10].isupper()
+                        and ctor not in _CONTAINERS
+                    ):
                         ops.add(ctor)
                     elif ctor in self.classes and self.classes[ctor].is_module:
                         fwd = self.method(self.classes[ctor], "forward")
@@ -251,15 +329,34 @@ def _mark_modules(a: Analysis) -> None:
     while changed:
         changed = False
         for c in a.classes.values():
-            if not c.is_module and any(is_module_base(b) or (b in a.classes and a.classes[b].is_module) for b in c.bases):
+            if not c.is_module and any(
+                is_module_base(b) or (b in a.classes and a.classes[b].is_module) for b in c.bases
+            ):
                 c.is_module = changed = True
     for c in a.classes.values():
         if not c.is_module and _forward_on_imported_base(a, c):
             c.is_module = True
 
 
-_NOT_MODULE_BASES = ("torch.autograd", "typing.", "enum.", "abc.", "dataclasses.", "collections.", "object",
-                     "Exception", "dict", "list", "tuple", "str", "int", "float", "NamedTuple", "Enum", "Protocol")
+_NOT_MODULE_BASES = (
+    "torch.autograd",
+    "typing.",
+    "enum.",
+    "abc.",
+    "dataclasses.",
+    "collections.",
+    "object",
+    "Exception",
+    "dict",
+    "list",
+    "tuple",
+    "str",
+    "int",
+    "float",
+    "NamedTuple",
+    "Enum",
+    "Protocol",
+)
 
 
 def _forward_on_imported_base(a: Analysis, c: ClassFacts, _depth: int = 0) -> bool:
@@ -310,7 +407,11 @@ def _python_targets(a: Analysis, found: list) -> None:
             found.append(("triton_launcher", name, name, f.node, sorted(a.ops(f)), off))
         elif _plain_function(a, f) and name not in jit_sources:
             ops = a.ops(f)
-            if any(_is_compute(op) for op in ops) or (f.tensor_signal or not f.scalar_params) and _arith_only(f, ops):
+            if (
+                any(_is_compute(op) for op in ops)
+                or ((f.tensor_signal or not f.scalar_params)
+                and _arith_only(f, ops))
+            ):
                 found.append(("function", name, name, f.node, sorted(ops), off))
     for name, stmt, _fn, off in a.jit_assigned:
         found.append(("triton_kernel", name, name, stmt, [], off))
@@ -319,22 +420,44 @@ def _python_targets(a: Analysis, found: list) -> None:
         fwd = c.methods.get("forward")
         for m in c.methods.values():
             if m.launches & kernels and (m is fwd or not c.is_module):
-                found.append(("triton_launcher", c.node.name, m.qualname, m.node, sorted(a.ops(m)), off))
+                found.append(
+                    ("triton_launcher", c.node.name, m.qualname, m.node, sorted(a.ops(m)), off)
+                )
         if c.is_module and fwd is not None and not fwd.launches & kernels:
             ops = a.ops(fwd)
             if ops or fwd.arith:
                 found.append(("module", c.node.name, qual, c.node, sorted(ops), off))
 
 
-_NOT_TARGET_PREFIXES = ("test_", "get_", "set_", "is_", "has_", "load_", "save_", "print_", "log_", "parse_",
-                        "bench", "time_", "profile", "plot", "main")
+_NOT_TARGET_PREFIXES = (
+    "test_",
+    "get_",
+    "set_",
+    "is_",
+    "has_",
+    "load_",
+    "save_",
+    "print_",
+    "log_",
+    "parse_",
+    "bench",
+    "time_",
+    "profile",
+    "plot",
+    "main",
+)
 
 
 def _plain_function(a: Analysis, f: FuncFacts) -> bool:
     """A function a user would call with tensors: not a test, benchmark, training step or device code."""
     name = f.qualname
-    return (name not in _SKIP_FUNCTIONS and not f.training and not f.harness and not f.triton_lang
-            and not name.startswith(_NOT_TARGET_PREFIXES))
+    return (
+        name not in _SKIP_FUNCTIONS
+        and not f.training
+        and not f.harness
+        and not f.triton_lang
+        and not name.startswith(_NOT_TARGET_PREFIXES)
+    )
 
 
 def _arith_only(f: FuncFacts, ops: set[str]) -> bool:
@@ -359,9 +482,15 @@ def _called_by_kernels(a: Analysis, name: str) -> bool:
     return any(name in f.calls for f in a.every_function if f.triton_kernel and f.qualname != name)
 
 
-def _cuda_targets(a: Analysis, found: list, module_calls: list[tuple[ast.Call, int]],
-                  cu_refs: list[tuple[ast.Constant, int]]) -> None:
-    scopes: list[tuple[str | None, list[tuple[ast.Call, int]], dict[str, ast.expr], int]] = [(None, module_calls, {}, 0)]
+def _cuda_targets(
+    a: Analysis,
+    found: list,
+    module_calls: list[tuple[ast.Call, int]],
+    cu_refs: list[tuple[ast.Constant, int]],
+) -> None:
+    scopes: list[tuple[str | None, list[tuple[ast.Call, int]], dict[str, ast.expr], int]] = [
+        (None, module_calls, {}, 0)
+    ]
     every = a.every_function + [m for c in a.every_class for m in c.methods.values()]
     for f in every:
         off = a.offsets[id(f)]
@@ -372,16 +501,32 @@ def _cuda_targets(a: Analysis, found: list, module_calls: list[tuple[ast.Call, i
             loader = cuda.loader_of(call, a.aliases)
             if loader is None:
                 continue
-            strings = cuda.string_nodes(cuda.source_arg(call, loader), off, local_values, local_off, a.module_values)
+            strings = cuda.string_nodes(
+                cuda.source_arg(call, loader), off, local_values, local_off, a.module_values
+            )
             if not strings:
                 continue
             offs = {id(node): o for node, o in strings}
-            name = cuda.site_name(call, loader, [node for node, _ in strings],
-                                  lambda node: _node_text(a, node, offs[id(node)])) or f"cuda_{call.lineno + off}"
-            where, where_off = max(strings, key=lambda so: ("__global__" in _node_text(a, so[0], so[1]),
-                                                            so[0].end_lineno - so[0].lineno))
+            name = (
+                cuda.site_name(
+                    call,
+                    loader,
+                    [node for node, _ in strings],
+                    lambda node: _node_text(a, node, offs[id(node)]),
+                )
+                or f"cuda_{call.lineno + off}"
+            )
+            where, where_off = max(
+                strings,
+                key=lambda so: (
+                    "__global__" in _node_text(a, so[0], so[1]),
+                    so[0].end_lineno - so[0].lineno,
+                ),
+            )
             found.append(("cuda_inline", name, name, where, [], where_off))
-            a.cuda_sites.setdefault(name, cuda.CudaSite(call, loader, [s for s, _ in strings], name, owner))
+            a.cuda_sites.setdefault(
+                name, cuda.CudaSite(call, loader, [s for s, _ in strings], name, owner)
+            )
     seen: set[str] = set()
     for ref, off in cu_refs:
         if ref.value not in seen:

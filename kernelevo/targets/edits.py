@@ -4,6 +4,7 @@ A user's working tree must never be left half-changed: every file is checked aga
 text the plan was made from, written to a temporary file beside it, then renamed into
 place; if any step fails, files already replaced get their old text back.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -40,10 +41,14 @@ def diff_of(files: list[FileEdit]) -> str:
         rel = os.path.relpath(f.path)
         name = (f.path if rel.startswith("..") else rel).replace(os.sep, "/")
         old_name, new_name = (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
-        out.extend(difflib.unified_diff(
-            f.old_text.splitlines(keepends=True), f.new_text.splitlines(keepends=True),
-            fromfile="/dev/null" if not f.old_text else old_name, tofile=new_name,
-        ))
+        out.extend(
+            difflib.unified_diff(
+                f.old_text.splitlines(keepends=True),
+                f.new_text.splitlines(keepends=True),
+                fromfile="/dev/null" if not f.old_text else old_name,
+                tofile=new_name,
+            )
+        )
     return "".join(line if line.endswith("\n") else line + "\n" for line in out)
 
 
@@ -52,9 +57,13 @@ def write_plan(plan: ApplyPlan) -> None:
     for f in plan.files:
         current = _read(f.path)
         if f.old_text == "" and current is not None and current != f.new_text:
-            raise ApplyError(f"{f.path}: already exists; move it away (an earlier apply?) and try again")
+            raise ApplyError(
+                f"{f.path}: already exists; move it away (an earlier apply?) and try again"
+            )
         if f.old_text != "" and current != f.old_text:
-            raise ApplyError(f"{f.path}: changed since the change was planned; nothing written, plan again")
+            raise ApplyError(
+                f"{f.path}: changed since the change was planned; nothing written, plan again"
+            )
     temps: list[str] = []
     done: list[FileEdit] = []
     try:
@@ -88,7 +97,9 @@ def _read(path: str) -> str | None:
 
 def _temp_with(path: str, text: str) -> str:
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".kernelevo-tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{os.path.basename(path)}.", suffix=".kernelevo-tmp", dir=folder
+    )
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
         fh.flush()

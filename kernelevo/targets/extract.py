@@ -5,16 +5,17 @@ file (imports, constants, helpers), so the search optimises what the user runs, 
 keeps working when the user's file changes. Nothing here imports torch; the check that the
 task runs happens in a child process (`task_check`).
 """
+
 from __future__ import annotations
 
 import ast
 import base64
 import hashlib
 import json
-import symtable
 import os
 import re
 import subprocess
+import symtable
 import sys
 import time
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, find_inputs, suggestion
 from kernelevo.targets.model import Target
-from kernelevo.targets.reference import Reference, NoReference, resolve_reference
+from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
 ORIGIN_KEYS = ("Source file", "Target id", "Source hash", "Inputs from", "sys.path root")
@@ -61,8 +62,14 @@ def find_target(a: Analysis, key: str) -> Target:
     return t
 
 
-def build_task(user_file: str, key: str, script: str | None = None, out_dir: str | None = None,
-               write: bool = True, timeout: float = 300.0) -> BuiltTask:
+def build_task(
+    user_file: str,
+    key: str,
+    script: str | None = None,
+    out_dir: str | None = None,
+    write: bool = True,
+    timeout: float = 300.0,
+) -> BuiltTask:
     """Extract target `key` (id, qualname or name) from `user_file` into a task file."""
     if not os.path.isfile(user_file):
         raise ExtractError(f"{user_file}: no such file")
@@ -110,7 +117,9 @@ def task_path_for(out: str, user_file: str, t: Target) -> str:
 _PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"
 
 
-def _found_inputs(a: Analysis, t: Target, ref: Reference, path: str, timeout: float) -> ExampleInputs:
+def _found_inputs(
+    a: Analysis, t: Target, ref: Reference, path: str, timeout: float
+) -> ExampleInputs:
     """No inputs written by the user: capture them from the workspace, else guess from the signature."""
     reasons: list[str] = []
     budget = min(timeout, 60.0)
@@ -141,7 +150,9 @@ def task_origin(task_path: str) -> dict[str, str]:
     return out
 
 
-def reusable_task(user_file: str, key: str, out_dir: str | None = None) -> tuple[str, Target] | None:
+def reusable_task(
+    user_file: str, key: str, out_dir: str | None = None
+) -> tuple[str, Target] | None:
     """The task built before for this target, if its code has not changed since."""
     if not os.path.isfile(user_file) or user_file.endswith((".cu", ".cuh")):
         return None
@@ -169,8 +180,10 @@ def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
             for t in analyze_file(path).targets:
                 if t.kind == "cuda_file" and os.path.basename(t.qualname) == base:
                     return path, t.id
-    raise ExtractError(f"{cu_file}:1: no Python file next to it compiles {base}; add a launcher that loads it "
-                       f"(e.g. torch.utils.cpp_extension.load(sources=[...]))")
+    raise ExtractError(
+        f"{cu_file}:1: no Python file next to it compiles {base}; add a launcher that loads it "
+        f"(e.g. torch.utils.cpp_extension.load(sources=[...]))"
+    )
 
 
 def _bindings(stmt: ast.stmt) -> set[str]:
@@ -184,10 +197,18 @@ def _bindings(stmt: ast.stmt) -> set[str]:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
         return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     if isinstance(stmt, (ast.If, ast.Try, ast.With)):
-        if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and \
-                isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__":
+        if (
+            isinstance(stmt, ast.If)
+            and isinstance(stmt.test, ast.Compare)
+            and isinstance(stmt.test.left, ast.Name)
+            and stmt.test.left.id == "__name__"
+        ):
             return set()
-        inner = list(stmt.body) + list(getattr(stmt, "orelse", [])) + list(getattr(stmt, "finalbody", []))
+        inner = (
+            list(stmt.body)
+            + list(getattr(stmt, "orelse", []))
+            + list(getattr(stmt, "finalbody", []))
+        )
         for h in getattr(stmt, "handlers", []):
             inner.extend(h.body)
         return set().union(*(_bindings(s) for s in inner)) if inner else set()
@@ -225,7 +246,9 @@ def free_names(text: str) -> set[str] | None:
             if is_top:
                 if not sym.is_imported() and not (sym.is_assigned() and not sym.is_referenced()):
                     out.add(sym.get_name())
-            elif sym.is_global() or (table.get_type() == "class" and not sym.is_assigned() and not sym.is_local()):
+            elif sym.is_global() or (
+                table.get_type() == "class" and not sym.is_assigned() and not sym.is_local()
+            ):
                 out.add(sym.get_name())
         stack.extend((child, False) for child in table.get_children())
     return out
@@ -243,8 +266,10 @@ def _needs(a: Analysis, stmt: ast.stmt, skip: set[int] = frozenset()) -> set[str
 def _dedented(a: Analysis, node: ast.AST) -> str:
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
     indent = node.col_offset
-    return "\n".join(line[indent:] if line[:indent].strip() == "" else line
-                     for line in (ln.rstrip("\r") for ln in a.lines[first:node.end_lineno]))
+    return "\n".join(
+        line[indent:] if line[:indent].strip() == "" else line
+        for line in (ln.rstrip("\r") for ln in a.lines[first : node.end_lineno])
+    )
 
 
 def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]:
@@ -271,7 +296,7 @@ def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]
 
 def _stmt_text(a: Analysis, stmt: ast.stmt) -> str:
     first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    return "\n".join(a.lines[first - 1:stmt.end_lineno]).rstrip()
+    return "\n".join(a.lines[first - 1 : stmt.end_lineno]).rstrip()
 
 
 def _example_decorators(a: Analysis, node: ast.AST) -> list[ast.expr]:
@@ -304,8 +329,13 @@ def _call_args(fn: ast.FunctionDef, skip_self: bool) -> tuple[str, str]:
     """(signature text, call text) for forwarding every argument of `fn`."""
     args = fn.args
     sig_args = ast.arguments(
-        posonlyargs=[], args=list(args.posonlyargs) + list(args.args), vararg=args.vararg,
-        kwonlyargs=args.kwonlyargs, kw_defaults=args.kw_defaults, kwarg=args.kwarg, defaults=args.defaults,
+        posonlyargs=[],
+        args=list(args.posonlyargs) + list(args.args),
+        vararg=args.vararg,
+        kwonlyargs=args.kwonlyargs,
+        kw_defaults=args.kw_defaults,
+        kwarg=args.kwarg,
+        defaults=args.defaults,
     )
     names = [p.arg for p in sig_args.args]
     if skip_self and names:
@@ -336,14 +366,21 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
             raise ExtractError(
                 f"{a.path}:{stmt.lineno}: the target needs `from {dots}{stmt.module or ''} import ...`, a relative import, "
                 f"but {os.path.dirname(os.path.abspath(a.path))} is not a package (no __init__.py up to that level); "
-                "build the task from the package's own checkout, or pick a target that does not need that import")
+                "build the task from the package's own checkout, or pick a target that does not need that import"
+            )
         base = pkg[: len(pkg) - stmt.level + 1]
         module = ".".join(base + ([stmt.module] if stmt.module else []))
         paths.add(root)
         return ast.unparse(ast.ImportFrom(module=module, names=stmt.names, level=0))
-    tops = [n.name.split(".")[0] for n in stmt.names] if isinstance(stmt, ast.Import) else [stmt.module.split(".")[0]]
+    tops = (
+        [n.name.split(".")[0] for n in stmt.names]
+        if isinstance(stmt, ast.Import)
+        else [stmt.module.split(".")[0]]
+    )
     for top in tops:
-        if os.path.exists(os.path.join(folder, top + ".py")) or os.path.isdir(os.path.join(folder, top)):
+        if os.path.exists(os.path.join(folder, top + ".py")) or os.path.isdir(
+            os.path.join(folder, top)
+        ):
             paths.add(folder)
         root = _package_parent(folder, top)
         if root is not None:
@@ -373,9 +410,15 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     if ref.kind == "class" and top is not ref.node:
         exclude.discard(id(top))  # a nested class may use its outer class's other members
     closure = [s for s in _closure(a, wanted, exclude) if s is not ref.node]
-    clash = set(RESERVED) & set().union(*(_bindings(s) for s in closure), {ref.name} - {"Model"}) if closure else set()
+    clash = (
+        set(RESERVED) & set().union(*(_bindings(s) for s in closure), {ref.name} - {"Model"})
+        if closure
+        else set()
+    )
     if clash - {"Model"} or ("Model" in clash and ref.name != "Model"):
-        raise ExtractError(f"{t.location()}: the file defines {', '.join(sorted(clash))}, names a task reserves")
+        raise ExtractError(
+            f"{t.location()}: the file defines {', '.join(sorted(clash))}, names a task reserves"
+        )
     paths: set[str] = set()
     body = [_localize(a, s, paths) for s in closure]
     bound = set().union(*(_bindings(s) for s in closure)) if closure else set()
@@ -393,7 +436,11 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     if paths:
         head.append(f"{ORIGIN_KEYS[4]}: {os.pathsep.join(sorted(paths))}")
     head.append('"""')
-    pre = [_stmt_text(a, s) for s in a.body if isinstance(s, ast.ImportFrom) and s.module == "__future__"]
+    pre = [
+        _stmt_text(a, s)
+        for s in a.body
+        if isinstance(s, ast.ImportFrom) and s.module == "__future__"
+    ]
     if paths:
         pre.append("import sys")
         pre += [f"sys.path.insert(0, {p!r})" for p in sorted(paths)]
@@ -402,12 +449,14 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     ref_text = reference_text(a, ref)
     if ref.kind == "class":
         if ref.name != "Model":
-            ref_text = re.sub(rf"^(\s*class\s+){re.escape(ref.name)}\b", r"\1Model", ref_text, count=1, flags=re.M)
+            ref_text = re.sub(
+                rf"^(\s*class\s+){re.escape(ref.name)}\b", r"\1Model", ref_text, count=1, flags=re.M
+            )
             ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
     else:
         sig, call = _call_args(ref.node, skip_self=False)
         ref_text += (
-            f"\n\n\nclass Model(torch.nn.Module):\n    \"\"\"Calls {ref.qualname}, the code under optimisation.\"\"\"\n\n"
+            f'\n\n\nclass Model(torch.nn.Module):\n    """Calls {ref.qualname}, the code under optimisation."""\n\n'
             f"    def forward(self, {sig}):\n        return {ref.qualname}({call})"
         ).replace("forward(self, )", "forward(self)")
     parts = ["\n".join(head), "\n".join(pre)] if pre else ["\n".join(head)]
@@ -423,8 +472,13 @@ def _grouped(closure: list[ast.stmt], texts: list[str]) -> list[str]:
     out: list[str] = []
     prev: str | None = None
     for stmt, text in zip(closure, texts):
-        kind = "import" if isinstance(stmt, (ast.Import, ast.ImportFrom)) else \
-            "assign" if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.end_lineno - stmt.lineno < 3 else None
+        kind = (
+            "import"
+            if isinstance(stmt, (ast.Import, ast.ImportFrom))
+            else "assign"
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.end_lineno - stmt.lineno < 3
+            else None
+        )
         if out and kind is not None and kind == prev:
             out[-1] += "\n" + text
         else:
@@ -437,10 +491,16 @@ def check_task(task_path: str, timeout: float = 300.0) -> TaskCheck:
     """Run the task once (Model(*get_init_inputs())(*get_inputs())) in a child process, time-limited."""
     t0 = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, "-m", "kernelevo.targets.task_check", task_path],
-                              capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-m", "kernelevo.targets.task_check", task_path],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
-        return TaskCheck(False, f"{task_path}: did not finish within {timeout:.0f} s", elapsed_s=timeout)
+        return TaskCheck(
+            False, f"{task_path}: did not finish within {timeout:.0f} s", elapsed_s=timeout
+        )
     elapsed = time.monotonic() - t0
     for line in reversed(proc.stdout.strip().splitlines()):
         if line.startswith("{"):
@@ -450,4 +510,8 @@ def check_task(task_path: str, timeout: float = 300.0) -> TaskCheck:
                 continue
             return TaskCheck(data.get("ok"), data.get("message", ""), data, elapsed)
     tail = " | ".join((proc.stderr or "").strip().splitlines()[-3:])
-    return TaskCheck(False, f"{task_path}: check process failed (exit {proc.returncode}): {tail}", elapsed_s=elapsed)
+    return TaskCheck(
+        False,
+        f"{task_path}: check process failed (exit {proc.returncode}): {tail}",
+        elapsed_s=elapsed,
+    )

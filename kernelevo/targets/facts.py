@@ -3,6 +3,7 @@
 Facts are local (calls, attributes, launches); detect.py joins them across the file, so a
 method that calls a helper which calls `torch.softmax` still counts as using it.
 """
+
 from __future__ import annotations
 
 import ast
@@ -12,16 +13,18 @@ from kernelevo.targets.imports import bind_import, dotted, resolve, resolve_expr
 
 # Methods that, called on anything, are almost surely called on a tensor.
 TENSOR_METHODS = frozenset(
-    """abs add add_ addcmul addmm amax amin argmax argmin baddbmm bfloat16 bmm ceil chunk clamp clamp_ clamp_min
-    contiguous cos cumsum div div_ double erf exp exp_ expand expand_as flatten flip float floor gather half
-    index_add index_select log log1p log_softmax logsumexp masked_fill masked_fill_ matmul max mean min mm mul
-    mul_ nan_to_num narrow neg norm permute pow prod reciprocal relu relu_ repeat repeat_interleave reshape
-    roll rsqrt scatter scatter_add sigmoid sign silu sin softmax softplus sqrt square squeeze std sub sub_ sum
-    t tanh topk transpose tril triu type_as unbind unflatten unsqueeze var view view_as where""".split()
+    ["abs", "add", "add_", "addcmul", "addmm", "amax", "amin", "argmax", "argmin", "baddbmm", "bfloat16", "bmm", "ceil", "chunk", "clamp", "clamp_", "clamp_min", "contiguous", "cos", "cumsum", "div", "div_", "double", "erf", "exp", "exp_", "expand", "expand_as", "flatten", "flip", "float", "floor", "gather", "half", "index_add", "index_select", "log", "log1p", "log_softmax", "logsumexp", "masked_fill", "masked_fill_", "matmul", "max", "mean", "min", "mm", "mul", "mul_", "nan_to_num", "narrow", "neg", "norm", "permute", "pow", "prod", "reciprocal", "relu", "relu_", "repeat", "repeat_interleave", "reshape", "roll", "rsqrt", "scatter", "scatter_add", "sigmoid", "sign", "silu", "sin", "softmax", "softplus", "sqrt", "square", "squeeze", "std", "sub", "sub_", "sum", "t", "tanh", "topk", "transpose", "tril", "triu", "type_as", "unbind", "unflatten", "unsqueeze", "var", "view", "view_as", "where"]
 )
 TRAINING_METHODS = frozenset({"backward", "zero_grad"})
-TRITON_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics", "triton.runtime.jit",
-                      "triton.runtime.autotune", "triton.runtime.heuristics", "triton.runtime.jit.jit")
+TRITON_DECORATORS = (
+    "triton.jit",
+    "triton.autotune",
+    "triton.heuristics",
+    "triton.runtime.jit",
+    "triton.runtime.autotune",
+    "triton.runtime.heuristics",
+    "triton.runtime.jit.jit",
+)
 _STEP_OWNERS = ("optim", "opt", "optimizer", "scheduler", "sched", "scaler")
 
 
@@ -42,11 +45,21 @@ class FuncFacts:
     cu_refs: list[ast.Constant] = field(default_factory=list)
     training: bool = False
     triton_kernel: bool = False
-    arith: bool = False  # tensor-style arithmetic (+ - * / ** @, unary minus) outside integer index maths
-    harness: bool = False  # a benchmark or test: decorated by triton.testing/pytest, or times/asserts results
-    triton_lang: bool = False  # calls triton.language: device code, not something Python calls with tensors
-    tensor_signal: bool = False  # slicing, a tensor method or a torch call, or a Tensor-annotated parameter
-    scalar_params: bool = False  # every parameter is annotated, none as a Tensor (int, a config class...)
+    arith: bool = (
+        False  # tensor-style arithmetic (+ - * / ** @, unary minus) outside integer index maths
+    )
+    harness: bool = (
+        False  # a benchmark or test: decorated by triton.testing/pytest, or times/asserts results
+    )
+    triton_lang: bool = (
+        False  # calls triton.language: device code, not something Python calls with tensors
+    )
+    tensor_signal: bool = (
+        False  # slicing, a tensor method or a torch call, or a Tensor-annotated parameter
+    )
+    scalar_params: bool = (
+        False  # every parameter is annotated, none as a Tensor (int, a config class...)
+    )
     generator: bool = False  # yields: a data loader, not a computation
 
 
@@ -82,8 +95,20 @@ def function_facts(
             bind_import(stmt, aliases)
     ops = f.ops
     names_add, self_attrs_add = f.names.add, f.self_attrs.add
-    Call, Name, Attribute, Subscript, Constant = ast.Call, ast.Name, ast.Attribute, ast.Subscript, ast.Constant
-    Assign, AnnAssign, BinOp, MatMult, AST = ast.Assign, ast.AnnAssign, ast.BinOp, ast.MatMult, ast.AST
+    Call, Name, Attribute, Subscript, Constant = (
+        ast.Call,
+        ast.Name,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Constant,
+    )
+    Assign, AnnAssign, BinOp, MatMult, AST = (
+        ast.Assign,
+        ast.AnnAssign,
+        ast.BinOp,
+        ast.MatMult,
+        ast.AST,
+    )
     fields_of = _CHILD_FIELDS
     int_ctx: set[int] = set()
     UnaryOp, USub, Slice = ast.UnaryOp, ast.USub, ast.Slice
@@ -142,7 +167,9 @@ def function_facts(
             if op in _INDEX_OPS or id(node) in int_ctx:
                 int_ctx.add(id(node.left))
                 int_ctx.add(id(node.right))
-            elif op in _TENSOR_OPS and not (type(node.left) is Constant and type(node.right) is Constant):
+            elif op in _TENSOR_OPS and not (
+                type(node.left) is Constant and type(node.right) is Constant
+            ):
                 f.arith = True
             push(node.left)
             push(node.right)
@@ -157,7 +184,9 @@ def function_facts(
             f.generator = True
         fields = fields_of.get(t)
         if fields is None:
-            fields = fields_of[t] = tuple(n for n in getattr(t, "_fields", ()) if n not in _SKIP_FIELDS)
+            fields = fields_of[t] = tuple(
+                n for n in getattr(t, "_fields", ()) if n not in _SKIP_FIELDS
+            )
         for name in fields:
             v = getattr(node, name, None)
             if type(v) is list:
@@ -174,10 +203,19 @@ def function_facts(
     return f
 
 
-_INDEX_OPS = frozenset({ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor})
+_INDEX_OPS = frozenset(
+    {ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor}
+)
 _TENSOR_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult})
-_HARNESS_CALLS = ("triton.testing.", "torch.testing.", "pytest.", "torch.cuda.Event", "torch.cuda.synchronize",
-                  "time.perf_counter", "timeit.")
+_HARNESS_CALLS = (
+    "triton.testing.",
+    "torch.testing.",
+    "pytest.",
+    "torch.cuda.Event",
+    "torch.cuda.synchronize",
+    "time.perf_counter",
+    "timeit.",
+)
 
 
 def _library_call(f: FuncFacts, full: str) -> None:
@@ -240,14 +278,21 @@ def _attribute_call(f: FuncFacts, func: ast.Attribute, aliases: dict[str, str]) 
                 f.calls.add(d)
             elif full.startswith("torch."):
                 f.ops.add(full)
-                if full.startswith(("torch.testing.", "torch.cuda.Event", "torch.cuda.synchronize")):
+                if full.startswith(
+                    ("torch.testing.", "torch.cuda.Event", "torch.cuda.synchronize")
+                ):
                     f.harness = True
                 return
             else:
                 _library_call(f, full)
     if full is None and attr in TENSOR_METHODS:
         f.ops.add("Tensor." + attr)
-    if attr in TRAINING_METHODS or attr == "step" and d is not None and d.split(".")[-2].lower().startswith(_STEP_OWNERS):
+    if (
+        attr in TRAINING_METHODS
+        or (attr == "step"
+        and d is not None
+        and d.split(".")[-2].lower().startswith(_STEP_OWNERS))
+    ):
         f.training = True
 
 
@@ -255,7 +300,11 @@ def _assignment(f: FuncFacts, node: ast.Assign | ast.AnnAssign, aliases: dict[st
     targets = node.targets if isinstance(node, ast.Assign) else [node.target]
     value = node.value
     for tgt in targets:
-        if isinstance(tgt, ast.Attribute) and isinstance(tgt.value, ast.Name) and tgt.value.id == "self":
+        if (
+            isinstance(tgt, ast.Attribute)
+            and isinstance(tgt.value, ast.Name)
+            and tgt.value.id == "self"
+        ):
             f.self_assigned[tgt.attr] = constructors(value, aliases) if value is not None else set()
         elif isinstance(tgt, ast.Name) and value is not None:
             f.local_values[tgt.id] = value
@@ -277,9 +326,11 @@ def constructors(value: ast.expr, aliases: dict[str, str]) -> set[str]:
 def is_module_base(name: str) -> bool:
     """`torch.nn.Module`, `torch.nn.Linear`, `pl.LightningModule`: bases that make a class a module."""
     last = name.rsplit(".", 1)[-1]
-    return (name.startswith("torch.nn.") and last[:1].isupper() and not name.startswith("torch.nn.parameter")) or (
-        last.endswith("Module") and last != "ModuleType"
-    )
+    return (
+        name.startswith("torch.nn.")
+        and last[:1].isupper()
+        and not name.startswith("torch.nn.parameter")
+    ) or (last.endswith("Module") and last != "ModuleType")
 
 
 def class_facts(
@@ -295,7 +346,9 @@ def class_facts(
     nested: list[tuple[ast.ClassDef, str]] = []
     for stmt in node.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            c.methods[stmt.name] = function_facts(stmt, f"{qualname}.{stmt.name}", aliases, qualname, want_cuda)
+            c.methods[stmt.name] = function_facts(
+                stmt, f"{qualname}.{stmt.name}", aliases, qualname, want_cuda
+            )
         elif isinstance(stmt, ast.ClassDef):
             nested.append((stmt, f"{qualname}.{stmt.name}"))
         elif isinstance(stmt, ast.Assign):
@@ -327,7 +380,9 @@ class ChunkFacts:
     values: dict[str, ast.expr] = field(default_factory=dict)
     calls: list[ast.Call] = field(default_factory=list)
     cu_refs: list[ast.Constant] = field(default_factory=list)
-    jit_assigns: list[tuple[str, ast.stmt, str]] = field(default_factory=list)  # (kernel, statement, function)
+    jit_assigns: list[tuple[str, ast.stmt, str]] = field(
+        default_factory=list
+    )  # (kernel, statement, function)
 
 
 def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) -> ChunkFacts:
@@ -352,13 +407,18 @@ def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) 
                         out.values[t.id] = stmt.value
                 wrapped = _jit_wrapped(stmt.value, aliases)
                 if wrapped is not None:
-                    out.jit_assigns.extend((t.id, stmt, wrapped) for t in stmt.targets if isinstance(t, ast.Name))
+                    out.jit_assigns.extend(
+                        (t.id, stmt, wrapped) for t in stmt.targets if isinstance(t, ast.Name)
+                    )
             if want_cuda:
                 for node in ast.walk(stmt):
                     if isinstance(node, ast.Call):
                         out.calls.append(node)
-                    elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                            node.value.endswith((".cu", ".cuh")):
+                    elif (
+                        isinstance(node, ast.Constant)
+                        and isinstance(node.value, str)
+                        and node.value.endswith((".cu", ".cuh"))
+                    ):
                         out.cu_refs.append(node)
     return out
 
@@ -366,7 +426,7 @@ def chunk_facts(body: list[ast.stmt], aliases: dict[str, str], want_cuda: bool) 
 class _Stub:
     """Where a definition is, without its syntax tree: all cached detection needs of it."""
 
-    __slots__ = ("name", "lineno", "col_offset", "end_lineno", "end_col_offset", "decorator_list")
+    __slots__ = ("col_offset", "decorator_list", "end_col_offset", "end_lineno", "lineno", "name")
 
     def __init__(self, node: ast.AST) -> None:
         self.name = getattr(node, "name", "")
@@ -408,12 +468,16 @@ def top_level(body: list[ast.stmt]):
 
 def is_main_guard(stmt: ast.If) -> bool:
     t = stmt.test
-    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
+    return isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__"
 
 
 def _jit_wrapped(value: ast.expr, aliases: dict[str, str]) -> str | None:
     """`triton.jit(f)` or `triton.jit(**opts)(f)`: the name of the function made a kernel."""
-    if not isinstance(value, ast.Call) or len(value.args) != 1 or not isinstance(value.args[0], ast.Name):
+    if (
+        not isinstance(value, ast.Call)
+        or len(value.args) != 1
+        or not isinstance(value.args[0], ast.Name)
+    ):
         return None
     func = value.func.func if isinstance(value.func, ast.Call) else value.func
     return value.args[0].id if resolve_expr(func, aliases) in TRITON_DECORATORS else None

@@ -3,6 +3,7 @@
 Resolving names lets detection say `torch.nn.functional.gelu` for `F.gelu`, whatever the
 user called their imports, without importing anything.
 """
+
 from __future__ import annotations
 
 import ast

@@ -6,6 +6,7 @@ code `apply` writes needs them as source. Plain values stay literals; a config o
 `python -m kernelevo.targets.init_args TASK.py`, in a child process, since it runs the
 task's module-level code.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,8 +27,13 @@ class InitSource(str):
 def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) -> list | None:
     """The constructor arguments of the task at `task_path`, or None when they cannot be written as source."""
     with tempfile.TemporaryDirectory(prefix="kernelevo-init-") as tmp:
-        run = run_user_code("kernelevo.targets.init_args", [task_path], readable + [os.path.dirname(task_path)],
-                            tmp, timeout)
+        run = run_user_code(
+            "kernelevo.targets.init_args",
+            [task_path],
+            readable + [os.path.dirname(task_path)],
+            tmp,
+            timeout,
+        )
     for line in reversed(run.stdout.strip().splitlines()):
         if line.startswith("["):
             try:
@@ -39,7 +45,9 @@ def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) 
                 if "value" in item:
                     out.append(item["value"])
                 elif "namespace" in item:
-                    out.append(InitSource(f"__import__('types').SimpleNamespace(**{item['namespace']!r})"))
+                    out.append(
+                        InitSource(f"__import__('types').SimpleNamespace(**{item['namespace']!r})")
+                    )
                 else:
                     return None
             return out

@@ -7,6 +7,7 @@
 
 Each source that produces nothing says why, so a failure lists every reason at once.
 """
+
 from __future__ import annotations
 
 import ast
@@ -17,11 +18,26 @@ import re
 import tempfile
 
 from kernelevo.targets.detect import Analysis
-from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, capture_from_script, inputs_from_capture
+from kernelevo.targets.inputs import (
+    ExampleInputs,
+    NoExampleInputs,
+    capture_from_script,
+    inputs_from_capture,
+)
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.user_run import run_user_code
 
-_SKIP_DIRS = {".git", ".kernelevo", ".venv", "venv", "node_modules", "__pycache__", "site-packages", "build", "dist"}
+_SKIP_DIRS = {
+    ".git",
+    ".kernelevo",
+    ".venv",
+    "venv",
+    "node_modules",
+    "__pycache__",
+    "site-packages",
+    "build",
+    "dist",
+}
 _MAX_FILES = 400
 _MAX_SCRIPTS = 4
 
@@ -31,7 +47,10 @@ def workspace_root(path: str) -> str:
     folder = os.path.dirname(os.path.abspath(path))
     probe = folder
     for _ in range(6):
-        if any(os.path.exists(os.path.join(probe, m)) for m in (".git", "pyproject.toml", "setup.py", "setup.cfg")):
+        if any(
+            os.path.exists(os.path.join(probe, m))
+            for m in (".git", "pyproject.toml", "setup.py", "setup.cfg")
+        ):
             return probe
         parent = os.path.dirname(probe)
         if parent == probe:
@@ -85,29 +104,48 @@ def module_name(user_file: str) -> str:
 
 
 def has_main_block(a: Analysis) -> bool:
-    return any(isinstance(s, ast.If) and isinstance(s.test, ast.Compare) and isinstance(s.test.left, ast.Name)
-               and s.test.left.id == "__name__" for s in a.body)
+    return any(
+        isinstance(s, ast.If)
+        and isinstance(s.test, ast.Compare)
+        and isinstance(s.test.left, ast.Name)
+        and s.test.left.id == "__name__"
+        for s in a.body
+    )
 
 
-def from_workspace(a: Analysis, ref: Reference, timeout: float, reasons: list[str]) -> ExampleInputs | None:
+def from_workspace(
+    a: Analysis, ref: Reference, timeout: float, reasons: list[str]
+) -> ExampleInputs | None:
     """Sources 1 and 2: a real call's arguments, captured from code the user already has."""
-    runs = [(p, t, os.path.relpath(p, workspace_root(a.path))) for p, t in workspace_scripts(a.path, ref.name)]
+    runs = [
+        (p, t, os.path.relpath(p, workspace_root(a.path)))
+        for p, t in workspace_scripts(a.path, ref.name)
+    ]
     if not runs:
-        reasons.append(f"no test or script in {workspace_root(a.path)} imports {os.path.basename(a.path)} and "
-                       f"calls {ref.name}")
+        reasons.append(
+            f"no test or script in {workspace_root(a.path)} imports {os.path.basename(a.path)} and "
+            f"calls {ref.name}"
+        )
     if has_main_block(a):
         runs.append((a.path, False, f"the __main__ block of {os.path.basename(a.path)}"))
     else:
         reasons.append(f"{os.path.basename(a.path)} has no __main__ block")
     for path, is_pytest, label in runs:
         try:
-            captured = capture_from_script(path, a.path, ref, timeout, cpu_only=True, pytest=is_pytest)
+            captured = capture_from_script(
+                path, a.path, ref, timeout, cpu_only=True, pytest=is_pytest
+            )
         except NoExampleInputs as exc:
             reasons.append(f"{label} (run on the CPU): {str(exc).split(': ', 1)[-1][:240]}")
             continue
         try:
-            return inputs_from_capture(captured, path, "workspace", f"captured from {label} (CPU run)",
-                                       f"captured from {label}")
+            return inputs_from_capture(
+                captured,
+                path,
+                "workspace",
+                f"captured from {label} (CPU run)",
+                f"captured from {label}",
+            )
         except NoExampleInputs as exc:
             reasons.append(f"{label}: {exc}")
     return None
@@ -123,20 +161,29 @@ def readable_roots(user_file: str) -> list[str]:
     return list(dict.fromkeys(roots))
 
 
-def from_signature(draft: str, user_file: str, task_path: str, ref: Reference, timeout: float,
-                   reasons: list[str]) -> ExampleInputs | None:
+def from_signature(
+    draft: str, user_file: str, task_path: str, ref: Reference, timeout: float, reasons: list[str]
+) -> ExampleInputs | None:
     """Source 3: guesses from the signature, kept only if the target really runs on them."""
     call = f"{ref.qualname}.{ref.call.name}" if ref.kind == "class" else ref.qualname
     with tempfile.TemporaryDirectory(prefix="kernelevo-probe-") as tmp:
         probe_path = os.path.join(tmp, "draft_task.py")
         with open(probe_path, "w", encoding="utf-8") as fh:
             fh.write(draft)
-        spec = {"task": probe_path, "kind": ref.kind, "function": ref.qualname, "call": call,
-                "init_data": os.path.join(tmp, "init.pt"), "budget_s": max(5.0, timeout * 0.8)}
+        spec = {
+            "task": probe_path,
+            "kind": ref.kind,
+            "function": ref.qualname,
+            "call": call,
+            "init_data": os.path.join(tmp, "init.pt"),
+            "budget_s": max(5.0, timeout * 0.8),
+        }
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
-        run = run_user_code("kernelevo.targets.probe_child", [spec_path], readable_roots(user_file), tmp, timeout)
+        run = run_user_code(
+            "kernelevo.targets.probe_child", [spec_path], readable_roots(user_file), tmp, timeout
+        )
         if run.timed_out:
             reasons.append(f"guessing from the signature: no call finished within {timeout:.0f} s")
             return None
@@ -154,16 +201,22 @@ def from_signature(draft: str, user_file: str, task_path: str, ref: Reference, t
                 continue
     if result is None:
         tail = " | ".join((run.stderr or "").strip().splitlines()[-2:])
-        reasons.append(f"guessing from the signature: the probe process failed (exit {run.returncode}): {tail}")
+        reasons.append(
+            f"guessing from the signature: the probe process failed (exit {run.returncode}): {tail}"
+        )
         return None
     if not result.get("ok"):
         reasons.append(f"guessing from the signature: {result.get('message', 'no input fitted')}")
         return None
     result["init_blob"] = init_blob
     try:
-        return inputs_from_capture(result, task_path, "signature",
-                                   f"guessed from the signature of {call} (small sizes; {result['tried']} tried)",
-                                   "guessed from the signature")
+        return inputs_from_capture(
+            result,
+            task_path,
+            "signature",
+            f"guessed from the signature of {call} (small sizes; {result['tried']} tried)",
+            "guessed from the signature",
+        )
     except NoExampleInputs as exc:
         reasons.append(f"guessing from the signature: {exc}")
         return None

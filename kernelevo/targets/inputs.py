@@ -7,6 +7,7 @@
 
 Without any of them the error says exactly what to add.
 """
+
 from __future__ import annotations
 
 import ast
@@ -42,11 +43,18 @@ class ExampleInputs:
     init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
 
 
-def find_inputs(a: Analysis, ref: Reference, script: str | None = None, timeout: float = 300.0,
-                init_data: str | None = None) -> ExampleInputs | None:
+def find_inputs(
+    a: Analysis,
+    ref: Reference,
+    script: str | None = None,
+    timeout: float = 300.0,
+    init_data: str | None = None,
+) -> ExampleInputs | None:
     """Inputs the user gave (a script, a decorator, comments, get_inputs()); None when none is there."""
     if script is not None:  # asked for explicitly: real shapes beat examples
-        return inputs_from_capture(capture_from_script(script, a.path, ref, timeout, init_data=init_data), script)
+        return inputs_from_capture(
+            capture_from_script(script, a.path, ref, timeout, init_data=init_data), script
+        )
     return _from_decorator(a, ref) or _from_comments(a, ref) or _from_get_inputs(a, ref)
 
 
@@ -76,13 +84,26 @@ def _needs_init(ref: Reference) -> bool:
 
 def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
     for dec in ref.node.decorator_list:
-        if not isinstance(dec, ast.Call) or resolve_expr(dec.func, a.aliases) != "kernelevo.example":
+        if (
+            not isinstance(dec, ast.Call)
+            or resolve_expr(dec.func, a.aliases) != "kernelevo.example"
+        ):
             continue
-        make = dec.args[0] if dec.args else next((k.value for k in dec.keywords if k.arg == "make_inputs"), None)
-        init = dec.args[1] if len(dec.args) > 1 else next((k.value for k in dec.keywords if k.arg == "init"), None)
+        make = (
+            dec.args[0]
+            if dec.args
+            else next((k.value for k in dec.keywords if k.arg == "make_inputs"), None)
+        )
+        init = (
+            dec.args[1]
+            if len(dec.args) > 1
+            else next((k.value for k in dec.keywords if k.arg == "init"), None)
+        )
         where = f"{a.path}:{dec.lineno}"
         if make is None:
-            raise NoExampleInputs(f"{where}: @kernelevo.example needs a callable, e.g. lambda: (torch.randn(8, 64),)")
+            raise NoExampleInputs(
+                f"{where}: @kernelevo.example needs a callable, e.g. lambda: (torch.randn(8, 64),)"
+            )
         texts = [_call_text(a, e) for e in (make, init)]
         if init is None and _needs_init(ref):
             raise NoExampleInputs(
@@ -90,7 +111,9 @@ def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
                 f"add init=lambda: (...) to @kernelevo.example"
             )
         uses = _names(make) | (_names(init) if init is not None else set())
-        return ExampleInputs("decorator", _getters(texts[0], texts[1]), f"@kernelevo.example at {where}", uses)
+        return ExampleInputs(
+            "decorator", _getters(texts[0], texts[1]), f"@kernelevo.example at {where}", uses
+        )
     return None
 
 
@@ -118,14 +141,18 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
         try:
             uses |= _names(ast.parse(expr, mode="eval"))
         except SyntaxError as exc:
-            raise NoExampleInputs(f"{a.path}:{lineno}: `# kernelevo: {key} = ...` is not a Python expression: {exc.msg}")
+            raise NoExampleInputs(
+                f"{a.path}:{lineno}: `# kernelevo: {key} = ...` is not a Python expression: {exc.msg}"
+            )
     if "init" not in found and _needs_init(ref):
         raise NoExampleInputs(
             f"{a.path}:{first + 1}: {ref.name}({', '.join(required_params(ref.init, True))}) needs constructor "
             f"arguments; add `# kernelevo: init = (...)` above it"
         )
     code = _getters(found["inputs"][0], found["init"][0] if "init" in found else None)
-    return ExampleInputs("comment", code, f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}", uses)
+    return ExampleInputs(
+        "comment", code, f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}", uses
+    )
 
 
 def _top_function(a: Analysis, name: str) -> ast.FunctionDef | None:
@@ -167,11 +194,20 @@ def _from_get_inputs(a: Analysis, ref: Reference) -> ExampleInputs | None:
             statements.append(stmt)
     code = "" if get_init is not None else "def get_init_inputs():\n    return []\n"
     uses = set().union(*(_names(s) for s in statements))
-    if "SMALL" in uses or any("SMALL" in {t.id for t in getattr(s, "targets", []) if isinstance(t, ast.Name)} for s in statements):
+    if "SMALL" in uses or any(
+        "SMALL" in {t.id for t in getattr(s, "targets", []) if isinstance(t, ast.Name)}
+        for s in statements
+    ):
         for stmt in statements:
             if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Dict):
-                uses |= {k.value for k in stmt.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
-    return ExampleInputs("get_inputs", code, f"get_inputs() at {a.path}:{get_inputs.lineno}", uses, statements)
+                uses |= {
+                    k.value
+                    for k in stmt.value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                }
+    return ExampleInputs(
+        "get_inputs", code, f"get_inputs() at {a.path}:{get_inputs.lineno}", uses, statements
+    )
 
 
 def suggestion(a: Analysis, ref: Reference) -> str:
@@ -181,7 +217,9 @@ def suggestion(a: Analysis, ref: Reference) -> str:
     ctor = required_params(ref.init, True) if _needs_init(ref) else []
     init = f", init=lambda: {_tuple_text(['1024'] * len(ctor))}" if ctor else ""
     line = min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list])
-    meaning = f"arguments ({', '.join(params)})" + (f", constructor arguments ({', '.join(ctor)})" if ctor else "")
+    meaning = f"arguments ({', '.join(params)})" + (
+        f", constructor arguments ({', '.join(ctor)})" if ctor else ""
+    )
     return (
         f"{a.path}:{line}: no example inputs for {ref.qualname}; add `@kernelevo.example(lambda: {inputs}{init})` "
         f"above it (with `import kernelevo`; shapes and dtypes as in real use for {meaning}), or add "
@@ -194,19 +232,33 @@ def _tuple_text(items: list[str]) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def capture_from_script(script: str, user_file: str, ref: Reference, timeout: float = 300.0,
-                        cpu_only: bool = False, pytest: bool = False, init_data: str | None = None) -> dict:
+def capture_from_script(
+    script: str,
+    user_file: str,
+    ref: Reference,
+    timeout: float = 300.0,
+    cpu_only: bool = False,
+    pytest: bool = False,
+    init_data: str | None = None,
+) -> dict:
     """Run `script` in a child process and record the target's first call (shapes, dtypes, devices).
     `cpu_only` hides the GPUs (scripts found in the workspace, not named by the user)."""
     if not os.path.isfile(script):
         raise NoExampleInputs(f"{script}: no such script")
-    init_q = f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
+    init_q = (
+        f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
+    )
     call_q = f"{ref.cls.qualname}.{ref.call.name}" if ref.cls is not None else ref.qualname
     with tempfile.TemporaryDirectory(prefix="kernelevo-capture-") as tmp:
         spec = {
-            "script": os.path.abspath(script), "file": os.path.realpath(user_file), "init": init_q,
-            "call": call_q, "method": ref.cls is not None, "out": os.path.join(tmp, "captured.json"),
-            "pytest": pytest, "init_data": os.path.join(tmp, "init.pt"),
+            "script": os.path.abspath(script),
+            "file": os.path.realpath(user_file),
+            "init": init_q,
+            "call": call_q,
+            "method": ref.cls is not None,
+            "out": os.path.join(tmp, "captured.json"),
+            "pytest": pytest,
+            "init_data": os.path.join(tmp, "init.pt"),
         }
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
@@ -215,9 +267,14 @@ def capture_from_script(script: str, user_file: str, ref: Reference, timeout: fl
             from kernelevo.targets.input_sources import readable_roots
             from kernelevo.targets.user_run import run_user_code
 
-            run = run_user_code("kernelevo.targets.capture_child", [spec_path],
-                                readable_roots(user_file) + [os.path.dirname(os.path.abspath(script))], tmp, timeout,
-                                cwd=os.path.dirname(os.path.abspath(script)))
+            run = run_user_code(
+                "kernelevo.targets.capture_child",
+                [spec_path],
+                readable_roots(user_file) + [os.path.dirname(os.path.abspath(script))],
+                tmp,
+                timeout,
+                cwd=os.path.dirname(os.path.abspath(script)),
+            )
             if run.timed_out:
                 raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
             returncode, out, err = run.returncode, run.stdout, run.stderr
@@ -225,7 +282,9 @@ def capture_from_script(script: str, user_file: str, ref: Reference, timeout: fl
             try:
                 proc = subprocess.run(
                     [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
-                    capture_output=True, text=True, timeout=timeout,
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
                 )
             except subprocess.TimeoutExpired:
                 raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
@@ -264,34 +323,49 @@ def _value_code(spec: dict, what: str) -> str:
         return spec["repr"]
     if kind in ("list", "tuple"):
         items = ", ".join(_value_code(s, what) for s in spec["items"])
-        return f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
+        return (
+            f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
+        )
     if kind == "dataclass":
         return f"{spec['type']}({', '.join(f'{k}={v}' for k, v in spec['fields'].items())})"
     if kind == "config":
         saved = f"_kernelevo_saved()[{str(spec['index'])!r}]"
-        return f"types.SimpleNamespace(**{saved})" if spec["rebuild"] == "namespace" else f"{spec['type']}(**{saved})"
+        return (
+            f"types.SimpleNamespace(**{saved})"
+            if spec["rebuild"] == "namespace"
+            else f"{spec['type']}(**{saved})"
+        )
     raise NoExampleInputs(
         f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
         "use @kernelevo.example(...) to say how to make it"
     )
 
 
-def inputs_from_capture(captured: dict, script: str, source: str = "script", note: str | None = None,
-                        how: str | None = None) -> ExampleInputs:
+def inputs_from_capture(
+    captured: dict,
+    script: str,
+    source: str = "script",
+    note: str | None = None,
+    how: str | None = None,
+) -> ExampleInputs:
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
     parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names)]
-    init = [_value_code(s, f"{script}: constructor argument {n!r}") for s, n in
-            zip(captured.get("init") or [], captured.get("init_names") or [])]
+    init = [
+        _value_code(s, f"{script}: constructor argument {n!r}")
+        for s, n in zip(captured.get("init") or [], captured.get("init_names") or [])
+    ]
     described = "; ".join(_describe(n, s) for n, s in zip(names, args))
     init_specs = list(captured.get("init") or [])
     configs = [s for s in init_specs if s.get("kind") == "config"]
     loader = ""
     if configs and not captured.get("init_blob"):
-        raise NoExampleInputs(f"{script}: the constructor's config object could not be saved as data")
+        raise NoExampleInputs(
+            f"{script}: the constructor's config object could not be saved as data"
+        )
     if configs:
         blob = captured["init_blob"]
-        wrapped = "\n".join(f"    {blob[i:i + 96]!r}" for i in range(0, len(blob), 96))
+        wrapped = "\n".join(f"    {blob[i : i + 96]!r}" for i in range(0, len(blob), 96))
         loader = (
             "import base64 as _kernelevo_base64\nimport io as _kernelevo_io\nimport types\n\n"
             "# The constructor's config objects as data: torch.save of their fields (base64), so any config\n"
@@ -301,14 +375,20 @@ def inputs_from_capture(captured: dict, script: str, source: str = "script", not
             "weights_only=True)\n\n\n"
         )
     label = how or f"captured from {os.path.basename(script)}"
-    small = "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n" \
-        if source == "signature" else ""
+    small = (
+        "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n"
+        if source == "signature"
+        else ""
+    )
     code = (
         f"{small}{loader}def get_inputs():\n    # {label}: {described}\n"
         f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
     )
-    uses = {"torch"} | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"} | \
-        {s["type"] for s in configs if s["rebuild"] == "class"}
+    uses = (
+        {"torch"}
+        | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"}
+        | {s["type"] for s in configs if s["rebuild"] == "class"}
+    )
     note = note or f"captured while running {script}"
     ex = ExampleInputs(source, code, note, uses)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
@@ -318,5 +398,7 @@ def inputs_from_capture(captured: dict, script: str, source: str = "script", not
 def _describe(name: str, spec: dict) -> str:
     if spec.get("kind") == "tensor":
         layout = "contiguous" if spec.get("contiguous", True) else "non-contiguous"
-        return f"{name} {spec['dtype']}{list(spec['shape'])} on {spec.get('device', 'cpu')} ({layout})"
+        return (
+            f"{name} {spec['dtype']}{list(spec['shape'])} on {spec.get('device', 'cpu')} ({layout})"
+        )
     return f"{name} = {spec.get('repr', spec.get('type', '?'))}"

@@ -3,6 +3,7 @@
 Plain data: they cross into the language server and are printed as JSON, so no torch,
 no AST nodes, only str/int/list.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -27,13 +28,15 @@ class Target:
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
-            raise ValueError(f"unknown target kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+            raise ValueError(
+                f"unknown target kind {self.kind!r}; expected one of {', '.join(KINDS)}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Target":
+    def from_dict(cls, data: dict[str, Any]) -> Target:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -49,10 +52,14 @@ class Detection:
     errors: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "targets": [t.to_dict() for t in self.targets], "errors": list(self.errors)}
+        return {
+            "path": self.path,
+            "targets": [t.to_dict() for t in self.targets],
+            "errors": list(self.errors),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Detection":
+    def from_dict(cls, data: dict[str, Any]) -> Detection:
         return cls(
             path=data.get("path", ""),
             targets=[Target.from_dict(t) for t in data.get("targets", [])],

@@ -7,6 +7,7 @@ with guessed tensors until one call runs. Config objects are written as data (to
 their fields) so that any config class works, not only ones we could write as source.
 Prints one JSON line: the capture (same shape as capture_child's) or why nothing fitted.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -23,14 +24,44 @@ from kernelevo.targets.capture_child import is_plain_data
 
 _SIZE = 64  # hidden sizes, channels, embedding widths
 _NAMED_INTS = (
-    (("head",), 4), (("layer", "depth", "n_block", "num_block"), 2), (("vocab", "n_token", "num_token", "num_class", "classes"), 128),
-    (("ctx", "block_size", "max_position", "seq_len", "max_seq", "context", "n_positions", "max_len"), 32),
-    (("mel", "in_chans", "in_channels"), 16), (("intermediate", "ffn", "mlp_dim", "hidden_dim", "inner"), 128),
-    (("n_rep", "repeat", "groups", "group"), 2), (("kernel_size",), 3), (("stride",), 1), (("padding",), 0),
+    (("head",), 4),
+    (("layer", "depth", "n_block", "num_block"), 2),
+    (("vocab", "n_token", "num_token", "num_class", "classes"), 128),
+    (
+        (
+            "ctx",
+            "block_size",
+            "max_position",
+            "seq_len",
+            "max_seq",
+            "context",
+            "n_positions",
+            "max_len",
+        ),
+        32,
+    ),
+    (("mel", "in_chans", "in_channels"), 16),
+    (("intermediate", "ffn", "mlp_dim", "hidden_dim", "inner"), 128),
+    (("n_rep", "repeat", "groups", "group"), 2),
+    (("kernel_size",), 3),
+    (("stride",), 1),
+    (("padding",), 0),
     (("idx",), 0),
 )
-_TOKEN_NAMES = ("idx", "ids", "input_ids", "tokens", "token_ids", "labels", "targets", "indices", "position_ids")
-_SIZE_NAME = re.compile(r"^(n_|num_)|(^|_)(length|len|size|channels|width|height|count|steps|seq_len)$")
+_TOKEN_NAMES = (
+    "idx",
+    "ids",
+    "input_ids",
+    "tokens",
+    "token_ids",
+    "labels",
+    "targets",
+    "indices",
+    "position_ids",
+)
+_SIZE_NAME = re.compile(
+    r"^(n_|num_)|(^|_)(length|len|size|channels|width|height|count|steps|seq_len)$"
+)
 _CONFIG_NAMES = ("config", "cfg", "conf", "args", "hparams", "params", "dims", "opt", "settings")
 
 
@@ -70,10 +101,32 @@ class GuessedConfig(types.SimpleNamespace):
         low = name.lower()
         if any(w in low for w in ("drop", "eps", "theta", "scale", "std", "rate")):
             value = guess_scalar(name, float, True)
-        elif low.startswith(("use_", "is_", "has_", "tie_", "output_")) or low in ("bias", "flash", "causal"):
+        elif low.startswith(("use_", "is_", "has_", "tie_", "output_")) or low in (
+            "bias",
+            "flash",
+            "causal",
+        ):
             value = "bias" in low
-        elif any(w in low for w in ("size", "dim", "embd", "embed", "state", "width", "n_", "num_", "head", "layer",
-                                     "vocab", "ctx", "hidden", "channels", "features")):
+        elif any(
+            w in low
+            for w in (
+                "size",
+                "dim",
+                "embd",
+                "embed",
+                "state",
+                "width",
+                "n_",
+                "num_",
+                "head",
+                "layer",
+                "vocab",
+                "ctx",
+                "hidden",
+                "channels",
+                "features",
+            )
+        ):
             value = guess_int(name, True)
         else:
             value = None
@@ -86,8 +139,28 @@ def _shrink(name: str, value):  # type: ignore[no-untyped-def]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 8:
         return value
     low = name.lower()
-    if any(w in low for w in ("size", "dim", "embd", "embed", "state", "width", "n_", "num_", "head", "layer",
-                               "vocab", "ctx", "hidden", "channels", "features", "position", "intermediate")):
+    if any(
+        w in low
+        for w in (
+            "size",
+            "dim",
+            "embd",
+            "embed",
+            "state",
+            "width",
+            "n_",
+            "num_",
+            "head",
+            "layer",
+            "vocab",
+            "ctx",
+            "hidden",
+            "channels",
+            "features",
+            "position",
+            "intermediate",
+        )
+    ):
         return guess_int(name, True)
     return value
 
@@ -105,7 +178,11 @@ def build_config(cls: type, name: str):  # type: ignore[no-untyped-def]
             elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
                 continue
             else:
-                kind = f.type if isinstance(f.type, type) else {"int": int, "float": float, "bool": bool}.get(str(f.type))
+                kind = (
+                    f.type
+                    if isinstance(f.type, type)
+                    else {"int": int, "float": float, "bool": bool}.get(str(f.type))
+                )
                 kwargs[f.name] = guess_scalar(f.name, kind or int, True)
         return cls(**kwargs)
     obj = cls()
@@ -120,7 +197,11 @@ def config_fields(obj) -> dict:  # type: ignore[no-untyped-def]
     if dataclasses.is_dataclass(obj):
         return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     to_dict = getattr(obj, "to_dict", None)
-    data = to_dict() if callable(to_dict) and not isinstance(obj, types.SimpleNamespace) else dict(vars(obj))
+    data = (
+        to_dict()
+        if callable(to_dict) and not isinstance(obj, types.SimpleNamespace)
+        else dict(vars(obj))
+    )
     return {k: v for k, v in data.items() if is_plain_data(v)}
 
 
@@ -146,10 +227,16 @@ def constructor_args(cls: type) -> tuple[list[str], list]:
         hint = _unoptional(hints.get(p.name))
         if hint in (int, float, bool):
             value = guess_scalar(p.name, hint, True)
-        elif isinstance(hint, type) and not issubclass(hint, (str, bytes)) and hint.__module__ != "builtins":
+        elif (
+            isinstance(hint, type)
+            and not issubclass(hint, (str, bytes))
+            and hint.__module__ != "builtins"
+        ):
             if "torch" in hint.__module__:
-                raise LookupError(f"constructor argument {p.name!r} is a {hint.__name__}; say how to make it "
-                                  "(see the suggestion below)")
+                raise LookupError(
+                    f"constructor argument {p.name!r} is a {hint.__name__}; say how to make it "
+                    "(see the suggestion below)"
+                )
             value = build_config(hint, p.name)
         elif p.name.lower() in _CONFIG_NAMES or p.name.lower().endswith(("config", "cfg")):
             value = GuessedConfig()
@@ -179,7 +266,9 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
 
     sig = inspect.signature(fn)
     hints = _hints(fn)
-    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    params = [
+        p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
     if skip_self and params:
         params = params[1:]
     required = [p for p in params if p.default is p.empty]
@@ -192,7 +281,9 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
         elif p.name in ("n_rep", "repeats", "groups", "num_groups") or hint is str:
             scalar[p.name] = guess_int(p.name, False) if hint is not str else "none"
         elif hint is None and _SIZE_NAME.search(p.name.lower()):
-            scalar[p.name] = guess_int(p.name, True)  # `sinusoids(length, channels)`: sizes, not tensors
+            scalar[p.name] = guess_int(
+                p.name, True
+            )  # `sinusoids(length, channels)`: sizes, not tensors
         else:
             tensors.append(p.name)
     names = [p.name for p in required]
@@ -226,19 +317,26 @@ def probe(spec: dict) -> dict:
 
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    from kernelevo.task import import_file
     from kernelevo.targets.capture_child import _spec_of
+    from kernelevo.task import import_file
 
     try:
         mod = import_file(spec["task"], "probe")
     except Exception as exc:  # the file's own module-level code: say so, not where importlib was
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
-        hint = " (it needs a GPU at import)" if "driver" in text.lower() or "cuda" in text.lower() else ""
+        hint = (
+            " (it needs a GPU at import)"
+            if "driver" in text.lower() or "cuda" in text.lower()
+            else ""
+        )
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             hint = f" (install {exc.name.split('.')[0]} in this environment, or put its checkout on PYTHONPATH)"
-        return {"ok": False, "message": f"the code the target needs failed on the CPU before any call{hint}: "
-                                        f"{type(exc).__name__}: {text}"}
-    model_cls = getattr(mod, "Model")
+        return {
+            "ok": False,
+            "message": f"the code the target needs failed on the CPU before any call{hint}: "
+            f"{type(exc).__name__}: {text}",
+        }
+    model_cls = mod.Model
     deadline = time.monotonic() + float(spec.get("budget_s", 30))
     init_names, init_values = constructor_args(model_cls) if spec["kind"] == "class" else ([], [])
     torch.manual_seed(0)
@@ -249,7 +347,9 @@ def probe(spec: dict) -> dict:
         if not isinstance(v, (int, float, bool, str)) and v is not None:
             fields = config_fields(v)
             ints += [x for x in fields.values() if isinstance(x, int) and not isinstance(x, bool)]
-            vocab = min([x for k, x in fields.items() if "vocab" in k and isinstance(x, int)] or [vocab])
+            vocab = min(
+                [x for k, x in fields.items() if "vocab" in k and isinstance(x, int)] or [vocab]
+            )
     fn = model.forward if spec["kind"] == "class" else getattr(mod, spec["function"])
     last, tried = "", 0
     for names, values in call_candidates(fn, False, ints, vocab):
@@ -265,10 +365,20 @@ def probe(spec: dict) -> dict:
         if not _tensors_in(out):
             last = f"returned {type(out).__name__}, not tensors"
             continue
-        return {"ok": True, "tried": tried, "names": names, "args": [_spec_of(v, torch) for v in values],
-                "init_names": init_names, "init": [_init_spec(v, spec, i) for i, v in enumerate(init_values)]}
-    return {"ok": False, "tried": tried, "message": f"none of {tried} guessed input sets fits {spec['call']}"
-            + (f" (last: {last})" if last else "")}
+        return {
+            "ok": True,
+            "tried": tried,
+            "names": names,
+            "args": [_spec_of(v, torch) for v in values],
+            "init_names": init_names,
+            "init": [_init_spec(v, spec, i) for i, v in enumerate(init_values)],
+        }
+    return {
+        "ok": False,
+        "tried": tried,
+        "message": f"none of {tried} guessed input sets fits {spec['call']}"
+        + (f" (last: {last})" if last else ""),
+    }
 
 
 def _init_spec(value, spec: dict, index: int) -> dict:  # type: ignore[no-untyped-def]
@@ -282,8 +392,14 @@ def _init_spec(value, spec: dict, index: int) -> dict:  # type: ignore[no-untype
     saved = torch.load(path, weights_only=True) if os.path.exists(path) else {}
     saved[str(index)] = fields
     torch.save(saved, path)
-    return {"kind": "config", "type": type(value).__name__, "rebuild": rebuild, "index": index,
-            "data": os.path.basename(path), "fields": sorted(fields)}
+    return {
+        "kind": "config",
+        "type": type(value).__name__,
+        "rebuild": rebuild,
+        "index": index,
+        "data": os.path.basename(path),
+        "fields": sorted(fields),
+    }
 
 
 def main(spec_path: str) -> int:
@@ -295,10 +411,19 @@ def main(spec_path: str) -> int:
         import traceback
 
         tb = traceback.extract_tb(exc.__traceback__)
-        where = next((f"{os.path.basename(f.filename)}:{f.lineno}" for f in reversed(tb)
-                      if not f.filename.startswith(sys.prefix) and "kernelevo" not in f.filename), "")
+        where = next(
+            (
+                f"{os.path.basename(f.filename)}:{f.lineno}"
+                for f in reversed(tb)
+                if not f.filename.startswith(sys.prefix) and "kernelevo" not in f.filename
+            ),
+            "",
+        )
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
-        result = {"ok": False, "message": f"{where + ': ' if where else ''}{type(exc).__name__}: {text}".strip()}
+        result = {
+            "ok": False,
+            "message": f"{where + ': ' if where else ''}{type(exc).__name__}: {text}".strip(),
+        }
     sys.stdout.write("\n" + json.dumps(result) + "\n")
     sys.stdout.flush()
     return 0

@@ -4,6 +4,7 @@ Modules and functions are their own reference. A hand-written kernel is reached 
 the Python code that launches it, since that is what the user's program calls and what a
 faster version must replace.
 """
+
 from __future__ import annotations
 
 import ast
@@ -92,7 +93,9 @@ def _one_user(a: Analysis, t: Target, users: list[str], what: str) -> Reference:
         return Reference("function", f.node, qual, f.node, None, f)
     cls = a.classes.get(qual) or a.classes.get(qual.rsplit(".", 1)[0])
     if cls is None or not cls.is_module:
-        raise NoReference(f"{t.location()}: {t.name} is used by {qual}, which is neither a function nor an nn.Module")
+        raise NoReference(
+            f"{t.location()}: {t.name} is used by {qual}, which is neither a function nor an nn.Module"
+        )
     return _class_ref(a, cls)
 
 
@@ -108,7 +111,9 @@ def _cuda_handles(a: Analysis, t: Target) -> set[str]:
         if stmt.lineno <= node.lineno <= (stmt.end_lineno or stmt.lineno):
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-                names.update(n.id for tg in targets for n in ast.walk(tg) if isinstance(n, ast.Name))
+                names.update(
+                    n.id for tg in targets for n in ast.walk(tg) if isinstance(n, ast.Name)
+                )
             elif isinstance(stmt, (ast.FunctionDef, ast.ClassDef)) and owner is None:
                 owner = stmt.name
     if owner is not None:

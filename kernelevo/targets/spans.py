@@ -4,6 +4,7 @@ The syntax tree counts columns in UTF-8 bytes; editors count UTF-16 code units. 
 kind + qualified name, with a hash of the target's own text only to tell duplicates apart,
 so they survive edits anywhere else in the file.
 """
+
 from __future__ import annotations
 
 import ast
@@ -46,7 +47,7 @@ def node_span(lines: list[str], node: ast.AST, off: int) -> tuple[int, int, int,
 def slice_text(lines: list[str], l0: int, c0: int, l1: int, c1: int) -> str:
     if l0 == l1:
         return lines[l0][c0:c1]
-    return "\n".join([lines[l0][c0:]] + lines[l0 + 1:l1] + [lines[l1][:c1]])
+    return "\n".join([lines[l0][c0:]] + lines[l0 + 1 : l1] + [lines[l1][:c1]])
 
 
 def make_targets(path: str, lines: list[str], found: list) -> list[tuple[Target, ast.AST]]:
@@ -55,9 +56,17 @@ def make_targets(path: str, lines: list[str], found: list) -> list[tuple[Target,
     for kind, name, qual, node, ops, off in found:
         l0, c0, l1, c1 = node_span(lines, node, off)
         t = Target(
-            id=f"{kind}:{qual}", kind=kind, name=name, qualname=qual, path=path,
-            start_line=l0, start_col=utf16(lines[l0], c0), end_line=l1, end_col=utf16(lines[l1], c1),
-            ops=ops, source_hash=text_hash(slice_text(lines, l0, c0, l1, c1)),
+            id=f"{kind}:{qual}",
+            kind=kind,
+            name=name,
+            qualname=qual,
+            path=path,
+            start_line=l0,
+            start_col=utf16(lines[l0], c0),
+            end_line=l1,
+            end_col=utf16(lines[l1], c1),
+            ops=ops,
+            source_hash=text_hash(slice_text(lines, l0, c0, l1, c1)),
         )
         made.append((t, node))
     dedupe_ids([t for t, _ in made])
@@ -94,10 +103,20 @@ def cu_file_targets(path: str, source: str, lines: list[str]) -> list[Target]:
     made = []
     for k in cuda.kernels_in(source):
         (l0, c0), (l1, c1) = pos(k.start), pos(k.end)
-        made.append(Target(
-            id=f"cuda_file:{k.name}", kind="cuda_file", name=k.name, qualname=k.name, path=path,
-            start_line=l0, start_col=utf16(lines[l0], c0), end_line=l1, end_col=utf16(lines[l1], c1),
-            ops=[], source_hash=text_hash(source[k.start:k.end]),
-        ))
+        made.append(
+            Target(
+                id=f"cuda_file:{k.name}",
+                kind="cuda_file",
+                name=k.name,
+                qualname=k.name,
+                path=path,
+                start_line=l0,
+                start_col=utf16(lines[l0], c0),
+                end_line=l1,
+                end_col=utf16(lines[l1], c1),
+                ops=[],
+                source_hash=text_hash(source[k.start : k.end]),
+            )
+        )
     dedupe_ids(made)
     return made

@@ -3,6 +3,7 @@
 Run as `python -m kernelevo.targets.task_check TASK.py`; it imports torch and the user's
 code, so it never runs inside the CLI or the language server.
 """
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,14 @@ import os
 import sys
 import traceback
 
-_CUDA_ONLY = ("load_inline", "SourceModule", "RawKernel", "RawModule", "cpp_extension.load", "kernelevo.cuda")
+_CUDA_ONLY = (
+    "load_inline",
+    "SourceModule",
+    "RawKernel",
+    "RawModule",
+    "cpp_extension.load",
+    "kernelevo.cuda",
+)
 
 
 def _describe(out) -> list[str]:
@@ -32,8 +40,11 @@ def run(path: str) -> dict:
     with open(path, encoding="utf-8") as fh:
         source = fh.read()
     if not cuda and any(w in source for w in _CUDA_ONLY):
-        return {"ok": None, "message": f"{path}: the reference compiles CUDA code; it can only be checked on a "
-                                       "machine with a CUDA GPU (task written, not run)"}
+        return {
+            "ok": None,
+            "message": f"{path}: the reference compiles CUDA code; it can only be checked on a "
+            "machine with a CUDA GPU (task written, not run)",
+        }
     from kernelevo.task import load_task_module, read_task
 
     small = not cuda and "SMALL" in read_task(path).hints
@@ -46,21 +57,48 @@ def run(path: str) -> dict:
         out = model(*args)
     warnings = []
     if out is None:
-        return {"ok": False, "message": f"{path}: forward returned None; a task's reference must return tensors"}
-    tensors = [out] if isinstance(out, torch.Tensor) else [o for o in out if isinstance(o, torch.Tensor)] \
-        if isinstance(out, (list, tuple)) else []
+        return {
+            "ok": False,
+            "message": f"{path}: forward returned None; a task's reference must return tensors",
+        }
+    tensors = (
+        [out]
+        if isinstance(out, torch.Tensor)
+        else [o for o in out if isinstance(o, torch.Tensor)]
+        if isinstance(out, (list, tuple))
+        else []
+    )
     if not tensors:
-        return {"ok": False, "message": f"{path}: forward returned {type(out).__name__}, not tensors"}
+        return {
+            "ok": False,
+            "message": f"{path}: forward returned {type(out).__name__}, not tensors",
+        }
     if any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
         warnings.append("output has NaN or Inf on the example inputs")
     torch.manual_seed(1)
     again = mod.get_inputs()
     firsts = [x for x in again if isinstance(x, torch.Tensor)]
-    if firsts and all(torch.equal(x.to(device), y) for x, y in zip(firsts, [a for a in args if isinstance(a, torch.Tensor)])):
-        warnings.append("get_inputs() returns the same values for different seeds; it should draw random data")
-    shapes = ", ".join(f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}" for a in args if isinstance(a, torch.Tensor))
+    if firsts and all(
+        torch.equal(x.to(device), y)
+        for x, y in zip(firsts, [a for a in args if isinstance(a, torch.Tensor)])
+    ):
+        warnings.append(
+            "get_inputs() returns the same values for different seeds; it should draw random data"
+        )
+    shapes = ", ".join(
+        f"{str(a.dtype).replace('torch.', '')}{list(a.shape)}"
+        for a in args
+        if isinstance(a, torch.Tensor)
+    )
     msg = f"ran on {device}{' (SMALL sizes, Triton interpreter)' if small else ''}: inputs {shapes} -> output {', '.join(_describe(out))}"
-    return {"ok": True, "message": msg, "device": device, "small": small, "outputs": _describe(out), "warnings": warnings}
+    return {
+        "ok": True,
+        "message": msg,
+        "device": device,
+        "small": small,
+        "outputs": _describe(out),
+        "warnings": warnings,
+    }
 
 
 def main(path: str) -> int:
@@ -68,7 +106,14 @@ def main(path: str) -> int:
         result = run(path)
     except BaseException as exc:  # report any failure of user code as data
         tb = traceback.extract_tb(exc.__traceback__)
-        where = next((f"{f.filename}:{f.lineno}" for f in reversed(tb) if not f.filename.startswith(sys.prefix)), path)
+        where = next(
+            (
+                f"{f.filename}:{f.lineno}"
+                for f in reversed(tb)
+                if not f.filename.startswith(sys.prefix)
+            ),
+            path,
+        )
         result = {"ok": False, "message": f"{where}: {type(exc).__name__}: {exc}".strip()[:2000]}
     sys.stdout.write("\n" + json.dumps(result) + "\n")
     sys.stdout.flush()

@@ -6,6 +6,7 @@ Scripts found in the workspace were not named by the user, so they never see a G
 never write anything but the answer; where no sandbox can start they still run (as the
 user's own code), with the GPUs hidden, and the task header says so.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,31 +43,50 @@ def sandbox_available() -> bool:
     return _sandbox_ok
 
 
-def run_user_code(module: str, args: list[str], read_only: list[str], writable: str, timeout: float,
-                  cwd: str | None = None) -> UserRun:
+def run_user_code(
+    module: str,
+    args: list[str],
+    read_only: list[str],
+    writable: str,
+    timeout: float,
+    cwd: str | None = None,
+) -> UserRun:
     """`python -m module args...` over the user's code, in the sandbox when there is one."""
     argv = [sys.executable, "-m", module, *args]
     package_root = str(Path(__file__).resolve().parents[2])
     env = {**_CPU_ENV, "PYTHONPATH": package_root}
     if sandbox_available():
         return _sandboxed(argv, env, read_only, writable, timeout)
-    full = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))
-            and k != "KERNELEVO_CONFIG"}
+    full = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.endswith(("_API_KEY", "_TOKEN")) and k != "KERNELEVO_CONFIG"
+    }
     full.update(env)
-    full["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    full["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p
+    )
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd or writable)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=timeout, env=full, cwd=cwd or writable
+        )
     except subprocess.TimeoutExpired as exc:
         return UserRun(124, _text(exc.stdout), _text(exc.stderr), False, True)
     return UserRun(proc.returncode, proc.stdout, proc.stderr, False)
 
 
-def _sandboxed(argv: list[str], env: dict[str, str], read_only: list[str], writable: str,
-               timeout: float) -> UserRun:
+def _sandboxed(
+    argv: list[str], env: dict[str, str], read_only: list[str], writable: str, timeout: float
+) -> UserRun:
     from kernelevo.sandbox import Limits, SandboxSpec, spawn
 
-    spec = SandboxSpec(argv, env=env, read_only=[Path(p) for p in dict.fromkeys(read_only) if os.path.exists(p)],
-                       writable=[Path(writable)], limits=Limits(memory_bytes=16 << 30, cpu_seconds=int(timeout) + 30))
+    spec = SandboxSpec(
+        argv,
+        env=env,
+        read_only=[Path(p) for p in dict.fromkeys(read_only) if os.path.exists(p)],
+        writable=[Path(writable)],
+        limits=Limits(memory_bytes=16 << 30, cpu_seconds=int(timeout) + 30),
+    )
     with spawn(spec, channel=False) as proc:
         try:
             code = proc.wait(timeout=timeout)

@@ -4,6 +4,7 @@ Static checks run here (no candidate code executes in this process); the candida
 runs in a fresh process of its own and the judge process decides from its outputs
 (kernelevo/judge/). Results are cached in the store by content hash.
 """
+
 from __future__ import annotations
 
 import time
@@ -12,12 +13,12 @@ from typing import Any
 
 from kernelevo import __version__
 from kernelevo.digest import text_hash
+from kernelevo.evaluate import Evaluator
 from kernelevo.machine import probe
+from kernelevo.precompile import Precompiled, precompile
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.static import check_source
-from kernelevo.evaluate import Evaluator
-from kernelevo.precompile import Precompiled, precompile
 from kernelevo.worker.pool import Worker, WorkerError
 
 VERIFIER_VERSION = "1"
@@ -37,17 +38,28 @@ def resolve_size(task: TaskFile, device: str, size: str | None) -> str:
     return "default" if size == "small" and not task.hints.get("SMALL") else size
 
 
-def verdict_key(device: str, size: str, measure: bool = True, strict: bool = False,
-                precision: tuple[str, ...] = ()) -> str:
+def verdict_key(
+    device: str,
+    size: str,
+    measure: bool = True,
+    strict: bool = False,
+    precision: tuple[str, ...] = (),
+) -> str:
     """The verdict cache's key besides the task and candidate hashes (the user's policy choices included)."""
-    return (env_key(device, size) + ("|timed" if device == "cuda" and measure else "") + ("|strict" if strict else "")
-            + "".join(f"|{p}" for p in sorted(precision)))
+    return (
+        env_key(device, size)
+        + ("|timed" if device == "cuda" and measure else "")
+        + ("|strict" if strict else "")
+        + "".join(f"|{p}" for p in sorted(precision))
+    )
 
 
 def env_key(device: str, size: str) -> str:
     m = probe()
     gpu = m.gpus[0] if (device == "cuda" and m.gpus) else "cpu"
-    return f"v{VERIFIER_VERSION}/{__version__}|{device}|{gpu}|{size}|torch {m.torch}|triton {m.triton}"
+    return (
+        f"v{VERIFIER_VERSION}/{__version__}|{device}|{gpu}|{size}|torch {m.torch}|triton {m.triton}"
+    )
 
 
 def verify_candidate(
@@ -97,7 +109,9 @@ def verify_candidate(
     if static.syntax_error:
         verdict = Verdict("compile_error", static.syntax_error, backend="unknown")
     elif not static.ok:
-        verdict = Verdict("rejected", static.problems[0], backend=static.backend, checks=list(static.checks))
+        verdict = Verdict(
+            "rejected", static.problems[0], backend=static.backend, checks=list(static.checks)
+        )
     else:
         limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
         own = evaluator is None
@@ -108,18 +122,48 @@ def verify_candidate(
             if precompiled is None:
                 from kernelevo.judge.session import probe_task
 
-                probe_task(task_file, ev, device, size, limit, seed)  # a broken or too-large task: TaskError first
-                precompiled = precompile(ev.compiler, task_file.path, cand_path, static.backend, device=device,
-                                         size=size, seed=seed, timeout=limit)
+                probe_task(
+                    task_file, ev, device, size, limit, seed
+                )  # a broken or too-large task: TaskError first
+                precompiled = precompile(
+                    ev.compiler,
+                    task_file.path,
+                    cand_path,
+                    static.backend,
+                    device=device,
+                    size=size,
+                    seed=seed,
+                    timeout=limit,
+                )
             ahead = precompiled.check()
             if precompiled.conclusive:
-                verdict = Verdict(precompiled.status, precompiled.reason, backend=static.backend,
-                                  checks=[*static.checks, ahead], log=precompiled.log)
+                verdict = Verdict(
+                    precompiled.status,
+                    precompiled.reason,
+                    backend=static.backend,
+                    checks=[*static.checks, ahead],
+                    log=precompiled.log,
+                )
             else:
-                verdict = _run_dynamic(task_file, cand_path, static.backend, [*static.checks, ahead], ev, device,
-                                       size, limit, seed, measure, precompiled.kernels,
-                                       {"strict": strict, "precision": list(precision),
-                                        "compile_mode": compile_mode, "max_time_s": max_time_s})
+                verdict = _run_dynamic(
+                    task_file,
+                    cand_path,
+                    static.backend,
+                    [*static.checks, ahead],
+                    ev,
+                    device,
+                    size,
+                    limit,
+                    seed,
+                    measure,
+                    precompiled.kernels,
+                    {
+                        "strict": strict,
+                        "precision": list(precision),
+                        "compile_mode": compile_mode,
+                        "max_time_s": max_time_s,
+                    },
+                )
             verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
             verdict.isolation = _isolation(ev)
         finally:
@@ -128,8 +172,14 @@ def verify_candidate(
     verdict.task_hash, verdict.candidate_hash = task_file.hash, cand_hash
     verdict.elapsed_s = time.perf_counter() - t0
     m = probe()
-    verdict.versions = {"kernelevo": __version__, "torch": m.torch, "triton": m.triton, "nvcc": m.nvcc,
-                        "driver": m.driver, **verdict.versions}
+    verdict.versions = {
+        "kernelevo": __version__,
+        "torch": m.torch,
+        "triton": m.triton,
+        "nvcc": m.nvcc,
+        "driver": m.driver,
+        **verdict.versions,
+    }
     if store is not None and verdict.status not in ("timeout",) and verdict.isolation != "none":
         from kernelevo.store_open import StoreError
 
@@ -148,14 +198,26 @@ def _isolation(ev: Evaluator) -> str:
     return getattr(ev.runner, "isolation", "sandbox")
 
 
-def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_checks: list[Check], ev: Evaluator,
-                 device: str, size: str, timeout: float, seed: int | None, measure: bool = True,
-                 compiled_ahead: list[str] | None = None, policy: dict[str, Any] | None = None) -> Verdict:
+def _run_dynamic(
+    task_file: TaskFile,
+    cand_path: Path,
+    backend: str,
+    static_checks: list[Check],
+    ev: Evaluator,
+    device: str,
+    size: str,
+    timeout: float,
+    seed: int | None,
+    measure: bool = True,
+    compiled_ahead: list[str] | None = None,
+    policy: dict[str, Any] | None = None,
+) -> Verdict:
     """The judge decides from data; the candidate runs in a fresh process of its own (kernelevo/judge/)."""
     from kernelevo.judge.session import Session
 
-    verdict, launches = Session(task_file, cand_path, backend, ev, device, size, timeout, seed,
-                                policy=policy).run(measure)
+    verdict, launches = Session(
+        task_file, cand_path, backend, ev, device, size, timeout, seed, policy=policy
+    ).run(measure)
     verdict.checks = list(static_checks) + verdict.checks
     if device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
         missed = {k: v for k, v in launches.items() if k not in (compiled_ahead or [])}
@@ -164,20 +226,40 @@ def _run_dynamic(task_file: TaskFile, cand_path: Path, backend: str, static_chec
     return verdict
 
 
-def _aot_check(w: Worker, cand_path: Path, launches: dict[str, Any], verdict: Verdict, timeout: float) -> None:
+def _aot_check(
+    w: Worker, cand_path: Path, launches: dict[str, Any], verdict: Verdict, timeout: float
+) -> None:
     try:
-        reply = w.request({"op": "aot", "candidate_path": str(cand_path.resolve()), "launches": launches, "arch": 90},
-                          timeout)
+        reply = w.request(
+            {
+                "op": "aot",
+                "candidate_path": str(cand_path.resolve()),
+                "launches": launches,
+                "arch": 90,
+            },
+            timeout,
+        )
     except WorkerError as exc:
-        verdict.checks.append(Check("aot_compile_sm90", False, f"ahead-of-time compile did not finish: {exc}"))
-        verdict.status, verdict.reason = "compile_error", f"ahead-of-time compile for sm_90 did not finish: {exc}"
+        verdict.checks.append(
+            Check("aot_compile_sm90", False, f"ahead-of-time compile did not finish: {exc}")
+        )
+        verdict.status, verdict.reason = (
+            "compile_error",
+            f"ahead-of-time compile for sm_90 did not finish: {exc}",
+        )
         return
     records = reply.get("records", [])
     failed = [r for r in records if not r.get("ok")]
-    verdict.checks.append(Check("aot_compile_sm90", not failed,
-                                "compiled for sm_90: " + ", ".join(r["kernel"] for r in records) if not failed else
-                                f"kernel {failed[0]['kernel']} does not compile for sm_90: {failed[0].get('error', '')}",
-                                {"kernels": records}))
+    verdict.checks.append(
+        Check(
+            "aot_compile_sm90",
+            not failed,
+            "compiled for sm_90: " + ", ".join(r["kernel"] for r in records)
+            if not failed
+            else f"kernel {failed[0]['kernel']} does not compile for sm_90: {failed[0].get('error', '')}",
+            {"kernels": records},
+        )
+    )
     if failed:
         verdict.status = "compile_error"
         verdict.reason = f"kernel {failed[0]['kernel']} does not compile for sm_90 (H100/H200): {failed[0].get('error', '')}"

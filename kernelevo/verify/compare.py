@@ -3,6 +3,7 @@
 The element-wise bound alone lets a kernel drift everywhere by just under the
 tolerance (quietly lower precision); the L2 bound catches that.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -26,7 +27,9 @@ PRECISION_LEVELS: dict[str, dict[str, float]] = {
 LEVEL_NAMES = {"tf32": "TF32", "bf16": "bf16"}
 
 
-def tolerance_for(dtype: torch.dtype, hint: Any = None, precision: str | None = None) -> dict[str, float] | None:
+def tolerance_for(
+    dtype: torch.dtype, hint: Any = None, precision: str | None = None
+) -> dict[str, float] | None:
     """None means exact comparison (integers, bool). `precision` loosens float32 bounds to a level
     of PRECISION_LEVELS (never tighter than the task's own tolerance)."""
     name = str(dtype).replace("torch.", "")
@@ -52,8 +55,9 @@ def flatten_outputs(out: Any) -> list[Any]:
     return [out]
 
 
-def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
-                    precision: str | None = None) -> tuple[bool, str, dict[str, Any]]:
+def compare_outputs(
+    ref: Any, cand: Any, tolerance_hint: Any = None, precision: str | None = None
+) -> tuple[bool, str, dict[str, Any]]:
     """Returns (passed, message, detail). Detail carries locations and magnitudes for feedback;
     `tolerance_failure` marks a failure that a looser precision level might pass."""
     refs, cands = flatten_outputs(ref), flatten_outputs(cand)
@@ -69,7 +73,11 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
         if type(c) is not torch.Tensor:
             return False, f"{label}: expected a plain torch.Tensor, got {type(c).__name__}", {}
         if c.shape != r.shape:
-            return False, f"{label}: shape mismatch: expected {tuple(r.shape)}, got {tuple(c.shape)}", {}
+            return (
+                False,
+                f"{label}: shape mismatch: expected {tuple(r.shape)}, got {tuple(c.shape)}",
+                {},
+            )
         if c.dtype != r.dtype:
             return False, f"{label}: dtype mismatch: expected {r.dtype}, got {c.dtype}", {}
         if c.device != r.device:
@@ -81,8 +89,11 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
             n_bad = int(diff.sum())
             if n_bad:
                 idx = _first_index(diff)
-                return False, f"{label}: {n_bad} of {rr.numel()} elements differ (exact dtype {r.dtype}); first at {idx}", {
-                    "mismatches": n_bad, "first_index": idx, **_values_at(rr, cc, idx)}
+                return (
+                    False,
+                    f"{label}: {n_bad} of {rr.numel()} elements differ (exact dtype {r.dtype}); first at {idx}",
+                    {"mismatches": n_bad, "first_index": idx, **_values_at(rr, cc, idx)},
+                )
             continue
         r64, c64 = rr.to(torch.float64), cc.to(torch.float64)
         ref_nonfinite = ~torch.isfinite(r64)
@@ -91,12 +102,22 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
         if bool(new_nonfinite.any()):
             n = int(new_nonfinite.sum())
             idx = _first_index(new_nonfinite)
-            return False, (f"{label}: {n} NaN/Inf values where the reference is finite, first at {idx} "
-                           "(unwritten output elements read as NaN)"), {"nonfinite": n, "first_index": idx}
+            return (
+                False,
+                (
+                    f"{label}: {n} NaN/Inf values where the reference is finite, first at {idx} "
+                    "(unwritten output elements read as NaN)"
+                ),
+                {"nonfinite": n, "first_index": idx},
+            )
         same_special = ref_nonfinite & (torch.isnan(r64) & torch.isnan(c64) | (r64 == c64))
         if bool((ref_nonfinite & ~same_special).any()):
             idx = _first_index(ref_nonfinite & ~same_special)
-            return False, f"{label}: non-finite reference values not reproduced, first at {idx}", {"first_index": idx}
+            return (
+                False,
+                f"{label}: non-finite reference values not reproduced, first at {idx}",
+                {"first_index": idx},
+            )
         finite = ~ref_nonfinite
         err = (c64 - r64).abs().where(finite, torch.zeros_like(r64))
         bound = tol["atol"] + tol["rtol"] * r64.abs().where(finite, torch.zeros_like(r64))
@@ -104,10 +125,21 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
         n_bad = int(bad.sum())
         max_err = float(err.max()) if err.numel() else 0.0
         ref_norm = float(r64.where(finite, torch.zeros_like(r64)).norm())
-        rel_l2 = float(err.norm()) / ref_norm if ref_norm > 0 else (0.0 if max_err == 0 else float("inf"))
+        rel_l2 = (
+            float(err.norm()) / ref_norm
+            if ref_norm > 0
+            else (0.0 if max_err == 0 else float("inf"))
+        )
         where = _first_index(err == err.max()) if err.numel() else []
-        detail = {"max_abs_err": max_err, "max_err_index": where, "rel_l2": rel_l2, "mismatches": n_bad,
-                  "numel": int(rr.numel()), "tolerance": tol, "tolerance_failure": r.dtype == torch.float32}
+        detail = {
+            "max_abs_err": max_err,
+            "max_err_index": where,
+            "rel_l2": rel_l2,
+            "mismatches": n_bad,
+            "numel": int(rr.numel()),
+            "tolerance": tol,
+            "tolerance_failure": r.dtype == torch.float32,
+        }
         if n_bad:
             first = _first_index(bad)
             detail.update(first_index=first, **_values_at(r64, c64, first))
@@ -115,11 +147,23 @@ def compare_outputs(ref: Any, cand: Any, tolerance_hint: Any = None,
             detail.update({f"{k}_at_max": v for k, v in _values_at(r64, c64, where).items()})
         worst = detail if not worst or rel_l2 > worst.get("rel_l2", 0) else worst
         if n_bad:
-            return False, (f"{label}: {n_bad} of {rr.numel()} elements outside atol={tol['atol']:g}, rtol={tol['rtol']:g}; "
-                           f"max abs error {max_err:.3g} at {where}, relative L2 error {rel_l2:.3g}"), detail
+            return (
+                False,
+                (
+                    f"{label}: {n_bad} of {rr.numel()} elements outside atol={tol['atol']:g}, rtol={tol['rtol']:g}; "
+                    f"max abs error {max_err:.3g} at {where}, relative L2 error {rel_l2:.3g}"
+                ),
+                detail,
+            )
         if rel_l2 > tol["rel_l2"]:
-            return False, (f"{label}: relative L2 error {rel_l2:.3g} exceeds {tol['rel_l2']:g} "
-                           "(lower precision than the reference?)"), detail
+            return (
+                False,
+                (
+                    f"{label}: relative L2 error {rel_l2:.3g} exceeds {tol['rel_l2']:g} "
+                    "(lower precision than the reference?)"
+                ),
+                detail,
+            )
     return True, "outputs match", worst
 
 
@@ -136,10 +180,12 @@ def _first_index(mask: torch.Tensor) -> list[int]:
     return [int(v) for v in nz[0]] if nz.numel() else []
 
 
-def loosest_needed(ref: Any, cand: Any, tolerance_hint: Any, start: str | None) -> tuple[str | None, str, dict[str, Any]]:
+def loosest_needed(
+    ref: Any, cand: Any, tolerance_hint: Any, start: str | None
+) -> tuple[str | None, str, dict[str, Any]]:
     """The first precision level, from `start` on, at which the outputs match; (None, ...) if none."""
     levels = list(PRECISION_LEVELS)
-    for level in levels[levels.index(start) + 1 if start else 0:]:
+    for level in levels[levels.index(start) + 1 if start else 0 :]:
         passed, message, detail = compare_outputs(ref, cand, tolerance_hint, level)
         if passed:
             return level, message, detail

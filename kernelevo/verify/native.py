@@ -4,30 +4,66 @@ Host threads and extra streams let a kernel run outside the stream the timer wat
 (a kernel launched from a `std::thread` ran the timing phase into its limit); each
 pattern below has no honest use in a KernelBench-style forward.
 """
+
 from __future__ import annotations
 
 import ast
 import re
 
 NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\bstd::thread\b|\bstd::jthread\b"), "std::thread starts a host thread that escapes the timer"),
-    (re.compile(r"\bpthread_create\s*\("), "pthread_create starts a host thread that escapes the timer"),
-    (re.compile(r"\bstd::async\s*[(<]"), "std::async runs work on a host thread that escapes the timer"),
-    (re.compile(r"\bcudaLaunchHostFunc\s*\("), "cudaLaunchHostFunc runs host code inside the stream"),
-    (re.compile(r"\bcudaStreamAddCallback\s*\("), "cudaStreamAddCallback runs host code inside the stream"),
-    (re.compile(r"\bcudaStreamCreate\w*\s*\("), "cudaStreamCreate makes a side stream the timer does not watch"),
-    (re.compile(r"\bgetStreamFromPool\s*\("), "getStreamFromPool takes a side stream the timer does not watch"),
-    (re.compile(r"\bgetStreamFromExternal\s*\("), "getStreamFromExternal uses a stream the timer does not watch"),
-    (re.compile(r"\bcudaStreamPerThread\b"), "cudaStreamPerThread is a stream the timer does not watch"),
-    (re.compile(r"\b(?:fork|popen|execv\w*)\s*\("), "starting processes from native code is not allowed"),
+    (
+        re.compile(r"\bstd::thread\b|\bstd::jthread\b"),
+        "std::thread starts a host thread that escapes the timer",
+    ),
+    (
+        re.compile(r"\bpthread_create\s*\("),
+        "pthread_create starts a host thread that escapes the timer",
+    ),
+    (
+        re.compile(r"\bstd::async\s*[(<]"),
+        "std::async runs work on a host thread that escapes the timer",
+    ),
+    (
+        re.compile(r"\bcudaLaunchHostFunc\s*\("),
+        "cudaLaunchHostFunc runs host code inside the stream",
+    ),
+    (
+        re.compile(r"\bcudaStreamAddCallback\s*\("),
+        "cudaStreamAddCallback runs host code inside the stream",
+    ),
+    (
+        re.compile(r"\bcudaStreamCreate\w*\s*\("),
+        "cudaStreamCreate makes a side stream the timer does not watch",
+    ),
+    (
+        re.compile(r"\bgetStreamFromPool\s*\("),
+        "getStreamFromPool takes a side stream the timer does not watch",
+    ),
+    (
+        re.compile(r"\bgetStreamFromExternal\s*\("),
+        "getStreamFromExternal uses a stream the timer does not watch",
+    ),
+    (
+        re.compile(r"\bcudaStreamPerThread\b"),
+        "cudaStreamPerThread is a stream the timer does not watch",
+    ),
+    (
+        re.compile(r"\b(?:fork|popen|execv\w*)\s*\("),
+        "starting processes from native code is not allowed",
+    ),
 ]
 _CODE_HINT = re.compile(r"__global__|#include|<<<|torch::Tensor|cuda\w*\(")
 
 
 def native_strings(tree: ast.Module) -> list[tuple[int, str]]:
     """(first line in the file, text) of every string constant that looks like C++/CUDA source."""
-    return [(node.lineno, node.value) for node in ast.walk(tree)
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and _CODE_HINT.search(node.value)]
+    return [
+        (node.lineno, node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and _CODE_HINT.search(node.value)
+    ]
 
 
 def _strip_comments(code: str) -> str:
@@ -45,5 +81,7 @@ def check_native(tree: ast.Module) -> list[str]:
             m = pattern.search(code)
             if m:
                 line = first_line + code.count("\n", 0, m.start())
-                problems.append(f"line {line} (CUDA source): {m.group(0).strip('(<')} is not allowed: {why}")
+                problems.append(
+                    f"line {line} (CUDA source): {m.group(0).strip('(<')} is not allowed: {why}"
+                )
     return problems

@@ -5,6 +5,7 @@ patched timers) with a reason a model can act on, and tell which backend is used
 is held to an allowlist (imports, no dunder attributes, no dynamic-access builtins):
 a fast first filter before any GPU; the worker's sandbox and the judge are the guarantee.
 """
+
 from __future__ import annotations
 
 import ast
@@ -53,33 +54,108 @@ FORBIDDEN_CALLS = {
     "__import__": "dynamic imports are not allowed in a candidate",
     "importlib.import_module": "dynamic imports are not allowed in a candidate",
 }
-PATCH_ROOTS = ("torch", "triton", "tl", "time", "np", "numpy", "F", "nn", "builtins", "os", "sys", "math")
+PATCH_ROOTS = (
+    "torch",
+    "triton",
+    "tl",
+    "time",
+    "np",
+    "numpy",
+    "F",
+    "nn",
+    "builtins",
+    "os",
+    "sys",
+    "math",
+)
 TENSOR_BASES = {"torch.Tensor", "Tensor"}
 DUNDER_HOOKS = {"__torch_function__", "__torch_dispatch__"}
 # What a Python candidate may import: the kernel languages, math, our CUDA helper, and pure
 # language helpers. Anything else (numpy computes outside the op recorder, os reaches files) is refused.
-ALLOWED_IMPORTS = ("torch", "triton", "math", "kernelevo.cuda", "__future__", "typing", "dataclasses", "functools",
-                   "itertools", "operator", "collections", "numbers", "enum", "warnings", "numpy")
+ALLOWED_IMPORTS = (
+    "torch",
+    "triton",
+    "math",
+    "kernelevo.cuda",
+    "__future__",
+    "typing",
+    "dataclasses",
+    "functools",
+    "itertools",
+    "operator",
+    "collections",
+    "numbers",
+    "enum",
+    "warnings",
+    "numpy",
+)
 # numpy only for the CUDA helper's fixed-width scalars: arrays would compute outside the op recorder
-NUMPY_SCALARS = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-                 "float64", "intp", "uintp", "bool_"}
+NUMPY_SCALARS = {
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "intp",
+    "uintp",
+    "bool_",
+}
 BANNED_BUILTINS = {
-    "getattr": "reaches attributes by computed name", "setattr": "sets attributes by computed name",
-    "delattr": "deletes attributes", "vars": "exposes a module's or object's namespace",
-    "globals": "exposes the module namespace", "locals": "exposes the frame's namespace",
-    "eval": "runs code from a string", "exec": "runs code from a string", "compile": "builds code from a string",
-    "open": "reads or writes files", "__import__": "imports modules dynamically", "breakpoint": "stops the process",
+    "getattr": "reaches attributes by computed name",
+    "setattr": "sets attributes by computed name",
+    "delattr": "deletes attributes",
+    "vars": "exposes a module's or object's namespace",
+    "globals": "exposes the module namespace",
+    "locals": "exposes the frame's namespace",
+    "eval": "runs code from a string",
+    "exec": "runs code from a string",
+    "compile": "builds code from a string",
+    "open": "reads or writes files",
+    "__import__": "imports modules dynamically",
+    "breakpoint": "stops the process",
     "input": "reads the worker's channel",
 }
 ALLOWED_DUNDERS = {"__init__"}  # super().__init__(), nn.Module.__init__(self)
 # Modules that torch (or triton) holds as attributes (`torch.os`, `torch.sys`): reaching them that
 # way would walk around the import allowlist.
-REACHABLE_MODULES = {"os", "sys", "ctypes", "subprocess", "builtins", "importlib", "inspect", "gc", "threading",
-                     "io", "pathlib", "shutil", "socket", "pickle", "platform", "glob", "tempfile", "signal",
-                     "multiprocessing", "types", "time"}
+REACHABLE_MODULES = {
+    "os",
+    "sys",
+    "ctypes",
+    "subprocess",
+    "builtins",
+    "importlib",
+    "inspect",
+    "gc",
+    "threading",
+    "io",
+    "pathlib",
+    "shutil",
+    "socket",
+    "pickle",
+    "platform",
+    "glob",
+    "tempfile",
+    "signal",
+    "multiprocessing",
+    "types",
+    "time",
+}
 # Library attributes whose assignment changes state the reference and the baselines share.
 GLOBAL_STATE_PREFIXES = ("torch.backends.", "torch.set_", "torch.cuda.matmul", "torch._C")
-TIMER_NAMES = ("time.", "torch.cuda.Event", "torch.cuda.synchronize", "torch.cuda.Stream", "torch.cuda.current_stream")
+TIMER_NAMES = (
+    "time.",
+    "torch.cuda.Event",
+    "torch.cuda.synchronize",
+    "torch.cuda.Stream",
+    "torch.cuda.current_stream",
+)
 CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose")
 
 
@@ -90,14 +166,20 @@ def _import_allowed(module: str) -> bool:
 def _assignment_problem(target: str) -> str:
     """What assigning a library attribute does, said plainly."""
     if target.startswith(GLOBAL_STATE_PREFIXES):
-        return (f"assigning {target} changes global state that the reference and the baselines share; "
-                "a candidate must not change library settings (a task opts into TF32 with ALLOW_TF32)")
+        return (
+            f"assigning {target} changes global state that the reference and the baselines share; "
+            "a candidate must not change library settings (a task opts into TF32 with ALLOW_TF32)"
+        )
     if target.startswith(TIMER_NAMES):
-        return f"assigning {target} patches what the timer uses; a candidate must not change the timer"
+        return (
+            f"assigning {target} patches what the timer uses; a candidate must not change the timer"
+        )
     if target.startswith(CHECK_NAMES):
         return f"assigning {target} patches what the correctness checks use; a candidate must not change them"
-    return (f"assigning {target} patches a library attribute that the reference, the checks and the timer "
-            "share; keep your own state on ModelNew")
+    return (
+        f"assigning {target} patches a library attribute that the reference, the checks and the timer "
+        "share; keep your own state on ModelNew"
+    )
 
 
 @dataclass
@@ -111,8 +193,6 @@ class StaticReport:
     @property
     def ok(self) -> bool:
         return not self.problems and self.syntax_error is None
-
-
 
 
 def _aliases(tree: ast.Module) -> dict[str, str]:
@@ -158,14 +238,21 @@ def _try_problem(node: ast.Try, launchers: set[str], aliases: dict[str, str]) ->
     for h in node.handlers:
         if any(isinstance(s, ast.Raise) for s in h.body):
             continue
-        computing = [n for s in h.body for n in ast.walk(s) if isinstance(n, (ast.Return, ast.Yield))] + [
-            c for c in _calls(h.body) if _resolve(dotted_name(c.func), aliases) not in _QUIET_CALLS]
+        computing = [
+            n for s in h.body for n in ast.walk(s) if isinstance(n, (ast.Return, ast.Yield))
+        ] + [
+            c for c in _calls(h.body) if _resolve(dotted_name(c.func), aliases) not in _QUIET_CALLS
+        ]
         if computing:
-            return (f"the except handler at line {h.lineno} computes a result another way (line "
-                    f"{computing[0].lineno}): a fallback hides a failing kernel; let errors surface")
+            return (
+                f"the except handler at line {h.lineno} computes a result another way (line "
+                f"{computing[0].lineno}): a fallback hides a failing kernel; let errors surface"
+            )
         if launching:
-            return (f"the except handler at line {h.lineno} swallows errors from a kernel launch in its try "
-                    "block: a failing kernel must fail the candidate; let errors surface")
+            return (
+                f"the except handler at line {h.lineno} swallows errors from a kernel launch in its try "
+                "block: a failing kernel must fail the candidate; let errors surface"
+            )
     return None
 
 
@@ -180,10 +267,12 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
-        return StaticReport(backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}")
+        return StaticReport(
+            backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}"
+        )
     aliases = _aliases(tree)
-    problems: list[str] = []   # the specific hacks first: their reason is the verdict's
-    refused: list[str] = []    # then what the allowlist refuses
+    problems: list[str] = []  # the specific hacks first: their reason is the verdict's
+    refused: list[str] = []  # then what the allowlist refuses
 
     def bad(node: ast.AST, msg: str, into: list[str] = problems) -> None:
         into.append(f"line {getattr(node, 'lineno', '?')}: {msg}")
@@ -205,47 +294,93 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 if full in ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit"):
                     jit_kernels.append(node.name)
             if node.name in DUNDER_HOOKS:
-                bad(node, f"{node.name} hooks are not allowed: a candidate returns plain tensors (tensor subclasses can compute lazily)")
+                bad(
+                    node,
+                    f"{node.name} hooks are not allowed: a candidate returns plain tensors (tensor subclasses can compute lazily)",
+                )
         elif isinstance(node, ast.ClassDef):
             bases = [_resolve(dotted_name(b), aliases) for b in node.bases]
             if node.name == "ModelNew":
                 model_new = node
                 if any(b.split(".")[-1] == "Model" for b in bases):
-                    bad(node, "ModelNew subclasses Model: a candidate must implement forward itself, not inherit the reference")
+                    bad(
+                        node,
+                        "ModelNew subclasses Model: a candidate must implement forward itself, not inherit the reference",
+                    )
             if any(b in TENSOR_BASES or b.endswith("torch.Tensor") for b in bases):
-                bad(node, f"class {node.name} subclasses torch.Tensor: tensor subclasses can compute lazily and are not allowed")
+                bad(
+                    node,
+                    f"class {node.name} subclasses torch.Tensor: tensor subclasses can compute lazily and are not allowed",
+                )
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             if isinstance(node, ast.ImportFrom) and not _import_allowed(node.module or ""):
                 mods = [f"{node.module}.{a.name}" for a in node.names]  # from kernelevo import cuda
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
                     bad(node, f"import of {root}: {FORBIDDEN_MODULES[root]}")
-                elif not _import_allowed(m) and not (isinstance(node, ast.ImportFrom) and node.level):
-                    bad(node, f"import of {m} is not allowed: a candidate imports only "
-                              f"{', '.join(ALLOWED_IMPORTS[:4])} and pure helpers (typing, functools...)", refused)
-            if isinstance(node, ast.ImportFrom) and (node.level or not _import_allowed(node.module or "")):
+                elif not _import_allowed(m) and not (
+                    isinstance(node, ast.ImportFrom) and node.level
+                ):
+                    bad(
+                        node,
+                        f"import of {m} is not allowed: a candidate imports only "
+                        f"{', '.join(ALLOWED_IMPORTS[:4])} and pure helpers (typing, functools...)",
+                        refused,
+                    )
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or not _import_allowed(node.module or "")
+            ):
                 if any(a.name == "Model" for a in node.names):
                     bad(node, "imports Model: a candidate must not use the reference module")
                 elif node.level:
-                    bad(node, "relative imports are not allowed: a candidate is one self-contained file", refused)
-        elif isinstance(node, ast.Try) or (hasattr(ast, "TryStar") and isinstance(node, getattr(ast, "TryStar"))):
+                    bad(
+                        node,
+                        "relative imports are not allowed: a candidate is one self-contained file",
+                        refused,
+                    )
+        elif isinstance(node, ast.Try) or (
+            hasattr(ast, "TryStar") and isinstance(node, ast.TryStar)
+        ):
             why = _try_problem(node, launchers | set(jit_kernels), aliases)  # type: ignore[arg-type]
             if why:
                 bad(node, f"try/except: {why}")
         elif isinstance(node, ast.Call):
             full = _resolve(dotted_name(node.func), aliases)
-            if full in FORBIDDEN_CALLS or full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch"):
+            if (
+                full in FORBIDDEN_CALLS
+                or (full.split(".")[-1] in ("Stream", "ExternalStream")
+                and full.startswith("torch"))
+            ):
                 bad(node, f"{full}: {FORBIDDEN_CALLS.get(full, 'side streams escape the timer')}")
-            elif isinstance(node.func, ast.Name) and node.func.id in BANNED_BUILTINS and node.func.id not in aliases:
+            elif (
+                isinstance(node.func, ast.Name)
+                and node.func.id in BANNED_BUILTINS
+                and node.func.id not in aliases
+            ):
                 what = node.func.id
-                on = f" on {dotted_name(node.args[0]) or 'an object'}" if node.args and what.endswith("attr") else ""
-                bad(node, f"{what}(){on} is not allowed: it {BANNED_BUILTINS[what]}; "
-                          "name library functions and attributes directly", problems if on else refused)
+                on = (
+                    f" on {dotted_name(node.args[0]) or 'an object'}"
+                    if node.args and what.endswith("attr")
+                    else ""
+                )
+                bad(
+                    node,
+                    f"{what}(){on} is not allowed: it {BANNED_BUILTINS[what]}; "
+                    "name library functions and attributes directly",
+                    problems if on else refused,
+                )
             if full.endswith("cpp_extension.load_inline") or full == "load_inline":
                 uses_inline = True
-            if full in ("kernelevo.cuda.compile",) or (full.endswith(".compile") and _resolve(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"):
+            if full in ("kernelevo.cuda.compile",) or (
+                full.endswith(".compile")
+                and _resolve(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"
+            ):
                 uses_cuda_helper = True
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -253,17 +388,33 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 for sub in ast.walk(t):
                     if isinstance(sub, ast.Attribute):
                         root = dotted_name(sub).split(".")[0]
-                        if root and (root in PATCH_ROOTS or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS):
+                        if root and (
+                            root in PATCH_ROOTS
+                            or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS
+                        ):
                             bad(node, _assignment_problem(_resolve(dotted_name(sub), aliases)))
         elif isinstance(node, ast.Attribute):
-            if (isinstance(node.value, ast.Name) and _resolve(node.value.id, aliases) == "numpy"
-                    and node.attr not in NUMPY_SCALARS):
-                bad(node, f"numpy.{node.attr} is not allowed: numpy serves only the CUDA helper's scalar types "
-                          "(np.int32, np.float32...); compute on the GPU", refused)
-            elif (node.attr in REACHABLE_MODULES and isinstance(node.value, ast.Name)
-                  and _resolve(node.value.id, aliases).split(".")[0] in ("torch", "triton")):
-                bad(node, f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
-                          "import allowlist")
+            if (
+                isinstance(node.value, ast.Name)
+                and _resolve(node.value.id, aliases) == "numpy"
+                and node.attr not in NUMPY_SCALARS
+            ):
+                bad(
+                    node,
+                    f"numpy.{node.attr} is not allowed: numpy serves only the CUDA helper's scalar types "
+                    "(np.int32, np.float32...); compute on the GPU",
+                    refused,
+                )
+            elif (
+                node.attr in REACHABLE_MODULES
+                and isinstance(node.value, ast.Name)
+                and _resolve(node.value.id, aliases).split(".")[0] in ("torch", "triton")
+            ):
+                bad(
+                    node,
+                    f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
+                    "import allowlist",
+                )
             elif dotted_name(node) in ("sys.modules",):
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")
             elif _dunder_problem(node):
@@ -271,13 +422,34 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
     problems += check_native(tree)
     problems += refused
     if model_new is None:
-        problems.append("no class ModelNew: a candidate defines class ModelNew(nn.Module) with Model's constructor and forward")
-    backend = "cuda" if uses_cuda_helper else "cuda_inline" if uses_inline else "triton" if jit_kernels else "none"
+        problems.append(
+            "no class ModelNew: a candidate defines class ModelNew(nn.Module) with Model's constructor and forward"
+        )
+    backend = (
+        "cuda"
+        if uses_cuda_helper
+        else "cuda_inline"
+        if uses_inline
+        else "triton"
+        if jit_kernels
+        else "none"
+    )
     if backend == "none":
-        problems.append("no kernel: define a @triton.jit kernel, or compile CUDA with kernelevo.cuda.compile or load_inline")
+        problems.append(
+            "no kernel: define a @triton.jit kernel, or compile CUDA with kernelevo.cuda.compile or load_inline"
+        )
     checks = [
-        Check("static.backend", backend != "none", f"backend: {backend}", {"backend": backend, "triton_kernels": jit_kernels}),
-        Check("static.forbidden_patterns", not problems, "; ".join(problems) or "no forbidden patterns",
-              {"problems": problems}),
+        Check(
+            "static.backend",
+            backend != "none",
+            f"backend: {backend}",
+            {"backend": backend, "triton_kernels": jit_kernels},
+        ),
+        Check(
+            "static.forbidden_patterns",
+            not problems,
+            "; ".join(problems) or "no forbidden patterns",
+            {"problems": problems},
+        ),
     ]
     return StaticReport(backend=backend, checks=checks, problems=problems, jit_kernels=jit_kernels)

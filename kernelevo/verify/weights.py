@@ -6,6 +6,7 @@ matched by name, else by registration order within each shape; only when neither
 when ModelNew transforms its weights at construction (folds a constant in), are both modules
 built from one seed (KernelBench's rule), which cannot randomise the weights.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,16 +44,22 @@ def load_weights(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[st
         return "weights copied from the reference by name (randomised)"
     new.load_state_dict({a: rs[b] for a, b in plan})
     renamed = [f"{a} <- {b}" for a, b in plan if a != b]
-    return (f"weights mapped by registration order and shape (randomised): {', '.join(renamed[:4])}"
-            + (f" and {len(renamed) - 4} more" if len(renamed) > 4 else ""))
+    return (
+        f"weights mapped by registration order and shape (randomised): {', '.join(renamed[:4])}"
+        + (f" and {len(renamed) - 4} more" if len(renamed) > 4 else "")
+    )
 
 
-def transformed_at_construction(ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[str, str]]) -> bool:
+def transformed_at_construction(
+    ref: torch.nn.Module, new: torch.nn.Module, plan: list[tuple[str, str]]
+) -> bool:
     """Built from the same seed, ModelNew's mapped weights differ from Model's: it changed them
     (or drew them in another order)."""
     rs, ns = ref.state_dict(), new.state_dict()
-    return any(rs[b].is_floating_point() and not torch.equal(ns[a].to(rs[b].device, rs[b].dtype), rs[b])
-               for a, b in plan)
+    return any(
+        rs[b].is_floating_point() and not torch.equal(ns[a].to(rs[b].device, rs[b].dtype), rs[b])
+        for a, b in plan
+    )
 
 
 def seed_varies_weights(task: Any, seed: int) -> bool:
@@ -62,4 +69,7 @@ def seed_varies_weights(task: Any, seed: int) -> bool:
     for s in (seed, seed + 1):
         torch.manual_seed(s)
         states.append(task.Model(*init).state_dict())
-    return any(v.is_floating_point() and v.numel() and not torch.equal(v, states[1][k]) for k, v in states[0].items())
+    return any(
+        v.is_floating_point() and v.numel() and not torch.equal(v, states[1][k])
+        for k, v in states[0].items()
+    )

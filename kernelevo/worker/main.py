@@ -5,19 +5,22 @@ worker (kernelevo/runner/compile_worker.py: precompile, aot) and the judge
 (kernelevo/judge/process.py). Every reply echoes the request's `nonce`.
 Requests: {"op": "ping"}, the process's own ops, {"op": "exit"}.
 """
+
 from __future__ import annotations
 
 import itertools
 import os
 import sys
 import traceback
-from typing import Any, Callable
-
+from collections.abc import Callable
+from typing import Any
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def _profiled(handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]) -> dict[str, Any]:
+def _profiled(
+    handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
+) -> dict[str, Any]:
     """Run under cProfile and dump `<pid>-<n>-<op>.prof` into $KERNELEVO_WORKER_PROFILE (bench/profile_verdict.py)."""
     import cProfile
 
@@ -46,8 +49,11 @@ def _exit_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def serve(handlers: dict[str, Handler] | None = None, route_all: str | None = None,
-          warm: Callable[[], Any] | None = None) -> int:
+def serve(
+    handlers: dict[str, Handler] | None = None,
+    route_all: str | None = None,
+    warm: Callable[[], Any] | None = None,
+) -> int:
     """`route_all`: the handler every op but ping goes to; `warm`: run before answering ready."""
     from kernelevo.worker import protocol
     from kernelevo.worker.ops import ping
@@ -58,13 +64,14 @@ def serve(handlers: dict[str, Handler] | None = None, route_all: str | None = No
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    import threading
+
     import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
     from kernelevo.worker.sandbox import Integrity, new_threads
 
-    import threading
-
-    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch",
-                     daemon=True).start()
+    threading.Thread(
+        target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch", daemon=True
+    ).start()
     if warm is not None and os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
         warm()
     handlers = {"ping": ping, **(handlers or {})}
@@ -85,10 +92,22 @@ def serve(handlers: dict[str, Handler] | None = None, route_all: str | None = No
         try:
             reply = _profiled(handler, request) if profile_dir else handler(request)
         except BaseException as exc:  # a worker answers every request it survives
-            reply = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+            reply = {
+                "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()[-4000:],
+            }
         text = f"{reply.get('reason', '')} {reply.get('error', '')}".lower()
-        if any(m in text for m in ("cuda error", "illegal memory access", "illegal address", "misaligned address",
-                                   "unspecified launch failure", "device-side assert")):
+        if any(
+            m in text
+            for m in (
+                "cuda error",
+                "illegal memory access",
+                "illegal address",
+                "misaligned address",
+                "unspecified launch failure",
+                "device-side assert",
+            )
+        ):
             reply["poisoned"] = True
         patched = integrity.violations()
         left = new_threads(threads_before)

@@ -8,6 +8,7 @@ Every worker runs in a sandbox (kernelevo/sandbox): it sees no workspace, store,
 config file, so the task and candidate files a request names are copied into a
 read-only inbox and the request's paths point there; paths in the reply are mapped back.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,9 +39,21 @@ class WorkerError(Exception):
 def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     if device == "cpu":
-        env.update({"TRITON_INTERPRET": "1", "KERNELEVO_CUDA_COMPILE_ONLY": "1", "CUDA_VISIBLE_DEVICES": ""})
+        env.update(
+            {
+                "TRITON_INTERPRET": "1",
+                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
+                "CUDA_VISIBLE_DEVICES": "",
+            }
+        )
     elif device == "compile":
-        env.update({"KERNELEVO_CUDA_COMPILE_ONLY": "1", "CUDA_VISIBLE_DEVICES": "", "TRITON_INTERPRET": "0"})
+        env.update(
+            {
+                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
+                "CUDA_VISIBLE_DEVICES": "",
+                "TRITON_INTERPRET": "0",
+            }
+        )
     else:  # a GPU run worker: torch.compile's baseline compiles in-process, leaving no pool of compile
         # processes busy on the host while the next candidate is timed
         env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
@@ -56,10 +69,14 @@ def cache_dirs() -> dict[str, Path]:
     from kernelevo.backends.nvcc import cache_dir
 
     home = Path.home()
-    dirs = {"KERNELEVO_CACHE": cache_dir("inline").parent,
-            "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
-            "TORCHINDUCTOR_CACHE_DIR": Path(os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-                                            or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}")}
+    dirs = {
+        "KERNELEVO_CACHE": cache_dir("inline").parent,
+        "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
+        "TORCHINDUCTOR_CACHE_DIR": Path(
+            os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+            or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}"
+        ),
+    }
     if os.environ.get("TORCH_EXTENSIONS_DIR"):
         dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
     for path in dirs.values():
@@ -93,7 +110,11 @@ def task_roots(task_path: Any) -> set[Path]:
         head = f.read(4096)
     for line in head.splitlines():
         if line.startswith("sys.path root: "):
-            return {Path(p).resolve() for p in line[len("sys.path root: "):].split(os.pathsep) if os.path.isdir(p)}
+            return {
+                Path(p).resolve()
+                for p in line[len("sys.path root: ") :].split(os.pathsep)
+                if os.path.isdir(p)
+            }
     return set()
 
 
@@ -146,15 +167,25 @@ class Inbox:
 class Worker:
     """One worker process. Not thread-safe: one request at a time."""
 
-    def __init__(self, device: str = "cpu", *, env: dict[str, str] | None = None, start_timeout: float = 120.0,
-                 isolate: bool | None = None, module: str | None = None,
-                 writable: list[str] | None = None, file_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        device: str = "cpu",
+        *,
+        env: dict[str, str] | None = None,
+        start_timeout: float = 120.0,
+        isolate: bool | None = None,
+        module: str | None = None,
+        writable: list[str] | None = None,
+        file_bytes: int | None = None,
+    ) -> None:
         """`module`: the process's main module (the judge, the runner host); by default the compile
         worker for device 'compile', else the plain loop (ping only). `writable`: folders it may
         write besides its scratch (the exchange folder a judge and a runner host share); `file_bytes`:
         the largest file it may write, where tensors cross through files (a 6 GiB input set)."""
         self.device = device
-        self.module = module or ("kernelevo.runner.compile_worker" if device == "compile" else "kernelevo.worker.main")
+        self.module = module or (
+            "kernelevo.runner.compile_worker" if device == "compile" else "kernelevo.worker.main"
+        )
         self.extra_env = env or {}
         self.extra_writable = [Path(p) for p in (writable or [])]
         self.file_bytes = file_bytes
@@ -162,7 +193,9 @@ class Worker:
         self.isolate = isolate
         self.proc: SandboxProcess | None = None
         self.inbox = Inbox()
-        self.user_roots: set[Path] = set()  # the user's package folders tasks import from (read-only)
+        self.user_roots: set[Path] = (
+            set()
+        )  # the user's package folders tasks import from (read-only)
         self.requests_served = 0
         self.restarts = 0
         self._start_lock = threading.Lock()
@@ -177,13 +210,20 @@ class Worker:
     def spec(self) -> SandboxSpec:
         isolate = self.isolate if self.isolate is not None else use_sandbox()
         env = worker_env(self.device, self.extra_env)
-        writable = sorted({Path(env[k]) for k in cache_dirs() if k in env} | set(self.extra_writable))
+        writable = sorted(
+            {Path(env[k]) for k in cache_dirs() if k in env} | set(self.extra_writable)
+        )
         roots = sorted(self.user_roots)
-        return SandboxSpec([sys.executable, "-m", self.module], env=env,
-                           read_only=[self.inbox.root, *roots], writable=writable,
-                           hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
-                           gpu=self.device not in ("cpu", "compile"), isolate=isolate,
-                           **({"limits": Limits(file_bytes=self.file_bytes)} if self.file_bytes else {}))
+        return SandboxSpec(
+            [sys.executable, "-m", self.module],
+            env=env,
+            read_only=[self.inbox.root, *roots],
+            writable=writable,
+            hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
+            gpu=self.device not in ("cpu", "compile"),
+            isolate=isolate,
+            **({"limits": Limits(file_bytes=self.file_bytes)} if self.file_bytes else {}),
+        )
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
@@ -225,7 +265,7 @@ class Worker:
         self.kill()
         self.inbox.remove()
 
-    def __enter__(self) -> "Worker":
+    def __enter__(self) -> Worker:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -235,7 +275,9 @@ class Worker:
     def request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         """Send one request; on a time-out or crash the worker is killed and WorkerError raised."""
         roots = task_roots(message.get("task_path"))
-        if not roots <= self.user_roots:  # a task importing the user's own package: restart with it visible
+        if (
+            not roots <= self.user_roots
+        ):  # a task importing the user's own package: restart with it visible
             self.user_roots |= roots
             with self._start_lock:
                 self.kill()
@@ -290,7 +332,9 @@ class Worker:
                 log = self.log_tail()
                 if self.proc.output.flooded:
                     self.kill()
-                    raise WorkerError("crash", "the worker was stopped: its output passed the limit", log)
+                    raise WorkerError(
+                        "crash", "the worker was stopped: its output passed the limit", log
+                    )
                 self.kill()
                 how = f"signal {-code}" if code < 0 else f"exit code {code}"
                 raise WorkerError("crash", f"the worker process crashed ({how})", log)
@@ -301,7 +345,9 @@ class Worker:
             if size is not None and len(buf) >= need:
                 import msgpack
 
-                return msgpack.unpackb(buf[protocol.HEADER.size:need], raw=False, strict_map_key=False)
+                return msgpack.unpackb(
+                    buf[protocol.HEADER.size : need], raw=False, strict_map_key=False
+                )
 
 
 def start_all(workers: list[Worker]) -> None:

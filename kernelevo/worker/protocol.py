@@ -3,6 +3,7 @@
 The worker keeps its own stdout for the protocol and points fd 1 at stderr, so a
 candidate's prints cannot corrupt the channel.
 """
+
 from __future__ import annotations
 
 import struct

@@ -4,18 +4,32 @@ A candidate must not leave patched timers, events or comparison functions behind
 next candidate in the same process. (What the process can reach from outside, its
 environment included, is kernelevo/sandbox's business.)
 """
+
 from __future__ import annotations
 
 import importlib
 from typing import Any
 
-
 GUARDED = [
-    ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"), ("torch.testing", "assert_close"),
-    ("torch.cuda", "Event"), ("torch.cuda", "synchronize"), ("torch.cuda", "current_stream"),
-    ("torch.cuda", "Stream"), ("torch", "empty"), ("torch", "empty_like"), ("time", "perf_counter"),
-    ("time", "time"), ("time", "monotonic"), ("torch.Tensor", "__eq__"), ("torch.Tensor", "__sub__"),
-    ("torch.Tensor", "abs"), ("torch.Tensor", "copy_"), ("torch.Tensor", "clone"), ("torch.nn.Module", "__call__"),
+    ("torch", "allclose"),
+    ("torch", "isclose"),
+    ("torch", "equal"),
+    ("torch.testing", "assert_close"),
+    ("torch.cuda", "Event"),
+    ("torch.cuda", "synchronize"),
+    ("torch.cuda", "current_stream"),
+    ("torch.cuda", "Stream"),
+    ("torch", "empty"),
+    ("torch", "empty_like"),
+    ("time", "perf_counter"),
+    ("time", "time"),
+    ("time", "monotonic"),
+    ("torch.Tensor", "__eq__"),
+    ("torch.Tensor", "__sub__"),
+    ("torch.Tensor", "abs"),
+    ("torch.Tensor", "copy_"),
+    ("torch.Tensor", "clone"),
+    ("torch.nn.Module", "__call__"),
 ]
 
 
@@ -60,7 +74,7 @@ class TrustedThreads:
     the block are exempt from the 'no background thread left running' rule.
     """
 
-    def __enter__(self) -> "TrustedThreads":
+    def __enter__(self) -> TrustedThreads:
         import threading
 
         self._before = {t.ident for t in threading.enumerate()}
@@ -69,13 +83,19 @@ class TrustedThreads:
     def __exit__(self, *exc: object) -> None:
         import threading
 
-        _TRUSTED_THREADS.update(t.ident for t in threading.enumerate()
-                                if t.ident is not None and t.ident not in self._before)
+        _TRUSTED_THREADS.update(
+            t.ident
+            for t in threading.enumerate()
+            if t.ident is not None and t.ident not in self._before
+        )
 
 
 def new_threads(before: set[int | None]) -> list[str]:
     """Names of live threads started since `before` (a set of idents) that the harness did not start."""
     import threading
 
-    return [t.name for t in threading.enumerate()
-            if t.is_alive() and t.ident not in before and t.ident not in _TRUSTED_THREADS]
+    return [
+        t.name
+        for t in threading.enumerate()
+        if t.is_alive() and t.ident not in before and t.ident not in _TRUSTED_THREADS
+    ]

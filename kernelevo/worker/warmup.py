@@ -7,6 +7,7 @@ to judge start, which a search overlaps with its first proposals. (Candidate pro
 are fresh per candidate and cannot be warmed this way; the pair below is also the
 smallest honest candidate, checked by the tests.)
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-TASK = '''import torch
+TASK = """import torch
 
 
 class Model(torch.nn.Module):
@@ -29,9 +30,9 @@ def get_inputs():
 
 def get_init_inputs():
     return []
-'''
+"""
 
-CANDIDATE = '''import torch
+CANDIDATE = """import torch
 import triton
 import triton.language as tl
 
@@ -50,7 +51,7 @@ class ModelNew(torch.nn.Module):
         n = x.numel()
         _affine[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
         return y
-'''
+"""
 
 
 def warm_up(handle: Any) -> float:
@@ -64,17 +65,38 @@ def warm_up(handle: Any) -> float:
     with tempfile.TemporaryDirectory(prefix="kernelevo-warmup-") as tmp:
         task = Path(tmp) / "warmup_task.py"
         task.write_text(TASK)
-        common = {"task_path": str(task), "task_hash": "warmup", "size": "default", "device": "cuda" if gpu else "cpu",
-                  "seed": 1, "exchange": tmp}
-        timing = ({"op": "timing_sets", "seed": 1}, {"op": "baselines", "key": "warmup", "max_time_s": 0.5},
-                  {"op": "bound", "key": "warmup", "candidate_ms": 1.0}) if gpu else ()  # bound: the device peaks
+        common = {
+            "task_path": str(task),
+            "task_hash": "warmup",
+            "size": "default",
+            "device": "cuda" if gpu else "cpu",
+            "seed": 1,
+            "exchange": tmp,
+        }
+        timing = (
+            (
+                {"op": "timing_sets", "seed": 1},
+                {"op": "baselines", "key": "warmup", "max_time_s": 0.5},
+                {"op": "bound", "key": "warmup", "candidate_ms": 1.0},
+            )
+            if gpu
+            else ()
+        )  # bound: the device peaks
         try:
-            for req in ({"op": "probe", **common}, {"op": "begin", **common}, {"op": "inputs", "set": "w", "seed": 1},
-                        {"op": "reference", "set": "w"}, *timing, {"op": "end"}):
+            for req in (
+                {"op": "probe", **common},
+                {"op": "begin", **common},
+                {"op": "inputs", "set": "w", "seed": 1},
+                {"op": "reference", "set": "w"},
+                *timing,
+                {"op": "end"},
+            ):
                 reply = handle(req)
                 if "error" in reply or "task_error" in reply:
                     print(f"kernelevo judge warm-up: {reply}", file=sys.stderr)
                     break
-        except Exception as exc:  # a failed warm-up only means the first candidate pays the start-up cost
+        except (
+            Exception
+        ) as exc:  # a failed warm-up only means the first candidate pays the start-up cost
             print(f"kernelevo judge warm-up failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return time.perf_counter() - t0

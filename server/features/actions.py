@@ -5,14 +5,12 @@ process, which a light-bulb request must not wait for. Clients that cannot resol
 the edit computed up front. A stale result (the target changed since its search) shows
 as a disabled action with the reason, where the client supports that.
 """
+
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from lsprotocol import types
-
-from kernelevo.store import ResultSummary
 from kernelevo_server import workspace_edit
 from kernelevo_server.analysis import TargetInfo
 from kernelevo_server.app import KernelEvoServer
@@ -20,6 +18,9 @@ from kernelevo_server.features.compile_action import COMPILE_KIND, compile_actio
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import offers_kernel, result_title
 from kernelevo_server.proposals import KernelEvoError, applied_run, build_proposal, searched_hash
+from lsprotocol import types
+
+from kernelevo.store import ResultSummary
 
 logger = logging.getLogger(__name__)
 
@@ -34,9 +35,15 @@ def _wanted(kind: str, only: Any) -> bool:
 
 
 def register(server: KernelEvoServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
-        code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND], resolve_provider=True))
-    async def code_action(ls: KernelEvoServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND], resolve_provider=True
+        ),
+    )
+    async def code_action(
+        ls: KernelEvoServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
         t = await ls.target_at(uri, params.range.start.line)
         if t is None:
@@ -45,12 +52,25 @@ def register(server: KernelEvoServer) -> None:
         actions: list[types.CodeAction] = []
         if _wanted(OPTIMIZE_KIND, only):
             title = f"Optimize {t.name} with KernelEvo"
-            actions.append(types.CodeAction(title=title, kind=OPTIMIZE_KIND, command=types.Command(
-                title=title, command="kernelevo.optimize", arguments=[uri, t.id, ls.settings.backend])))
+            actions.append(
+                types.CodeAction(
+                    title=title,
+                    kind=OPTIMIZE_KIND,
+                    command=types.Command(
+                        title=title,
+                        command="kernelevo.optimize",
+                        arguments=[uri, t.id, ls.settings.backend],
+                    ),
+                )
+            )
         r = (await ls.results.for_file(ls.path_of(uri))).get(t.id)
         if _wanted(COMPILE_KIND, only) and not t.edited:
             actions += compile_actions(ls, uri, t, r)
-        if offers_kernel(r) and _wanted(APPLY_KIND, only) and await applied_run(ls, ls.path_of(uri), t) is None:
+        if (
+            offers_kernel(r)
+            and _wanted(APPLY_KIND, only)
+            and await applied_run(ls, ls.path_of(uri), t) is None
+        ):
             assert r is not None
             action = await _apply_action(ls, uri, t, r)
             if action is not None:
@@ -71,24 +91,34 @@ def register(server: KernelEvoServer) -> None:
         return action
 
 
-async def _apply_action(ls: KernelEvoServer, uri: str, t: TargetInfo, r: ResultSummary) -> types.CodeAction | None:
+async def _apply_action(
+    ls: KernelEvoServer, uri: str, t: TargetInfo, r: ResultSummary
+) -> types.CodeAction | None:
     """Apply as the client can take it: an edit resolved later (VS Code runs `kernelevo.applied`
     after applying it), or, for a client that writes edits unseen, a command that asks first."""
     args = [uri, t.id, r.run_id]
     if can_preview_edits(ls):
-        action = types.CodeAction(title=f"Apply KernelEvo kernel: {result_title(r)}", kind=APPLY_KIND,
-                                  data={"uri": uri, "targetId": t.id, "runId": r.run_id},
-                                  command=types.Command(title="applied", command="kernelevo.applied", arguments=args))
+        action = types.CodeAction(
+            title=f"Apply KernelEvo kernel: {result_title(r)}",
+            kind=APPLY_KIND,
+            data={"uri": uri, "targetId": t.id, "runId": r.run_id},
+            command=types.Command(title="applied", command="kernelevo.applied", arguments=args),
+        )
     else:
         title = f"Apply KernelEvo kernel: {result_title(r)} (asks before writing)"
-        action = types.CodeAction(title=title, kind=APPLY_KIND,
-                                  command=types.Command(title=title, command="kernelevo.apply", arguments=args))
+        action = types.CodeAction(
+            title=title,
+            kind=APPLY_KIND,
+            command=types.Command(title=title, command="kernelevo.apply", arguments=args),
+        )
     if not t.edited:
         expected = await searched_hash(ls, r)
         if expected and expected != t.source_hash:
             if not ls.supports("text_document.code_action.disabled_support"):
                 return None
-            action.disabled = types.CodeActionDisabled(reason=f"{t.name} changed since the search started")
+            action.disabled = types.CodeActionDisabled(
+                reason=f"{t.name} changed since the search started"
+            )
             return action
     if action.data is not None and not _can_resolve(ls):
         try:
@@ -109,6 +139,16 @@ def can_preview_edits(ls: KernelEvoServer) -> bool:
 
 def _can_resolve(ls: KernelEvoServer) -> bool:
     caps = ls.client_capabilities
-    props = getattr(getattr(getattr(getattr(caps, "text_document", None), "code_action", None),
-                            "resolve_support", None), "properties", None) or []
+    props = (
+        getattr(
+            getattr(
+                getattr(getattr(caps, "text_document", None), "code_action", None),
+                "resolve_support",
+                None,
+            ),
+            "properties",
+            None,
+        )
+        or []
+    )
     return "edit" in props

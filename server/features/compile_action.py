@@ -5,15 +5,16 @@ forward of a module, else the function) and says what that costs: its first call
 Offered from actions.py's code-action handler (one LSP method has one handler); the measured
 times come from the target's stored result, so nothing here runs or imports torch.
 """
+
 from __future__ import annotations
 
 import re
 
+from kernelevo_server.analysis import TargetInfo
 from lsprotocol import types
 
 from kernelevo.store import ResultSummary
 from kernelevo.targets.compile_advice import compile_advice
-from kernelevo_server.analysis import TargetInfo
 
 COMPILE_KIND = "refactor.rewrite.kernelevo.torchCompile"
 
@@ -22,8 +23,10 @@ def compile_actions(ls, uri: str, t: TargetInfo, r: ResultSummary | None) -> lis
     """The torch.compile action for target `t`, when its result says torch.compile is the win."""
     if r is None or not r.verified or t.kind not in ("module", "function"):
         return []
-    advice = compile_advice({"eager_ms": r.reference_ms, "compile_ms": r.compile_ms, "candidate_ms": r.best_ms},
-                            r.status)
+    advice = compile_advice(
+        {"eager_ms": r.reference_ms, "compile_ms": r.compile_ms, "candidate_ms": r.best_ms},
+        r.status,
+    )
     if advice is None:
         return []
     try:
@@ -32,23 +35,41 @@ def compile_actions(ls, uri: str, t: TargetInfo, r: ResultSummary | None) -> lis
         return []
     name = "forward" if t.kind == "module" else t.name
     at = _def_line(lines, t, name)
-    if at is None or any("torch.compile" in line for line in lines[max(0, at - 3):at]):
+    if at is None or any("torch.compile" in line for line in lines[max(0, at - 3) : at]):
         return []
     indent = re.match(r"\s*", lines[at]).group(0)  # type: ignore[union-attr]
     while at > 0 and lines[at - 1].strip().startswith("@"):
         at -= 1  # outermost, above the existing decorators
-    edits = [types.TextEdit(range=types.Range(start=types.Position(line=at, character=0),
-                                              end=types.Position(line=at, character=0)),
-                            new_text=f"{indent}@torch.compile  # KernelEvo: {advice.sentence()}\n")]
+    edits = [
+        types.TextEdit(
+            range=types.Range(
+                start=types.Position(line=at, character=0), end=types.Position(line=at, character=0)
+            ),
+            new_text=f"{indent}@torch.compile  # KernelEvo: {advice.sentence()}\n",
+        )
+    ]
     if not any(re.match(r"\s*import torch\b", line) for line in lines):
         top = _after_imports(lines)
-        edits.insert(0, types.TextEdit(range=types.Range(start=types.Position(line=top, character=0),
-                                                         end=types.Position(line=top, character=0)),
-                                       new_text="import torch\n"))
+        edits.insert(
+            0,
+            types.TextEdit(
+                range=types.Range(
+                    start=types.Position(line=top, character=0),
+                    end=types.Position(line=top, character=0),
+                ),
+                new_text="import torch\n",
+            ),
+        )
     what = f"{t.name}.forward" if t.kind == "module" else t.name
-    title = (f"Wrap {what} with torch.compile: {advice.compile_over_eager:.1f}x faster than your code here "
-             f"(first call compiles{f', about {advice.warmup_s:.0f} s' if advice.warmup_s else ''})")
-    return [types.CodeAction(title=title, kind=COMPILE_KIND, edit=types.WorkspaceEdit(changes={uri: edits}))]
+    title = (
+        f"Wrap {what} with torch.compile: {advice.compile_over_eager:.1f}x faster than your code here "
+        f"(first call compiles{f', about {advice.warmup_s:.0f} s' if advice.warmup_s else ''})"
+    )
+    return [
+        types.CodeAction(
+            title=title, kind=COMPILE_KIND, edit=types.WorkspaceEdit(changes={uri: edits})
+        )
+    ]
 
 
 def _def_line(lines: list[str], t: TargetInfo, name: str) -> int | None:

@@ -2,6 +2,7 @@
 
 Reports whether heavy modules were imported: the server must never load torch/triton.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,6 +24,14 @@ def register(server: KernelEvoServer) -> None:
             "storePath": str(ls.results.store_path),
             "settings": {k: v for k, v in vars(ls.settings).items() if k != "searchCommand"},
             "jobs": [j.to_json() | {"pid": j.pid} for j in ls.jobs.list()],
-            "documents": [{"uri": uri, "targets": len(st.targets), "errors": st.errors, "degraded": st.degraded,
-                           "analyzed": st.ready.is_set()} for uri, st in ls.analysis.documents().items()],
+            "documents": [
+                {
+                    "uri": uri,
+                    "targets": len(st.targets),
+                    "errors": st.errors,
+                    "degraded": st.degraded,
+                    "analyzed": st.ready.is_set(),
+                }
+                for uri, st in ls.analysis.documents().items()
+            ],
         }

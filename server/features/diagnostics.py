@@ -8,26 +8,50 @@
 Files KernelEvo generated itself (a kernel module, a regression test) get no hints, and a
 file's diagnostics are sent again only when they changed, not on every progress event.
 """
+
 from __future__ import annotations
 
 import asyncio
 import logging
 
-from lsprotocol import types
-
 from kernelevo_server.analysis import DocState, TargetInfo
 from kernelevo_server.app import KernelEvoServer
-from kernelevo_server.proposals import applied_run
 from kernelevo_server.present import offers_kernel, result_title
+from kernelevo_server.proposals import applied_run
+from lsprotocol import types
 
 logger = logging.getLogger(__name__)
 
 SOURCE = "kernelevo"
 MIN_KERNELS = 3
 # Ops that only change a tensor's view or read metadata launch no kernel.
-_NO_KERNEL = {"view", "reshape", "permute", "transpose", "unsqueeze", "squeeze", "expand", "flatten",
-              "size", "dim", "shape", "t", "narrow", "select", "split", "chunk", "view_as", "expand_as",
-              "unflatten", "movedim", "detach", "numel", "stride", "is_contiguous", "unbind"}
+_NO_KERNEL = {
+    "view",
+    "reshape",
+    "permute",
+    "transpose",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "flatten",
+    "size",
+    "dim",
+    "shape",
+    "t",
+    "narrow",
+    "select",
+    "split",
+    "chunk",
+    "view_as",
+    "expand_as",
+    "unflatten",
+    "movedim",
+    "detach",
+    "numel",
+    "stride",
+    "is_contiguous",
+    "unbind",
+}
 
 
 def kernel_count(t: TargetInfo) -> int:
@@ -42,8 +66,9 @@ def is_generated(lines: list[str]) -> bool:
     return any(m in head for m in GENERATED_MARKERS)
 
 
-def diagnostics_for(st: DocState, results: dict, lines: list[str],
-                    applied: frozenset[str] = frozenset()) -> list[types.Diagnostic]:
+def diagnostics_for(
+    st: DocState, results: dict, lines: list[str], applied: frozenset[str] = frozenset()
+) -> list[types.Diagnostic]:
     """On the target's first line (its `def`/`class` or decorator), whole line."""
     out: list[types.Diagnostic] = []
     if is_generated(lines):
@@ -53,29 +78,50 @@ def diagnostics_for(st: DocState, results: dict, lines: list[str],
             continue
         text = lines[t.start_line] if t.start_line < len(lines) else ""
         indent = len(text) - len(text.lstrip())
-        rng = types.Range(start=types.Position(line=t.start_line, character=indent),
-                          end=types.Position(line=t.start_line, character=len(text.rstrip("\r\n").encode("utf-16-le")) // 2))
+        rng = types.Range(
+            start=types.Position(line=t.start_line, character=indent),
+            end=types.Position(
+                line=t.start_line, character=len(text.rstrip("\r\n").encode("utf-16-le")) // 2
+            ),
+        )
         r = results.get(t.id)
         if t.id in applied:
             continue
         if offers_kernel(r):
-            out.append(types.Diagnostic(range=rng, severity=types.DiagnosticSeverity.Information, source=SOURCE,
-                                        code="kernel-available",
-                                        message=f"A verified kernel is available for {t.name}: {result_title(r)}"))
+            out.append(
+                types.Diagnostic(
+                    range=rng,
+                    severity=types.DiagnosticSeverity.Information,
+                    source=SOURCE,
+                    code="kernel-available",
+                    message=f"A verified kernel is available for {t.name}: {result_title(r)}",
+                )
+            )
             continue
         n = kernel_count(t)
         if n >= MIN_KERNELS:
-            out.append(types.Diagnostic(
-                range=rng, severity=types.DiagnosticSeverity.Information, source=SOURCE, code="unfused-ops",
-                message=f"At least {n} separate kernels launched here ({', '.join(o.rsplit('.', 1)[-1] for o in t.ops[:6])}"
-                        f"{', …' if len(t.ops) > 6 else ''}); a fused kernel is likely faster"))
+            out.append(
+                types.Diagnostic(
+                    range=rng,
+                    severity=types.DiagnosticSeverity.Information,
+                    source=SOURCE,
+                    code="unfused-ops",
+                    message=f"At least {n} separate kernels launched here ({', '.join(o.rsplit('.', 1)[-1] for o in t.ops[:6])}"
+                    f"{', …' if len(t.ops) > 6 else ''}); a fused kernel is likely faster",
+                )
+            )
     return out
 
 
 def _spawn(coro) -> None:
     task = asyncio.ensure_future(coro)
-    task.add_done_callback(lambda t: t.cancelled() or t.exception() is None
-                           or logger.error("publishing diagnostics failed", exc_info=t.exception()))
+    task.add_done_callback(
+        lambda t: (
+            t.cancelled()
+            or t.exception() is None
+            or logger.error("publishing diagnostics failed", exc_info=t.exception())
+        )
+    )
 
 
 def register(server: KernelEvoServer) -> None:
@@ -85,19 +131,26 @@ def register(server: KernelEvoServer) -> None:
         ls = server
         if not ls.settings.diagnostics:
             if published.pop(st.uri, None) is not None:
-                ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=st.uri, diagnostics=[]))
+                ls.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=st.uri, diagnostics=[])
+                )
             return
         results = await ls.results.for_file(st.path)
         doc = ls.open_document(st.uri)
         lines = list(doc.lines) if doc is not None else []
-        applied = frozenset([t.id for t in st.targets if await applied_run(ls, st.path, t) is not None])
+        applied = frozenset(
+            [t.id for t in st.targets if await applied_run(ls, st.path, t) is not None]
+        )
         diagnostics = diagnostics_for(st, results, lines, applied)
         sent = (doc.version if doc else None, [(d.range, d.code, d.message) for d in diagnostics])
         if published.get(st.uri) == sent:
             return
         published[st.uri] = sent
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-            uri=st.uri, diagnostics=diagnostics, version=doc.version if doc else None))
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=st.uri, diagnostics=diagnostics, version=doc.version if doc else None
+            )
+        )
 
     def publish_all() -> None:
         try:

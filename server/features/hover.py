@@ -1,11 +1,11 @@
 """Hover on a target's name: its latest measured result as Markdown, or "not optimized yet"."""
-from __future__ import annotations
 
-from lsprotocol import types
+from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.present import hover_markdown
 from kernelevo_server.proposals import applied_run
+from lsprotocol import types
 
 
 def register(server: KernelEvoServer) -> None:
@@ -31,5 +31,8 @@ def register(server: KernelEvoServer) -> None:
         job = ls.jobs.active_for(st.path, t.id)
         applied = await applied_run(ls, st.path, t) is not None
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown,
-                                         value=hover_markdown(t, results.get(t.id), job, applied)))
+            contents=types.MarkupContent(
+                kind=types.MarkupKind.Markdown,
+                value=hover_markdown(t, results.get(t.id), job, applied),
+            )
+        )

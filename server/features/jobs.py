@@ -4,6 +4,7 @@ commands, and `$/progress` for each job (a progress Cancel stops the job too).
 
 The search runs in a child process started only here, on an explicit request.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,14 +12,13 @@ import logging
 import os
 from typing import Any
 
-from lsprotocol import types
-
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.jobs.manager import ACTIVE, Job, JobSpec
 from kernelevo_server.jobs.runner import GRACE_S
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import progress_message
 from kernelevo_server.proposals import KernelEvoError, find_target
+from lsprotocol import types
 
 logger = logging.getLogger(__name__)
 
@@ -36,16 +36,23 @@ def _saved(ls: KernelEvoServer, uri: str, path: str) -> bool:
         return False
 
 
-_OPTION_TYPES: dict[str, tuple[type, ...]] = {"backend": (str,), "provider": (str,), "model": (str,),
-                                               "budgetTokens": (int,), "iterations": (int,),
-                                               "budgetUsd": (int, float)}
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "backend": (str,),
+    "provider": (str,),
+    "model": (str,),
+    "budgetTokens": (int,),
+    "iterations": (int,),
+    "budgetUsd": (int, float),
+}
 
 
 def check_options(options: dict[str, Any]) -> None:
     for key, kinds in _OPTION_TYPES.items():
         value = options.get(key)
         if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
-            raise KernelEvoError(f"{key} must be a {' or '.join(k.__name__ for k in kinds)}, not {value!r}")
+            raise KernelEvoError(
+                f"{key} must be a {' or '.join(k.__name__ for k in kinds)}, not {value!r}"
+            )
 
 
 async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict[str, Any]) -> Job:
@@ -53,7 +60,9 @@ async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict
     t = await find_target(ls, uri, target_id)
     path = ls.path_of(uri)
     if not _saved(ls, uri, path):
-        raise KernelEvoError(f"save {os.path.basename(path)} first: the search reads the file from disk")
+        raise KernelEvoError(
+            f"save {os.path.basename(path)} first: the search reads the file from disk"
+        )
     running = ls.jobs.active_for(path, t.id)
     if running is not None:
         raise KernelEvoError(f"{t.name} is already being optimized (job {running.id})")
@@ -62,12 +71,22 @@ async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict
     if backend not in BACKENDS:
         raise KernelEvoError(f"unknown backend '{backend}'; expected one of {', '.join(BACKENDS)}")
     spec = JobSpec(
-        uri=uri, path=path, target_id=t.id, target_name=t.name, source_hash=t.source_hash, backend=backend,
-        provider=options.get("provider") or s.provider, model=options.get("model") or s.model,
+        uri=uri,
+        path=path,
+        target_id=t.id,
+        target_name=t.name,
+        source_hash=t.source_hash,
+        backend=backend,
+        provider=options.get("provider") or s.provider,
+        model=options.get("model") or s.model,
         budget_tokens=options.get("budgetTokens") or s.budgetTokens,
-        budget_usd=options.get("budgetUsd") or s.budgetUsd, iterations=options.get("iterations") or s.iterations,
-        gpu=s.gpu, store_path=str(ls.results.store_path), cwd=ls.root_path or os.path.dirname(path),
-        search_command=s.searchCommand)
+        budget_usd=options.get("budgetUsd") or s.budgetUsd,
+        iterations=options.get("iterations") or s.iterations,
+        gpu=s.gpu,
+        store_path=str(ls.results.store_path),
+        cwd=ls.root_path or os.path.dirname(path),
+        search_command=s.searchCommand,
+    )
     return ls.jobs.start(spec)
 
 
@@ -77,22 +96,34 @@ class Progress:
     def __init__(self, ls: KernelEvoServer, job: Job, token: types.ProgressToken) -> None:
         self.ls, self.job, self.token = ls, job, token
         self.ended = False
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title=f"KernelEvo: optimizing {job.spec.target_name}", cancellable=True,
-            message=progress_message(job), percentage=0))
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title=f"KernelEvo: optimizing {job.spec.target_name}",
+                cancellable=True,
+                message=progress_message(job),
+                percentage=0,
+            ),
+        )
 
     def update(self, job: Job, event: dict[str, Any]) -> None:
         if self.ended or job is not self.job:
             return
         if event.get("event") == "ended":
             self.ended = True
-            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=job.message or job.state))
+            self.ls.work_done_progress.end(
+                self.token, types.WorkDoneProgressEnd(message=job.message or job.state)
+            )
             return
         pct = None
         if job.iterations_planned:
             pct = max(0, min(100, int(100 * job.iteration / max(1, int(job.iterations_planned)))))
-        self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(
-            message=progress_message(job), percentage=pct, cancellable=True))
+        self.ls.work_done_progress.report(
+            self.token,
+            types.WorkDoneProgressReport(
+                message=progress_message(job), percentage=pct, cancellable=True
+            ),
+        )
 
 
 def register(server: KernelEvoServer) -> None:

@@ -5,19 +5,21 @@ instead of a speed); "optimizing…" while a job runs; "applied" once its kernel
 Answered from the cached analysis (shifted for edits since) and the cached results,
 so a lens request never waits for parsing.
 """
-from __future__ import annotations
 
-from lsprotocol import types
+from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.present import offers_kernel, progress_message, result_title
 from kernelevo_server.proposals import applied_run
+from lsprotocol import types
 
 
 def _lens(line: int, title: str, command: str, args: list) -> types.CodeLens:
     pos = types.Position(line=line, character=0)
-    return types.CodeLens(range=types.Range(start=pos, end=pos),
-                          command=types.Command(title=title, command=command, arguments=args))
+    return types.CodeLens(
+        range=types.Range(start=pos, end=pos),
+        command=types.Command(title=title, command=command, arguments=args),
+    )
 
 
 def register(server: KernelEvoServer) -> None:
@@ -34,19 +36,45 @@ def register(server: KernelEvoServer) -> None:
         for t in st.targets:
             job = ls.jobs.active_for(st.path, t.id)
             if job is not None:
-                lenses.append(_lens(t.start_line, f"KernelEvo: optimizing… {progress_message(job)} — Cancel",
-                                    "kernelevo.cancel", [job.id]))
+                lenses.append(
+                    _lens(
+                        t.start_line,
+                        f"KernelEvo: optimizing… {progress_message(job)} — Cancel",
+                        "kernelevo.cancel",
+                        [job.id],
+                    )
+                )
             else:
-                lenses.append(_lens(t.start_line, "Optimize with KernelEvo", "kernelevo.optimize",
-                                    [uri, t.id, ls.settings.backend]))
+                lenses.append(
+                    _lens(
+                        t.start_line,
+                        "Optimize with KernelEvo",
+                        "kernelevo.optimize",
+                        [uri, t.id, ls.settings.backend],
+                    )
+                )
             r = results.get(t.id)
             applied = await applied_run(ls, st.path, t)
             if applied is not None:
-                lenses.append(_lens(t.start_line, f"KernelEvo kernel applied (run {applied}) — undo restores the original",
-                                    "", [uri, t.id, applied]))
+                lenses.append(
+                    _lens(
+                        t.start_line,
+                        f"KernelEvo kernel applied (run {applied}) — undo restores the original",
+                        "",
+                        [uri, t.id, applied],
+                    )
+                )
             elif offers_kernel(r):
                 assert r is not None
-                lenses.append(_lens(t.start_line, f"{result_title(r)} — Show diff", "kernelevo.showDiff",
-                                    [uri, t.id, r.run_id]))
-                lenses.append(_lens(t.start_line, "Apply", "kernelevo.apply", [uri, t.id, r.run_id]))
+                lenses.append(
+                    _lens(
+                        t.start_line,
+                        f"{result_title(r)} — Show diff",
+                        "kernelevo.showDiff",
+                        [uri, t.id, r.run_id],
+                    )
+                )
+                lenses.append(
+                    _lens(t.start_line, "Apply", "kernelevo.apply", [uri, t.id, r.run_id])
+                )
         return lenses

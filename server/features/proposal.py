@@ -8,6 +8,7 @@ has it and otherwise named in a message (and returned), so they can read it befo
 `kernelevo.apply` asks (`window/showMessageRequest`) before writing in a client that cannot
 preview edits, then sends the same `WorkspaceEdit` as the code action.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -16,28 +17,39 @@ import re
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-
 from kernelevo_server import workspace_edit
 from kernelevo_server.app import KernelEvoServer, uri_of
-from kernelevo_server.params import as_dict
 from kernelevo_server.features.actions import can_preview_edits
+from kernelevo_server.params import as_dict
 from kernelevo_server.proposals import KernelEvoError, Proposal, build_proposal, mark_applied
+from lsprotocol import types
 
 
 def unified_diff(p: Proposal) -> str:
     chunks = []
     for f in p.files:
         name = os.path.relpath(f.path, os.path.dirname(p.files[0].path))
-        chunks.append("".join(difflib.unified_diff(
-            f.current.splitlines(keepends=True), f.new_text.splitlines(keepends=True),
-            fromfile=f"a/{name}" if f.exists else "/dev/null", tofile=f"b/{name}")))
+        chunks.append(
+            "".join(
+                difflib.unified_diff(
+                    f.current.splitlines(keepends=True),
+                    f.new_text.splitlines(keepends=True),
+                    fromfile=f"a/{name}" if f.exists else "/dev/null",
+                    tofile=f"b/{name}",
+                )
+            )
+        )
     return "".join(chunks)
 
 
 async def _proposal(ls: KernelEvoServer, uri: Any, target_id: Any, run_id: Any) -> Proposal:
-    if not (isinstance(uri, str) and uri and isinstance(target_id, str) and target_id
-            and (run_id is None or isinstance(run_id, str))):
+    if not (
+        isinstance(uri, str)
+        and uri
+        and isinstance(target_id, str)
+        and target_id
+        and (run_id is None or isinstance(run_id, str))
+    ):
         raise KernelEvoError("expected uri, targetId and runId (optional) as strings")
     try:
         return await build_proposal(ls, str(uri), str(target_id), str(run_id) if run_id else None)
@@ -60,10 +72,14 @@ def register(server: KernelEvoServer) -> None:
         diff_path = write_diff(ls, prop)
         out.update(diffUri=uri_of(diff_path), diff=unified_diff(prop))
         if ls.supports("window.show_document.support"):
-            await ls.window_show_document_async(types.ShowDocumentParams(uri=uri_of(diff_path), take_focus=True))
+            await ls.window_show_document_async(
+                types.ShowDocumentParams(uri=uri_of(diff_path), take_focus=True)
+            )
         else:
-            ls.show(f"the proposed change to {prop.target.name} ({prop.title.split(': ', 1)[-1]}) is in {diff_path}; "
-                    "read it, then Apply")
+            ls.show(
+                f"the proposed change to {prop.target.name} ({prop.title.split(': ', 1)[-1]}) is in {diff_path}; "
+                "read it, then Apply"
+            )
         return out
 
     @server.command("kernelevo.apply")
@@ -72,20 +88,32 @@ def register(server: KernelEvoServer) -> None:
         prop = await _proposal(ls, uri, target_id, run_id)
         if not can_preview_edits(ls):
             diff_path = write_diff(ls, prop)
-            answer = await ls.window_show_message_request_async(types.ShowMessageRequestParams(
-                type=types.MessageType.Info, message=f"KernelEvo: {prop.title}? The diff is in {diff_path}.",
-                actions=[types.MessageActionItem(title="Apply"), types.MessageActionItem(title="Cancel")]))
+            answer = await ls.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"KernelEvo: {prop.title}? The diff is in {diff_path}.",
+                    actions=[
+                        types.MessageActionItem(title="Apply"),
+                        types.MessageActionItem(title="Cancel"),
+                    ],
+                )
+            )
             if getattr(answer, "title", None) != "Apply":
                 return {"applied": False, "runId": prop.result.run_id, "reason": "not confirmed"}
         edit = workspace_edit.build(prop, ls.client_capabilities, ls.position_encoding)
-        result = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=prop.title))
+        result = await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=edit, label=prop.title)
+        )
         applied = bool(getattr(result, "applied", False))
         if applied:
             mark_applied(ls, str(uri), str(target_id), prop.result.run_id)
             ls.refresh_lenses()
         else:
             reason = getattr(result, "failure_reason", None)
-            ls.show(f"the edit was not applied{': ' + reason if reason else ''}", types.MessageType.Warning)
+            ls.show(
+                f"the edit was not applied{': ' + reason if reason else ''}",
+                types.MessageType.Warning,
+            )
         return {"applied": applied, "runId": prop.result.run_id}
 
     @server.command("kernelevo.applied")

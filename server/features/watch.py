@@ -5,6 +5,7 @@ dynamically, else with watchdog. SQLite in WAL mode writes `store.sqlite-wal` fi
 the watch covers `store.sqlite*`. The folder may not exist yet: watchdog then watches
 its parent until it appears.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -14,9 +15,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-
 from kernelevo_server.app import KernelEvoServer
+from lsprotocol import types
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,9 @@ class FolderWatcher:
 
         class Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
-                outer._event(os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
+                outer._event(
+                    os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or "")
+                )
 
         self._handler = Handler()
         self._arm()
@@ -58,7 +60,9 @@ class FolderWatcher:
                 continue
             if p == folder and str(folder) not in self._watched:
                 self._loop.call_soon_threadsafe(self._arm)
-                self._loop.call_soon_threadsafe(self._on_change)  # the store may be written before the watch starts
+                self._loop.call_soon_threadsafe(
+                    self._on_change
+                )  # the store may be written before the watch starts
             if os.path.basename(p).startswith(name) and os.path.dirname(p) == folder:
                 self._loop.call_soon_threadsafe(self._on_change)
                 return
@@ -73,22 +77,34 @@ def register(server: KernelEvoServer) -> None:
     def matches(uri: str) -> bool:
         path = server.path_of(uri)
         store = server.results.store_path
-        return os.path.dirname(os.path.abspath(path)) == str(store.parent.absolute()) and \
-            os.path.basename(path).startswith(store.name)
+        return os.path.dirname(os.path.abspath(path)) == str(
+            store.parent.absolute()
+        ) and os.path.basename(path).startswith(store.name)
 
     async def register_client_watcher(store: Path) -> bool:
         if not server.supports("workspace.did_change_watched_files.dynamic_registration"):
             return False
         if server.supports("workspace.did_change_watched_files.relative_pattern_support"):
-            pattern: Any = types.RelativePattern(base_uri=store.parent.absolute().as_uri(), pattern=f"{store.name}*")
+            pattern: Any = types.RelativePattern(
+                base_uri=store.parent.absolute().as_uri(), pattern=f"{store.name}*"
+            )
         else:
             pattern = f"**/{store.parent.name}/{store.name}*"
         reg_id = f"kernelevo-store-{uuid.uuid4().hex[:8]}"
         try:
-            await server.client_register_capability_async(types.RegistrationParams(registrations=[
-                types.Registration(id=reg_id, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                                   register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                       watchers=[types.FileSystemWatcher(glob_pattern=pattern)]))]))
+            await server.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=reg_id,
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=[types.FileSystemWatcher(glob_pattern=pattern)]
+                            ),
+                        )
+                    ]
+                )
+            )
         except Exception as exc:
             logger.info("client watcher registration failed (%s); using watchdog", exc)
             return False
@@ -99,8 +115,15 @@ def register(server: KernelEvoServer) -> None:
         reg_id, state["registration"] = state["registration"], None
         if reg_id:
             try:
-                await server.client_unregister_capability_async(types.UnregistrationParams(unregisterations=[
-                    types.Unregistration(id=reg_id, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES)]))
+                await server.client_unregister_capability_async(
+                    types.UnregistrationParams(
+                        unregisterations=[
+                            types.Unregistration(
+                                id=reg_id, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+                            )
+                        ]
+                    )
+                )
             except Exception as exc:
                 logger.info("unregistering the store watcher failed: %s", exc)
 
@@ -115,12 +138,18 @@ def register(server: KernelEvoServer) -> None:
         await unregister_client_watcher()
         if not await register_client_watcher(store):
             try:
-                state["watcher"] = FolderWatcher(store, server.store_changed, asyncio.get_running_loop())
+                state["watcher"] = FolderWatcher(
+                    store, server.store_changed, asyncio.get_running_loop()
+                )
             except Exception:
-                logger.exception("cannot watch %s; results from other processes appear after a reload", store)
+                logger.exception(
+                    "cannot watch %s; results from other processes appear after a reload", store
+                )
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched_files(ls: KernelEvoServer, params: types.DidChangeWatchedFilesParams) -> None:
+    def did_change_watched_files(
+        ls: KernelEvoServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
         store_hit = False
         for change in params.changes:
             if matches(change.uri):

@@ -3,6 +3,7 @@
 A job is an asyncio task that owns its child process; the request that started it (or
 `kernelevo/cancel`, or a progress Cancel) cancels the task, which stops the process.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -11,8 +12,9 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kernelevo_server.jobs.runner import GpuSlots, Outcome, run_search
 
@@ -47,9 +49,13 @@ class JobSpec:
     def command(self) -> list[str]:
         prefix = list(self.search_command or [sys.executable, "-m", "kernelevo", "optimize"])
         args = [f"{self.path}::{self.target_id}", "--progress", "json", "--backend", self.backend]
-        for flag, value in (("--provider", self.provider), ("--model", self.model),
-                            ("--budget-tokens", self.budget_tokens), ("--budget-usd", self.budget_usd),
-                            ("--iterations", self.iterations)):
+        for flag, value in (
+            ("--provider", self.provider),
+            ("--model", self.model),
+            ("--budget-tokens", self.budget_tokens),
+            ("--budget-usd", self.budget_usd),
+            ("--iterations", self.iterations),
+        ):
             if value is not None:
                 args += [flag, str(value)]
         return prefix + args
@@ -67,7 +73,7 @@ class JobSpec:
 class Job:
     id: str
     spec: JobSpec
-    state: str = "queued"   # queued | running | done | failed | cancelled
+    state: str = "queued"  # queued | running | done | failed | cancelled
     status: str | None = None  # the search's own status once it ends
     run_id: str | None = None
     iteration: int = 0
@@ -75,9 +81,11 @@ class Job:
     iterations_planned: int | None = None
     best_speedup: float | None = None
     best_speedup_compile: float | None = None
-    phase: str | None = None      # the search's phase (seed / tune / iteration / repair) when it says
-    verified: bool = False        # a verified candidate exists (its speed may be unmeasured)
-    outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() from the "done" event
+    phase: str | None = None  # the search's phase (seed / tune / iteration / repair) when it says
+    verified: bool = False  # a verified candidate exists (its speed may be unmeasured)
+    outcome: dict[str, Any] = field(
+        default_factory=dict
+    )  # RunOutcome.to_dict() from the "done" event
     tokens: int = 0
     cost_usd: float = 0.0
     message: str = ""
@@ -88,9 +96,15 @@ class Job:
 
     def apply_event(self, event: dict[str, Any]) -> None:
         self.run_id = event.get("run_id") or self.run_id
-        for key, attr in (("iteration", "iteration"), ("evaluated", "evaluated"), ("tokens", "tokens"),
-                          ("cost_usd", "cost_usd"), ("best_speedup", "best_speedup"),
-                          ("best_speedup_compile", "best_speedup_compile"), ("iterations", "iterations_planned")):
+        for key, attr in (
+            ("iteration", "iteration"),
+            ("evaluated", "evaluated"),
+            ("tokens", "tokens"),
+            ("cost_usd", "cost_usd"),
+            ("best_speedup", "best_speedup"),
+            ("best_speedup_compile", "best_speedup_compile"),
+            ("iterations", "iterations_planned"),
+        ):
             if event.get(key) is not None:
                 setattr(self, attr, event[key])
         if event.get("phase"):
@@ -103,16 +117,36 @@ class Job:
             self.message = str(event["message"])
 
     def to_json(self) -> dict[str, Any]:
-        return {"jobId": self.id, "uri": self.spec.uri, "targetId": self.spec.target_id, "runId": self.run_id,
-                "state": self.state, "status": self.status, "iteration": self.iteration,
-                "bestSpeedup": self.best_speedup, "tokens": self.tokens, "costUsd": self.cost_usd,
-                "startedAt": self.started_at, "endedAt": self.ended_at, "message": self.message,
-                "backend": self.spec.backend, "gpu": self.spec.gpu}
+        return {
+            "jobId": self.id,
+            "uri": self.spec.uri,
+            "targetId": self.spec.target_id,
+            "runId": self.run_id,
+            "state": self.state,
+            "status": self.status,
+            "iteration": self.iteration,
+            "bestSpeedup": self.best_speedup,
+            "tokens": self.tokens,
+            "costUsd": self.cost_usd,
+            "startedAt": self.started_at,
+            "endedAt": self.ended_at,
+            "message": self.message,
+            "backend": self.spec.backend,
+            "gpu": self.spec.gpu,
+        }
 
     def result(self) -> dict[str, Any]:
-        return {"jobId": self.id, "runId": self.run_id, "status": self.status, "bestSpeedup": self.best_speedup,
-                "bestSpeedupCompile": self.best_speedup_compile, "tokens": self.tokens, "costUsd": self.cost_usd,
-                "message": self.message, "outcome": self.outcome or None}
+        return {
+            "jobId": self.id,
+            "runId": self.run_id,
+            "status": self.status,
+            "bestSpeedup": self.best_speedup,
+            "bestSpeedupCompile": self.best_speedup_compile,
+            "tokens": self.tokens,
+            "costUsd": self.cost_usd,
+            "message": self.message,
+            "outcome": self.outcome or None,
+        }
 
 
 class JobManager:
@@ -132,7 +166,9 @@ class JobManager:
     def start(self, spec: JobSpec) -> Job:
         job = Job(id=str(next(self._ids)), spec=spec)
         self._jobs[job.id] = job
-        job.task = asyncio.get_running_loop().create_task(self._run(job), name=f"kernelevo-job-{job.id}")
+        job.task = asyncio.get_running_loop().create_task(
+            self._run(job), name=f"kernelevo-job-{job.id}"
+        )
         self._forget_old()
         return job
 
@@ -183,15 +219,24 @@ class JobManager:
             def on_start(pid: int) -> None:
                 job.pid = pid
 
-            outcome = await run_search(spec.command(), env=spec.env(), cwd=spec.cwd,
-                                       on_event=lambda e: self._on_search_event(job, e), on_start=on_start)
+            outcome = await run_search(
+                spec.command(),
+                env=spec.env(),
+                cwd=spec.cwd,
+                on_event=lambda e: self._on_search_event(job, e),
+                on_start=on_start,
+            )
             self._finish(job, outcome)
         except asyncio.CancelledError:
             job.state, job.status, job.message = "cancelled", "cancelled", "cancelled"
             raise
         except Exception as exc:  # e.g. the search command does not exist
             logger.exception("job %s failed to run", job.id)
-            job.state, job.status, job.message = "failed", "failed", f"could not run the search: {exc}"
+            job.state, job.status, job.message = (
+                "failed",
+                "failed",
+                f"could not run the search: {exc}",
+            )
         finally:
             if acquired:
                 await asyncio.shield(self._slots.release(spec.gpu_key))
@@ -217,16 +262,24 @@ class JobManager:
         if done is not None:
             job.apply_event(done)
             job.status = str(done.get("status") or "failed")
-            job.state = "failed" if job.status == "failed" else ("cancelled" if job.status == "cancelled" else "done")
+            job.state = (
+                "failed"
+                if job.status == "failed"
+                else ("cancelled" if job.status == "cancelled" else "done")
+            )
             if job.status == "failed" and outcome.errors:
                 job.message = outcome.errors[-1]
             elif job.status != "failed":
                 job.message = _done_message(job)
             return
         job.state = job.status = "failed"
-        last_err = outcome.stderr_tail.strip().splitlines()[-1:] if outcome.stderr_tail.strip() else []
+        last_err = (
+            outcome.stderr_tail.strip().splitlines()[-1:] if outcome.stderr_tail.strip() else []
+        )
         reason = (outcome.errors[-1:] or last_err or [""])[0]
-        job.message = f"search exited with code {outcome.returncode}" + (f": {reason}" if reason else "")
+        job.message = f"search exited with code {outcome.returncode}" + (
+            f": {reason}" if reason else ""
+        )
 
     def _forget_old(self) -> None:
         finished = [j for j in self.list() if j.state not in ACTIVE]
@@ -239,8 +292,15 @@ def _done_message(job: Job) -> str:
     measured without a GPU'; a search that sends no outcome is read from its status."""
     from kernelevo.outcome import RunOutcome, from_status
 
-    outcome = (RunOutcome.from_dict(job.outcome) if job.outcome.get("kind") else
-               from_status(job.status or "failed", verified=job.verified or job.best_speedup is not None,
-                           speedup_eager=job.best_speedup, speedup_compile=job.best_speedup_compile))
+    outcome = (
+        RunOutcome.from_dict(job.outcome)
+        if job.outcome.get("kind")
+        else from_status(
+            job.status or "failed",
+            verified=job.verified or job.best_speedup is not None,
+            speedup_eager=job.best_speedup,
+            speedup_compile=job.best_speedup_compile,
+        )
+    )
     job.outcome = outcome.to_dict()
     return outcome.headline()

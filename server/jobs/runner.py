@@ -6,6 +6,7 @@ search stops its workers and records "cancelled"), then SIGKILL after a grace pe
 whatever is left of the group is killed when the leader exits, so no worker outlives
 its job. A child that crashes ends its job as "failed"; the server carries on.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -15,8 +16,9 @@ import os
 import signal
 import sys
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +30,7 @@ _live_groups: set[int] = set()
 @dataclass
 class Outcome:
     returncode: int | None
-    done: dict[str, Any] | None = None          # the "done" event, if the child sent one
+    done: dict[str, Any] | None = None  # the "done" event, if the child sent one
     errors: list[str] = field(default_factory=list)  # "error" events
     stderr_tail: str = ""
 
@@ -60,9 +62,15 @@ async def run_search(
     on_start: Callable[[int], None] | None = None,
 ) -> Outcome:
     proc = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd, limit=16 * 1024 * 1024,
-        start_new_session=(sys.platform != "win32"))
+        *command,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        limit=16 * 1024 * 1024,
+        start_new_session=(sys.platform != "win32"),
+    )
     _live_groups.add(proc.pid)
     if on_start is not None:
         on_start(proc.pid)
@@ -115,7 +123,9 @@ async def run_search(
         outcome.returncode = proc.returncode
     except asyncio.CancelledError:
         await _stop(proc, grace_s)
-        await asyncio.wait({readers}, timeout=1.0)  # keep the child's last events ("done", cancelled)
+        await asyncio.wait(
+            {readers}, timeout=1.0
+        )  # keep the child's last events ("done", cancelled)
         readers.cancel()
         raise
     finally:

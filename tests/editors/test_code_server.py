@@ -9,10 +9,10 @@ The interpreter comes once from User settings (the full flow) and once from Mach
 (what VS Code Remote and code-server read for a remote window): the server starts either way.
 Every step saves a screenshot under build/editor-tests/code-server/ (captions in captions.txt).
 """
+
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -22,8 +22,15 @@ import time
 from pathlib import Path
 
 import pytest
-
-from editor_setup import REPO, Unavailable, chromium, code_server, output_dir, playwright, server_env
+from editor_setup import (
+    REPO,
+    Unavailable,
+    chromium,
+    code_server,
+    output_dir,
+    playwright,
+    server_env,
+)
 
 pytestmark = [pytest.mark.editors, pytest.mark.timeout(900), pytest.mark.xdist_group("editors")]
 
@@ -49,11 +56,18 @@ def package_vsix(env: dict[str, str]) -> Path:
     if not npm:
         raise Unavailable("npm is not installed")
     if not (REPO / "node_modules" / ".bin" / "vsce").exists():
-        got = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=REPO, capture_output=True, text=True,
-                             timeout=900)
+        got = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if got.returncode != 0:
             raise Unavailable(f"npm ci failed: {got.stderr.strip()[-300:]}")
-    got = subprocess.run([npm, "run", "package"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    got = subprocess.run(
+        [npm, "run", "package"], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
     vsix = REPO / "client-vscode" / "kernelevo.vsix"
     assert got.returncode == 0 and vsix.exists(), got.stdout[-2000:] + got.stderr[-2000:]
     return vsix
@@ -68,7 +82,9 @@ def free_port() -> int:
 class CodeServer:
     """One code-server process with its own settings, extensions and user data."""
 
-    def __init__(self, exe: Path, env: dict[str, str], home: Path, vsix: Path, user: dict, machine: dict) -> None:
+    def __init__(
+        self, exe: Path, env: dict[str, str], home: Path, vsix: Path, user: dict, machine: dict
+    ) -> None:
         self.exe, self.home = exe, home
         self.data, self.ext = home / "data", home / "ext"
         for sub, settings in (("User", user), ("Machine", machine)):
@@ -77,17 +93,46 @@ class CodeServer:
         self.env = dict(env, XDG_CONFIG_HOME=str(home / "config"), **server_env())
         self.env.pop("VSCODE_IPC_HOOK_CLI", None)
         if not (self.ext / ".installed").exists():
-            got = subprocess.run([str(exe), "--user-data-dir", str(self.data), "--extensions-dir", str(self.ext),
-                                  "--install-extension", str(vsix)], env=self.env, capture_output=True, text=True,
-                                 timeout=300)
-            assert got.returncode == 0 and "kernelevo" in got.stdout.lower(), got.stdout + got.stderr
+            got = subprocess.run(
+                [
+                    str(exe),
+                    "--user-data-dir",
+                    str(self.data),
+                    "--extensions-dir",
+                    str(self.ext),
+                    "--install-extension",
+                    str(vsix),
+                ],
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert got.returncode == 0 and "kernelevo" in got.stdout.lower(), (
+                got.stdout + got.stderr
+            )
             (self.ext / ".installed").write_text("")
         self.port = free_port()
         self.log = open(home / "code-server.log", "w")
         self.proc = subprocess.Popen(
-            [str(exe), "--bind-addr", f"127.0.0.1:{self.port}", "--auth", "none", "--disable-telemetry",
-             "--disable-update-check", "--disable-workspace-trust", "--user-data-dir", str(self.data),
-             "--extensions-dir", str(self.ext)], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+            [
+                str(exe),
+                "--bind-addr",
+                f"127.0.0.1:{self.port}",
+                "--auth",
+                "none",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--user-data-dir",
+                str(self.data),
+                "--extensions-dir",
+                str(self.ext),
+            ],
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + STEP_S
         while time.monotonic() < deadline:
             try:
@@ -95,7 +140,9 @@ class CodeServer:
                 return
             except OSError:
                 time.sleep(0.3)
-        raise AssertionError(f"code-server did not listen on {self.port}; see {home / 'code-server.log'}")
+        raise AssertionError(
+            f"code-server did not listen on {self.port}; see {home / 'code-server.log'}"
+        )
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -133,16 +180,23 @@ def interpreter(tmp_path: Path) -> Path:
     setting was read."""
     wrapper = tmp_path / "bin" / "kevo-python"
     wrapper.parent.mkdir(parents=True, exist_ok=True)
-    wrapper.write_text(f"#!/bin/sh\nexec {sys.executable} \"$@\"\n")
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
     wrapper.chmod(0o755)
     return wrapper
 
 
-BASE_SETTINGS = {"workbench.startupEditor": "none", "telemetry.telemetryLevel": "off",
-                 "extensions.autoUpdate": False, "extensions.ignoreRecommendations": True,
-                 "workbench.tips.enabled": False, "editor.minimap.enabled": False,
-                 "chat.disableAIFeatures": True, "workbench.secondarySideBar.defaultVisibility": "hidden",
-                 "kernelevo.provider": "offline", "kernelevo.backend": "triton"}
+BASE_SETTINGS = {
+    "workbench.startupEditor": "none",
+    "telemetry.telemetryLevel": "off",
+    "extensions.autoUpdate": False,
+    "extensions.ignoreRecommendations": True,
+    "workbench.tips.enabled": False,
+    "editor.minimap.enabled": False,
+    "chat.disableAIFeatures": True,
+    "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "kernelevo.provider": "offline",
+    "kernelevo.backend": "triton",
+}
 
 
 def open_workbench(page, port: int, folder: Path) -> None:
@@ -156,7 +210,9 @@ def palette(page, command: str) -> None:
     box = page.locator(".quick-input-widget input")
     box.wait_for(timeout=STEP_S * 1000)
     box.fill(f">{command}")
-    page.locator(".quick-input-list .monaco-list-row", has_text=command).first.wait_for(timeout=STEP_S * 1000)
+    page.locator(".quick-input-list .monaco-list-row", has_text=command).first.wait_for(
+        timeout=STEP_S * 1000
+    )
     page.keyboard.press("Enter")
 
 
@@ -166,7 +222,9 @@ def open_file(page, name: str) -> None:
     box.wait_for(timeout=STEP_S * 1000)
     box.fill(name)
     exact = re.compile(rf"^\s*{re.escape(name)}\s*$")
-    row = page.locator(".quick-input-list .monaco-list-row").filter(has=page.locator(".label-name", has_text=exact))
+    row = page.locator(".quick-input-list .monaco-list-row").filter(
+        has=page.locator(".label-name", has_text=exact)
+    )
     try:
         row.first.wait_for(timeout=STEP_S * 1000)
         row.first.click()
@@ -247,8 +305,14 @@ def test_code_server_flow(tools, tmp_path):
         browser = pw.chromium.launch(executable_path=str(browser_path), args=["--no-sandbox"])
         try:
             # Pass 1: the interpreter in User settings; the whole flow.
-            server = CodeServer(exe, env, tmp_path / "cs", vsix, {**BASE_SETTINGS, "kernelevo.interpreter": str(python)},
-                                {})
+            server = CodeServer(
+                exe,
+                env,
+                tmp_path / "cs",
+                vsix,
+                {**BASE_SETTINGS, "kernelevo.interpreter": str(python)},
+                {},
+            )
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 shot = Shots(page, out)
@@ -256,15 +320,24 @@ def test_code_server_flow(tools, tmp_path):
                 open_file(page, "model.py")
                 go_to(page, def_line, 5)
                 titles = wait_lens(page, "Optimize with KernelEvo", 90)
-                shot("lenses", "model.py open; 'Optimize with KernelEvo' lenses above its targets "
-                               "(interpreter from User settings)")
+                shot(
+                    "lenses",
+                    "model.py open; 'Optimize with KernelEvo' lenses above its targets "
+                    "(interpreter from User settings)",
+                )
                 timings["lenses"] = time.monotonic() - t0
 
                 palette(page, "Show or Focus Hover")
                 hover = page.locator(".monaco-hover:visible").first
                 hover.wait_for(timeout=STEP_S * 1000)
-                assert "fused_bias_gelu" in hover.inner_text() and "not optimized yet" in hover.inner_text()
-                shot("hover", "hover on fused_bias_gelu: 'KernelEvo · fused_bias_gelu: not optimized yet.'")
+                assert (
+                    "fused_bias_gelu" in hover.inner_text()
+                    and "not optimized yet" in hover.inner_text()
+                )
+                shot(
+                    "hover",
+                    "hover on fused_bias_gelu: 'KernelEvo · fused_bias_gelu: not optimized yet.'",
+                )
                 page.keyboard.press("Escape")
 
                 palette(page, "KernelEvo: Optimize Kernel at Cursor")
@@ -273,11 +346,17 @@ def test_code_server_flow(tools, tmp_path):
                 said = ""
                 while time.monotonic() < deadline:
                     said = running.inner_text() if running.count() else ""
-                    if re.search(r"seed \d+ of \d+", said) or CPU_HEADLINE in page.locator(".notifications-toasts").inner_text():
+                    if (
+                        re.search(r"seed \d+ of \d+", said)
+                        or CPU_HEADLINE in page.locator(".notifications-toasts").inner_text()
+                    ):
                         break
                     time.sleep(0.3)
                 if re.search(r"seed \d+ of \d+", said):
-                    shot("progress", f"progress notification with Cancel: '{' '.join(said.split())[:140]}'")
+                    shot(
+                        "progress",
+                        f"progress notification with Cancel: '{' '.join(said.split())[:140]}'",
+                    )
                 done = toast(page, CPU_HEADLINE, 300)
                 end_text = " ".join(done.inner_text().split())
                 assert f"fused_bias_gelu: {CPU_HEADLINE}" in end_text, end_text
@@ -285,18 +364,28 @@ def test_code_server_flow(tools, tmp_path):
                 timings["search"] = time.monotonic() - t0
                 titles = wait_lens(page, "Show diff")
                 assert any(f"Triton kernel {CPU_HEADLINE} — Show diff" in t for t in titles), titles
-                assert "Apply" in [t.split("|")[-1].strip() for t in titles] or any("Apply" in t for t in titles)
+                assert "Apply" in [t.split("|")[-1].strip() for t in titles] or any(
+                    "Apply" in t for t in titles
+                )
 
                 done.locator("a.monaco-button, .monaco-button", has_text="Show Diff").first.click()
-                page.wait_for_selector(".monaco-diff-editor, .multiDiffEditor", timeout=STEP_S * 1000)
+                page.wait_for_selector(
+                    ".monaco-diff-editor, .multiDiffEditor", timeout=STEP_S * 1000
+                )
                 review = toast(page, "review the diff")
                 page.wait_for_timeout(1500)
-                shot("diff", "VS Code's diff editor: the proposal (model.py rewrite, new kernel module, "
-                             "regression test) with 'Apply' / 'Discard'")
+                shot(
+                    "diff",
+                    "VS Code's diff editor: the proposal (model.py rewrite, new kernel module, "
+                    "regression test) with 'Apply' / 'Discard'",
+                )
                 review.locator(".monaco-button", has_text="Apply").first.click()
                 toast(page, "applied the result for fused_bias_gelu")
-                shot("applied", "after Apply: 'applied the result for fused_bias_gelu. Undo (Ctrl+Z) restores "
-                                "the original.'")
+                shot(
+                    "applied",
+                    "after Apply: 'applied the result for fused_bias_gelu. Undo (Ctrl+Z) restores "
+                    "the original.'",
+                )
                 new_text = saved_text(page, path)
                 assert "_kernelevo_fused_bias_gelu.supports(x, bias)" in new_text
                 assert (ws / "model_kernelevo_fused_bias_gelu.py").exists()
@@ -304,23 +393,35 @@ def test_code_server_flow(tools, tmp_path):
                 go_to(page, def_line, 5)
                 titles = wait_lens(page, "KernelEvo kernel applied")
                 assert not any("Show diff" in t for t in titles), titles
-                shot("lens-applied", "the lens now reads 'KernelEvo kernel applied (run …) — undo restores "
-                                     "the original'; no Show diff / Apply")
+                shot(
+                    "lens-applied",
+                    "the lens now reads 'KernelEvo kernel applied (run …) — undo restores "
+                    "the original'; no Show diff / Apply",
+                )
                 timings["applied"] = time.monotonic() - t0
 
                 undo(page, shot)
                 assert saved_text(page, path) == source
                 go_to(page, def_line, 5)
                 titles = wait_lens(page, "Show diff")
-                shot("undone", "after Undo: model.py is the original again; the result's Show diff / Apply "
-                               "lenses are back")
+                shot(
+                    "undone",
+                    "after Undo: model.py is the original again; the result's Show diff / Apply "
+                    "lenses are back",
+                )
             finally:
                 server.stop()
 
             # Pass 2: the interpreter in Machine settings only (a remote window reads it there).
             ws2, _, _ = workspace(tmp_path / "second")
-            server = CodeServer(exe, env, tmp_path / "cs2", vsix, dict(BASE_SETTINGS),
-                                {"kernelevo.interpreter": str(python)})
+            server = CodeServer(
+                exe,
+                env,
+                tmp_path / "cs2",
+                vsix,
+                dict(BASE_SETTINGS),
+                {"kernelevo.interpreter": str(python)},
+            )
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 900})
                 shot.page = page
@@ -328,8 +429,11 @@ def test_code_server_flow(tools, tmp_path):
                 open_file(page, "model.py")
                 go_to(page, def_line, 5)
                 wait_lens(page, "Optimize with KernelEvo", 90)
-                shot("machine-settings", "second window, kernelevo.interpreter only in Machine settings: "
-                                         "the server runs, lenses are there")
+                shot(
+                    "machine-settings",
+                    "second window, kernelevo.interpreter only in Machine settings: "
+                    "the server runs, lenses are there",
+                )
             finally:
                 server.stop()
         finally:

@@ -6,6 +6,7 @@ so the result is offered under the label "verified, speed not measured without a
 Neovim 0.7 has no `window/showDocument`, no progress UI and no edit preview: the server names
 the diff file in a message and asks (`window/showMessageRequest`) before it writes.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,6 @@ import sys
 import time
 
 import pytest
-
 from editor_setup import REPO, Unavailable, neovim, output_dir, server_env
 
 pytestmark = [pytest.mark.editors, pytest.mark.timeout(600), pytest.mark.xdist_group("editors")]
@@ -42,32 +42,71 @@ def test_neovim_flow(nvim, tmp_path):
     source = (REPO / "tests" / "corpus" / "usercode" / "model.py").read_text()
     path = ws / "model.py"
     path.write_text(source)
-    line = next(i for i, text in enumerate(source.splitlines()) if text.startswith("def fused_bias_gelu"))
+    line = next(
+        i for i, text in enumerate(source.splitlines()) if text.startswith("def fused_bias_gelu")
+    )
     results = out / "flow.json"
-    flow = {"out": str(results), "root": str(ws), "timeout_ms": 480_000, "search_timeout_ms": 300_000,
-            "cmd": [sys.executable, "-m", "kernelevo", "serve", "--stdio"], "env": server_env(),
-            "settings": {"provider": "offline", "iterations": 1, "backend": "triton"},
-            "target_line": line, "target_character": len("def ") + 1, "target_id": TARGET}
-    env = dict(os.environ, KERNELEVO_NVIM_FLOW=json.dumps(flow), HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path),
-               XDG_DATA_HOME=str(tmp_path / "data"), XDG_STATE_HOME=str(tmp_path / "state"))
+    flow = {
+        "out": str(results),
+        "root": str(ws),
+        "timeout_ms": 480_000,
+        "search_timeout_ms": 300_000,
+        "cmd": [sys.executable, "-m", "kernelevo", "serve", "--stdio"],
+        "env": server_env(),
+        "settings": {"provider": "offline", "iterations": 1, "backend": "triton"},
+        "target_line": line,
+        "target_character": len("def ") + 1,
+        "target_id": TARGET,
+    }
+    env = dict(
+        os.environ,
+        KERNELEVO_NVIM_FLOW=json.dumps(flow),
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path),
+        XDG_DATA_HOME=str(tmp_path / "data"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+    )
     t0 = time.monotonic()
-    done = subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "--clean", "-c",
-                           f"luafile {REPO / 'tests' / 'editors' / 'nvim_flow.lua'}", str(path)],
-                          cwd=ws, env=env, capture_output=True, text=True, timeout=540)
+    done = subprocess.run(
+        [
+            nvim,
+            "--headless",
+            "-n",
+            "-i",
+            "NONE",
+            "--clean",
+            "-c",
+            f"luafile {REPO / 'tests' / 'editors' / 'nvim_flow.lua'}",
+            str(path),
+        ],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
     (out / "nvim.log").write_text(done.stdout + done.stderr)
-    assert results.exists(), f"Neovim wrote no results (exit {done.returncode}):\n{done.stderr[-3000:]}"
+    assert results.exists(), (
+        f"Neovim wrote no results (exit {done.returncode}):\n{done.stderr[-3000:]}"
+    )
     got = json.loads(results.read_text())
     steps = {s["step"]: s["value"] for s in got["steps"]}
-    (out / "steps.txt").write_text("\n".join(f"{s['step']}: {json.dumps(s['value'])[:2000]}" for s in got["steps"]))
+    (out / "steps.txt").write_text(
+        "\n".join(f"{s['step']}: {json.dumps(s['value'])[:2000]}" for s in got["steps"])
+    )
     assert "failure" not in steps, f"{steps.get('failure')} — steps so far in {out / 'steps.txt'}"
 
     assert "Optimize with KernelEvo" in steps["lenses"]
     assert "**KernelEvo** · `fused_bias_gelu`: not optimized yet." in steps["hover"]
     assert "Optimize fused_bias_gelu with KernelEvo" in steps["code_actions"]
     # Progress from the search itself, then the engine's own last word, as the CLI prints it.
-    assert steps["job"]["state"] == "done" and steps["job"]["status"] == "verified_unmeasured", steps["job"]
+    assert steps["job"]["state"] == "done" and steps["job"]["status"] == "verified_unmeasured", (
+        steps["job"]
+    )
     # The search's own words for each candidate: "seed 1 of 3 (template:fused_elementwise): verified".
-    assert any(re.match(r"seed \d+ of \d+ \(template:\w+\): verified", m) for m in steps["progress"]), steps["progress"]
+    assert any(
+        re.match(r"seed \d+ of \d+ \(template:\w+\): verified", m) for m in steps["progress"]
+    ), steps["progress"]
     assert f"KernelEvo: fused_bias_gelu: {CPU_HEADLINE}" in steps["end_messages"]
     assert f"Triton kernel {CPU_HEADLINE} — Show diff" in steps["result_lenses"]
     assert "Apply" in steps["result_lenses"]
@@ -75,7 +114,9 @@ def test_neovim_flow(nvim, tmp_path):
     assert "is in" in steps["show_diff_message"] and ".diff" in steps["show_diff_message"]
     diff = steps["diff_buffer"]
     assert any(t.startswith("+++ b/model.py") for t in diff)
-    assert any(t.startswith("+") and "_kernelevo_fused_bias_gelu.supports(x, bias)" in t for t in diff)
+    assert any(
+        t.startswith("+") and "_kernelevo_fused_bias_gelu.supports(x, bias)" in t for t in diff
+    )
     # Apply: offered with the CPU label, asked about first, then the buffer holds the rewrite.
     assert any("asks before writing" in t and CPU_HEADLINE in t for t in steps["apply_actions"])
     assert steps["asked"] and "The diff is in" in steps["asked"][0]

@@ -15,18 +15,34 @@ Usage is simulated with prompt caching: the text up to the last `cache_control` 
 written to the cache the first time the server sees it and read from it afterwards, at
 4 characters a token; a Reply's `usage` overrides any count.
 """
+
 from __future__ import annotations
 
 import hashlib
 import itertools
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
-from .scripted_server import RecordedRequest, Reply, ScriptedServer, approx_tokens, retry_headers, sent_key
+from .scripted_server import (
+    RecordedRequest,
+    Reply,
+    ScriptedServer,
+    approx_tokens,
+    retry_headers,
+    sent_key,
+)
 
-_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-                404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-                500: "api_error", 529: "overloaded_error"}
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -44,14 +60,27 @@ class FakeAnthropic(ScriptedServer):
         self._ids = itertools.count(1)
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None) -> tuple:
-        body = {"type": "error", "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}}
-        return status, {"request-id": f"req_fake_err_{next(self._ids)}", **retry_headers(status, headers or {})}, body, 0.0
+        body = {
+            "type": "error",
+            "error": {"type": _ERROR_TYPES.get(status, "api_error"), "message": message},
+        }
+        return (
+            status,
+            {
+                "request-id": f"req_fake_err_{next(self._ids)}",
+                **retry_headers(status, headers or {}),
+            },
+            body,
+            0.0,
+        )
 
     @staticmethod
     def invalid(body: dict[str, Any]) -> str | None:
         """The 400 message the real Messages API gives this body, or None if it accepts it."""
         for where, blocks in [("system", _blocks(body.get("system")))] + [
-                (f"messages.{i}", _blocks(m.get("content"))) for i, m in enumerate(body.get("messages", []))]:
+            (f"messages.{i}", _blocks(m.get("content")))
+            for i, m in enumerate(body.get("messages", []))
+        ]:
             if where != "system" and not blocks:
                 return f"{where}: all messages must have non-empty content"
             for b in blocks:
@@ -68,15 +97,24 @@ class FakeAnthropic(ScriptedServer):
         if thinking.get("type") == "enabled":
             budget = int(thinking.get("budget_tokens") or 0)
             if budget < 1024:
-                return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+                return (
+                    "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024"
+                )
             if int(body.get("max_tokens") or 0) <= budget:
                 return "`max_tokens` must be greater than `thinking.budget_tokens`"
         return None
 
     def route(self, req: RecordedRequest) -> tuple[int, dict[str, str], Any, float]:
         if req.method == "GET" and req.path.startswith("/v1/models"):
-            data = [{"type": "model", "id": m, "display_name": m} for m in sorted(self.models or ())]
-            return 200, {}, {"data": data, "has_more": False, "first_id": None, "last_id": None}, 0.0
+            data = [
+                {"type": "model", "id": m, "display_name": m} for m in sorted(self.models or ())
+            ]
+            return (
+                200,
+                {},
+                {"data": data, "has_more": False, "first_id": None, "last_id": None},
+                0.0,
+            )
         if req.method != "POST" or not req.path.startswith("/v1/messages"):
             return self._error(404, f"no route {req.method} {req.path}")
         if self.api_key is not None and sent_key(req) != self.api_key:
@@ -92,22 +130,39 @@ class FakeAnthropic(ScriptedServer):
         if reply.body is not None:
             return reply.status, reply.headers, reply.body, reply.delay_s
         if reply.status >= 400:
-            status, headers, payload, _ = self._error(reply.status, reply.message or "error", reply.headers)
+            status, headers, payload, _ = self._error(
+                reply.status, reply.message or "error", reply.headers
+            )
             return status, headers, payload, reply.delay_s
         n = next(self._ids)
         payload = {
-            "id": f"msg_fake_{n}", "type": "message", "role": "assistant", "model": model,
+            "id": f"msg_fake_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
             "content": self._content(body, reply.text),
-            "stop_reason": reply.stop_reason or "end_turn", "stop_sequence": None,
+            "stop_reason": reply.stop_reason or "end_turn",
+            "stop_sequence": None,
             "usage": self._usage(body, reply),
         }
-        return reply.status, {"request-id": f"req_fake_{n}", **reply.headers}, payload, reply.delay_s
+        return (
+            reply.status,
+            {"request-id": f"req_fake_{n}", **reply.headers},
+            payload,
+            reply.delay_s,
+        )
 
     @staticmethod
     def _content(body: dict[str, Any], text: str) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
         if (body.get("thinking") or {}).get("type") == "enabled":
-            blocks.append({"type": "thinking", "thinking": "Considering the reference...", "signature": "c2ln"})
+            blocks.append(
+                {
+                    "type": "thinking",
+                    "thinking": "Considering the reference...",
+                    "signature": "c2ln",
+                }
+            )
         if text:
             blocks.append({"type": "text", "text": text})
         return blocks
@@ -127,9 +182,16 @@ class FakeAnthropic(ScriptedServer):
                 hit = key in self.cache
                 self.cache.add(key)
             read, write = (approx_tokens(prefix), 0) if hit else (0, approx_tokens(prefix))
-        usage = {"input_tokens": total - read - write, "output_tokens": max(approx_tokens(reply.text), 1),
-                 "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
-        names = {"cache_read_tokens": "cache_read_input_tokens", "cache_write_tokens": "cache_creation_input_tokens"}
+        usage = {
+            "input_tokens": total - read - write,
+            "output_tokens": max(approx_tokens(reply.text), 1),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
+        names = {
+            "cache_read_tokens": "cache_read_input_tokens",
+            "cache_write_tokens": "cache_creation_input_tokens",
+        }
         for k, v in (reply.usage or {}).items():
             usage[names.get(k, k)] = v
         return usage

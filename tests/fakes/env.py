@@ -1,11 +1,21 @@
 """Isolating a test from the developer's real LLM settings (keys, base URLs, config file)."""
+
 from __future__ import annotations
 
 import os
 from pathlib import Path
 from typing import Any
 
-_PREFIXES = ("ANTHROPIC_", "OPENAI_", "OPENROUTER_", "DEEPSEEK_", "VLLM_", "SGLANG_", "OLLAMA_", "KERNELEVO_")
+_PREFIXES = (
+    "ANTHROPIC_",
+    "OPENAI_",
+    "OPENROUTER_",
+    "DEEPSEEK_",
+    "VLLM_",
+    "SGLANG_",
+    "OLLAMA_",
+    "KERNELEVO_",
+)
 
 
 def clean_llm_env(monkeypatch: Any, tmp_path: Path) -> Path:

@@ -12,14 +12,16 @@ server tracks how many requests were open at once (`max_in_flight`). Like the re
 them (`RETRY_AFTER_MS` by default, short so tests stay fast).
 The dialects (Anthropic, OpenAI) live in anthropic_server.py and openai_server.py.
 """
+
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Union
+from typing import Any, Union
 
 
 @dataclass
@@ -27,14 +29,16 @@ class Reply:
     text: str = "ok"
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
-    delay_s: float = 0.0              # sleep before answering (longer than the client timeout: a timeout)
-    usage: dict[str, int] | None = None  # overrides: input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
-    message: str | None = None        # error message for status >= 400
-    stop_reason: str | None = None    # e.g. "max_tokens" (Anthropic) / "length" (OpenAI)
+    delay_s: float = 0.0  # sleep before answering (longer than the client timeout: a timeout)
+    usage: dict[str, int] | None = (
+        None  # overrides: input_tokens, output_tokens, cache_read_tokens, cache_write_tokens
+    )
+    message: str | None = None  # error message for status >= 400
+    stop_reason: str | None = None  # e.g. "max_tokens" (Anthropic) / "length" (OpenAI)
     body: dict[str, Any] | None = None  # a raw JSON body, sent as is
 
 
-ScriptItem = Union[Reply, str, Callable[["RecordedRequest"], Union[Reply, str]]]
+ScriptItem = Union[Reply, str, Callable[["RecordedRequest"], Reply | str]]
 RETRY_AFTER_MS = 20
 
 
@@ -51,8 +55,14 @@ def text(t: str, **usage: int) -> Reply:
     return Reply(text=t, usage=usage or None)
 
 
-def error(status: int, message: str | None = None, *, retry_after: float | str | None = None,
-          retry_after_ms: int | None = None, headers: dict[str, str] | None = None) -> Reply:
+def error(
+    status: int,
+    message: str | None = None,
+    *,
+    retry_after: float | str | None = None,
+    retry_after_ms: int | None = None,
+    headers: dict[str, str] | None = None,
+) -> Reply:
     h = dict(headers or {})
     if retry_after is not None:
         h["retry-after"] = str(retry_after)
@@ -67,7 +77,9 @@ def slow(delay_s: float, then: Reply | str = "ok") -> Reply:
     return reply
 
 
-def kernel_reply(code: str, explanation: str = "Here is a faster version that fuses the operations.") -> str:
+def kernel_reply(
+    code: str, explanation: str = "Here is a faster version that fuses the operations."
+) -> str:
     """Reply text holding a candidate kernel in a ```python fenced block, as a model writes it."""
     return f"{explanation}\n\n```python\n{code.strip()}\n```\n"
 
@@ -86,9 +98,14 @@ class ScriptedServer:
 
     base_path = ""
 
-    def __init__(self, script: Iterable[ScriptItem] | Callable[[RecordedRequest], Reply | str] = (), *,
-                 default: ScriptItem | None = None, api_key: str | None = None,
-                 models: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[ScriptItem] | Callable[[RecordedRequest], Reply | str] = (),
+        *,
+        default: ScriptItem | None = None,
+        api_key: str | None = None,
+        models: Iterable[str] | None = None,
+    ) -> None:
         if callable(script):
             self._script: list[ScriptItem] = []
             default = script
@@ -107,7 +124,7 @@ class ScriptedServer:
         self._thread: threading.Thread | None = None
 
     # -- lifecycle ------------------------------------------------------------------------
-    def start(self) -> "ScriptedServer":
+    def start(self) -> ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -131,8 +148,13 @@ class ScriptedServer:
                     body = json.loads(raw) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
-                req = RecordedRequest(self.command, self.path, {k.lower(): v for k, v in self.headers.items()},
-                                      body, time.monotonic())
+                req = RecordedRequest(
+                    self.command,
+                    self.path,
+                    {k.lower(): v for k, v in self.headers.items()},
+                    body,
+                    time.monotonic(),
+                )
                 with server._lock:
                     server.requests.append(req)
                     server.in_flight += 1
@@ -162,8 +184,9 @@ class ScriptedServer:
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
         self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), name=type(self).__name__,
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, args=(0.02,), name=type(self).__name__, daemon=True
+        )
         self._thread.start()
         return self
 
@@ -173,7 +196,7 @@ class ScriptedServer:
             self._httpd.server_close()
             self._httpd = None
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         return self.start() if self._httpd is None else self
 
     def __exit__(self, *exc: Any) -> None:
@@ -201,7 +224,9 @@ class ScriptedServer:
                 item = self.default
             self.replies_used += 1
         if item is None:
-            return Reply(status=500, message=f"fake script exhausted after {self.replies_used - 1} replies")
+            return Reply(
+                status=500, message=f"fake script exhausted after {self.replies_used - 1} replies"
+            )
         if callable(item) and not isinstance(item, Reply):
             item = item(req)
         return Reply(text=item) if isinstance(item, str) else item
@@ -215,7 +240,7 @@ def sent_key(req: RecordedRequest) -> str | None:
     if "x-api-key" in req.headers:
         return req.headers["x-api-key"]
     auth = req.headers.get("authorization", "")
-    return auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+    return auth[len("Bearer ") :] if auth.startswith("Bearer ") else None
 
 
 def approx_tokens(s: str) -> int:

@@ -2,6 +2,7 @@
 
 One run should tell everything: each test checks results against torch and says what it saw.
 """
+
 from __future__ import annotations
 
 import os
@@ -192,8 +193,13 @@ def test_disk_cache_hit_is_fast_in_process_and_in_a_fresh_process(gpu_mode):
         from kernelevo import cuda
         t = time.perf_counter(); cuda.compile({src!r}); print(time.perf_counter() - t)
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env=child_env(KERNELEVO_CACHE=str(gpu_mode)))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=child_env(KERNELEVO_CACHE=str(gpu_mode)),
+    )
     assert out.returncode == 0, out.stderr
     fresh = float(out.stdout.split()[-1])
     assert fresh < 0.1, f"fresh-process cache hit took {fresh:.3f} s"
@@ -336,8 +342,15 @@ def test_load_inline_real_build_in_its_own_folder(guard):
 
     src = INLINE_CUDA + f"// {uuid.uuid4().hex}\n"
     t = time.perf_counter()
-    mod = load_inline(name="add_ext", cpp_sources=INLINE_CPP, cuda_sources=src, functions=["add_cuda"],
-                      verbose=True, extra_cflags=[""], extra_ldflags=[""])
+    mod = load_inline(
+        name="add_ext",
+        cpp_sources=INLINE_CPP,
+        cuda_sources=src,
+        functions=["add_cuda"],
+        verbose=True,
+        extra_cflags=[""],
+        extra_ldflags=[""],
+    )
     cold = time.perf_counter() - t
     a, b = torch.randn(10_000, device="cuda"), torch.randn(10_000, device="cuda")
     torch.testing.assert_close(mod.add_cuda(a, b), a + b, rtol=0, atol=0)
@@ -360,7 +373,9 @@ def test_load_inline_compile_error_on_gpu_machine(guard):
     broken = INLINE_CUDA.replace("c[i] = a[i] + b[i];", "c[i] = a[i] + undefined_thing;")
     line = broken[: broken.index("undefined_thing")].count("\n") + 1
     with pytest.raises(cuda.CudaCompileError) as info:
-        load_inline(name="add_broken", cpp_sources=INLINE_CPP, cuda_sources=broken, functions=["add_cuda"])
+        load_inline(
+            name="add_broken", cpp_sources=INLINE_CPP, cuda_sources=broken, functions=["add_cuda"]
+        )
     assert f"cuda_sources:{line}: error" in str(info.value), str(info.value)
     (rec,) = inline.inline_builds()
     assert not Path(rec["folder"]).exists()
@@ -368,18 +383,25 @@ def test_load_inline_compile_error_on_gpu_machine(guard):
 
 @pytest.mark.slow
 def test_killed_build_lock_does_not_block_the_next_build(guard):
-    from torch.utils.cpp_extension import load_inline
     import torch
+    from torch.utils.cpp_extension import load_inline
 
     src = INLINE_CUDA + f"// {uuid.uuid4().hex}\n"
     kw = dict(name="add_killed", cpp_sources=INLINE_CPP, cuda_sources=src, functions=["add_cuda"])
     folder = inline.build_folder("add_killed", inline.build_key(inline._bind((), kw)))
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         from kernelevo.backends import cuda_driver, inline
         inline.install_load_inline_guard()
         from torch.utils.cpp_extension import load_inline
         load_inline(name="add_killed", cpp_sources={INLINE_CPP!r}, cuda_sources={src!r}, functions=["add_cuda"])
-    """)], env=child_env(KERNELEVO_CACHE=str(guard), KERNELEVO_CUDA_COMPILE_ONLY="0"))
+    """),
+        ],
+        env=child_env(KERNELEVO_CACHE=str(guard), KERNELEVO_CUDA_COMPILE_ONLY="0"),
+    )
     try:
         for _ in range(1200):
             if (folder / "lock").exists():

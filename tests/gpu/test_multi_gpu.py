@@ -6,12 +6,13 @@ worker really ran on the GPU it was given (torch's device UUID is nvidia-smi's f
 
 Run: pytest tests/gpu/test_multi_gpu.py -m gpu -v   (about 2 minutes on 2 H200s).
 """
+
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES
+
 from kernelevo.scale.local import LocalDispatcher, smi_gpus, visible_gpus
 
 pytestmark = pytest.mark.gpu
@@ -32,7 +33,9 @@ def test_single_gpu_path_through_the_dispatcher(tmp_path):
         assert d.stats()["evaluations"] == 1
     assert verdict.status == "verified", verdict.reason
     assert verdict.timings["candidate_ms"] > 0 and verdict.timings["speedup_eager"] > 0
-    assert verdict.device["gpu_index"] == first and verdict.device["gpu_name"] == visible_gpus()[0][1]
+    assert (
+        verdict.device["gpu_index"] == first and verdict.device["gpu_name"] == visible_gpus()[0][1]
+    )
     assert verdict.device["attempts"] == 1 and verdict.device["worker"] == f"gpu{first}"
 
 

@@ -1,5 +1,6 @@
 """A GPU worker's sandbox: only the NVIDIA device nodes, the GPU usable inside, pinned host memory
 past the limit stopped, no daemon left behind (see also bench/sandbox_gpu_check.py)."""
+
 import dataclasses
 import json
 import os
@@ -32,8 +33,11 @@ def test_a_gpu_worker_sees_only_nvidia_devices_and_cannot_pin_past_its_limit():
     w = Worker("cuda")
     spec = w.spec()
     limit_gib = 6
-    spec = dataclasses.replace(spec, argv=[sys.executable, "-c", PROBE, str(2 * limit_gib)],
-                               limits=dataclasses.replace(spec.limits, memory_bytes=limit_gib << 30))
+    spec = dataclasses.replace(
+        spec,
+        argv=[sys.executable, "-c", PROBE, str(2 * limit_gib)],
+        limits=dataclasses.replace(spec.limits, memory_bytes=limit_gib << 30),
+    )
     proc = spawn(spec, channel=False)
     try:
         proc.wait(timeout=120)
@@ -43,13 +47,31 @@ def test_a_gpu_worker_sees_only_nvidia_devices_and_cannot_pin_past_its_limit():
     reports = [json.loads(line) for line in proc.output.text().splitlines() if line.startswith("{")]
     seen = reports[0]
     assert seen["gpu_ok"]
-    standard = {"core", "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
-                "urandom", "zero"}
+    standard = {
+        "core",
+        "fd",
+        "full",
+        "null",
+        "ptmx",
+        "pts",
+        "random",
+        "shm",
+        "stderr",
+        "stdin",
+        "stdout",
+        "tty",
+        "urandom",
+        "zero",
+    }
     assert {d for d in seen["devices"] if not d.startswith("nvidia")} <= standard
-    assert "nvidiactl" in seen["devices"] and any(d.startswith("nvidia") and d[6:].isdigit() for d in seen["devices"])
+    assert "nvidiactl" in seen["devices"] and any(
+        d.startswith("nvidia") and d[6:].isdigit() for d in seen["devices"]
+    )
     assert all("pinned_gib" not in r for r in reports), "pinned host memory went past the limit"
     assert proc.stopped_for.startswith("more than") or "cgroup" in " ".join(proc.cgroup.controls)
-    daemons = [p for p in os.listdir("/proc") if p.isdigit() and b"kx-gpu-sandbox-daemon" in _cmdline(p)]
+    daemons = [
+        p for p in os.listdir("/proc") if p.isdigit() and b"kx-gpu-sandbox-daemon" in _cmdline(p)
+    ]
     assert daemons == []
 
 

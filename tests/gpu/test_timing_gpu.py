@@ -1,4 +1,5 @@
 """The measurement library on a real GPU: the facts the CPU tests can only take on trust."""
+
 from collections import Counter
 
 import pytest
@@ -40,8 +41,15 @@ def side_stream_sleep(ms: float):
 
 def test_side_stream_work_cannot_escape_the_timer():
     fn = side_stream_sleep(50)
-    out = time_interleaved({"side": fn}, n_input_sets=1, warmup_ms=0, min_warmup_calls=1, min_runs=3,
-                           max_runs=5, flush_l2=False)
+    out = time_interleaved(
+        {"side": fn},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_warmup_calls=1,
+        min_runs=3,
+        max_runs=5,
+        flush_l2=False,
+    )
     assert out["side"].median_ms >= 40 and out["side"].escaped_stream, out["side"]
 
     # the test is sensitive: the naive end event on the current stream misses the sleep
@@ -61,10 +69,20 @@ def test_monkey_patched_cuda_timing_does_not_fool_the_timer(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
     monkeypatch.setattr(torch.cuda.Event, "elapsed_time", lambda self, other: 0.001)
     monkeypatch.setattr(torch.cuda.Event, "record", lambda self, stream=None: None)
-    assert {"torch.cuda.synchronize", "torch.cuda.Event.elapsed_time",
-            "torch.cuda.Event.record"} <= set(timing.tampered())
-    out = time_interleaved({"side": fn}, n_input_sets=1, warmup_ms=0, min_warmup_calls=1, min_runs=3,
-                           max_runs=5, flush_l2=False)
+    assert {
+        "torch.cuda.synchronize",
+        "torch.cuda.Event.elapsed_time",
+        "torch.cuda.Event.record",
+    } <= set(timing.tampered())
+    out = time_interleaved(
+        {"side": fn},
+        n_input_sets=1,
+        warmup_ms=0,
+        min_warmup_calls=1,
+        min_runs=3,
+        max_runs=5,
+        flush_l2=False,
+    )
     assert out["side"].median_ms >= 40 and out["side"].escaped_stream, out["side"]
 
 
@@ -90,11 +108,18 @@ def test_l2_flush_runs_before_every_timed_call():
         cold = time_interleaved(fn, n_input_sets=1, flush_l2=True, **QUICK)["sum"]
     names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     # zero_() of the flush buffer shows as a fill kernel or, where torch uses cudaMemsetAsync, a memset
-    flushes = [n for n in names if any(w in n.lower() for w in ("fill", "zero", "elementwise", "memset"))]
+    flushes = [
+        n for n in names if any(w in n.lower() for w in ("fill", "zero", "elementwise", "memset"))
+    ]
     sums = [n for n in names if "reduce" in n.lower()]
     assert cold.l2_flushed
     seen = Counter(n[:60] for n in names).most_common(8)
-    assert len(flushes) >= len(sums) >= cold.n_samples, (len(flushes), len(sums), cold.n_samples, seen)
+    assert len(flushes) >= len(sums) >= cold.n_samples, (
+        len(flushes),
+        len(sums),
+        cold.n_samples,
+        seen,
+    )
 
 
 def test_repeatable_in_one_process():
@@ -129,7 +154,9 @@ def test_graph_time_for_a_tiny_op():
     # the spin before the start event keeps launch latency out of the eager figure, so graph replay
     # (no launches at all) and the eager median agree to within launch-gap noise
     assert out.graph_ms is not None and 0 < out.graph_ms < 2 * out.median_ms, out
-    assert out.median_ms < 0.02, out  # a 1024-element add: microseconds of kernel, not ~20 us of launch
+    assert out.median_ms < 0.02, (
+        out
+    )  # a 1024-element add: microseconds of kernel, not ~20 us of launch
     assert out.overhead_ms >= 0
 
 
@@ -162,10 +189,15 @@ def test_faster_than_physics_is_flagged(tmp_path):
     x = torch.randn(2**27, device="cuda")
     work = measure_work(lambda t: t * 2, (x,))
     cached = x * 2
-    out = time_interleaved({"real": lambda i: x * 2, "cheat": lambda i: cached}, n_input_sets=1, **QUICK)
-    real = roofline(work.bytes, work.flops, out["real"].median_ms, peak_gbps=peaks.copy_gbps, peak_tflops=None)
-    cheat = roofline(work.bytes, work.flops, out["cheat"].median_ms, peak_gbps=peaks.copy_gbps,
-                     peak_tflops=None)
+    out = time_interleaved(
+        {"real": lambda i: x * 2, "cheat": lambda i: cached}, n_input_sets=1, **QUICK
+    )
+    real = roofline(
+        work.bytes, work.flops, out["real"].median_ms, peak_gbps=peaks.copy_gbps, peak_tflops=None
+    )
+    cheat = roofline(
+        work.bytes, work.flops, out["cheat"].median_ms, peak_gbps=peaks.copy_gbps, peak_tflops=None
+    )
     assert plausible(real, real)[0] and 0.5 < real.bw_fraction < 1.1, real
     ok, reason = plausible(cheat, real)
     assert not ok and "physically" in reason

@@ -12,6 +12,7 @@ slow, and deselected by -m "gpu and not slow" (then about 4 minutes): the two lo
 builds (~1 minute each), the candidates that hang until their time limit, and the
 fault-recovery sequence.
 """
+
 import json
 import os
 import re
@@ -20,14 +21,16 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from support import CANDIDATES, EXAMPLES, ROOT
+
 from kernelevo.evaluate import Evaluator
 from kernelevo.verify import verify_candidate
 
 pytestmark = pytest.mark.gpu
 
-TASKS = sorted(p.stem for p in EXAMPLES.glob("*.py") if (CANDIDATES / p.stem / "triton_ok.py").exists())
+TASKS = sorted(
+    p.stem for p in EXAMPLES.glob("*.py") if (CANDIDATES / p.stem / "triton_ok.py").exists()
+)
 GPU_HACKS = sorted((CANDIDATES / "hacks_gpu").glob("*.py"))
 CPU_HACKS = sorted((CANDIDATES / "hacks").glob("*.py"))
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -51,7 +54,9 @@ def header(path: Path) -> dict[str, str]:
 
 def _params(paths: list[Path]) -> list:
     slow = [p for p in paths if header(p).get("slow") or header(p).get("expect") == "timeout"]
-    return [pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p in slow else []) for p in paths]
+    return [
+        pytest.param(p, id=p.stem, marks=[pytest.mark.slow] if p in slow else []) for p in paths
+    ]
 
 
 def assert_timed(v, name: str) -> None:
@@ -69,17 +74,25 @@ def assert_timed(v, name: str) -> None:
     assert rl.get("plausible") is True, rl
     assert rl["bytes"] > 0 and rl["achieved_gbps"] > 0 and rl["floor_ms"] and rl["floor_ms"] > 0, rl
     assert rl["peak_gbps"] and rl["peak_gbps"] > 1000, rl  # measured on this device
-    assert any(c.name == "roofline_plausible" and c.passed for c in v.checks), [c.name for c in v.checks]
+    assert any(c.name == "roofline_plausible" and c.passed for c in v.checks), [
+        c.name for c in v.checks
+    ]
     assert "vs eager" in v.reason, v.reason
-    print(f"\n{name}: candidate {t['candidate_ms']:.4f} ms, eager {t['eager_ms']:.4f} ms, "
-          f"compile {t['compile_ms']:.4f} ms, {t['speedup_eager']:.2f}x eager, {t['speedup_compile']:.2f}x compile, "
-          f"{rl['achieved_gbps']:.0f} GB/s ({rl['bound']}-bound, floor {rl['floor_ms']:.4f} ms)")
+    print(
+        f"\n{name}: candidate {t['candidate_ms']:.4f} ms, eager {t['eager_ms']:.4f} ms, "
+        f"compile {t['compile_ms']:.4f} ms, {t['speedup_eager']:.2f}x eager, {t['speedup_compile']:.2f}x compile, "
+        f"{rl['achieved_gbps']:.0f} GB/s ({rl['bound']}-bound, floor {rl['floor_ms']:.4f} ms)"
+    )
 
 
 @pytest.mark.parametrize("task", TASKS)
 def test_triton_candidate_verified_and_timed(task, evaluator):
-    v = verify_candidate(EXAMPLES / f"{task}.py", CANDIDATES / task / "triton_ok.py", evaluator=evaluator,
-                         device="cuda")
+    v = verify_candidate(
+        EXAMPLES / f"{task}.py",
+        CANDIDATES / task / "triton_ok.py",
+        evaluator=evaluator,
+        device="cuda",
+    )
     assert v.status == "verified", (v.status, v.reason)
     assert v.backend == "triton" and v.kernel_launches > 0
     assert v.device.get("type") == "cuda" and not v.device.get("triton_interpreter"), v.device
@@ -90,7 +103,9 @@ def test_triton_candidate_verified_and_timed(task, evaluator):
 
 
 def test_cuda_fast_path_verified_and_timed(evaluator):
-    v = verify_candidate(SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", evaluator=evaluator, device="cuda")
+    v = verify_candidate(
+        SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", evaluator=evaluator, device="cuda"
+    )
     assert v.status == "verified", (v.status, v.reason)
     assert v.backend == "cuda" and v.kernel_launches > 0
     assert_timed(v, "softmax cuda_fast")
@@ -98,8 +113,13 @@ def test_cuda_fast_path_verified_and_timed(evaluator):
 
 @pytest.mark.slow
 def test_load_inline_verified_and_timed(evaluator):
-    v = verify_candidate(SOFTMAX, CANDIDATES / "softmax" / "inline.py", evaluator=evaluator, device="cuda",
-                         timeout=BUILD_TIMEOUT_S)
+    v = verify_candidate(
+        SOFTMAX,
+        CANDIDATES / "softmax" / "inline.py",
+        evaluator=evaluator,
+        device="cuda",
+        timeout=BUILD_TIMEOUT_S,
+    )
     assert v.status == "verified", (v.status, v.reason)
     assert v.backend == "cuda_inline"
     assert_timed(v, "softmax inline")
@@ -108,8 +128,16 @@ def test_load_inline_verified_and_timed(evaluator):
 def _check_hack(path: Path, evaluator, gpu_reasons: tuple[str, ...] = ()) -> None:
     head = header(path)
     assert {"expect", "task"} <= head.keys(), f"{path.name} lacks its '# expect:'/'# task:' header"
-    timeout = HANG_TIMEOUT_S if head["expect"] == "timeout" else BUILD_TIMEOUT_S if head.get("slow") else None
-    v = verify_candidate(EXAMPLES / f"{head['task']}.py", path, evaluator=evaluator, device="cuda", timeout=timeout)
+    timeout = (
+        HANG_TIMEOUT_S
+        if head["expect"] == "timeout"
+        else BUILD_TIMEOUT_S
+        if head.get("slow")
+        else None
+    )
+    v = verify_candidate(
+        EXAMPLES / f"{head['task']}.py", path, evaluator=evaluator, device="cuda", timeout=timeout
+    )
     assert v.status == head["expect"], (v.status, v.reason)
     assert v.reason
     wanted = gpu_reasons or ((head["reason"],) if head.get("reason") else ())
@@ -120,7 +148,9 @@ def _check_hack(path: Path, evaluator, gpu_reasons: tuple[str, ...] = ()) -> Non
         # Work hidden on another stream would read as a few microseconds, far under the floor.
         assert t["candidate_ms"] >= 0.9 * rl["floor_ms"], (t["candidate_ms"], rl["floor_ms"])
         assert t["candidate_ms"] >= 0.2 * t["eager_ms"], (t["candidate_ms"], t["eager_ms"])
-        print(f"\n{path.stem}: {t['candidate_ms']:.4f} ms (eager {t['eager_ms']:.4f} ms, floor {rl['floor_ms']:.4f} ms)")
+        print(
+            f"\n{path.stem}: {t['candidate_ms']:.4f} ms (eager {t['eager_ms']:.4f} ms, floor {rl['floor_ms']:.4f} ms)"
+        )
 
 
 def test_gpu_corpus_is_there():
@@ -147,53 +177,91 @@ def test_faults_cost_one_worker_not_the_next_verdict():
     """Illegal address (CUDA fast path, then Triton), then a hung kernel: each next good candidate verifies.
     Each fault took only its own candidate process; the runner host that forks them stays."""
     with Evaluator("cuda") as ev:
+
         def good(measure: bool = False):
             v = verify_candidate(SOFTMAX, GOOD, evaluator=ev, device="cuda", measure=measure)
             assert v.status == "verified", (v.status, v.reason)
             return v, ev.runner.proc.pid
 
         _, pid = good()
-        for fault, expect, timeout in (("hacks_gpu/illegal_address_cuda.py", "runtime_error", None),
-                                       ("hacks/wild_store.py", "runtime_error", None),
-                                       ("hacks_gpu/hangs_in_kernel.py", "timeout", HANG_TIMEOUT_S)):
-            v = verify_candidate(SOFTMAX, CANDIDATES / fault, evaluator=ev, device="cuda", timeout=timeout)
+        for fault, expect, timeout in (
+            ("hacks_gpu/illegal_address_cuda.py", "runtime_error", None),
+            ("hacks/wild_store.py", "runtime_error", None),
+            ("hacks_gpu/hangs_in_kernel.py", "timeout", HANG_TIMEOUT_S),
+        ):
+            v = verify_candidate(
+                SOFTMAX, CANDIDATES / fault, evaluator=ev, device="cuda", timeout=timeout
+            )
             assert v.status == expect, (fault, v.status, v.reason)
             if expect == "runtime_error":
                 assert any(w in v.reason.lower() for w in GPU_REASONS["wild_store"]), v.reason
             _, new_pid = good()
-            assert new_pid == pid, f"{fault}: the runner host was restarted; only the candidate's process should go"
+            assert new_pid == pid, (
+                f"{fault}: the runner host was restarted; only the candidate's process should go"
+            )
         v, _ = good(measure=True)
         assert_timed(v, "softmax triton_ok after three faults")
 
 
 def _kv(*args, cwd):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "kernelevo", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelevo", *map(str, args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
 
 
 def test_verify_cli_prints_timings(tmp_path):
     r = _kv("verify", SOFTMAX, GOOD, "--no-cache", "--store", tmp_path / "s.sqlite", cwd=tmp_path)
     print(r.stdout)
     assert r.returncode == 0, (r.stdout, r.stderr)
-    assert r.stdout.startswith("VERIFIED") and "vs eager" in r.stdout and "vs torch.compile" in r.stdout
+    assert (
+        r.stdout.startswith("VERIFIED")
+        and "vs eager" in r.stdout
+        and "vs torch.compile" in r.stdout
+    )
     assert "timings:" in r.stdout and "speed not measured" not in r.stdout
 
 
 def test_bench_cli_times_reference_compile_and_candidates(tmp_path):
-    r = _kv("bench", SOFTMAX, GOOD, CANDIDATES / "softmax" / "cuda_fast.py", CANDIDATES / "hacks" / "no_kernel_torch.py",
-            "--json", "--max-time", "3", cwd=tmp_path)
+    r = _kv(
+        "bench",
+        SOFTMAX,
+        GOOD,
+        CANDIDATES / "softmax" / "cuda_fast.py",
+        CANDIDATES / "hacks" / "no_kernel_torch.py",
+        "--json",
+        "--max-time",
+        "3",
+        cwd=tmp_path,
+    )
     assert r.returncode == 1, (r.stdout[-2000:], r.stderr[-2000:])  # one candidate is rejected
     out = json.loads(r.stdout)
     assert out["speed_measured"] is True
     rows = {row["name"]: row for row in out["rows"]}
-    print("\n".join(f"{n}: {row['status']} {row.get('median_ms')} ms, {row.get('speedup_eager')}x eager, "
-                    f"{row.get('speedup_compile')}x compile, {row.get('achieved_gbps')} GB/s" for n, row in rows.items()))
+    print(
+        "\n".join(
+            f"{n}: {row['status']} {row.get('median_ms')} ms, {row.get('speedup_eager')}x eager, "
+            f"{row.get('speedup_compile')}x compile, {row.get('achieved_gbps')} GB/s"
+            for n, row in rows.items()
+        )
+    )
     assert rows.pop("no_kernel_torch")["status"] == "rejected"
-    assert set(rows) == {"eager (reference)", "torch.compile (default)", "triton_ok", "cuda_fast"}, rows.keys()
+    assert set(rows) == {
+        "eager (reference)",
+        "torch.compile (default)",
+        "triton_ok",
+        "cuda_fast",
+    }, rows.keys()
     for name, row in rows.items():
         assert row["status"] == "verified" and row["median_ms"] > 0, (name, row)
-        assert row["speedup_eager"] > 0 and row["speedup_compile"] > 0 and row["achieved_gbps"] > 0, (name, row)
+        assert (
+            row["speedup_eager"] > 0 and row["speedup_compile"] > 0 and row["achieved_gbps"] > 0
+        ), (name, row)
         assert 0 < row["roofline_fraction"] <= 1.1, (name, row)
 
 
@@ -220,15 +288,25 @@ def test_kernels_compiled_ahead_are_cache_hits_on_the_gpu(tmp_path, monkeypatch)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("KERNELEVO_CACHE", str(tmp_path / "kernelevo"))
     cand = tmp_path / "fresh.py"
-    cand.write_text(GOOD.read_text().replace("cols = tl.arange", f"# {secrets.token_hex(8)}\n    cols = tl.arange", 1))
+    cand.write_text(
+        GOOD.read_text().replace(
+            "cols = tl.arange", f"# {secrets.token_hex(8)}\n    cols = tl.arange", 1
+        )
+    )
     cache = tmp_path / "triton"
     with Evaluator("cuda") as ev:
         ev.judge.start()  # its warm-up runs the built-in task first
         ahead = precompile(ev.compiler, SOFTMAX, cand, "triton", device="cuda", size="default")
         assert ahead.status == "compiled", ahead.reason
         before = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
-        v = verify_candidate(SOFTMAX, cand, evaluator=ev, use_cache=False, measure=False, precompiled=ahead)
+        v = verify_candidate(
+            SOFTMAX, cand, evaluator=ev, use_cache=False, measure=False, precompiled=ahead
+        )
         after = {p.relative_to(cache) for p in cache.rglob("*") if p.is_file()}
     assert v.status == "verified", v.reason
-    assert not [p for p in after - before if p.suffix == ".cubin"], "the run worker recompiled a kernel"
-    assert not [p for p in after - before if "launcher" in p.name], "the run worker rebuilt a launcher"
+    assert not [p for p in after - before if p.suffix == ".cubin"], (
+        "the run worker recompiled a kernel"
+    )
+    assert not [p for p in after - before if "launcher" in p.name], (
+        "the run worker rebuilt a launcher"
+    )

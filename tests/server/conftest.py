@@ -1,14 +1,14 @@
 """End-to-end fixtures: the real server over stdio, driven by pytest-lsp with the VS Code
 and Neovim client capability sets, on a temporary workspace holding example files."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from pytest_lsp import ClientServerConfig, LanguageClient
-
 from lsp_harness import CLIENTS, SERVER, Workspace, start_session
+from pytest_lsp import ClientServerConfig, LanguageClient
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 """Helpers for the end-to-end tests: a temporary workspace holding example files, client
 recorders for server-to-client requests, and small LSP conveniences."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,8 +9,9 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities
@@ -43,7 +45,12 @@ class Workspace:
     def init_options(self, real_search: bool = False, **extra: Any) -> dict[str, Any]:
         opts: dict[str, Any] = {"provider": "offline"}
         if not real_search:
-            opts["searchCommand"] = [sys.executable, str(FAKE_SEARCH), "--control", str(self.control_path)]
+            opts["searchCommand"] = [
+                sys.executable,
+                str(FAKE_SEARCH),
+                "--control",
+                str(self.control_path),
+            ]
         opts.update(extra)
         return {"kernelevo": opts}
 
@@ -96,7 +103,11 @@ def add_recorders(client: LanguageClient) -> None:
     def _ask(params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         client.message_requests.append(params)
         titles = [a.title for a in params.actions or []]
-        return types.MessageActionItem(title=client.confirm_with) if client.confirm_with in titles else None
+        return (
+            types.MessageActionItem(title=client.confirm_with)
+            if client.confirm_with in titles
+            else None
+        )
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def _apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
@@ -104,39 +115,74 @@ def add_recorders(client: LanguageClient) -> None:
         return types.ApplyWorkspaceEditResult(applied=True)
 
 
-async def start_session(client: LanguageClient, caps_name: str, ws: Workspace, **options: Any) -> None:
+async def start_session(
+    client: LanguageClient, caps_name: str, ws: Workspace, **options: Any
+) -> None:
     add_recorders(client)
     client.client_name = caps_name
-    await client.initialize_session(types.InitializeParams(
-        capabilities=client_capabilities(caps_name),
-        root_uri=ws.root.as_uri(),
-        workspace_folders=[types.WorkspaceFolder(uri=ws.root.as_uri(), name="ws")],
-        initialization_options=ws.init_options(**options)))
+    await client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities(caps_name),
+            root_uri=ws.root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=ws.root.as_uri(), name="ws")],
+            initialization_options=ws.init_options(**options),
+        )
+    )
 
 
 def open_doc(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
     uri = path.as_uri()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(
-        uri=uri, language_id="python", version=version, text=path.read_text() if text is None else text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri,
+                language_id="python",
+                version=version,
+                text=path.read_text() if text is None else text,
+            )
+        )
+    )
     return uri
 
 
-def edit_doc(client: LanguageClient, uri: str, version: int, line: int, text: str, end_line: int | None = None) -> None:
+def edit_doc(
+    client: LanguageClient,
+    uri: str,
+    version: int,
+    line: int,
+    text: str,
+    end_line: int | None = None,
+) -> None:
     """Replace lines [line, end_line) (or insert at `line`) with `text`."""
     end = line if end_line is None else end_line
-    client.text_document_did_change(types.DidChangeTextDocumentParams(
-        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-        content_changes=[types.TextDocumentContentChangePartial(
-            range=types.Range(start=types.Position(line=line, character=0),
-                              end=types.Position(line=end, character=0)), text=text)]))
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(
+                        start=types.Position(line=line, character=0),
+                        end=types.Position(line=end, character=0),
+                    ),
+                    text=text,
+                )
+            ],
+        )
+    )
 
 
 async def lenses(client: LanguageClient, uri: str) -> list[types.CodeLens]:
-    return list(await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))) or [])
+    return list(
+        await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        or []
+    )
 
 
-async def eventually(check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05) -> Any:
+async def eventually(
+    check: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05
+) -> Any:
     deadline = time.monotonic() + timeout
     while True:
         got = check()

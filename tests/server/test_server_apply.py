@@ -1,18 +1,20 @@
 """Apply a verified kernel: a WorkspaceEdit rebuilt on the document's current (unsaved) text,
 resolved lazily where the client previews edits (VS Code) and asked about first where it does
 not (Neovim), and refused once the target changed."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
 import pytest
+from lsp_harness import edit_doc, eventually, lenses, open_doc, request
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
-from lsp_harness import edit_doc, eventually, lenses, open_doc, request
-
-pytest.importorskip("kernelevo.targets.detect", reason="needs kernelevo.targets.detect (target detection)")
+pytest.importorskip(
+    "kernelevo.targets.detect", reason="needs kernelevo.targets.detect (target detection)"
+)
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
 
 APPLY = "refactor.rewrite.kernelevo.apply"
@@ -28,9 +30,12 @@ def apply_text_edits(text: str, edits: list) -> str:
     def off(p) -> int:
         return min(offsets[min(p["line"], len(lines))] + p["character"], len(text))
 
-    for e in sorted(edits, key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
-                    reverse=True):
-        text = text[:off(e["range"]["start"])] + e["newText"] + text[off(e["range"]["end"]):]
+    for e in sorted(
+        edits,
+        key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+        reverse=True,
+    ):
+        text = text[: off(e["range"]["start"])] + e["newText"] + text[off(e["range"]["end"]) :]
     return text
 
 
@@ -38,9 +43,18 @@ def _shift(edits: list, by: int) -> list:
     out = []
     for e in edits:
         r = e["range"]
-        out.append({"newText": e["newText"], "range": {
-            "start": {"line": r["start"]["line"] + by, "character": r["start"]["character"]},
-            "end": {"line": r["end"]["line"] + by, "character": r["end"]["character"]}}})
+        out.append(
+            {
+                "newText": e["newText"],
+                "range": {
+                    "start": {
+                        "line": r["start"]["line"] + by,
+                        "character": r["start"]["character"],
+                    },
+                    "end": {"line": r["end"]["line"] + by, "character": r["end"]["character"]},
+                },
+            }
+        )
     return out
 
 
@@ -58,9 +72,13 @@ async def optimized(client, workspace) -> tuple[Path, str, str, dict]:
 
 async def actions_at(client, uri: str, line: int) -> list[types.CodeAction]:
     pos = types.Position(line=line, character=0)
-    got = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(start=pos, end=pos),
-        context=types.CodeActionContext(diagnostics=[])))
+    got = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=pos, end=pos),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
     return list(got or [])
 
 
@@ -88,30 +106,40 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
     else:  # Neovim applies edits unseen: the action is a command that asks first
         assert action.command.command == "kernelevo.apply" and "asks before writing" in action.title
         client.confirm_with = "Cancel"
-        got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=action.command.command, arguments=action.command.arguments))
+        got = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=action.command.command, arguments=action.command.arguments
+            )
+        )
         assert got["applied"] is False and client.applied_edits == []  # declined: nothing sent
         assert "The diff is in" in client.message_requests[-1].message
         client.confirm_with = "Apply"
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command=action.command.command, arguments=action.command.arguments))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command=action.command.command, arguments=action.command.arguments
+            )
+        )
         edit = as_json(client.applied_edits[-1].edit)
     changes = edit["documentChanges"]
     creates = [c for c in changes if c.get("kind") == "create"]
     assert creates and all(c["uri"].endswith(".py") and c["uri"] != uri for c in creates)
     # The server writes nothing itself: the client applies the edit.
-    assert not any(Path(c["uri"][len("file://"):]).exists() for c in creates)
+    assert not any(Path(c["uri"][len("file://") :]).exists() for c in creates)
     doc_edits = {c["textDocument"]["uri"]: c for c in changes if "textDocument" in c}
     assert doc_edits[uri]["textDocument"]["version"] == 2
     created = {c["uri"]: apply_text_edits("", doc_edits[c["uri"]]["edits"]) for c in creates}
     (new_uri,) = [u for u, text in created.items() if "@triton.jit" in text]  # the kernel module
-    compile(created[new_uri], "kernel_module.py", "exec")  # the created kernel module is valid Python
+    compile(
+        created[new_uri], "kernel_module.py", "exec"
+    )  # the created kernel module is valid Python
     rewritten = apply_text_edits(current, doc_edits[uri]["edits"])
     assert rewritten.startswith("# a note\n# another\n") and rewritten != current
     compile(rewritten, "rms_norm.py", "exec")
     assert Path(new_uri).stem in rewritten  # the target now calls into the new module
     # Planned on the saved file, landed on the edited buffer: the same change, two lines lower.
-    assert rewritten == "# a note\n# another\n" + apply_text_edits(saved, _shift(doc_edits[uri]["edits"], -2))
+    assert rewritten == "# a note\n# another\n" + apply_text_edits(
+        saved, _shift(doc_edits[uri]["edits"], -2)
+    )
     if client.client_name == "visual-studio-code":
         note = edit["changeAnnotations"]
         # Labelled, not needsConfirmation: that opens VS Code's Refactor Preview with nothing checked.
@@ -125,13 +153,18 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
     files = {f["uri"]: f for f in prop["files"]}
     assert prop["runId"] == result["runId"]
     assert files[uri]["oldText"] == current and files[uri]["newText"] == rewritten
-    assert all(files[u]["oldText"] == "" and files[u]["newText"] == text for u, text in created.items())
+    assert all(
+        files[u]["oldText"] == "" and files[u]["newText"] == text for u, text in created.items()
+    )
 
 
 async def test_apply_command_sends_a_workspace_edit(client, workspace):
     path, uri, target_id, result = await optimized(client, workspace)
-    got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]))
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]
+        )
+    )
     assert got["applied"] is True
     (params,) = client.applied_edits
     assert "KernelEvo" in params.label
@@ -140,9 +173,12 @@ async def test_apply_command_sends_a_workspace_edit(client, workspace):
 
 async def test_show_diff_command_opens_a_diff(client, workspace):
     path, uri, target_id, result = await optimized(client, workspace)
-    got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="kernelevo.showDiff", arguments=[uri, target_id, result["runId"]]))
-    diff = Path(got["diffUri"][len("file://"):]).read_text()
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelevo.showDiff", arguments=[uri, target_id, result["runId"]]
+        )
+    )
+    diff = Path(got["diffUri"][len("file://") :]).read_text()
     assert "+++ b/" in diff and "@triton.jit" in diff and got["diff"] == diff
     # Both capability sets have window/showDocument; Neovim 0.7 has not (tests/editors/ covers it).
     assert client.shown_documents[-1].uri == got["diffUri"]
@@ -155,11 +191,18 @@ async def test_a_stale_result_is_refused(client, workspace):
     # Change the target's own text (unsaved): the search optimised other code.
     lines = path.read_text().splitlines(keepends=True)
     body = next(i for i, line in enumerate(lines) if "return x * rms" in line)
-    edit_doc(client, uri, 2, body, "        return x * rms * self.weight * 2.0\n", end_line=body + 1)
+    edit_doc(
+        client, uri, 2, body, "        return x * rms * self.weight * 2.0\n", end_line=body + 1
+    )
     with pytest.raises(Exception, match="changed since the search"):
-        if action.command is not None and action.command.command == "kernelevo.apply":  # Neovim: asks first
-            await client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command=action.command.command, arguments=action.command.arguments))
+        if (
+            action.command is not None and action.command.command == "kernelevo.apply"
+        ):  # Neovim: asks first
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command=action.command.command, arguments=action.command.arguments
+                )
+            )
         else:
             await client.code_action_resolve_async(action)
     assert client.applied_edits == []
@@ -170,8 +213,13 @@ async def test_a_stale_result_is_refused(client, workspace):
     async def listed():
         found = [a for a in await actions_at(client, uri, start) if a.kind == APPLY]
         if client.client_name == "visual-studio-code":
-            return found and found[0].disabled is not None and "changed since" in found[0].disabled.reason
+            return (
+                found
+                and found[0].disabled is not None
+                and "changed since" in found[0].disabled.reason
+            )
         return not found  # no disabledSupport: the action is left out
+
     await eventually(listed)
     # Undoing the change makes it applicable again.
     edit_doc(client, uri, 3, body, lines[body], end_line=body + 1)
@@ -182,10 +230,15 @@ async def test_a_stale_result_is_refused(client, workspace):
 async def test_a_refused_apply_writes_nothing(client, workspace):
     path, uri, target_id, result = await optimized(client, workspace)
     before = sorted(p.name for p in path.parent.iterdir())
-    edit_doc(client, uri, 2, 0, "", end_line=len(path.read_text().splitlines()))  # delete everything
+    edit_doc(
+        client, uri, 2, 0, "", end_line=len(path.read_text().splitlines())
+    )  # delete everything
     with pytest.raises(Exception, match="no target"):
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]
+            )
+        )
     assert client.applied_edits == []
     assert sorted(p.name for p in path.parent.iterdir()) == before
     assert json.loads(workspace.pidfile.read_text())  # only the search ran
@@ -194,8 +247,11 @@ async def test_a_refused_apply_writes_nothing(client, workspace):
 async def test_after_apply_the_lenses_say_applied_until_undo(client, workspace):
     path, uri, target_id, result = await optimized(client, workspace)
     original = path.read_text()
-    got = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]))
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]
+        )
+    )
     assert got["applied"] is True
     edit = as_json(client.applied_edits[-1].edit)
     (own,) = [c for c in edit["documentChanges"] if c.get("textDocument", {}).get("uri") == uri]
@@ -206,14 +262,20 @@ async def test_after_apply_the_lenses_say_applied_until_undo(client, workspace):
 
     async def says_applied():
         titles = [lens.command.title for lens in await lenses(client, uri)]
-        return any("applied" in t for t in titles) and not any(t == "Apply" or "Show diff" in t for t in titles)
+        return any("applied" in t for t in titles) and not any(
+            t == "Apply" or "Show diff" in t for t in titles
+        )
+
     await eventually(says_applied)
     start = (await lenses(client, uri))[0].range.start.line
-    assert not [a for a in await actions_at(client, uri, start) if a.kind == APPLY]  # no failing Apply offered
+    assert not [
+        a for a in await actions_at(client, uri, start) if a.kind == APPLY
+    ]  # no failing Apply offered
     # Undo: the target's text is what the search optimised again, so Show diff / Apply return.
     edit_doc(client, uri, 3, 0, original, end_line=len(rewritten.splitlines()))
 
     async def offers_again():
         titles = [lens.command.title for lens in await lenses(client, uri)]
         return "Apply" in titles and any("Show diff" in t for t in titles)
+
     await eventually(offers_again)

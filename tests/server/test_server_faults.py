@@ -1,5 +1,6 @@
 """Faults at the protocol's edge, over a raw stdio pipe (no LSP library on the client side):
 every request gets an answer, however bad its params, and the server goes when its client goes."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from lsp_harness import REPO, SERVER, alive
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,9 +19,17 @@ pytestmark = pytest.mark.timeout(60)
 
 class RawClient:
     def __init__(self, cwd: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-        self.proc = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     cwd=cwd, env=env)
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+        )
+        self.proc = subprocess.Popen(
+            SERVER,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+        )
         self.buffer = b""
 
     def send(self, message: dict) -> None:
@@ -35,8 +43,13 @@ class RawClient:
         while time.monotonic() < deadline:
             while b"\r\n\r\n" in self.buffer:
                 head, rest = self.buffer.split(b"\r\n\r\n", 1)
-                n = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                             if line.lower().startswith(b"content-length")))
+                n = int(
+                    next(
+                        line.split(b":")[1]
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length")
+                    )
+                )
                 if len(rest) < n:
                     break
                 message, self.buffer = json.loads(rest[:n]), rest[n:]
@@ -51,8 +64,13 @@ class RawClient:
         raise AssertionError(f"no answer to request {msg_id} within {timeout} s")
 
     def initialize(self, process_id: int | None, root: Path) -> None:
-        self.send({"id": 1, "method": "initialize",
-                   "params": {"processId": process_id, "rootUri": root.as_uri(), "capabilities": {}}})
+        self.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {"processId": process_id, "rootUri": root.as_uri(), "capabilities": {}},
+            }
+        )
         assert "result" in self.response(1)
         self.send({"method": "initialized", "params": {}})
 
@@ -85,7 +103,10 @@ BAD_REQUESTS = [
     ("kernelevo/cancel", None),
     ("kernelevo/optimize", []),
     ("kernelevo/optimize", {"uri": 1, "targetId": {}}),
-    ("kernelevo/optimize", {"uri": "file:///x.py", "targetId": "module:Model", "iterations": "many"}),
+    (
+        "kernelevo/optimize",
+        {"uri": "file:///x.py", "targetId": "module:Model", "iterations": "many"},
+    ),
     ("kernelevo/proposal", "x"),
     ("workspace/executeCommand", {"command": "kernelevo.apply", "arguments": [1, 2]}),
     ("workspace/executeCommand", {"command": "kernelevo.applied"}),
@@ -108,15 +129,28 @@ def test_every_bad_request_gets_an_error_answer(raw, tmp_path):
     raw.proc.stdin.close()
     assert raw.exited_within(10)
     logged = raw.proc.stderr.read().decode(errors="replace")
-    assert "Traceback" not in logged and "ERROR" not in logged, logged[-3000:]  # refusals are not crashes
+    assert "Traceback" not in logged and "ERROR" not in logged, logged[
+        -3000:
+    ]  # refusals are not crashes
 
 
 def test_exits_when_stdin_closes_right_after_did_open(raw, tmp_path):
     source = (REPO / "examples" / "rms_norm.py").read_text()
     (tmp_path / "rms_norm.py").write_text(source)
     raw.initialize(os.getpid(), tmp_path)
-    raw.send({"method": "textDocument/didOpen", "params": {"textDocument": {
-        "uri": (tmp_path / "rms_norm.py").as_uri(), "languageId": "python", "version": 1, "text": source}}})
+    raw.send(
+        {
+            "method": "textDocument/didOpen",
+            "params": {
+                "textDocument": {
+                    "uri": (tmp_path / "rms_norm.py").as_uri(),
+                    "languageId": "python",
+                    "version": 1,
+                    "text": source,
+                }
+            },
+        }
+    )
     raw.send({"id": 2, "method": "kernelevo/debugInfo"})
     worker = raw.response(2)["result"]["analysisWorkerPid"]
     raw.proc.stdin.close()

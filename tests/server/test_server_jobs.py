@@ -1,16 +1,18 @@
 """Search jobs over LSP against a fake search child (tests/server/fakes/fake_search.py):
 progress, results, cancellation (the child and its worker die), crash, GPU queueing."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 
 import pytest
+from lsp_harness import alive, eventually, lens_titles, lenses, open_doc, request
 from lsprotocol import types
 
-from lsp_harness import alive, eventually, lens_titles, lenses, open_doc, request
-
-pytest.importorskip("kernelevo.targets.detect", reason="needs kernelevo.targets.detect (target detection)")
+pytest.importorskip(
+    "kernelevo.targets.detect", reason="needs kernelevo.targets.detect (target detection)"
+)
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(90)]
 
 
@@ -30,24 +32,45 @@ async def test_optimize_reports_progress_and_result(client, workspace):
     token = "tok-1"
     client.progress_reports[token] = []
     refreshes = client.lens_refreshes
-    result = await request(client, "kernelevo/optimize", {
-        "uri": uri, "targetId": target_id, "backend": "triton", "workDoneToken": token})
-    assert result["status"] == "improved" and result["bestSpeedup"] == 2.31 and result["runId"].startswith("fake-")
+    result = await request(
+        client,
+        "kernelevo/optimize",
+        {"uri": uri, "targetId": target_id, "backend": "triton", "workDoneToken": token},
+    )
+    assert (
+        result["status"] == "improved"
+        and result["bestSpeedup"] == 2.31
+        and result["runId"].startswith("fake-")
+    )
     assert result["tokens"] == 3000 and result["costUsd"] == pytest.approx(0.03)
     kinds = progress_kinds(client, token)
     assert kinds[0] == "WorkDoneProgressBegin" and kinds[-1] == "WorkDoneProgressEnd"
-    reports = [v.message for v in client.progress_reports[token] if isinstance(v, types.WorkDoneProgressReport)]
+    reports = [
+        v.message
+        for v in client.progress_reports[token]
+        if isinstance(v, types.WorkDoneProgressReport)
+    ]
     # The search's own per-candidate message, after its phase.
     assert "iteration 3 · candidate 6: verified · best 2.31x · 3.0k tokens · $0.03" in reports
     # The run ends with the engine's outcome sentence (kernelevo/outcome.py).
     assert result["outcome"]["kind"] == "improved"
-    assert client.progress_reports[token][-1].message == result["message"] == \
-        "verified, 2.31x faster than eager PyTorch, 1.50x vs torch.compile"
+    assert (
+        client.progress_reports[token][-1].message
+        == result["message"]
+        == "verified, 2.31x faster than eager PyTorch, 1.50x vs torch.compile"
+    )
     assert client.progress_reports[token][0].cancellable is True
     # The child got the documented command line and the store location.
     sent = json.loads(workspace.pidfile.read_text())
-    assert sent["argv"][2:] == [f"{path}::{target_id}", "--progress", "json", "--backend", "triton",
-                                "--provider", "offline"]
+    assert sent["argv"][2:] == [
+        f"{path}::{target_id}",
+        "--progress",
+        "json",
+        "--backend",
+        "triton",
+        "--provider",
+        "offline",
+    ]
     assert sent["env_store"] == str(workspace.store)
     # Lenses show the new result (after a refresh where the client supports it).
     titles = await eventually(lambda: _has_result(client, uri))
@@ -55,7 +78,9 @@ async def test_optimize_reports_progress_and_result(client, workspace):
     if client.client_name == "visual-studio-code":
         await eventually(lambda: client.lens_refreshes > refreshes)
     jobs = await request(client, "kernelevo/jobs", None)
-    assert [(j["state"], j["status"], j["targetId"]) for j in jobs] == [("done", "improved", target_id)]
+    assert [(j["state"], j["status"], j["targetId"]) for j in jobs] == [
+        ("done", "improved", target_id)
+    ]
 
 
 async def test_a_kernel_faster_than_eager_only_is_not_offered(client, workspace):
@@ -72,13 +97,25 @@ async def test_a_kernel_faster_than_eager_only_is_not_offered(client, workspace)
     titles = await lens_titles(client, uri)
     assert titles == ["Optimize with KernelEvo"], titles
     start = (await lenses(client, uri))[0].range.start
-    got = await client.text_document_code_action_async(types.CodeActionParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), range=types.Range(start=start, end=start),
-        context=types.CodeActionContext(diagnostics=[])))
-    assert not [a for a in got or [] if getattr(a, "kind", "") == "refactor.rewrite.kernelevo.apply"]
-    hover = await client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=start.line, character=7)))
-    assert "verified, no faster kernel: not faster than torch.compile (0.90x)" in hover.contents.value
+    got = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=start, end=start),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not [
+        a for a in got or [] if getattr(a, "kind", "") == "refactor.rewrite.kernelevo.apply"
+    ]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=start.line, character=7),
+        )
+    )
+    assert (
+        "verified, no faster kernel: not faster than torch.compile (0.90x)" in hover.contents.value
+    )
 
 
 async def _has_result(client, uri):
@@ -90,9 +127,12 @@ async def test_cancelling_the_request_stops_the_child_and_its_worker(client, wor
     workspace.control(mode="slow", iterations=500, delay=0.1, worker=True)
     uri = open_doc(client, workspace.copy_example("rms_norm.py"))
     target_id = await target_of(client, uri)
-    fut = client.protocol.send_request("kernelevo/optimize", {"uri": uri, "targetId": target_id},
-                                       msg_id="opt-1")
-    pids = await eventually(lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text()))
+    fut = client.protocol.send_request(
+        "kernelevo/optimize", {"uri": uri, "targetId": target_id}, msg_id="opt-1"
+    )
+    pids = await eventually(
+        lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text())
+    )
     assert alive(pids["pid"]) and alive(pids["worker"])
     running = await request(client, "kernelevo/jobs", None)
     assert running[0]["state"] == "running"
@@ -109,10 +149,13 @@ async def test_cancel_request_and_progress_cancel_stop_command_jobs(client, work
     workspace.control(mode="slow", iterations=500, delay=0.1)
     uri = open_doc(client, workspace.copy_example("rms_norm.py"))
     target_id = await target_of(client, uri)
-    started = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="kernelevo.optimize", arguments=[uri, target_id, "auto"]))
+    started = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kernelevo.optimize", arguments=[uri, target_id, "auto"])
+    )
     job_id = started["jobId"]
-    pids = await eventually(lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text()))
+    pids = await eventually(
+        lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text())
+    )
     titles = await eventually(lambda: _optimizing(client, uri))
     assert titles[0].startswith("KernelEvo: optimizing… ") and titles[0].endswith("— Cancel")
     got = await request(client, "kernelevo/cancel", {"jobId": job_id})
@@ -124,11 +167,15 @@ async def test_cancel_request_and_progress_cancel_stop_command_jobs(client, work
 
     # A second job, stopped from the progress UI's Cancel button.
     workspace.control(mode="slow", iterations=500, delay=0.1)
-    started = await client.workspace_execute_command_async(types.ExecuteCommandParams(
-        command="kernelevo.optimize", arguments=[uri, target_id, "auto"]))
-    pids = await eventually(lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text()))
-    client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(
-        token=f"kernelevo-job-{started['jobId']}"))
+    started = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kernelevo.optimize", arguments=[uri, target_id, "auto"])
+    )
+    pids = await eventually(
+        lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text())
+    )
+    client.window_work_done_progress_cancel(
+        types.WorkDoneProgressCancelParams(token=f"kernelevo-job-{started['jobId']}")
+    )
     await eventually(lambda: not alive(pids["pid"]))
 
 
@@ -158,14 +205,20 @@ async def test_jobs_queue_per_gpu(client, workspace):
     b = open_doc(client, workspace.copy_example("bias_gelu_scale.py"))
     targets = {uri: await target_of(client, uri) for uri in (a, b)}
     for uri in (a, b):
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="kernelevo.optimize", arguments=[uri, targets[uri], "auto"]))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelevo.optimize", arguments=[uri, targets[uri], "auto"]
+            )
+        )
     jobs = await eventually(lambda: _states(client, {"running", "queued"}))
     assert sorted(j["state"] for j in jobs) == ["queued", "running"]
     # Same target twice is refused, not queued.
     with pytest.raises(Exception, match="already being optimized"):
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(
-            command="kernelevo.optimize", arguments=[a, targets[a], "auto"]))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(
+                command="kernelevo.optimize", arguments=[a, targets[a], "auto"]
+            )
+        )
     for j in jobs:
         await request(client, "kernelevo/cancel", {"jobId": j["jobId"]})
     await eventually(lambda: _states(client, {"cancelled"}))

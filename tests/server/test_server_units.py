@@ -1,5 +1,6 @@
 """The server's pieces on their own: rebasing an edit, shifting targets, settings, and
 the child-process runner (group kill, crash, SIGTERM ignored, stray grandchild)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -8,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from kernelevo_server.analysis import TargetInfo, shift_targets
 from kernelevo_server.jobs.runner import GpuSlots, run_search
 from kernelevo_server.rebase import RebaseConflict, apply_edits, rebase
@@ -30,30 +30,59 @@ def test_rebase_refuses_when_the_edited_lines_changed():
 
 
 def _t(start: int, end: int) -> TargetInfo:
-    return TargetInfo(id="t", kind="module", name="M", qualname="M", path="p", start_line=start, start_col=0,
-                      end_line=end, end_col=0)
+    return TargetInfo(
+        id="t",
+        kind="module",
+        name="M",
+        qualname="M",
+        path="p",
+        start_line=start,
+        start_col=0,
+        end_line=end,
+        end_col=0,
+    )
 
 
 def test_targets_shift_with_edits():
     above, inside, below = _t(10, 20), _t(30, 40), _t(50, 60)
     targets = [above, inside, below]
-    shift_targets(targets, 2, 2, "x\ny\n")          # two lines inserted at the top
+    shift_targets(targets, 2, 2, "x\ny\n")  # two lines inserted at the top
     assert [(t.start_line, t.end_line) for t in targets] == [(12, 22), (32, 42), (52, 62)]
-    shift_targets(targets, 35, 37, "")             # two lines deleted inside the second
+    shift_targets(targets, 35, 37, "")  # two lines deleted inside the second
     assert [(t.start_line, t.end_line, t.edited) for t in targets] == [
-        (12, 22, False), (32, 40, True), (50, 60, False)]
+        (12, 22, False),
+        (32, 40, True),
+        (50, 60, False),
+    ]
 
 
 def test_settings_drop_secrets_and_untrusted_commands():
-    s, warnings = merge(Settings(), {"kernelevo": {"openaiApiKey": "sk", "searchCommand": ["x"], "gpu": "1",
-                                                   "budgetUsd": "0.5", "backend": "cuda"}}, trusted=False)
+    s, warnings = merge(
+        Settings(),
+        {
+            "kernelevo": {
+                "openaiApiKey": "sk",
+                "searchCommand": ["x"],
+                "gpu": "1",
+                "budgetUsd": "0.5",
+                "backend": "cuda",
+            }
+        },
+        trusted=False,
+    )
     assert (s.gpu, s.budgetUsd, s.backend, s.searchCommand) == (1, 0.5, "cuda", None)
     assert len(warnings) == 2 and "sk" not in " ".join(warnings)
-    s, warnings = merge(s, {"searchCommand": ["python", "fake.py"], "backend": "nope"}, trusted=True)
-    assert s.searchCommand == ["python", "fake.py"] and s.backend == "cuda" and "backend" in warnings[0]
+    s, warnings = merge(
+        s, {"searchCommand": ["python", "fake.py"], "backend": "nope"}, trusted=True
+    )
+    assert (
+        s.searchCommand == ["python", "fake.py"]
+        and s.backend == "cuda"
+        and "backend" in warnings[0]
+    )
 
 
-CHILD = r'''
+CHILD = r"""
 import json, os, signal, subprocess, sys, time
 mode = sys.argv[1]
 worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
@@ -69,11 +98,13 @@ if mode == "exit_leaving_worker":
 for i in range(1000):
     print(json.dumps({"event": "progress", "run_id": "r1", "iteration": i}), flush=True)
     time.sleep(0.05)
-'''
+"""
 
 
 async def _start(mode: str, events: list, **kw):
-    task = asyncio.ensure_future(run_search([sys.executable, "-c", CHILD, mode], on_event=events.append, **kw))
+    task = asyncio.ensure_future(
+        run_search([sys.executable, "-c", CHILD, mode], on_event=events.append, **kw)
+    )
     deadline = time.monotonic() + 10
     while not events and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
@@ -109,7 +140,8 @@ async def test_a_worker_left_behind_does_not_hang_the_job():
     events: list = []
     t0 = time.monotonic()
     outcome = await asyncio.wait_for(
-        run_search([sys.executable, "-c", CHILD, "exit_leaving_worker"], on_event=events.append), 15)
+        run_search([sys.executable, "-c", CHILD, "exit_leaving_worker"], on_event=events.append), 15
+    )
     assert outcome.returncode == 0 and outcome.done["status"] == "no_improvement"
     assert time.monotonic() - t0 < 8
     await asyncio.sleep(0.2)
@@ -136,16 +168,40 @@ def test_progress_reads_the_phase_and_the_search_s_own_message():
     from kernelevo_server.jobs.manager import Job, JobSpec
     from kernelevo_server.present import phase_label, progress_message
 
-    job = Job(id="1", spec=JobSpec(uri="u", path="p", target_id="t", target_name="T", source_hash="h"), state="running")
-    job.apply_event({"iteration": -3, "message": "candidate 3 (template:row_softmax): verified", "verified": True,
-                     "tokens": 0, "cost_usd": 0.0})
-    assert progress_message(job) == ("seed · candidate 3 (template:row_softmax): verified · "
-                                     "verified, speed not measured · 0 tokens · $0.00")
+    job = Job(
+        id="1",
+        spec=JobSpec(uri="u", path="p", target_id="t", target_name="T", source_hash="h"),
+        state="running",
+    )
+    job.apply_event(
+        {
+            "iteration": -3,
+            "message": "candidate 3 (template:row_softmax): verified",
+            "verified": True,
+            "tokens": 0,
+            "cost_usd": 0.0,
+        }
+    )
+    assert progress_message(job) == (
+        "seed · candidate 3 (template:row_softmax): verified · "
+        "verified, speed not measured · 0 tokens · $0.00"
+    )
     assert phase_label(None, -1001) == "tuning" and phase_label(None, 4) == "iteration 4"
     # A search that sends its phase says it in its message: not repeated.
-    job.apply_event({"phase": "seed", "index": 3, "total": 7, "iteration": 0, "best_speedup": 1.8,
-                     "message": "seed 3 of 7 (template:row_softmax): verified, 1.80x"})
-    assert progress_message(job) == "seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 0 tokens · $0.00"
+    job.apply_event(
+        {
+            "phase": "seed",
+            "index": 3,
+            "total": 7,
+            "iteration": 0,
+            "best_speedup": 1.8,
+            "message": "seed 3 of 7 (template:row_softmax): verified, 1.80x",
+        }
+    )
+    assert (
+        progress_message(job)
+        == "seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 0 tokens · $0.00"
+    )
     assert phase_label("repair", 2) == "repair" and phase_label("tune", -1) == "tuning"
     assert phase_label("iteration", 5) == "iteration 5"
 
@@ -156,10 +212,17 @@ def test_the_server_package_has_a_unique_import_name(tmp_path):
 
     import kernelevo_server
 
-    assert os.path.realpath(kernelevo_server.__file__).endswith(os.path.join("server", "__init__.py"))
+    assert os.path.realpath(kernelevo_server.__file__).endswith(
+        os.path.join("server", "__init__.py")
+    )
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    subprocess.run([sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(tmp_path)], cwd=repo,
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "setup.py", "-q", "egg_info", "--egg-base", str(tmp_path)],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     (info,) = tmp_path.glob("*.egg-info")
     assert (info / "top_level.txt").read_text().split() == ["kernelevo", "kernelevo_server"]
     sources = (info / "SOURCES.txt").read_text().split()
@@ -169,5 +232,9 @@ def test_the_server_package_has_a_unique_import_name(tmp_path):
 def test_generated_files_get_no_hints():
     from kernelevo_server.features.diagnostics import is_generated
 
-    assert is_generated(['"""Regression test for KernelEvo\'s kernel for f (run r), generated by `kernelevo apply`.\n'])
+    assert is_generated(
+        [
+            '"""Regression test for KernelEvo\'s kernel for f (run r), generated by `kernelevo apply`.\n'
+        ]
+    )
     assert not is_generated(["import torch\n"])

@@ -4,11 +4,13 @@ and the ModelNew skeleton (same constructor, forward and parameter names as Mode
 The graph is graph_trace.py's JSON: placeholders (parameters, buffers, inputs) and ATen
 call nodes with encoded arguments ({"n": name} for a node, literals otherwise).
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from kernelevo.offline.skeleton import STATE_HELPER, SignatureError, forward_names
 from kernelevo.offline.skeleton import model_class as skeleton_model_class
@@ -55,7 +57,11 @@ class Graph:
         return self.get(name)["shape"] or []
 
     def users(self, name: str) -> list[str]:
-        return [n for n in self.order if name in refs(self.nodes[n]["args"]) + refs(self.nodes[n]["kwargs"])]
+        return [
+            n
+            for n in self.order
+            if name in refs(self.nodes[n]["args"]) + refs(self.nodes[n]["kwargs"])
+        ]
 
     def output_names(self) -> list[str]:
         out = self.data["output"]
@@ -106,8 +112,16 @@ def _kw(node: dict[str, Any], name: str, pos: int, default: Any) -> Any:
 
 def _pow(a: list[str], node: dict[str, Any]) -> str:
     e = node["args"][1]
-    table = {1: "{0}", 2: "({0} * {0})", 3: "({0} * {0} * {0})", 4: "({0} * {0} * {0} * {0})", 0.5: "tl.sqrt({0})",
-             -0.5: "tl.rsqrt({0})", -1: "(1.0 / {0})", -2: "(1.0 / ({0} * {0}))"}
+    table = {
+        1: "{0}",
+        2: "({0} * {0})",
+        3: "({0} * {0} * {0})",
+        4: "({0} * {0} * {0} * {0})",
+        0.5: "tl.sqrt({0})",
+        -0.5: "tl.rsqrt({0})",
+        -1: "(1.0 / {0})",
+        -2: "(1.0 / ({0} * {0}))",
+    }
     if e not in table:
         raise Unsupported(f"pow with exponent {e}")
     return table[e].format(a[0])
@@ -131,9 +145,15 @@ def _gelu(a: list[str], node: dict[str, Any]) -> str:
 def _softplus(x: str, node: dict[str, Any]) -> str:
     """log(1 + exp(beta x)) / beta, linear above the threshold like torch's (mish: beta 1, threshold 20)."""
     beta = _kw(node, "beta", 1, 1.0) if node["target"] == "aten.softplus.default" else 1.0
-    threshold = _kw(node, "threshold", 2, 20.0) if node["target"] == "aten.softplus.default" else 20.0
+    threshold = (
+        _kw(node, "threshold", 2, 20.0) if node["target"] == "aten.softplus.default" else 20.0
+    )
     bx = x if beta == 1 else f"({literal(beta)} * {x})"
-    soft = f"tl.log(1.0 + tl.exp({bx}))" if beta == 1 else f"(tl.log(1.0 + tl.exp({bx})) / {literal(beta)})"
+    soft = (
+        f"tl.log(1.0 + tl.exp({bx}))"
+        if beta == 1
+        else f"(tl.log(1.0 + tl.exp({bx})) / {literal(beta)})"
+    )
     return f"tl.where({bx} > {literal(threshold)}, {x}, {soft})"
 
 
@@ -181,10 +201,18 @@ OPS: dict[str, Callable[[list[str], dict[str, Any]], str]] = {
     "aten.clamp.default": lambda a, n: _clamp(a[0], _kw(n, "min", 1, None), _kw(n, "max", 2, None)),
     "aten.clamp_min.default": lambda a, n: _clamp(a[0], n["args"][1], None),
     "aten.clamp_max.default": lambda a, n: _clamp(a[0], None, n["args"][1]),
-    "aten.hardtanh.default": lambda a, n: _clamp(a[0], _kw(n, "min_val", 1, -1.0), _kw(n, "max_val", 2, 1.0)),
-    "aten.leaky_relu.default": lambda a, n: f"tl.where({a[0]} > 0.0, {a[0]}, {a[0]} * {literal(_kw(n, 'negative_slope', 1, 0.01))})",
-    "aten.hardsigmoid.default": lambda a, n: f"(tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0)",
-    "aten.hardswish.default": lambda a, n: f"({a[0]} * tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0)",
+    "aten.hardtanh.default": lambda a, n: _clamp(
+        a[0], _kw(n, "min_val", 1, -1.0), _kw(n, "max_val", 2, 1.0)
+    ),
+    "aten.leaky_relu.default": lambda a, n: (
+        f"tl.where({a[0]} > 0.0, {a[0]}, {a[0]} * {literal(_kw(n, 'negative_slope', 1, 0.01))})"
+    ),
+    "aten.hardsigmoid.default": lambda a, n: (
+        f"(tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0)"
+    ),
+    "aten.hardswish.default": lambda a, n: (
+        f"({a[0]} * tl.minimum(tl.maximum({a[0]} + 3.0, 0.0), 6.0) / 6.0)"
+    ),
     "aten.maximum.default": lambda a, n: f"tl.maximum({a[0]}, {a[1]})",
     "aten.minimum.default": lambda a, n: f"tl.minimum({a[0]}, {a[1]})",
     "aten.where.self": lambda a, n: f"tl.where({a[0]}, {a[1]}, {a[2]})",
@@ -193,7 +221,9 @@ OPS: dict[str, Callable[[list[str], dict[str, Any]], str]] = {
     "aten.detach.default": lambda a, n: a[0],
     "aten.alias.default": lambda a, n: a[0],
     "aten.softplus.default": lambda a, n: _softplus(a[0], n),
-    "aten.mish.default": lambda a, n: f"({a[0]} * (2.0 * tl.sigmoid(2.0 * {_softplus(a[0], n)}) - 1.0))",
+    "aten.mish.default": lambda a, n: (
+        f"({a[0]} * (2.0 * tl.sigmoid(2.0 * {_softplus(a[0], n)}) - 1.0))"
+    ),
     "aten.gt.Scalar": lambda a, n: f"({a[0]} > {a[1]})",
     "aten.lt.Scalar": lambda a, n: f"({a[0]} < {a[1]})",
     "aten.ge.Scalar": lambda a, n: f"({a[0]} >= {a[1]})",
@@ -212,7 +242,11 @@ def causal_condition(graph: Graph, name: str) -> str | None:
     if node is None or node["target"] not in CAUSAL_SOURCES:
         return None
     src = graph.nodes.get(refs(node["args"][0])[0]) if refs(node["args"][0]) else None
-    if src is None or src["target"] != "aten.ones.default" or (src["kwargs"].get("dtype") or {}).get("dtype") != "torch.bool":
+    if (
+        src is None
+        or src["target"] != "aten.ones.default"
+        or (src["kwargs"].get("dtype") or {}).get("dtype") != "torch.bool"
+    ):
         return None
     diag = _kw(node, "diagonal", 1, 0)
     if node["target"] == "aten.triu.default":
@@ -248,7 +282,12 @@ class Emitter:
             return ""
         if target in CAUSAL_SOURCES:
             expr = causal_condition(self.graph, name)  # type: ignore[assignment]
-            if expr is None or self.full is None or len(self.full) < 2 or node["shape"] != self.full[-2:]:
+            if (
+                expr is None
+                or self.full is None
+                or len(self.full) < 2
+                or node["shape"] != self.full[-2:]
+            ):
                 raise Unsupported(f"{target} is not a causal mask over the last two dimensions")
             self.uses_causal = True
         elif target == "aten.masked_fill.Scalar":
@@ -285,7 +324,13 @@ def operand_class(shape: list[int], full: list[int]) -> str | None:
         return "full"
     if math.prod(shape) == 1:
         return "scalar"
-    if full and shape and shape[-1] == full[-1] and math.prod(shape) == full[-1] and len(shape) <= len(full):
+    if (
+        full
+        and shape
+        and shape[-1] == full[-1]
+        and math.prod(shape) == full[-1]
+        and len(shape) <= len(full)
+    ):
         return "row"
     return None
 
@@ -308,8 +353,13 @@ def value_of(data: dict[str, Any], placeholder: dict[str, Any]) -> str:
 
 
 def model_class(data: dict[str, Any], forward_body: list[str]) -> str:
-    return skeleton_model_class(data["init_params"], data["forward_params"], data["state"], forward_body,
-                                data.get("init_ints"))
+    return skeleton_model_class(
+        data["init_params"],
+        data["forward_params"],
+        data["state"],
+        forward_body,
+        data.get("init_ints"),
+    )
 
 
 def indent(lines: list[str], spaces: int) -> str:
@@ -317,8 +367,13 @@ def indent(lines: list[str], spaces: int) -> str:
 
 
 def tl_dtype(torch_dtype: str) -> str:
-    return {"torch.float32": "tl.float32", "torch.float16": "tl.float16", "torch.bfloat16": "tl.bfloat16",
-            "torch.float64": "tl.float64", "torch.bool": "tl.int1"}.get(torch_dtype, "tl.float32")
+    return {
+        "torch.float32": "tl.float32",
+        "torch.float16": "tl.float16",
+        "torch.bfloat16": "tl.bfloat16",
+        "torch.float64": "tl.float64",
+        "torch.bool": "tl.int1",
+    }.get(torch_dtype, "tl.float32")
 
 
 @dataclass
@@ -343,8 +398,18 @@ def prologue_leaves(graph: Graph, names: list[str], full: list[int]) -> list[Lea
                     raise Unsupported(f"input {r} is not a tensor")
                 cls = operand_class(p["shape"], full)
                 if cls is None:
-                    raise Unsupported(f"operand {r} of shape {p['shape']} broadcasts in a way the templates do not index")
-                leaves.append(Leaf(r, cls, f"in{len(leaves)}_ptr", value_of(graph.data, p), p["dtype"] == "torch.bool"))
+                    raise Unsupported(
+                        f"operand {r} of shape {p['shape']} broadcasts in a way the templates do not index"
+                    )
+                leaves.append(
+                    Leaf(
+                        r,
+                        cls,
+                        f"in{len(leaves)}_ptr",
+                        value_of(graph.data, p),
+                        p["dtype"] == "torch.bool",
+                    )
+                )
     return leaves
 
 
@@ -356,7 +421,9 @@ def load_lines(leaves: list[Leaf], index: dict[str, str], mask: str) -> list[str
         if leaf.cls == "scalar":
             lines.append(f"v_{leaf.name} = tl.load({leaf.ptr}){cast}")
         else:
-            lines.append(f"v_{leaf.name} = tl.load({leaf.ptr} + {index[leaf.cls]}, mask={mask}, other=0){cast}")
+            lines.append(
+                f"v_{leaf.name} = tl.load({leaf.ptr} + {index[leaf.cls]}, mask={mask}, other=0){cast}"
+            )
     return lines
 
 
@@ -377,10 +444,14 @@ def operand_checks(main: str, leaves: list[Leaf]) -> list[str]:
             continue
         if leaf.cls == "full":
             lines.append(f"if {var}.shape != {main}.shape:")
-            lines.append(f"    raise ValueError('operand shapes differ: ' + str(tuple({var}.shape)) + ' vs ' + str(tuple({main}.shape)))")
+            lines.append(
+                f"    raise ValueError('operand shapes differ: ' + str(tuple({var}.shape)) + ' vs ' + str(tuple({main}.shape)))"
+            )
         elif leaf.cls == "row":
             lines.append(f"if {var}.numel() != {main}.shape[-1]:")
-            lines.append("    raise ValueError('a per-channel operand does not match the last dimension')")
+            lines.append(
+                "    raise ValueError('a per-channel operand does not match the last dimension')"
+            )
         else:
             lines.append(f"if {var}.numel() != 1:")
             lines.append("    raise ValueError('a scalar operand has more than one element')")

@@ -4,13 +4,24 @@ Matches a graph made only of elementwise ops whose operands are tensors of the o
 shape, per-channel vectors over the last dimension, or scalars (plus causal masks built
 from `ones(...).triu()`). The kernel body is generated from the op sequence.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from kernelevo.offline.templates.common import (
-    HEADER, Emitter, Graph, broadcasts, indent, is_elementwise, leaf_var, load_lines, main_input, model_class,
-    operand_checks, prologue_leaves,
+    HEADER,
+    Emitter,
+    Graph,
+    broadcasts,
+    indent,
+    is_elementwise,
+    leaf_var,
+    load_lines,
+    main_input,
+    model_class,
+    operand_checks,
+    prologue_leaves,
 )
 
 NAME = "fused_elementwise"
@@ -35,17 +46,21 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     main = main_input(graph, leaves)
     emitter = Emitter(graph, {leaf.name: f"v_{leaf.name}" for leaf in leaves}, full)
     result = emitter.emit_all(graph.order)
-    body = ["pid = tl.program_id(0)",
-            "offs = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
-            "mask = offs < n_elements"]
+    body = [
+        "pid = tl.program_id(0)",
+        "offs = pid.to(tl.int64) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)",
+        "mask = offs < n_elements",
+    ]
     if emitter.uses_causal:
         body += ["_col = offs % n_cols", "_qrow = (offs // n_cols) % n_q"]
     body += load_lines(leaves, {"full": "offs", "row": "offs % n_cols"}, "mask")
     body += emitter.lines
     body.append(f"tl.store(out_ptr + offs, {result}.to(out_ptr.dtype.element_ty), mask=mask)")
     ptrs = ", ".join(leaf.ptr for leaf in leaves)
-    kernel = (f"\n\n@triton.jit\ndef fused_elementwise_kernel(out_ptr, {ptrs}, n_elements, n_cols, n_q, "
-              f"BLOCK_SIZE: tl.constexpr):\n{indent(body, 4)}\n")
+    kernel = (
+        f"\n\n@triton.jit\ndef fused_elementwise_kernel(out_ptr, {ptrs}, n_elements, n_cols, n_q, "
+        f"BLOCK_SIZE: tl.constexpr):\n{indent(body, 4)}\n"
+    )
 
     x = leaf_var(main)
     out_dtype = graph.get(params["output"])["dtype"]

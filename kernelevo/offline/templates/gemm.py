@@ -5,12 +5,22 @@ by elementwise ops on the product whose other operands are per-output-channel ve
 scalars or tensors of the output's shape. fp32 operands multiply in TF32 only when the
 task's tolerance accepts it.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from kernelevo.offline.templates.common import (HEADER, Emitter, Graph, Unsupported, indent, is_elementwise,
-                                                model_class, refs, value_of)
+from kernelevo.offline.templates.common import (
+    HEADER,
+    Emitter,
+    Graph,
+    Unsupported,
+    indent,
+    is_elementwise,
+    model_class,
+    refs,
+    value_of,
+)
 
 NAME = "gemm_epilogue"
 VIEWS = {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"}
@@ -25,7 +35,11 @@ def match(graph: Graph) -> dict[str, Any] | None:
     outputs = graph.output_names()
     if len(outputs) != 1:
         return None
-    mms = [n for n in graph.order if graph.nodes[n]["target"] in ("aten.addmm.default", "aten.mm.default")]
+    mms = [
+        n
+        for n in graph.order
+        if graph.nodes[n]["target"] in ("aten.addmm.default", "aten.mm.default")
+    ]
     if len(mms) != 1:
         return None
     mm = graph.nodes[mms[0]]
@@ -67,20 +81,34 @@ def match(graph: Graph) -> dict[str, Any] | None:
         return None
     after = [name for name in graph.order if name not in before and name != mm["name"]]
     out_shape = graph.shape(outputs[0])
-    if not all(graph.nodes[name]["target"] in VIEWS or is_elementwise(graph, name) for name in after):
+    if not all(
+        graph.nodes[name]["target"] in VIEWS or is_elementwise(graph, name) for name in after
+    ):
         return None
     if outputs[0] != mm["name"] and outputs[0] not in after:
         return None
     if not out_shape or out_shape[-1] != n:
         return None
-    return {"mm": mm["name"], "x": x, "w": w, "bias": bias, "layout": layout, "after": after,
-            "output": outputs[0], "n": n}
+    return {
+        "mm": mm["name"],
+        "x": x,
+        "w": w,
+        "bias": bias,
+        "layout": layout,
+        "after": after,
+        "output": outputs[0],
+        "n": n,
+    }
 
 
 def _precision(graph: Graph) -> str:
     tol = graph.data.get("tolerance") or {}
     tol = tol.get("float32", tol)
-    return "tf32" if float(tol.get("rel_l2", 0.0)) >= 5e-4 or float(tol.get("atol", 0.0)) >= 1e-3 else "ieee"
+    return (
+        "tf32"
+        if float(tol.get("rel_l2", 0.0)) >= 5e-4 or float(tol.get("atol", 0.0)) >= 1e-3
+        else "ieee"
+    )
 
 
 def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -91,9 +119,17 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         for r in refs(graph.nodes[name]["args"]):
             if r in graph.placeholders and r not in env:
                 p = graph.placeholders[r]
-                cls = "scalar" if p["shape"] is not None and all(d == 1 for d in p["shape"]) else \
-                    "row" if p["shape"] is not None and p["shape"][-1] == n and all(d == 1 for d in p["shape"][:-1]) else \
-                    "full" if p["kind"] == "input" and p["shape"] == graph.shape(params["output"]) else None
+                cls = (
+                    "scalar"
+                    if p["shape"] is not None and all(d == 1 for d in p["shape"])
+                    else "row"
+                    if p["shape"] is not None
+                    and p["shape"][-1] == n
+                    and all(d == 1 for d in p["shape"][:-1])
+                    else "full"
+                    if p["kind"] == "input" and p["shape"] == graph.shape(params["output"])
+                    else None
+                )
                 if cls is None:
                     raise Unsupported(f"epilogue operand {r} of shape {p['shape']}")
                 ptr = f"e{len(extra)}_ptr"
@@ -112,9 +148,13 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         if cls == "scalar":
             loads.append(f"v_{r} = tl.load({ptr}).to(tl.float32)")
         elif cls == "row":
-            loads.append(f"v_{r} = tl.load({ptr} + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]")
+            loads.append(
+                f"v_{r} = tl.load({ptr} + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]"
+            )
         else:
-            loads.append(f"v_{r} = tl.load({ptr} + rm[:, None] * N + rn[None, :], mask=c_mask, other=0.0).to(tl.float32)")
+            loads.append(
+                f"v_{r} = tl.load({ptr} + rm[:, None] * N + rn[None, :], mask=c_mask, other=0.0).to(tl.float32)"
+            )
     bias = params["bias"] is not None
     body = [
         "pid = tl.program_id(0)",
@@ -137,18 +177,34 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         "c_mask = (rm[:, None] < M) & (rn[None, :] < N)",
     ]
     if bias:
-        body.append("acc = acc + tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]")
+        body.append(
+            "acc = acc + tl.load(bias_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)[None, :]"
+        )
     body += loads + emitter.lines
-    body.append(f"tl.store(c_ptr + rm[:, None] * N + rn[None, :], ({result}).to(c_ptr.dtype.element_ty), mask=c_mask)")
-    ptrs = ", ".join(["a_ptr", "b_ptr"] + (["bias_ptr"] if bias else []) + [p for _, p, _ in extra] + ["c_ptr"])
-    kernel = (f"\n\n@triton.jit\ndef gemm_epilogue_kernel({ptrs}, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,\n"
-              "                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,\n"
-              f"                         GROUP_M: tl.constexpr):\n{indent(body, 4)}\n")
+    body.append(
+        f"tl.store(c_ptr + rm[:, None] * N + rn[None, :], ({result}).to(c_ptr.dtype.element_ty), mask=c_mask)"
+    )
+    ptrs = ", ".join(
+        ["a_ptr", "b_ptr"] + (["bias_ptr"] if bias else []) + [p for _, p, _ in extra] + ["c_ptr"]
+    )
+    kernel = (
+        f"\n\n@triton.jit\ndef gemm_epilogue_kernel({ptrs}, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,\n"
+        "                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,\n"
+        f"                         GROUP_M: tl.constexpr):\n{indent(body, 4)}\n"
+    )
 
-    w_strides = "w.stride(1), w.stride(0)" if params["layout"] == "nk" else "w.stride(0), w.stride(1)"
+    w_strides = (
+        "w.stride(1), w.stride(0)" if params["layout"] == "nk" else "w.stride(0), w.stride(1)"
+    )
     n_expr = "w.shape[0]" if params["layout"] == "nk" else "w.shape[1]"
-    forward = [f"x = {value_of(graph.data, params['x'])}", f"w = {value_of(graph.data, params['w'])}",
-               "K = x.shape[-1]", "a = x.reshape(-1, K)", "M = a.shape[0]", f"N = {n_expr}"]
+    forward = [
+        f"x = {value_of(graph.data, params['x'])}",
+        f"w = {value_of(graph.data, params['w'])}",
+        "K = x.shape[-1]",
+        "a = x.reshape(-1, K)",
+        "M = a.shape[0]",
+        f"N = {n_expr}",
+    ]
     args = ["a", "w"]
     if bias:
         forward.append(f"bias = {value_of(graph.data, params['bias'])}.contiguous()")
@@ -159,16 +215,29 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         args.append(f"e{i}")
     out_dtype = graph.get(params["output"])["dtype"]
     dtype = "x.dtype" if out_dtype == params["x"]["dtype"] else out_dtype
-    forward += [f"out = torch.empty((M, N), dtype={dtype}, device=x.device)", "if M == 0:",
-                "    return out.reshape(*x.shape[:-1], N)"]
+    forward += [
+        f"out = torch.empty((M, N), dtype={dtype}, device=x.device)",
+        "if M == 0:",
+        "    return out.reshape(*x.shape[:-1], N)",
+    ]
     sources = []
-    for name, cfg in ((NAME, "BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3"),
-                      (f"{NAME}_large", "BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=3")):
+    for name, cfg in (
+        (NAME, "BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3"),
+        (
+            f"{NAME}_large",
+            "BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=8, num_stages=3",
+        ),
+    ):
         launch = [
             "gemm_epilogue_kernel[lambda meta: (triton.cdiv(M, meta['BLOCK_M']) * triton.cdiv(N, meta['BLOCK_N']),)](",
             f"    {', '.join(args)}, out, M, N, K, a.stride(0), a.stride(1), {w_strides},",
             f"    {cfg})",
             "return out.reshape(*x.shape[:-1], N)",
         ]
-        sources.append((name, HEADER.format(template=name) + kernel + model_class(graph.data, forward + launch)))
+        sources.append(
+            (
+                name,
+                HEADER.format(template=name) + kernel + model_class(graph.data, forward + launch),
+            )
+        )
     return sources

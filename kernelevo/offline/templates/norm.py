@@ -4,11 +4,20 @@ RMS norm is recognised from its arithmetic (square, mean over the last dim, + ep
 two multiplies), layer norm from aten.native_layer_norm. Each comes as a one-block-per-row
 kernel (short rows) and a chunked two-pass kernel (long rows).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from kernelevo.offline.templates.common import HEADER, Graph, indent, model_class, operand_class, refs, value_of
+from kernelevo.offline.templates.common import (
+    HEADER,
+    Graph,
+    indent,
+    model_class,
+    operand_class,
+    refs,
+    value_of,
+)
 
 RMS, LAYER = "rms_norm", "layer_norm"
 
@@ -47,8 +56,13 @@ def _match_rms(graph: Graph) -> dict[str, Any] | None:
     weight, y = None, out
     if out["target"] == "aten.mul.Tensor":
         for w, other in ((out["args"][1], out["args"][0]), (out["args"][0], out["args"][1])):
-            if _row_param(graph, w, full) is not None and _node(graph, other, "aten.mul.Tensor", "aten.div.Tensor"):
-                weight, y = _row_param(graph, w, full), _node(graph, other, "aten.mul.Tensor", "aten.div.Tensor")
+            if _row_param(graph, w, full) is not None and _node(
+                graph, other, "aten.mul.Tensor", "aten.div.Tensor"
+            ):
+                weight, y = (
+                    _row_param(graph, w, full),
+                    _node(graph, other, "aten.mul.Tensor", "aten.div.Tensor"),
+                )
                 break
     if y is None:
         return None
@@ -62,10 +76,18 @@ def _match_rms(graph: Graph) -> dict[str, Any] | None:
     if x is None or inv is None:
         return None
     add = _node(graph, inv["args"][0], "aten.add.Tensor", "aten.add.Scalar")
-    if add is None or not isinstance(add["args"][1], (int, float)) or add["kwargs"].get("alpha", 1) != 1:
+    if (
+        add is None
+        or not isinstance(add["args"][1], (int, float))
+        or add["kwargs"].get("alpha", 1) != 1
+    ):
         return None
     mean = _node(graph, add["args"][0], "aten.mean.dim")
-    if mean is None or mean["args"][1] not in ([-1], [len(full) - 1]) or not (len(mean["args"]) > 2 and mean["args"][2]):
+    if (
+        mean is None
+        or mean["args"][1] not in ([-1], [len(full) - 1])
+        or not (len(mean["args"]) > 2 and mean["args"][2])
+    ):
         return None
     sq = _node(graph, mean["args"][0], "aten.pow.Tensor_Scalar", "aten.mul.Tensor")
     if sq is None or refs(sq["args"][0]) != [x["name"]]:
@@ -77,8 +99,15 @@ def _match_rms(graph: Graph) -> dict[str, Any] | None:
     used = {out["name"], y["name"], inv["name"], add["name"], mean["name"], sq["name"]}
     if set(graph.order) != used:
         return None
-    return {"kind": RMS, "x": x, "weight": weight, "bias": None, "eps": float(add["args"][1]), "full": full,
-            "dtype": out["dtype"]}
+    return {
+        "kind": RMS,
+        "x": x,
+        "weight": weight,
+        "bias": None,
+        "eps": float(add["args"][1]),
+        "full": full,
+        "dtype": out["dtype"],
+    }
 
 
 def _match_layer(graph: Graph) -> dict[str, Any] | None:
@@ -98,12 +127,26 @@ def _match_layer(graph: Graph) -> dict[str, Any] | None:
     bias = _row_param(graph, b_val, full) if b_val is not None else None
     if (w_val is not None and weight is None) or (b_val is not None and bias is None):
         return None
-    others = [n for n in graph.order if n != node["name"] and not (
-        graph.nodes[n]["target"] == "getitem" and refs(graph.nodes[n]["args"][0]) == [node["name"]])]
+    others = [
+        n
+        for n in graph.order
+        if n != node["name"]
+        and not (
+            graph.nodes[n]["target"] == "getitem"
+            and refs(graph.nodes[n]["args"][0]) == [node["name"]]
+        )
+    ]
     if others:
         return None
-    return {"kind": LAYER, "x": x, "weight": weight, "bias": bias, "eps": float(eps), "full": full,
-            "dtype": graph.nodes[out_name]["dtype"]}
+    return {
+        "kind": LAYER,
+        "x": x,
+        "weight": weight,
+        "bias": bias,
+        "eps": float(eps),
+        "full": full,
+        "dtype": graph.nodes[out_name]["dtype"],
+    }
 
 
 def match(graph: Graph) -> dict[str, Any] | None:
@@ -123,22 +166,61 @@ def _bodies(kind: str, has_w: bool, has_b: bool) -> tuple[list[str], list[str]]:
     head = ["row = tl.program_id(0)", "base = row.to(tl.int64) * n_cols"]
     chunk = ["cols = start + tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols", f"x = {load}"]
     if kind == RMS:
-        single = head + ["cols = tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols", f"x = {load}",
-                         "inv = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)", "y = x * inv"] + affine + [store]
-        looped = head + ["acc = tl.zeros([BLOCK_SIZE], tl.float32)", "for start in range(0, n_cols, BLOCK_SIZE):"]
+        single = (
+            head
+            + [
+                "cols = tl.arange(0, BLOCK_SIZE)",
+                "mask = cols < n_cols",
+                f"x = {load}",
+                "inv = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)",
+                "y = x * inv",
+            ]
+            + affine
+            + [store]
+        )
+        looped = head + [
+            "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
+            "for start in range(0, n_cols, BLOCK_SIZE):",
+        ]
         looped += ["    " + s for s in chunk] + ["    acc += x * x"]
-        looped += ["inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)", "for start in range(0, n_cols, BLOCK_SIZE):"]
+        looped += [
+            "inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)",
+            "for start in range(0, n_cols, BLOCK_SIZE):",
+        ]
         looped += ["    " + s for s in chunk + ["y = x * inv"] + affine + [store]]
         return single, looped
-    single = head + ["cols = tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols", f"x = {load}",
-                     "mean = tl.sum(x, axis=0) / n_cols", "d = tl.where(mask, x - mean, 0.0)",
-                     "inv = tl.rsqrt(tl.sum(d * d, axis=0) / n_cols + eps)", "y = d * inv"] + affine + [store]
-    looped = head + ["acc = tl.zeros([BLOCK_SIZE], tl.float32)", "for start in range(0, n_cols, BLOCK_SIZE):"]
+    single = (
+        head
+        + [
+            "cols = tl.arange(0, BLOCK_SIZE)",
+            "mask = cols < n_cols",
+            f"x = {load}",
+            "mean = tl.sum(x, axis=0) / n_cols",
+            "d = tl.where(mask, x - mean, 0.0)",
+            "inv = tl.rsqrt(tl.sum(d * d, axis=0) / n_cols + eps)",
+            "y = d * inv",
+        ]
+        + affine
+        + [store]
+    )
+    looped = head + [
+        "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
+        "for start in range(0, n_cols, BLOCK_SIZE):",
+    ]
     looped += ["    " + s for s in chunk] + ["    acc += x"]
-    looped += ["mean = tl.sum(acc, axis=0) / n_cols", "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
-               "for start in range(0, n_cols, BLOCK_SIZE):"]
-    looped += ["    " + s for s in chunk] + ["    d = tl.where(mask, x - mean, 0.0)", "    acc += d * d"]
-    looped += ["inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)", "for start in range(0, n_cols, BLOCK_SIZE):"]
+    looped += [
+        "mean = tl.sum(acc, axis=0) / n_cols",
+        "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
+        "for start in range(0, n_cols, BLOCK_SIZE):",
+    ]
+    looped += ["    " + s for s in chunk] + [
+        "    d = tl.where(mask, x - mean, 0.0)",
+        "    acc += d * d",
+    ]
+    looped += [
+        "inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)",
+        "for start in range(0, n_cols, BLOCK_SIZE):",
+    ]
     looped += ["    " + s for s in chunk + ["y = (x - mean) * inv"] + affine + [store]]
     return single, looped
 
@@ -152,17 +234,38 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     args = ["out", "x"]
     for p, var in ((w, "w"), (b, "b")):
         if p is not None:
-            forward += [f"{var} = {value_of(graph.data, p)}.contiguous()", f"if {var}.numel() != n_cols:",
-                        f"    raise ValueError('{var} does not match the last dimension')"]
+            forward += [
+                f"{var} = {value_of(graph.data, p)}.contiguous()",
+                f"if {var}.numel() != n_cols:",
+                f"    raise ValueError('{var} does not match the last dimension')",
+            ]
             args.append(var)
     dtype = "x.dtype" if params["dtype"] == params["x"]["dtype"] else params["dtype"]
-    forward += [f"out = torch.empty(x.shape, dtype={dtype}, device=x.device)",
-                "n_rows = x.numel() // n_cols if n_cols else 0", "if n_rows == 0:", "    return out"]
-    ptrs = ", ".join(["out_ptr", "x_ptr"] + (["w_ptr"] if w is not None else []) + (["b_ptr"] if b is not None else []))
+    forward += [
+        f"out = torch.empty(x.shape, dtype={dtype}, device=x.device)",
+        "n_rows = x.numel() // n_cols if n_cols else 0",
+        "if n_rows == 0:",
+        "    return out",
+    ]
+    ptrs = ", ".join(
+        ["out_ptr", "x_ptr"]
+        + (["w_ptr"] if w is not None else [])
+        + (["b_ptr"] if b is not None else [])
+    )
     eps = repr(params["eps"])
     sources = []
-    for name, body, block in ((kind, single, "triton.next_power_of_2(n_cols)"), (f"{kind}_looped", looped, "1024")):
+    for name, body, block in (
+        (kind, single, "triton.next_power_of_2(n_cols)"),
+        (f"{kind}_looped", looped, "1024"),
+    ):
         kernel = f"\n\n@triton.jit\ndef {kind}_kernel({ptrs}, n_cols, eps, BLOCK_SIZE: tl.constexpr):\n{indent(body, 4)}\n"
         launch = f"{kind}_kernel[(n_rows,)]({', '.join(args)}, n_cols, {eps}, BLOCK_SIZE={block}, num_warps=4)"
-        sources.append((name, HEADER.format(template=name) + kernel + model_class(graph.data, forward + [launch, "return out"])))
+        sources.append(
+            (
+                name,
+                HEADER.format(template=name)
+                + kernel
+                + model_class(graph.data, forward + [launch, "return out"]),
+            )
+        )
     return sources

@@ -3,13 +3,26 @@ and cross-entropy (log-softmax + NLL with mean, sum or no reduction) without mat
 the log-probabilities. The final mean over rows is a second, single-program kernel, so no
 library op runs.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from kernelevo.offline.templates.common import (
-    HEADER, Emitter, Graph, broadcasts, indent, is_elementwise, leaf_var, load_lines, main_input, model_class,
-    operand_checks, prologue_leaves, refs, value_of,
+    HEADER,
+    Emitter,
+    Graph,
+    broadcasts,
+    indent,
+    is_elementwise,
+    leaf_var,
+    load_lines,
+    main_input,
+    model_class,
+    operand_checks,
+    prologue_leaves,
+    refs,
+    value_of,
 )
 
 ROW, CE = "row_reduction", "cross_entropy"
@@ -32,12 +45,21 @@ def _match_row(graph: Graph) -> dict[str, Any] | None:
         return None
     if out["kwargs"].get("dtype") not in (None, {"dtype": "torch.float32"}):
         return None
-    keepdim = bool(out["args"][2]) if len(out["args"]) > 2 else bool(out["kwargs"].get("keepdim", False))
+    keepdim = (
+        bool(out["args"][2]) if len(out["args"]) > 2 else bool(out["kwargs"].get("keepdim", False))
+    )
     prologue = [n for n in graph.order if n != out["name"]]
     if not all(is_elementwise(graph, n) and broadcasts(graph, n, full) for n in prologue):
         return None
-    return {"kind": ROW, "output": out["name"], "source": source, "prologue": prologue, "full": full,
-            "keepdim": keepdim, "reducer": out["target"]}
+    return {
+        "kind": ROW,
+        "output": out["name"],
+        "source": source,
+        "prologue": prologue,
+        "full": full,
+        "keepdim": keepdim,
+        "reducer": out["target"],
+    }
 
 
 def _match_ce(graph: Graph) -> dict[str, Any] | None:
@@ -50,18 +72,37 @@ def _match_ce(graph: Graph) -> dict[str, Any] | None:
         return None
     x = graph.placeholders.get(refs(ls["args"][0])[0]) if refs(ls["args"][0]) else None
     t = graph.placeholders.get(refs(nll["args"][1])[0]) if refs(nll["args"][1]) else None
-    if x is None or t is None or x["kind"] != "input" or t["kind"] != "input" or len(x["shape"]) != 2:
+    if (
+        x is None
+        or t is None
+        or x["kind"] != "input"
+        or t["kind"] != "input"
+        or len(x["shape"]) != 2
+    ):
         return None
     if ls["args"][1] not in (-1, 1) or t["shape"] != x["shape"][:1] or t["dtype"] != "torch.int64":
         return None
     if nll["args"][2] is not None or nll["args"][3] not in (0, 1, 2):
         return None
-    extra = [n for n in graph.order if n not in (nll["name"], ls["name"]) and not (
-        graph.nodes[n]["target"] == "getitem" and refs(graph.nodes[n]["args"][0]) == [nll["name"]])]
+    extra = [
+        n
+        for n in graph.order
+        if n not in (nll["name"], ls["name"])
+        and not (
+            graph.nodes[n]["target"] == "getitem"
+            and refs(graph.nodes[n]["args"][0]) == [nll["name"]]
+        )
+    ]
     if extra:
         return None
-    return {"kind": CE, "x": x, "target": t, "reduction": nll["args"][3], "ignore_index": int(nll["args"][4]),
-            "dtype": graph.nodes[out_name]["dtype"]}
+    return {
+        "kind": CE,
+        "x": x,
+        "target": t,
+        "reduction": nll["args"][3],
+        "ignore_index": int(nll["args"][4]),
+        "dtype": graph.nodes[out_name]["dtype"],
+    }
 
 
 def match(graph: Graph) -> dict[str, Any] | None:
@@ -81,9 +122,16 @@ def _generate_row(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]
     if emitter.uses_causal:
         chunk += ["_col = cols", "_qrow = row % n_q"]
     chunk += load_lines(leaves, {"full": "base + cols", "row": "cols"}, "mask") + emitter.lines
-    chunk += [f"v = tl.where(mask, {emitter.env[params['source']]}, {identity})", f"acc = {combine}"]
-    body = ["row = tl.program_id(0)", "base = row.to(tl.int64) * n_cols",
-            f"acc = tl.full([BLOCK_SIZE], {identity}, tl.float32)", "for start in range(0, n_cols, BLOCK_SIZE):"]
+    chunk += [
+        f"v = tl.where(mask, {emitter.env[params['source']]}, {identity})",
+        f"acc = {combine}",
+    ]
+    body = [
+        "row = tl.program_id(0)",
+        "base = row.to(tl.int64) * n_cols",
+        f"acc = tl.full([BLOCK_SIZE], {identity}, tl.float32)",
+        "for start in range(0, n_cols, BLOCK_SIZE):",
+    ]
     body += ["    " + line for line in chunk]
     body += [f"tl.store(out_ptr + row, ({finish}).to(out_ptr.dtype.element_ty))"]
     ptrs = ", ".join(leaf.ptr for leaf in leaves)
@@ -105,7 +153,7 @@ def _generate_row(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]
     return [(ROW, HEADER.format(template=ROW) + kernel + model_class(graph.data, forward))]
 
 
-CE_ROW = '''
+CE_ROW = """
 
 @triton.jit
 def cross_entropy_row_kernel(loss_ptr, valid_ptr, x_ptr, t_ptr, n_cols, ignore_index, BLOCK_SIZE: tl.constexpr):
@@ -130,9 +178,9 @@ def cross_entropy_row_kernel(loss_ptr, valid_ptr, x_ptr, t_ptr, n_cols, ignore_i
     loss = tl.where(valid, m_row + tl.log(s_row) - x_t, 0.0)
     tl.store(loss_ptr + row, loss.to(loss_ptr.dtype.element_ty))
     tl.store(valid_ptr + row, valid.to(tl.float32))
-'''
+"""
 
-CE_MEAN = '''
+CE_MEAN = """
 
 @triton.jit
 def mean_kernel(out_ptr, loss_ptr, valid_ptr, n_rows, DIVIDE: tl.constexpr, BLOCK_SIZE: tl.constexpr):
@@ -147,7 +195,7 @@ def mean_kernel(out_ptr, loss_ptr, valid_ptr, n_rows, DIVIDE: tl.constexpr, BLOC
     if DIVIDE:
         result = result / tl.sum(count, axis=0)
     tl.store(out_ptr, result.to(out_ptr.dtype.element_ty))
-'''
+"""
 
 
 def _generate_ce(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:

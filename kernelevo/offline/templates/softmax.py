@@ -2,13 +2,24 @@
 (scaling, bias, causal mask), in two shapes: the whole row in one block (short rows), and an
 online (running max and sum) loop over fixed-size chunks (long rows).
 """
+
 from __future__ import annotations
 
 from typing import Any
 
 from kernelevo.offline.templates.common import (
-    HEADER, Emitter, Graph, broadcasts, indent, is_elementwise, leaf_var, load_lines, main_input, model_class,
-    operand_checks, prologue_leaves,
+    HEADER,
+    Emitter,
+    Graph,
+    broadcasts,
+    indent,
+    is_elementwise,
+    leaf_var,
+    load_lines,
+    main_input,
+    model_class,
+    operand_checks,
+    prologue_leaves,
 )
 
 NAME = "row_softmax"
@@ -33,16 +44,26 @@ def match(graph: Graph) -> dict[str, Any] | None:
         if not broadcasts(graph, n, full):
             return None
     source = out["args"][0]["n"]
-    return {"output": outputs[0], "source": source, "prologue": prologue, "full": full, "log": TARGETS[out["target"]]}
+    return {
+        "output": outputs[0],
+        "source": source,
+        "prologue": prologue,
+        "full": full,
+        "log": TARGETS[out["target"]],
+    }
 
 
-def _prologue(graph: Graph, params: dict[str, Any], leaves: list, index_base: str) -> tuple[list[str], bool]:
+def _prologue(
+    graph: Graph, params: dict[str, Any], leaves: list, index_base: str
+) -> tuple[list[str], bool]:
     """Loads and prologue ops for one chunk of a row; leaves the softmax input in `s`."""
     emitter = Emitter(graph, {leaf.name: f"v_{leaf.name}" for leaf in leaves}, params["full"])
     lines = load_lines(leaves, {"full": f"{index_base} + cols", "row": "cols"}, "mask")
     emitter.emit_all(params["prologue"])
     value = emitter.env[params["source"]]
-    return lines + emitter.lines + [f"s = tl.where(mask, {value}, float('-inf'))"], emitter.uses_causal
+    return lines + emitter.lines + [
+        f"s = tl.where(mask, {value}, float('-inf'))"
+    ], emitter.uses_causal
 
 
 def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -60,32 +81,45 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         finish = "y = e / tl.sum(e, axis=0)"
         finish_online = "y = tl.exp(s - m_row) / s_row"
 
-    single = head + ["cols = tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols"] + causal_lines + load + [
-        "m = tl.max(s, axis=0)",
-        "e = tl.exp(s - m)",
-        finish,
-        "tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
-    ]
-    online = head + [
-        "m_acc = tl.full([BLOCK_SIZE], float('-inf'), tl.float32)",
-        "s_acc = tl.zeros([BLOCK_SIZE], tl.float32)",
-        "for start in range(0, n_cols, BLOCK_SIZE):",
-        "    cols = start + tl.arange(0, BLOCK_SIZE)",
-        "    mask = cols < n_cols",
-    ] + ["    " + line for line in causal_lines + load] + [
-        "    m_new = tl.maximum(m_acc, s)",
-        "    live = m_new > float('-inf')",
-        "    s_acc = tl.where(live, s_acc * tl.exp(m_acc - m_new) + tl.exp(s - m_new), 0.0)",
-        "    m_acc = m_new",
-        "m_row = tl.max(m_acc, axis=0)",
-        "s_row = tl.sum(tl.where(m_acc > float('-inf'), s_acc * tl.exp(m_acc - m_row), 0.0), axis=0)",
-        "for start in range(0, n_cols, BLOCK_SIZE):",
-        "    cols = start + tl.arange(0, BLOCK_SIZE)",
-        "    mask = cols < n_cols",
-    ] + ["    " + line for line in causal_lines + load] + [
-        "    " + finish_online,
-        "    tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
-    ]
+    single = (
+        head
+        + ["cols = tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols"]
+        + causal_lines
+        + load
+        + [
+            "m = tl.max(s, axis=0)",
+            "e = tl.exp(s - m)",
+            finish,
+            "tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
+        ]
+    )
+    online = (
+        head
+        + [
+            "m_acc = tl.full([BLOCK_SIZE], float('-inf'), tl.float32)",
+            "s_acc = tl.zeros([BLOCK_SIZE], tl.float32)",
+            "for start in range(0, n_cols, BLOCK_SIZE):",
+            "    cols = start + tl.arange(0, BLOCK_SIZE)",
+            "    mask = cols < n_cols",
+        ]
+        + ["    " + line for line in causal_lines + load]
+        + [
+            "    m_new = tl.maximum(m_acc, s)",
+            "    live = m_new > float('-inf')",
+            "    s_acc = tl.where(live, s_acc * tl.exp(m_acc - m_new) + tl.exp(s - m_new), 0.0)",
+            "    m_acc = m_new",
+            "m_row = tl.max(m_acc, axis=0)",
+            "s_row = tl.sum(tl.where(m_acc > float('-inf'), s_acc * tl.exp(m_acc - m_row), 0.0), axis=0)",
+            "for start in range(0, n_cols, BLOCK_SIZE):",
+            "    cols = start + tl.arange(0, BLOCK_SIZE)",
+            "    mask = cols < n_cols",
+        ]
+        + ["    " + line for line in causal_lines + load]
+        + [
+            "    " + finish_online,
+            "    tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
+        ]
+    )
     x = leaf_var(main)
     out_dtype = graph.get(params["output"])["dtype"]
     dtype = f"{x}.dtype" if out_dtype == graph.placeholders[main.name]["dtype"] else out_dtype
@@ -100,10 +134,27 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     sources = []
     for name, body, launch in (
-        (NAME, single, f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=triton.next_power_of_2(n_cols), num_warps=4)"),
-        (f"{NAME}_online", online, f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=1024, num_warps=4)"),
+        (
+            NAME,
+            single,
+            f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=triton.next_power_of_2(n_cols), num_warps=4)",
+        ),
+        (
+            f"{NAME}_online",
+            online,
+            f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=1024, num_warps=4)",
+        ),
     ):
-        kernel = (f"\n\n@triton.jit\ndef softmax_kernel(out_ptr, {ptrs}, n_cols, n_q, BLOCK_SIZE: tl.constexpr):\n"
-                  f"{indent(body, 4)}\n")
-        sources.append((name, HEADER.format(template=name) + kernel + model_class(graph.data, prelude + [launch, "return out"])))
+        kernel = (
+            f"\n\n@triton.jit\ndef softmax_kernel(out_ptr, {ptrs}, n_cols, n_q, BLOCK_SIZE: tl.constexpr):\n"
+            f"{indent(body, 4)}\n"
+        )
+        sources.append(
+            (
+                name,
+                HEADER.format(template=name)
+                + kernel
+                + model_class(graph.data, prelude + [launch, "return out"]),
+            )
+        )
     return sources

@@ -7,6 +7,7 @@ before the real arguments by the server's `searchCommand` setting):
  "compile_speedup": 1.5 (below 1.0: verified and faster than eager, but not than torch.compile),
  "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,12 +46,26 @@ def main() -> int:
         worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     if ctl.get("pidfile"):
         with open(ctl["pidfile"] + ".tmp", "w") as fh:
-            json.dump({"pid": os.getpid(), "worker": worker.pid if worker else None,
-                       "argv": sys.argv[1:], "env_store": os.environ.get("KERNELEVO_STORE")}, fh)
+            json.dump(
+                {
+                    "pid": os.getpid(),
+                    "worker": worker.pid if worker else None,
+                    "argv": sys.argv[1:],
+                    "env_store": os.environ.get("KERNELEVO_STORE"),
+                },
+                fh,
+            )
         os.replace(ctl["pidfile"] + ".tmp", ctl["pidfile"])  # readers never see half a file
 
     def on_term(signum, frame):
-        emit(event="done", run_id=run_id, status="cancelled", best_speedup=None, tokens=0, cost_usd=0.0)
+        emit(
+            event="done",
+            run_id=run_id,
+            status="cancelled",
+            best_speedup=None,
+            tokens=0,
+            cost_usd=0.0,
+        )
         if worker:
             worker.kill()
         sys.exit(0)
@@ -58,7 +73,13 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_term)
     mode = ctl.get("mode", "improve")
     iterations = int(ctl.get("iterations", 3))
-    emit(event="start", run_id=run_id, task=args.spec, provider=args.provider or "offline", backend=args.backend)
+    emit(
+        event="start",
+        run_id=run_id,
+        task=args.spec,
+        provider=args.provider or "offline",
+        backend=args.backend,
+    )
     best = 1.0
     for i in range(1, iterations + 1):
         if ctl.get("burn"):  # keep a core busy, as a real search's worker does
@@ -68,33 +89,68 @@ def main() -> int:
         else:
             time.sleep(float(ctl.get("delay", 0.05)))
         best = max(best, 1.0 + (float(ctl.get("speedup", 2.31)) - 1.0) * i / iterations)
-        emit(event="progress", run_id=run_id, iteration=i, evaluated=2 * i, best_speedup=round(best, 2),
-             best_speedup_compile=round(best / 1.5, 2), tokens=1000 * i, cost_usd=0.01 * i,
-             iterations=iterations, message=f"candidate {2 * i}: verified")
+        emit(
+            event="progress",
+            run_id=run_id,
+            iteration=i,
+            evaluated=2 * i,
+            best_speedup=round(best, 2),
+            best_speedup_compile=round(best / 1.5, 2),
+            tokens=1000 * i,
+            cost_usd=0.01 * i,
+            iterations=iterations,
+            message=f"candidate {2 * i}: verified",
+        )
         if mode == "crash" and i == 1:
-            sys.stderr.write("Traceback (most recent call last):\nRuntimeError: fake search blew up\n")
+            sys.stderr.write(
+                "Traceback (most recent call last):\nRuntimeError: fake search blew up\n"
+            )
             sys.stderr.flush()
             os._exit(3)
     if mode == "fail":
         emit(event="error", message="no candidate compiled")
-        emit(event="done", run_id=run_id, status="failed", best_speedup=None, tokens=1000 * iterations, cost_usd=0.0)
+        emit(
+            event="done",
+            run_id=run_id,
+            status="failed",
+            best_speedup=None,
+            tokens=1000 * iterations,
+            cost_usd=0.0,
+        )
         return 1
     speedup, vs_compile = float(ctl.get("speedup", 2.31)), float(ctl.get("compile_speedup", 1.5))
     outcome = write_result(path, target_id, run_id, speedup, vs_compile, args.backend, iterations)
-    emit(event="done", run_id=run_id, status=outcome["kind"], outcome=outcome, best_speedup=speedup,
-         best_speedup_compile=vs_compile, tokens=1000 * iterations, cost_usd=0.01 * iterations)
+    emit(
+        event="done",
+        run_id=run_id,
+        status=outcome["kind"],
+        outcome=outcome,
+        best_speedup=speedup,
+        best_speedup_compile=vs_compile,
+        tokens=1000 * iterations,
+        cost_usd=0.01 * iterations,
+    )
     if worker:
         worker.kill()
     return 0
 
 
-def write_result(path: str, target_id: str, run_id: str, speedup: float, vs_compile: float, backend: str,
-                 iterations: int) -> dict:
+def write_result(
+    path: str,
+    target_id: str,
+    run_id: str,
+    speedup: float,
+    vs_compile: float,
+    backend: str,
+    iterations: int,
+) -> dict:
     from kernelevo.outcome import judge
     from kernelevo.store import ResultSummary, Store
     from kernelevo.targets.detect import detect_source
 
-    outcome = judge({"speedup_eager": speedup, "speedup_compile": vs_compile}, verified=True, device="cuda").to_dict()
+    outcome = judge(
+        {"speedup_eager": speedup, "speedup_compile": vs_compile}, verified=True, device="cuda"
+    ).to_dict()
 
     with open(path) as fh:
         source = fh.read()
@@ -106,22 +162,53 @@ def write_result(path: str, target_id: str, run_id: str, speedup: float, vs_comp
     with open(cand, "w") as fh:
         fh.write(CANDIDATE)
     with Store(store_path) as store:
-        store.create_run(task_path=path, task_hash="fake", config={}, source_file=os.path.realpath(path),
-                         target_id=target_id, source_hash=target.source_hash, run_id=run_id)
+        store.create_run(
+            task_path=path,
+            task_hash="fake",
+            config={},
+            source_file=os.path.realpath(path),
+            target_id=target_id,
+            source_hash=target.source_hash,
+            run_id=run_id,
+        )
         # What Apply needs to know about the verified inputs (see kernelevo/targets/apply.py).
-        store.update_run(run_id, status=outcome["kind"], summary={"outcome": outcome,
-            "dtypes": ["float32"], "devices": ["cuda"], "shapes": [[[2, 5, 96]], [[4, 3, 96]]],
-            "init_args": [96, 1e-6], "speedups": {"eager": speedup, "compile": 0.7 * speedup}})
-        store.put_result(ResultSummary(
-            run_id=run_id, source_file=path, target_id=target_id, status=outcome["kind"], outcome=outcome,
-            backend="triton" if backend == "auto" else backend, gpu="CPU (Triton interpreter)",
-            created_at=time.time(), reference_ms=1.0, compile_ms=0.7, best_ms=1.0 / speedup,
-            speedup_eager=speedup, speedup_compile=vs_compile, tokens=1000 * iterations,
-            cost_usd=0.01 * iterations, verified=True, candidate_path=cand))
+        store.update_run(
+            run_id,
+            status=outcome["kind"],
+            summary={
+                "outcome": outcome,
+                "dtypes": ["float32"],
+                "devices": ["cuda"],
+                "shapes": [[[2, 5, 96]], [[4, 3, 96]]],
+                "init_args": [96, 1e-6],
+                "speedups": {"eager": speedup, "compile": 0.7 * speedup},
+            },
+        )
+        store.put_result(
+            ResultSummary(
+                run_id=run_id,
+                source_file=path,
+                target_id=target_id,
+                status=outcome["kind"],
+                outcome=outcome,
+                backend="triton" if backend == "auto" else backend,
+                gpu="CPU (Triton interpreter)",
+                created_at=time.time(),
+                reference_ms=1.0,
+                compile_ms=0.7,
+                best_ms=1.0 / speedup,
+                speedup_eager=speedup,
+                speedup_compile=vs_compile,
+                tokens=1000 * iterations,
+                cost_usd=0.01 * iterations,
+                verified=True,
+                candidate_path=cand,
+            )
+        )
     return outcome
 
 
-CANDIDATE = '''import torch
+CANDIDATE = """import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
@@ -150,7 +237,7 @@ class ModelNew(nn.Module):
         _rms_kernel[(x2.shape[0],)](x2, self.weight, out, x2.shape[1], self.eps,
                                     BLOCK=triton.next_power_of_2(x2.shape[1]))
         return out.reshape(x.shape)
-'''
+"""
 
 if __name__ == "__main__":
     raise SystemExit(main())
