@@ -47,8 +47,16 @@ def find_tasks(which: str, folders: list[str]) -> list[Path]:
     if which in ("all", "examples"):
         tasks += sorted((ROOT / "examples").glob("*.py"))
     if which in ("all", "kernelbench"):
+        chosen = {
+            line.strip()
+            for line in (KERNELBENCH / "OFFLINE_SELECTION").read_text().splitlines()
+            if line.strip() and not line.startswith("#")
+        }
         levels = [
-            sorted((KERNELBENCH / level).glob("*.py"), key=lambda p: int(p.stem.split("_")[0]))
+            sorted(
+                (p for p in (KERNELBENCH / level).glob("*.py") if f"{level}/{p.name}" in chosen),
+                key=lambda p: int(p.stem.split("_")[0]),
+            )
             for level in ("level1", "level2")
         ]
         # Level 1 and Level 2 alternate, so a call cut short by its deadline still covers both

@@ -1,0 +1,147 @@
+"""The memory plan on a CPU: the need estimated before anything is allocated, input sets held one at a
+time, timing sets sized by what is free, large outputs compared in slices with the same bounds, and
+bench/judge_memory.py's reference-through-the-judge path (which can fail: a wrong output is caught)."""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import time
+import weakref
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelevo.judge.outputs import compare_any_size
+from kernelevo.judge.process import Judge
+from kernelevo.task import read_task
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLES = REPO / "examples"
+
+HUGE = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.rand(1 << 20, 1 << 18)]  # 1 TiB of fp32
+
+def get_init_inputs():
+    return []
+"""
+
+
+def _common(path: Path, size: str = "default") -> dict:
+    return {
+        "task_path": str(path),
+        "task_hash": read_task(path).hash,
+        "size": size,
+        "device": "cpu",
+    }
+
+
+def test_a_task_too_large_is_refused_with_its_estimate_before_anything_is_allocated(tmp_path):
+    task = tmp_path / "huge_relu.py"
+    task.write_text(HUGE)
+    t0 = time.perf_counter()
+    reply = Judge().handle({"op": "probe", **_common(task), "seed": 1})
+    assert time.perf_counter() - t0 < 20  # a TiB was never drawn
+    error = reply.get("task_error", "")
+    assert "needs ~7168.0 GiB" in error and "inputs 1024.00 GiB per set" in error, reply
+    assert "make the shapes in get_inputs() smaller" in error and "--size small" in error
+
+
+def test_the_estimate_counts_the_inputs_and_outputs_the_task_really_has():
+    from kernelevo.judge.reference import Reference
+
+    ref = Reference(str(EXAMPLES / "softmax.py"), "small", torch.device("cpu"))
+    need = ref.need()
+    ref.build(1)
+    x = ref.inputs(1)
+    out = ref.forward(x)
+    assert need.inputs == sum(t.numel() * t.element_size() for t in x)
+    assert need.outputs == out.numel() * out.element_size()
+    assert need.total >= 2 * need.inputs + need.outputs
+
+
+def test_an_input_set_is_freed_before_the_next_is_drawn(tmp_path):
+    path = EXAMPLES / "softmax.py"
+    j = Judge()
+    common = _common(path, "small")
+    assert "probed" in j.handle({"op": "probe", **common, "seed": 3})
+    j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
+    alive = []
+    for i in range(3):
+        j.handle({"op": "inputs", "set": f"s{i}", "seed": 10 + i})
+        j.handle({"op": "reference", "set": f"s{i}"})
+        s = j.sets[f"s{i}"]
+        alive.append((weakref.ref(s["args"][0]), weakref.ref(s["out"])))
+        del s
+        assert list(j.sets) == [f"s{i}"]  # the judge holds this set only
+        j.handle({"op": "drop", "set": f"s{i}"})
+        gc.collect()
+        assert alive[-1][0]() is None and alive[-1][1]() is None, "input or reference output kept"
+    j.handle({"op": "end"})
+
+
+def test_timing_sets_are_as_many_as_a_quarter_of_the_free_memory_holds(tmp_path, monkeypatch):
+    import kernelevo.judge.process as process
+
+    path = EXAMPLES / "softmax.py"
+    common = _common(path, "small")
+    j = Judge()
+    j.handle({"op": "probe", **common, "seed": 3})
+    j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
+    per_set = sum(t.numel() * t.element_size() for t in j.ref.inputs(0))
+    for free_sets, expected in ((4 * 3.5, 3), (4 * 100, 8), (1, 1)):
+        monkeypatch.setattr(process, "available_bytes", lambda _d, n=free_sets: int(n * per_set))
+        j.handle({"op": "timing_sets", "seed": 5})
+        assert len(j.timing_sets) == expected
+    monkeypatch.setattr(process, "available_bytes", lambda _d: int(4 * 10.5 * per_set))
+    j.handle({"op": "timing_sets", "seed": 5, "reserve_bytes": 4 * 6 * per_set})  # the candidate's
+    assert len(j.timing_sets) == 4
+    j.handle({"op": "end"})
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.0 + 1e-7, 1.01])
+def test_outputs_compared_in_slices_get_the_whole_outputs_verdict(scale):
+    torch.manual_seed(0)
+    ref = torch.randn(64, 33)
+    cand = ref * scale
+    cand[5, 7] += 1e-6
+    whole = compare_any_size(ref, cand, slice_elements=1 << 30)
+    sliced = compare_any_size(ref, cand, slice_elements=100)  # 3 rows a slice
+    assert whole[0] == sliced[0]
+    assert sliced[2]["rel_l2"] == pytest.approx(whole[2]["rel_l2"], rel=1e-6, abs=1e-12)
+    bad = ref.clone()
+    bad[40, 2] = float("nan")
+    ok, message, _ = compare_any_size(ref, bad, slice_elements=100)
+    assert not ok and "rows 39..41" in message
+
+
+def _driver():
+    spec = importlib.util.spec_from_file_location(
+        "judge_memory", REPO / "bench" / "judge_memory.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_bench_passes_a_reference_through_verification_and_timing():
+    row = _driver().verify_reference(EXAMPLES / "softmax.py", "cpu", 7, 0.02, None, "small")
+    assert row["sets"] == 5 + 2 and row["timing_sets"] >= 1
+    assert row["eager_ms"] > 0 and row["candidate_ms"] > 0 and row["need_gib"] >= 0
+
+
+def test_the_bench_catches_an_output_that_does_not_match(monkeypatch):
+    mod = _driver()
+    real = mod.ReferenceAsCandidate.run
+    monkeypatch.setattr(mod.ReferenceAsCandidate, "run", lambda self, a: real(self, a) * 1.01)
+    with pytest.raises(RuntimeError, match=r"compare s0: check match\[s0\] failed"):
+        mod.verify_reference(EXAMPLES / "softmax.py", "cpu", 7, 0.02, None, "small")
