@@ -1,5 +1,11 @@
+import os
+
 import pytest
 from support import DEVICE, HAS_GPU
+
+# `kernelevo verify` in a test judges in its own process: no background verification service
+# outlives a test (tests/test_verify_service.py starts its own, in private folders)
+os.environ.setdefault("KERNELEVO_SERVICE", "off")
 
 
 def pytest_collection_modifyitems(config, items):

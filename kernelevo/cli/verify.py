@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from kernelevo.cli import UserError
 
@@ -51,6 +52,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--allow-bf16", action="store_true", help="accept fp32 outputs at bf16 tolerance"
     )
+    p.add_argument(
+        "--service",
+        choices=["auto", "on", "off"],
+        default=None,
+        help="judge in the workspace's warm verification service: auto (default; $KERNELEVO_SERVICE) "
+        "uses a running one and starts one on a GPU, on always, off never",
+    )
     p.set_defaults(handler=run)
 
 
@@ -60,8 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.verify import verify_candidate
 
     store = Store(args.store) if args.store else Store()
+    verdict = _through_service(args, store)
     try:
-        verdict = verify_candidate(
+        verdict = verdict or verify_candidate(
             args.task,
             args.candidate,
             store=store,
@@ -109,3 +118,52 @@ def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
         t = verdict.timings
         lines.append(f"  timings: {json.dumps(t)[:400]}")
     return "\n".join(lines)
+
+
+def _through_service(args: argparse.Namespace, store) -> Any:  # type: ignore[no-untyped-def]
+    """The verdict from the workspace's verification service (kernelevo/service.py), or None to judge
+    in this process: service off, unsandboxed, or none running where auto does not start one."""
+    import os
+    from pathlib import Path
+
+    from kernelevo import service
+    from kernelevo.verdict import Verdict
+    from kernelevo.verify import default_device
+
+    mode = args.service or os.environ.get("KERNELEVO_SERVICE", "auto")
+    if mode not in ("auto", "on") or os.environ.get("KERNELEVO_NO_SANDBOX") == "1":
+        return None
+    device = args.device or default_device()
+    workspace = Path.cwd()
+    req = {
+        "op": "verify",
+        "task": str(Path(args.task).resolve()),
+        "candidate": str(Path(args.candidate).resolve()),
+        "store": str(Path(store.path).resolve()),
+        "size": args.size,
+        "timeout": args.timeout,
+        "seed": args.seed,
+        "use_cache": not args.no_cache,
+        "strict": args.strict,
+        "precision": [p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on],
+    }
+    limit = (args.timeout or (300.0 if device == "cpu" else 120.0)) * 4 + 120
+    try:
+        reply = service.request(workspace, device, req, limit)
+    except service.ServiceError:
+        if mode == "auto" and device != "cuda":
+            return None
+        try:
+            service.start(workspace, device)
+            reply = service.request(workspace, device, req, limit)
+        except service.ServiceError as exc:
+            if mode == "on":
+                raise UserError(f"{exc} (or verify with --service off)") from exc
+            return None
+    if "task_error" in reply:
+        raise UserError(str(reply["task_error"]))
+    if "verdict" not in reply:
+        raise UserError(
+            f"the verification service failed: {reply.get('error')} (retry with --service off)"
+        )
+    return Verdict.from_dict(reply["verdict"])

@@ -458,9 +458,16 @@ class Judge:
         assert self.ref is not None and self.ref.model is not None
         key = str(req.get("key"))
         cached = key in self.baselines
-        if not cached:
+        stored = req.get("stored") if not cached else None
+        if isinstance(stored, dict):  # measured by a judge before, kept by the engine on disk
+            self.baselines[key] = dict(stored)
+        elif not cached:
             self.baselines[key] = time_baselines(self.ref, self.timing_sets, req)
-        return {**self.baselines[key], "cached": cached}
+        return {
+            **self.baselines[key],
+            "cached": cached or stored is not None,
+            "stored": bool(stored),
+        }
 
     def op_bound(self, req: dict[str, Any]) -> dict[str, Any]:
         from kernelevo.judge.baselines import bound

@@ -1,0 +1,63 @@
+"""Eager and torch.compile baselines kept on disk, so a new process does not time (and compile) them again.
+
+A baseline is a measurement of the task's reference alone, keyed by what decides it: the
+task's content, size, GPU model, torch, triton, compile mode and matmul precision
+(judge/timing_check.py's baseline_key). The judge measured it; the engine keeps it, in a
+folder that no sandbox binds writable (the build caches are: a candidate could write a slow
+baseline there to inflate its speedup), and only when the candidates ran sandboxed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+
+
+def baseline_dir() -> Path:
+    """`$KERNELEVO_STATE/baselines`, else `$XDG_STATE_HOME/kernelevo/baselines` (~/.local/state)."""
+    root = os.environ.get("KERNELEVO_STATE")
+    if root:
+        base = Path(root).expanduser()
+    else:
+        xdg = os.environ.get("XDG_STATE_HOME")
+        base = (Path(xdg) if xdg else Path.home() / ".local" / "state") / "kernelevo"
+    return base / "baselines"
+
+
+def _path(key: str) -> Path:
+    return baseline_dir() / (hashlib.sha256(f"{FORMAT}|{key}".encode()).hexdigest()[:40] + ".json")
+
+
+def load(key: str) -> dict[str, Any] | None:
+    """The stored baselines for `key`, or None (missing, unreadable, or stored under another key)."""
+    try:
+        data = json.loads(_path(key).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or data.get("format") != FORMAT:
+        return None
+    base = data.get("baselines")
+    if not isinstance(base, dict) or not isinstance(base.get("eager"), dict):
+        return None
+    return base
+
+
+def save(key: str, baselines: dict[str, Any]) -> None:
+    """Written whole or not at all (a temporary file renamed into place); a failure only costs a re-timing."""
+    path = _path(key)
+    keep = {k: v for k, v in baselines.items() if k not in ("cached", "stored")}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"format": FORMAT, "key": key, "saved": time.time(), "baselines": keep}, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass

@@ -1,0 +1,252 @@
+"""The verification service: one warm Evaluator per workspace and device that `kernelevo verify` calls share.
+
+A fresh `kernelevo verify` pays for three worker processes importing torch (and, on a GPU,
+CUDA start-up and the judge's warm-up) before it judges anything; a search pays that once.
+The service is that search's Evaluator kept alive between commands: the CLI (and anything
+else that verifies in the workspace) sends it a request over a Unix socket and gets the
+verdict back; after `idle_s` without a request it closes its workers and exits.
+
+The socket lives in a folder only the user can enter (0700), and the service answers only
+peers of its own uid. Its address is derived from everything that decides a verdict besides
+the request: the workspace, the device, the kernelevo code and interpreter in use, and the
+cache folders, so two checkouts (or two settings) never share a service. Candidates still run
+only in the Evaluator's sandboxed workers; the service itself is the engine, and refuses to
+start unsandboxed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+IDLE_S = 600.0
+MAX_REQUEST = 1 << 20
+_ENV_KEYS = (
+    "KERNELEVO_CACHE",
+    "KERNELEVO_STATE",
+    "TRITON_CACHE_DIR",
+    "TORCH_EXTENSIONS_DIR",
+    "TORCHINDUCTOR_CACHE_DIR",
+    "CUDA_VISIBLE_DEVICES",
+    "KERNELEVO_STORE",
+)
+
+
+class ServiceError(Exception):
+    """The service could not be reached or answered something that is not a reply."""
+
+
+def address(workspace: str | Path, device: str) -> Path:
+    from kernelevo import __version__
+    from kernelevo.sandbox.mounts import package_root
+
+    parts = [
+        str(Path(workspace).resolve()),
+        device,
+        str(package_root()),
+        sys.executable,
+        __version__,
+    ]
+    parts += [f"{k}={os.environ.get(k, '')}" for k in _ENV_KEYS]
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
+    return (
+        Path(os.environ.get("KERNELEVO_RUN_DIR") or f"/tmp/kernelevo-{os.getuid()}")
+        / f"{digest}.sock"
+    )
+
+
+def _private_dir(path: Path) -> None:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = path.stat()
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise ServiceError(
+            f"{path} is not private to this user; remove it or set KERNELEVO_RUN_DIR"
+        )
+
+
+def _send(conn: socket.socket, obj: dict[str, Any]) -> None:
+    conn.sendall(json.dumps(obj).encode() + b"\n")
+
+
+def _receive(conn: socket.socket, limit: int = MAX_REQUEST * 64) -> dict[str, Any]:
+    buf = b""
+    while not buf.endswith(b"\n"):
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        buf += chunk
+        if len(buf) > limit:
+            raise ServiceError("message too large")
+    try:
+        obj = json.loads(buf)
+    except ValueError as exc:
+        raise ServiceError("not a JSON message") from exc
+    if not isinstance(obj, dict):
+        raise ServiceError("not a JSON object")
+    return obj
+
+
+def _peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[2]
+
+
+def request(
+    workspace: str | Path, device: str, req: dict[str, Any], timeout: float
+) -> dict[str, Any]:
+    """One request to the running service; ServiceError where none answers."""
+    path = address(workspace, device)
+    if not path.exists():
+        raise ServiceError("no service running")
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout)
+    try:
+        conn.connect(str(path))
+        _send(conn, req)
+        return _receive(conn)
+    except OSError as exc:
+        raise ServiceError(f"the service did not answer: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: float = 180.0) -> int:
+    """Start the service in the background (its own session, so it outlives this command) and wait
+    until it answers; returns its pid. The log is .kernelevo/service.log in the workspace."""
+    ws = Path(workspace).resolve()
+    log_dir = ws / ".kernelevo"
+    log_dir.mkdir(exist_ok=True)
+    log = open(log_dir / "service.log", "ab")  # noqa: SIM115 (handed to the child)
+    cmd = [sys.executable, "-m", "kernelevo.service", str(ws), device, str(idle_s)]
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=str(ws)
+    )
+    log.close()
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            try:  # another service won the race for the address: use that one
+                return int(request(ws, device, {"op": "ping"}, 5)["pid"])
+            except (ServiceError, KeyError, ValueError):
+                raise ServiceError(
+                    f"the verification service exited at start (code {proc.returncode}); "
+                    f"see {log_dir / 'service.log'}"
+                ) from None
+        try:
+            return int(request(ws, device, {"op": "ping"}, 5)["pid"])
+        except (ServiceError, KeyError, ValueError):
+            time.sleep(0.2)
+    raise ServiceError(f"the verification service did not answer within {wait_s:.0f} s")
+
+
+def verify_request(req: dict[str, Any], ev: Any) -> dict[str, Any]:
+    """A verify request judged with the warm evaluator; the reply is data (the verdict as a dict)."""
+    from kernelevo.store import Store
+    from kernelevo.task import TaskError
+    from kernelevo.verify import verify_candidate
+
+    try:
+        store = Store(req["store"]) if req.get("store") else None
+        verdict = verify_candidate(
+            str(req["task"]),
+            str(req["candidate"]),
+            evaluator=ev,
+            store=store,
+            device=ev.device,
+            size=req.get("size"),
+            timeout=req.get("timeout"),
+            seed=req.get("seed"),
+            use_cache=bool(req.get("use_cache", True)),
+            strict=bool(req.get("strict")),
+            precision=tuple(str(p) for p in req.get("precision") or ()),
+        )
+    except TaskError as exc:
+        return {"task_error": str(exc)}
+    except (KeyError, TypeError, ValueError) as exc:
+        return {"error": f"malformed request: {exc}"}
+    return {"verdict": verdict.to_dict()}
+
+
+def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
+    from kernelevo.evaluate import Evaluator
+    from kernelevo.sandbox.probe import use_sandbox
+    from kernelevo.sandbox.process import SandboxError
+
+    try:
+        if not use_sandbox():
+            print("kernelevo service: refusing to serve unsandboxed candidates", file=sys.stderr)
+            return 2
+    except SandboxError as exc:
+        print(f"kernelevo service: {exc}", file=sys.stderr)
+        return 2
+    path = address(workspace, device)
+    _private_dir(path.parent)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        if path.exists():
+            try:
+                request(workspace, device, {"op": "ping"}, 5)
+                return 0  # one is running already
+            except ServiceError:
+                path.unlink(missing_ok=True)  # left by a service that died
+        listener.bind(str(path))
+    except OSError as exc:
+        print(f"kernelevo service: cannot listen on {path}: {exc}", file=sys.stderr)
+        return 2
+    listener.listen(16)
+    served, started = 0, time.time()
+    ev = Evaluator(device)
+    try:
+        ev.warm()
+        listener.settimeout(idle_s)
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                break  # idle: give the workers (and the GPU's memory) back
+            with conn:
+                conn.settimeout(None)
+                try:
+                    if _peer_uid(conn) != os.getuid():
+                        continue
+                    req = _receive(conn, MAX_REQUEST)
+                except (OSError, ServiceError):
+                    continue
+                op = req.get("op")
+                if op == "ping":
+                    reply = {"pid": os.getpid(), "served": served, "up_s": time.time() - started}
+                elif op == "verify":
+                    served += 1
+                    try:
+                        reply = verify_request(req, ev)
+                    except (
+                        Exception
+                    ) as exc:  # the engine's own failure: said, and the service goes on
+                        reply = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+                elif op == "stop":
+                    _send(conn, {"stopped": True})
+                    break
+                else:
+                    reply = {"error": f"unknown op {op!r}"}
+                with contextlib.suppress(OSError):  # the client went away; the verdict is stored
+                    _send(conn, reply)
+    finally:
+        listener.close()
+        path.unlink(missing_ok=True)
+        ev.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(
+        serve(sys.argv[1], sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else IDLE_S)
+    )

@@ -1,0 +1,63 @@
+"""Baselines kept on disk (kernelevo/judge/baseline_store.py): read back only under their own key,
+never from a folder a sandboxed worker can write, and taken by the judge without timing again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kernelevo.judge import baseline_store
+
+
+@pytest.fixture(autouse=True)
+def state(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELEVO_STATE", str(tmp_path / "state"))
+    return tmp_path / "state"
+
+
+BASE = {
+    "eager": {"median_ms": 1.5},
+    "compile": None,
+    "work": {"bytes": 8},
+    "tf32": False,
+    "cached": False,
+    "stored": False,
+}
+
+
+def test_saved_baselines_are_read_back_under_their_key_only(state):
+    baseline_store.save("task|default|H200|torch 2.11|triton 3.6|default", BASE)
+    got = baseline_store.load("task|default|H200|torch 2.11|triton 3.6|default")
+    assert got == {k: v for k, v in BASE.items() if k not in ("cached", "stored")}
+    assert baseline_store.load("task|default|H100|torch 2.11|triton 3.6|default") is None
+    for f in state.glob("baselines/*.json"):
+        f.write_text("{not json")
+    assert baseline_store.load("task|default|H200|torch 2.11|triton 3.6|default") is None
+
+
+def test_no_sandboxed_worker_can_write_where_baselines_are_kept(monkeypatch, tmp_path):
+    from kernelevo.worker.pool import cache_dirs
+
+    monkeypatch.delenv("KERNELEVO_STATE")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for var in ("XDG_STATE_HOME", "XDG_CACHE_HOME", "KERNELEVO_CACHE", "TRITON_CACHE_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    where = baseline_store.baseline_dir().resolve()
+    for writable in cache_dirs().values():
+        assert not where.is_relative_to(Path(writable).resolve()), (where, writable)
+
+
+def test_the_judge_takes_stored_baselines_without_timing(monkeypatch, tmp_path):
+    import kernelevo.judge.baselines as timed_here
+    from kernelevo.judge.process import Judge
+
+    monkeypatch.setattr(timed_here, "time_baselines", lambda *a: pytest.fail("timed again"))
+    j = Judge()
+    from types import SimpleNamespace
+
+    j.ref = SimpleNamespace(model=object())  # a loaded reference; stored baselines need no more
+    reply = j.op_baselines({"key": "k", "stored": dict(BASE, eager={"median_ms": 2.5})})
+    assert reply["stored"] and reply["cached"] and reply["eager"]["median_ms"] == 2.5
+    again = j.op_baselines({"key": "k"})
+    assert again["eager"]["median_ms"] == 2.5

@@ -1,0 +1,100 @@
+"""The workspace's verification service (kernelevo/service.py): `kernelevo verify` calls share one warm
+evaluator, get the same verdicts as in-process judging, say a broken task in one line, and the service
+exits by itself when idle. Each test has its own workspace and socket folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support import CANDIDATES, EXAMPLES, ROOT, run_kernelevo
+
+from kernelevo import service
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    run_dir = tmp_path / "run"
+    monkeypatch.setenv("KERNELEVO_RUN_DIR", str(run_dir))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    yield ws
+    with contextlib.suppress(service.ServiceError):
+        service.request(ws, "cpu", {"op": "stop"}, 30)
+
+
+def _env(ws: Path) -> dict[str, str]:
+    return {"KERNELEVO_RUN_DIR": os.environ["KERNELEVO_RUN_DIR"], "KERNELEVO_SERVICE": "on"}
+
+
+def test_verify_calls_share_one_warm_service_and_get_the_in_process_verdicts(workspace):
+    task, good = EXAMPLES / "softmax.py", CANDIDATES / "softmax" / "triton_ok.py"
+    args = ["verify", task, good, "--json", "--no-cache", "--device", "cpu", "--seed", "5"]
+    first = run_kernelevo(args, workspace, _env(workspace))
+    assert first.returncode == 0, first.stderr
+    pid = service.request(workspace, "cpu", {"op": "ping"}, 30)["pid"]
+    wrong = workspace / "triton_wrong.py"  # the same kernel, its output scaled by 1.01
+    wrong.write_text(
+        good.read_text().replace("return out.view(x.shape)", "return out.view(x.shape) * 1.01")
+    )
+    second = run_kernelevo(
+        ["verify", task, wrong, "--no-cache", "--device", "cpu"], workspace, _env(workspace)
+    )
+    assert second.returncode == 1 and second.stdout.startswith("INCORRECT"), second.stdout
+    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
+    assert ping["pid"] == pid and ping["served"] == 2  # one service, warm for the second call
+    off = run_kernelevo(args, workspace, {"KERNELEVO_SERVICE": "off"})
+    import json
+
+    a, b = json.loads(first.stdout), json.loads(off.stdout)
+    assert (a["status"], a["reason"]) == (b["status"], b["reason"]) == ("verified", b["reason"])
+    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["served"] == 2  # off: not used
+
+
+def test_a_broken_task_through_the_service_is_one_line(workspace, tmp_path):
+    bad = tmp_path / "bad_task.py"
+    bad.write_text(
+        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
+        "        return x\ndef get_inputs():\n    raise ValueError('no inputs here')\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    r = run_kernelevo(
+        ["verify", bad, CANDIDATES / "softmax" / "triton_ok.py", "--device", "cpu"],
+        workspace,
+        _env(workspace),
+    )
+    assert r.returncode == 2 and "no inputs here" in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_the_service_exits_when_idle_and_removes_its_socket(workspace):
+    cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "2"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    seen = False
+    while proc.poll() is None and time.monotonic() < deadline:
+        seen = seen or service.address(workspace, "cpu").exists()
+        time.sleep(0.1)
+    assert proc.returncode == 0, proc.stderr.read()
+    assert seen and not service.address(workspace, "cpu").exists()
+
+
+def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_path, monkeypatch):
+    monkeypatch.setenv("KERNELEVO_RUN_DIR", str(tmp_path / "run"))
+    a = service.address(tmp_path / "a", "cpu")
+    assert a != service.address(tmp_path / "b", "cpu") and a != service.address(
+        tmp_path / "a", "cuda"
+    )
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "other-cache"))
+    assert service.address(tmp_path / "a", "cpu") != a
+    open_dir = tmp_path / "open"
+    open_dir.mkdir(mode=0o777)
+    open_dir.chmod(0o777)
+    with pytest.raises(service.ServiceError, match="not private"):
+        service._private_dir(open_dir)
