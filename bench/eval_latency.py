@@ -395,7 +395,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--device", choices=["cpu", "cuda"], help="default: cuda when a GPU is found")
     p.add_argument("--out", help="JSON file (default: $OUT/eval_latency.json when $OUT is set)")
+    p.add_argument(
+        "--shell", action="store_true", help="kernelevo verify per shell (shell_latency.py)"
+    )
+    p.add_argument("--repeat", type=int, default=3, help="with --shell: candidates per case")
     args = p.parse_args(argv)
+    if args.shell:
+        from shell_latency import run as shell_run
+
+        from kernelevo.verify import default_device
+
+        data = shell_run(args.device or default_device(), args.repeat, not args.no_inline)
+        write_json("shell_latency", data, args.out)
+        return 0
     if args.queue is not None and args.queue < 2:
         p.error("--queue must be at least 2")
     data = run(args)

@@ -22,9 +22,10 @@ def compare_any_size(
     ref: Any,
     cand: Any,
     tolerance_hint: Any = None,
-    slice_elements: int = SLICE_ELEMENTS,
+    slice_elements: int | None = None,
     precision: str | None = None,
 ) -> tuple[bool, str, dict[str, Any]]:
+    slice_elements = slice_elements or SLICE_ELEMENTS
     refs, cands = flatten_outputs(ref), flatten_outputs(cand)
     if len(refs) != len(cands) or not any(
         isinstance(r, torch.Tensor) and r.numel() > slice_elements for r in refs

@@ -152,7 +152,9 @@ class Judge:
         passed, message, detail = compare_any_size(ref, out, hint, precision=self.precision)
         if passed or not detail.get("tolerance_failure"):
             return passed, message, detail
-        level, message2, detail2 = loosest_needed(ref, out, hint, self.precision)
+        level, message2, detail2 = loosest_needed(
+            ref, out, hint, self.precision, compare=compare_any_size
+        )
         if level is None:
             return passed, message, detail
         if self.precision_failure is None:

@@ -181,12 +181,15 @@ def _first_index(mask: torch.Tensor) -> list[int]:
 
 
 def loosest_needed(
-    ref: Any, cand: Any, tolerance_hint: Any, start: str | None
+    ref: Any, cand: Any, tolerance_hint: Any, start: str | None, compare: Any = None
 ) -> tuple[str | None, str, dict[str, Any]]:
-    """The first precision level, from `start` on, at which the outputs match; (None, ...) if none."""
+    """The first precision level, from `start` on, at which the outputs match; (None, ...) if none.
+    `compare` is the comparison to use (the judge's compares large outputs a slice at a time)."""
     levels = list(PRECISION_LEVELS)
     for level in levels[levels.index(start) + 1 if start else 0 :]:
-        passed, message, detail = compare_outputs(ref, cand, tolerance_hint, level)
+        passed, message, detail = (compare or compare_outputs)(
+            ref, cand, tolerance_hint, precision=level
+        )
         if passed:
             return level, message, detail
     return None, "", {}
