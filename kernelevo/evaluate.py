@@ -66,11 +66,11 @@ class Evaluator:
         start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
 
     def close(self) -> None:
-        import shutil
+        from kernelevo.judge.session import remove_exchange
 
         self.runner.close()
         self.judge.close()
-        shutil.rmtree(self.exchange, ignore_errors=True)
+        remove_exchange(self.exchange)
         if self._owns_compiler:
             self.compiler.close()
 

@@ -29,6 +29,7 @@ class Precompiled:
     seconds: float = 0.0
     log: str = ""  # the compiler's whole message, for the model's feedback
     arch: int = 90  # compiled for sm_<arch>
+    cache: str | None = None  # this candidate's own build caches, held out of every sandbox's reach
 
     @property
     def conclusive(self) -> bool:
@@ -108,8 +109,9 @@ def precompile(
             f"the compile worker crashed ({exc}); compiling on the GPU worker instead",
             arch=arch,
         )
+    held = reply.get("cache_folder") if isinstance(reply.get("cache_folder"), str) else None
     if "error" in reply:
-        return Precompiled("partial", f"compile worker: {reply['error']}", arch=arch)
+        return Precompiled("partial", f"compile worker: {reply['error']}", arch=arch, cache=held)
     reason, log = reply.get("reason", ""), ""
     if reply["status"] == "compile_error":
         reason, log = short_reason(reason), reason
@@ -120,6 +122,7 @@ def precompile(
         float(reply.get("seconds", 0.0)),
         log,
         arch,
+        held,
     )
 
 

@@ -109,7 +109,8 @@ def shared_empty(folder: str, name: str, numel: int, dtype: torch.dtype) -> torc
     path = os.path.join(os.path.realpath(folder), name)
     nbytes = max(numel, 1) * torch.empty((), dtype=dtype).element_size()
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
+    try:  # the judge and the candidate process run as different uids (the folder above is private)
+        os.fchmod(fd, 0o666)
         os.ftruncate(fd, nbytes)
     finally:
         os.close(fd)

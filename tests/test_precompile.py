@@ -37,14 +37,16 @@ def cubins(folder: str) -> list[Path]:
     return sorted(Path(folder).rglob("*.cubin"))
 
 
-def test_triton_kernels_compiled_for_sm90_into_the_shared_cache(caches):
+def test_triton_kernels_compiled_for_sm90_into_the_candidates_own_cache(caches):
     with Worker("compile") as w:
         ahead = precompile(w, SOFTMAX, GOOD, "triton", device="cpu", size="small")
-    assert ahead.status == "compiled", ahead.reason
-    assert ahead.kernels == ["softmax_kernel"]
-    assert cubins(caches["TRITON_CACHE_DIR"]), (
-        "the cubin lands in the Triton cache the run worker shares"
-    )
+        assert ahead.status == "compiled", ahead.reason
+        assert ahead.kernels == ["softmax_kernel"]
+        assert cubins(ahead.cache), "the cubin lands in the candidate's own cache folder"
+        assert not cubins(caches["TRITON_CACHE_DIR"]), "the shared cache is not the candidate's"
+        assert not str(ahead.cache).startswith(str(w.cache_root)), (
+            "held outside the compile sandbox's reach until the candidate runs"
+        )
 
 
 def test_compile_error_is_the_verdict_and_the_gpu_worker_is_never_used(caches, tmp_path):
@@ -86,8 +88,8 @@ def test_cuda_fast_path_cubin_cached_ahead(caches):
             w, SOFTMAX, CANDIDATES / "softmax" / "cuda_fast.py", "cuda", device="cpu", size="small"
         )
     assert ahead.status == "compiled", ahead.reason
-    assert list((Path(caches["KERNELEVO_CACHE"]) / "cuda").rglob("*")), (
-        "nvcc's cubin cached by content hash"
+    assert list((Path(ahead.cache) / "kernelevo" / "cuda").rglob("*")), (
+        "nvcc's cubin cached by content hash, in the candidate's own folder"
     )
 
 
@@ -143,4 +145,4 @@ def test_forward_guarded_by_is_cuda_compiles_ahead(caches, tmp_path):
     with Worker("compile") as w:
         ahead = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
     assert ahead.status == "compiled", ahead.reason
-    assert ahead.kernels == ["softmax_kernel"] and cubins(caches["TRITON_CACHE_DIR"])
+    assert ahead.kernels == ["softmax_kernel"] and cubins(ahead.cache)

@@ -60,6 +60,9 @@ def test_doctor_reports_the_isolation_level(tmp_path):
         and iso["detail"]["network"] is False
         and iso["detail"]["pid"] <= 3
     )
+    if os.geteuid() == 0:  # root starts it: candidate code runs as a uid of its own
+        assert iso["detail"]["uid"] != 0 and iso["user"].endswith("unprivileged"), iso
+        assert int(iso["detail"]["capabilities"], 16) == 0
     text = run_kernelevo(["doctor"], tmp_path, {"PATH": _path_without_bwrap(tmp_path)}).stdout
     assert (
         "isolation:          none: bubblewrap (bwrap) is not installed" in text

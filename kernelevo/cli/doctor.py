@@ -43,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
             f"isolation:          sandbox ({iso.tool}: own PID, network, IPC and mount namespaces, read-only "
             f"system, one scratch folder; {', '.join(iso.controls)})"
         )
+        print(f"candidates run as:  {iso.user}")
     else:
         print(f"isolation:          none: {iso.reason}")
     print()

@@ -25,14 +25,28 @@ from kernelevo.verdict import Check, Verdict
 
 def exchange_root() -> str:
     """Where tensors cross between the judge and the candidate process (both sandboxes bind it
-    writable): /dev/shm when there is one. One per evaluator; each verification a folder in it."""
+    writable): /dev/shm when there is one. One per evaluator; each verification a folder in it.
+    The judge and the candidate process run as different uids, so the folder is world-writable,
+    inside a parent only the engine's user can enter (`remove_exchange` removes both)."""
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    return tempfile.mkdtemp(prefix="kernelevo-exchange-", dir=base)
+    root = os.path.join(tempfile.mkdtemp(prefix="kernelevo-exchange-", dir=base), "x")
+    os.mkdir(root)
+    os.chmod(root, 0o777)
+    return root
+
+
+def remove_exchange(root: str) -> None:
+    shutil.rmtree(root, ignore_errors=True)
+    parent = os.path.dirname(root)
+    if os.path.basename(root) == "x" and os.path.basename(parent).startswith("kernelevo-exchange-"):
+        shutil.rmtree(parent, ignore_errors=True)
 
 
 def exchange_folder(ev: Any = None) -> str:
     root = getattr(ev, "exchange", None)
-    return tempfile.mkdtemp(prefix="v-", dir=root) if root else exchange_root()
+    folder = tempfile.mkdtemp(prefix="v-", dir=root) if root else exchange_root()
+    os.chmod(folder, 0o777)
+    return folder
 
 
 class Session:
@@ -49,8 +63,12 @@ class Session:
         compile_mode: str | None = "default",
         max_time_s: float = 10.0,
         policy: dict[str, Any] | None = None,
+        cache: str | None = None,
     ) -> None:
-        """`policy`: the user's choices (strict, accepted precision levels, compile mode, timing budget)."""
+        """`policy`: the user's choices (strict, accepted precision levels, compile mode, timing budget);
+        `cache`: the candidate's own build caches from its compile ahead (worker/cache_folders.py)."""
+        self.held_cache = cache
+        self.cache: str | None = None
         self.policy_args = dict(policy or {})
         self.compile_mode = self.policy_args.get("compile_mode", compile_mode)
         self.max_time_s = float(self.policy_args.get("max_time_s", max_time_s))
@@ -217,6 +235,7 @@ class Session:
                 weights=begin["weights"],
                 initial=begin["initial"],
                 probe=begin.get("probe"),
+                cache=self.cache,
                 seed=seed,
                 via=self.via,
                 same_seed_only=same_seed_only,
@@ -238,8 +257,33 @@ class Session:
         self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
         return begin, loaded
 
+    def install_cache(self) -> None:
+        """The candidate's own build caches into the runner host's reach, for this verdict only."""
+        install = getattr(self.ev.runner, "install_cache", None)
+        if install is None or getattr(self.ev.runner, "cache_root", None) is None:
+            return
+        self.cache = install(self.held_cache)
+        self._cached_before = _built(self.cache)
+
+    def drop_cache(self) -> None:
+        """What the candidate process had to build itself (nothing, when compiling ahead found it
+        all), then the folder goes: no later candidate ever reads it."""
+        from kernelevo.worker.cache_folders import discard
+
+        if self.cache:
+            new = sorted(_built(self.cache) - self._cached_before)
+            self.phases["built_in_run"] = new[:20]
+            discard(self.cache)
+        discard(self.held_cache)
+
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()
+        if getattr(
+            self.ev, "exchange", None
+        ):  # one verification at a time per evaluator: whatever an
+            from kernelevo.worker.cache_folders import clear  # earlier candidate left there goes
+
+            clear(Path(self.ev.exchange))
         self.folder = exchange_folder(self.ev)
         status, reason, log = "verified", "", ""
         report: dict[str, Any] = {}
@@ -248,6 +292,7 @@ class Session:
             self.phases["probe_s"] = round(time.perf_counter() - t0, 4)
             n_sets = max(5, int(self.task.hints.get("VERIFY_SEEDS", 5) or 5))
             seeds = [self.base + 7919 * i for i in range(n_sets)]
+            self.install_cache()
             self.cand.open()
             begin, loaded = self.begin(seeds[0])
             self.phases["load_s"] = loaded.get("load_s")
@@ -301,7 +346,8 @@ class Session:
                 self.judge.ask("end", timeout=60)
             except (JudgeFailed, Exception):
                 pass
-            shutil.rmtree(self.folder, ignore_errors=True)
+            remove_exchange(self.folder)
+            self.drop_cache()
         if status == "verified":
             n = sum(1 for c in self.checks if c.name.startswith("match["))
             precision = getattr(self, "precision", None)
@@ -403,6 +449,17 @@ class Session:
             if not self.precision.passed:
                 raise CandidateFailed("incorrect", self.precision.message)
         self.split = decided.get("split") or ""
+
+
+def _built(folder: str) -> set[str]:
+    """Compiled artefacts in a candidate's cache folder (cubins, launchers, extension builds)."""
+    keep = (".cubin", ".so", ".hsaco")
+    return {
+        os.path.relpath(os.path.join(d, f), folder)
+        for d, _, files in os.walk(folder)
+        for f in files
+        if f.endswith(keep)
+    }
 
 
 def measure_reference(

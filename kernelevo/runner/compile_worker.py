@@ -1,19 +1,91 @@
-"""The compile worker: imports candidates to compile them ahead (no GPU), one request at a time.
+"""The compile worker: compiles candidates ahead (no GPU), each in a fresh child of its own.
 
-It executes candidate code (imports, forward on meta tensors), so it lives in the
-runner package; its answers are only ever about compiling (a compile error is the one
-conclusive one), never a verdict.
+It executes candidate code (imports, forward on meta tensors), so it lives in the runner
+package and is built like the runner host: the long-lived process imports torch and Triton
+but never a candidate, and forks a fresh child per request; after each child, the processes
+and files it left are removed (runner/leftovers.py), so a candidate cannot leave a patch, a
+daemon or a planted build for the next one. Each request names the candidate's own cache
+folder (runner/candidate_cache.py). Its answers are only ever about compiling (a compile
+error is the one conclusive one), never a verdict.
 """
 
 from __future__ import annotations
 
+import os
+import select
+import sys
+from typing import Any
 
-def main() -> int:
+
+def compile_request(request: dict[str, Any]) -> dict[str, Any]:
+    """In the child: the request's op, run on this fresh process."""
     from kernelevo.runner.aot import aot_compile
     from kernelevo.runner.precompile import precompile
-    from kernelevo.worker.main import serve
 
-    return serve({"precompile": precompile, "aot": aot_compile})
+    op = request.get("op")
+    if op == "precompile":
+        return precompile(request)
+    if op == "aot":
+        return aot_compile(request)
+    return {"error": f"unknown op {op!r}"}
+
+
+def _preload() -> None:
+    import torch  # noqa: F401
+    import triton
+    import triton.language  # noqa: F401
+
+    import kernelevo.runner.precompile
+    import kernelevo.task  # noqa: F401
+
+
+def main() -> int:
+    from kernelevo.runner.host import Host
+    from kernelevo.worker import protocol
+
+    channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    _preload()
+    host = Host("compile")
+    protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
+    parent = os.getppid()
+    while True:
+        ready, _, _ = select.select([channel_in], [], [], 0.5)
+        if os.getppid() != parent:
+            break
+        if not ready:
+            continue
+        request = protocol.read(channel_in)
+        if request is None or request.get("op") == "exit":
+            break
+        if request.get("op") == "ping":
+            reply: dict[str, Any] = {"pong": True, "pid": os.getpid()}
+        else:
+            host.open(set())
+            relayed = host.relay(
+                {k: v for k, v in request.items() if k != "nonce"},
+                float(request.get("timeout") or 3600.0),
+            )
+            closed = host.close()
+            reply = relayed.get("reply") or {
+                "error": "the compile child "
+                + (
+                    f"ran past {relayed['child_timeout']} s"
+                    if "child_timeout" in relayed
+                    else f"ended ({relayed.get('child_exit', 'no answer')})"
+                )
+            }
+            reply.pop("nonce", None)
+            if closed.get("swept"):
+                reply["swept"] = closed["swept"]
+        if "nonce" in request:
+            reply["nonce"] = request["nonce"]
+        protocol.write(channel_out, reply)
+    host.close()
+    return 0
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, BinaryIO
 
 from kernelevo.worker import protocol
@@ -32,7 +33,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
+def _child_main(sock: socket.socket, keep_fds: set[int], kind: str) -> None:
     """The forked child: drop every inherited descriptor but its socket and stderr, then serve."""
     _die_with_parent()
     os.setpgid(0, 0)
@@ -47,12 +48,11 @@ def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
     os.dup2(2, 1)
     import threading
 
-    from kernelevo.runner.candidate import CandidateProcess
-    from kernelevo.worker.sandbox import Integrity, new_threads
+    from kernelevo.worker.sandbox import Integrity, harness_violations
 
+    handle = _handler(kind)
     integrity = Integrity()
     stream = sock.makefile("rwb", buffering=0)
-    proc = CandidateProcess()
     code = 0
     try:
         while True:
@@ -61,13 +61,10 @@ def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
                 break
             before = {t.ident for t in threading.enumerate()}
             try:
-                reply = proc.handle(request)
+                reply = handle(request)
             except BaseException as exc:  # the child answers every request it survives
                 reply = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-            patched = integrity.violations()
-            left = new_threads(before)
-            if left:
-                patched.append(f"a background thread left running ({', '.join(left[:3])})")
+            patched = harness_violations(integrity, before)
             if patched:
                 reply["integrity_violation"] = patched
             protocol.write(stream, reply)  # type: ignore[arg-type]
@@ -76,10 +73,41 @@ def _child_main(sock: socket.socket, keep_fds: set[int]) -> None:
     os._exit(code)
 
 
+def _handler(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """What the child serves: one candidate's requests, or one compile-ahead request."""
+    from kernelevo.runner import candidate_cache
+
+    if kind == "compile":
+        from kernelevo.runner.compile_worker import compile_request
+
+        def compile_one(request: dict[str, Any]) -> dict[str, Any]:
+            if isinstance(request.get("cache"), str):
+                candidate_cache.use(request["cache"])
+            return compile_request(request)
+
+        return compile_one
+    from kernelevo.runner.candidate import CandidateProcess
+
+    proc = CandidateProcess()
+
+    def candidate_one(request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "load" and isinstance(request.get("cache"), str):
+            candidate_cache.use(request["cache"])  # before the candidate is imported
+        return proc.handle(request)
+
+    return candidate_one
+
+
 class Host:
     """At most one child at a time; the engine opens, feeds and closes it."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "candidate") -> None:
+        from kernelevo.runner.leftovers import Leftovers
+
+        self.kind = kind
+        self.leftovers = (
+            Leftovers()
+        )  # after the imports: what a child changes from here is its doing
         self.parent = os.getppid()
         self.child: int | None = None
         self.sock: socket.socket | None = None
@@ -92,7 +120,7 @@ class Host:
         pid = os.fork()
         if pid == 0:
             parent.close()
-            _child_main(child, keep_fds)
+            _child_main(child, keep_fds, self.kind)
         child.close()
         self.child, self.sock = pid, parent
         self.stream = parent.makefile("rwb", buffering=0)  # type: ignore[assignment]
@@ -163,10 +191,13 @@ class Host:
         return how
 
     def close(self) -> dict[str, Any]:
+        """Kill the child, then every process it left (orphans reparent here) and every file it
+        left in the places the next child shares: reuse of this host is clean by construction."""
         was = self.child
         if was is not None:
             self._kill()
-        return {"closed": was}
+        swept = self.leftovers.sweep()
+        return {"closed": was, **({"swept": swept[:50]} if swept else {})}
 
 
 def _preload() -> None:

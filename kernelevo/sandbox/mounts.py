@@ -67,8 +67,10 @@ def gpu_nodes() -> list[str]:
 
 def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
     """Arguments for `bwrap` (without the command) that build the sandbox described by `spec`."""
+    # a process that drops to a uid of its own (sandbox/enter.py) must stay in the host's user
+    # namespace: inside one that bubblewrap made, only the caller's uid is mapped
     args = [
-        "--unshare-user-try",
+        *([] if spec.unprivileged and os.geteuid() == 0 else ["--unshare-user-try"]),
         "--unshare-pid",
         "--unshare-net",
         "--unshare-uts",
@@ -101,16 +103,20 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
         "/sys",
     ]
     size = str(spec.limits.scratch_bytes)
-    args += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", "/dev/shm"]
-    for path in python_paths():
-        args += ["--ro-bind", str(path), str(path)]
+    for tmp in (
+        "/tmp",
+        "/dev/shm",
+    ):  # sticky and world-writable, as on the host (an unprivileged uid writes)
+        args += ["--size", size, "--perms", "1777", "--tmpfs", tmp]
     pkg = package_root() / "kernelevo"
-    args += ["--ro-bind", str(pkg), str(pkg)]
-    for path in spec.read_only:
-        args += ["--ro-bind", str(path), str(path)]
-    for path in spec.writable:
-        args += ["--bind", str(path), str(path)]
-    args += ["--bind", str(scratch), str(scratch)]
+    binds = [
+        *(("--ro-bind", p) for p in [*python_paths(), pkg, *spec.read_only]),
+        *(("--bind", p) for p in [*spec.writable, scratch]),
+    ]
+    for folder in _parents([Path(p) for _, p in binds]):
+        args += ["--perms", "0755", "--dir", str(folder)]  # bubblewrap would make them 0700
+    for how, path in binds:
+        args += [how, str(path), str(path)]
     if spec.gpu:
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
@@ -121,6 +127,18 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--remount-ro", "/", "--chdir", str(scratch)]
     return args
+
+
+def _parents(paths: list[Path]) -> list[str]:
+    """Folders above the bind targets that the sandbox does not have yet, outermost first: made
+    traversable, so a sandbox running as a uid of its own reaches what it is given."""
+    found: set[str] = set()
+    for path in paths:
+        for parent in list(path.parents)[:-1]:
+            text = str(parent)
+            if not _under_system(parent) and text not in ("/tmp", "/dev/shm", "/dev", "/proc"):
+                found.add(text)
+    return sorted(found, key=lambda p: (p.count("/"), p))
 
 
 def _under_system(path: Path) -> bool:

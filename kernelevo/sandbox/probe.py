@@ -16,7 +16,10 @@ from kernelevo.sandbox.spec import Limits, SandboxSpec
 
 _PROBE = """
 import json, os, socket
-seen = {"pid": os.getpid(), "processes": len([p for p in os.listdir('/proc') if p.isdigit()])}
+seen = {"pid": os.getpid(), "processes": len([p for p in os.listdir('/proc') if p.isdigit()]),
+        "uid": os.getuid()}
+with open("/proc/self/status") as f:
+    seen["capabilities"] = [l.split()[1] for l in f if l.startswith("CapEff")][0]
 try:
     socket.create_connection(("1.1.1.1", 53), timeout=0.5); seen["network"] = True
 except OSError:
@@ -41,11 +44,19 @@ class Isolation:
     detail: dict[str, object] = field(default_factory=dict)
 
     @property
+    def user(self) -> str:
+        """Who candidate code runs as inside the sandbox, in words."""
+        uid = self.detail.get("uid")
+        if uid is None:
+            return "unknown"
+        return "uid 0 without capabilities" if uid == 0 else f"uid {uid}, unprivileged"
+
+    @property
     def ok(self) -> bool:
         return self.level == "sandbox"
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "user": self.user}
 
 
 @lru_cache(maxsize=1)
@@ -62,7 +73,9 @@ def isolation() -> Isolation:
             "none", "bubblewrap (bwrap) is not installed: install the `bubblewrap` package"
         )
     version = subprocess.run([bwrap, "--version"], capture_output=True, text=True).stdout.strip()
-    spec = SandboxSpec([sys.executable, "-I", "-c", _PROBE], limits=Limits(memory_bytes=4 << 30))
+    spec = SandboxSpec(  # built as a candidate's sandbox is: under a uid of its own where root starts it
+        [sys.executable, "-I", "-c", _PROBE], limits=Limits(memory_bytes=4 << 30), unprivileged=True
+    )
     try:
         with spawn(spec, channel=False) as proc:
             code = proc.wait(timeout=60)
@@ -82,6 +95,7 @@ def isolation() -> Isolation:
             ("it can reach the network", seen.get("network")),
             ("it can write the system", seen.get("system_writable")),
             ("it sees other processes", seen.get("processes", 0) > 3),
+            ("it keeps capabilities", int(str(seen.get("capabilities") or "0"), 16) != 0),
         )
         if bad
     ]

@@ -11,6 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +49,9 @@ class SandboxProcess:
     ) -> None:
         self.spec, self.proc, self.output, self.scratch = spec, proc, output, scratch
         self._owns_scratch, self.cgroup, self.isolation = owns_scratch, cgroup, isolation
+        self.uid: int | None = (
+            None  # the uid inside (None: the caller's own, unsandboxed or not root)
+        )
         controls = " ".join(cgroup.controls)
         self.watchdog = Watchdog(
             proc.pid,
@@ -145,10 +149,20 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
     scratch = Path(tempfile.mkdtemp(prefix="kernelevo-sandbox-")) if owns else Path(spec.scratch)  # type: ignore[arg-type]
     scratch.mkdir(parents=True, exist_ok=True)
     env = sandbox_env(spec.env, home=str(scratch))
-    argv = (
-        [bwrap, *bwrap_args(spec, scratch), "--", *spec.argv] if spec.isolate else list(spec.argv)
-    )
+    env.pop("KERNELEVO_SANDBOXED", None)
+    if spec.isolate:  # /tmp and /dev/shm are the sandbox's own (runner/leftovers.py may clear them)
+        env["KERNELEVO_SANDBOXED"] = "1"
     _count += 1
+    uid = sandbox_uid() if spec.isolate and spec.unprivileged else None
+    inner = list(spec.argv)
+    if uid is not None:
+        for path in [scratch, *spec.writable]:
+            os.chown(path, uid, uid)
+        os.chmod(scratch, 0o711)  # bubblewrap (root without capabilities) must still enter it
+        enter = str(Path(__file__).with_name("enter.py"))
+        inner = [sys.executable, "-I", enter, str(uid), "--", *inner]
+    keep = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if uid is not None else []
+    argv = [bwrap, *bwrap_args(spec, scratch), *keep, "--", *inner] if spec.isolate else inner
     cgroup = Cgroup(
         f"kernelevo-{os.getpid()}-{_count}", spec.limits if spec.limits.cgroup else None
     )
@@ -190,8 +204,21 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
     process = SandboxProcess(
         spec, proc, output, scratch, owns, cgroup, "bwrap" if spec.isolate else "none"
     )
+    process.uid = uid if uid is not None else (0 if spec.isolate and os.geteuid() == 0 else None)
     holder.append(process)
     return process
+
+
+UID_BASE = 1_000_000  # above any account's uid; no passwd entry needed
+
+
+def sandbox_uid() -> int | None:
+    """A uid of its own for the next sandbox (so sandboxes cannot signal or read each other
+    either), or None where this process is not root (bubblewrap then maps the caller's own uid
+    in a user namespace) or KERNELEVO_SANDBOX_UID=0 asks to stay uid 0 without capabilities."""
+    if os.geteuid() != 0 or os.environ.get("KERNELEVO_SANDBOX_UID") == "0":
+        return None
+    return UID_BASE + (os.getpid() % 10000) * 100 + _count % 100
 
 
 def descendants(pid: int) -> list[int]:

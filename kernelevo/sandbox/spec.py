@@ -50,6 +50,7 @@ class SandboxSpec:
     channel_fds: Sequence[int] = ()
     limits: Limits = field(default_factory=Limits)
     isolate: bool = True
+    unprivileged: bool = False  # started by root: run as a uid of its own (sandbox/enter.py)
     share_ipc: bool = (
         False  # keep the host's IPC namespace (System V / POSIX shared memory with the judge)
     )

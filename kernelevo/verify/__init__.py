@@ -137,6 +137,9 @@ def verify_candidate(
                 )
             ahead = precompiled.check()
             if precompiled.conclusive:
+                from kernelevo.worker.cache_folders import discard
+
+                discard(precompiled.cache)
                 verdict = Verdict(
                     precompiled.status,
                     precompiled.reason,
@@ -163,6 +166,7 @@ def verify_candidate(
                         "compile_mode": compile_mode,
                         "max_time_s": max_time_s,
                     },
+                    precompiled.cache,
                 )
             verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
             verdict.isolation = _isolation(ev)
@@ -211,12 +215,14 @@ def _run_dynamic(
     measure: bool = True,
     compiled_ahead: list[str] | None = None,
     policy: dict[str, Any] | None = None,
+    cache: str | None = None,
 ) -> Verdict:
-    """The judge decides from data; the candidate runs in a fresh process of its own (kernelevo/judge/)."""
+    """The judge decides from data; the candidate runs in a fresh process of its own (kernelevo/judge/).
+    `cache`: the candidate's own build caches, as its compile ahead left them."""
     from kernelevo.judge.session import Session
 
     verdict, launches = Session(
-        task_file, cand_path, backend, ev, device, size, timeout, seed, policy=policy
+        task_file, cand_path, backend, ev, device, size, timeout, seed, policy=policy, cache=cache
     ).run(measure)
     verdict.checks = list(static_checks) + verdict.checks
     if device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
@@ -248,6 +254,9 @@ def _aot_check(
             f"ahead-of-time compile for sm_90 did not finish: {exc}",
         )
         return
+    from kernelevo.worker.cache_folders import discard
+
+    discard(reply.get("cache_folder"))
     records = reply.get("records", [])
     failed = [r for r in records if not r.get("ok")]
     verdict.checks.append(

@@ -67,7 +67,7 @@ def serve(
     import threading
 
     import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
-    from kernelevo.worker.sandbox import Integrity, new_threads
+    from kernelevo.worker.sandbox import Integrity, harness_violations
 
     threading.Thread(
         target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch", daemon=True
@@ -109,10 +109,7 @@ def serve(
             )
         ):
             reply["poisoned"] = True
-        patched = integrity.violations()
-        left = new_threads(threads_before)
-        if left:
-            patched.append(f"a background thread left running ({', '.join(left[:3])})")
+        patched = harness_violations(integrity, threads_before)
         if patched:
             reply["integrity_violation"] = patched
         if "nonce" in request:

@@ -25,7 +25,7 @@ from typing import Any
 
 from kernelevo.sandbox import Limits, SandboxProcess, SandboxSpec, spawn, use_sandbox
 from kernelevo.sandbox.mounts import package_root
-from kernelevo.worker import protocol
+from kernelevo.worker import cache_folders, protocol
 
 
 class WorkerError(Exception):
@@ -126,6 +126,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="kernelevo-inbox-")).resolve()
+        os.chmod(self.root, 0o711)  # readable to a sandbox's own uid by exact path, not listable
         self._back: dict[str, str] = {}
 
     def rewrite(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +141,7 @@ class Inbox:
         folder = self.root / hashlib.sha256(data).hexdigest()[:16]
         target = folder / Path(path).name
         if not target.exists():
-            folder.mkdir(exist_ok=True)
+            folder.mkdir(mode=0o755, exist_ok=True)
             tmp = folder / (target.name + ".part")
             tmp.write_bytes(data)
             tmp.rename(target)
@@ -198,6 +199,8 @@ class Worker:
         )  # the user's package folders tasks import from (read-only)
         self.requests_served = 0
         self.restarts = 0
+        # the only build-cache folder this sandbox may write: one candidate's at a time
+        self.cache_root = cache_folders.make_root("kernelevo-cc-") if self.runs_candidates else None
         self._start_lock = threading.Lock()
         self._last_log = ""
 
@@ -207,21 +210,32 @@ class Worker:
         isolate = self.isolate if self.isolate is not None else use_sandbox()
         return "sandbox" if isolate else "none"
 
+    @property
+    def runs_candidates(self) -> bool:
+        """The runner host and the compile worker execute candidate code; the judge never does."""
+        return self.module.startswith("kernelevo.runner.")
+
     def spec(self) -> SandboxSpec:
+        """The shared build caches are writable only where no candidate runs (the judge): a
+        candidate writes only its own cache folder (runner/candidate_cache.py), in `writable`."""
         isolate = self.isolate if self.isolate is not None else use_sandbox()
         env = worker_env(self.device, self.extra_env)
+        caches = {Path(env[k]) for k in cache_dirs() if k in env}
+        own = {self.cache_root} if self.cache_root else set()
         writable = sorted(
-            {Path(env[k]) for k in cache_dirs() if k in env} | set(self.extra_writable)
+            set(self.extra_writable) | own | (set() if self.runs_candidates else caches)
         )
         roots = sorted(self.user_roots)
+        read_only = [self.inbox.root, *roots, *(sorted(caches) if self.runs_candidates else [])]
         return SandboxSpec(
             [sys.executable, "-m", self.module],
             env=env,
-            read_only=[self.inbox.root, *roots],
+            read_only=read_only,
             writable=writable,
             hidden=[*hidden_paths(), *(r / ".kernelevo" for r in roots)],
             gpu=self.device not in ("cpu", "compile"),
             isolate=isolate,
+            unprivileged=self.runs_candidates,
             **({"limits": Limits(file_bytes=self.file_bytes)} if self.file_bytes else {}),
         )
 
@@ -229,6 +243,11 @@ class Worker:
     def start(self) -> None:
         """Raises SandboxError (a one-line refusal) where isolation is wanted but cannot start."""
         self.proc = spawn(self.spec())
+        if (
+            self.cache_root is not None
+        ):  # a restarted sandbox has a uid of its own: what it holds follows
+            for entry in self.cache_root.iterdir():
+                cache_folders.own_like(self.cache_root, entry)
         hello = self._read(time.monotonic() + self.start_timeout)
         if hello.get("op") != "ready":
             self.kill()
@@ -264,6 +283,8 @@ class Worker:
                 pass
         self.kill()
         self.inbox.remove()
+        if self.cache_root is not None:
+            cache_folders.discard(self.cache_root)
 
     def __enter__(self) -> Worker:
         return self
@@ -283,19 +304,38 @@ class Worker:
                 self.kill()
         self.ensure_started()
         assert self.proc and self.proc.stdin
+        compiling = self.cache_root is not None and message.get("op") in ("precompile", "aot")
+        folder = None
+        if compiling:  # nothing an earlier candidate left in the root stays, then a fresh folder
+            cache_folders.clear(self.cache_root)  # type: ignore[arg-type]
+            folder = cache_folders.fresh(self.cache_root)  # type: ignore[arg-type]
+        if folder is not None:
+            message = {**message, "cache": str(folder)}
         try:
             protocol.write(self.proc.stdin, self.inbox.rewrite(message))
             reply = self.inbox.map_back(self._read(time.monotonic() + timeout))
         except WorkerError:
+            cache_folders.discard(folder)
             raise
         except (BrokenPipeError, OSError) as exc:
+            cache_folders.discard(folder)
             log = self.log_tail()
             self.kill()
             raise WorkerError("crash", f"worker died: {exc}", log) from exc
+        if (
+            folder is not None
+        ):  # out of this sandbox's reach before the next candidate compiles here
+            reply["cache_folder"] = str(cache_folders.hold(folder))
         self.requests_served += 1
         if reply.get("poisoned") or reply.get("integrity_violation"):
             self._reap()
         return reply
+
+    def install_cache(self, held: str | None) -> str:
+        """The folder the next candidate process uses for every build cache: the one its compile
+        filled (`held`), or a fresh one; whatever an earlier candidate left in the root is gone."""
+        assert self.cache_root is not None
+        return str(cache_folders.install(Path(held) if held else None, self.cache_root))
 
     def _reap(self) -> None:
         if self.proc is not None:

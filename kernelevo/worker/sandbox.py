@@ -99,3 +99,14 @@ def new_threads(before: set[int | None]) -> list[str]:
         for t in threading.enumerate()
         if t.is_alive() and t.ident not in before and t.ident not in _TRUSTED_THREADS
     ]
+
+
+def harness_violations(integrity: Integrity, threads_before: set[int | None]) -> list[str]:
+    """What a request left behind in the process that served it: guarded attributes replaced
+    (restored by `integrity`) and background threads still running. The one check shared by the
+    judge's loop (worker/main.py) and the candidate process (runner/host.py)."""
+    found = integrity.violations()
+    left = new_threads(threads_before)
+    if left:
+        found.append(f"a background thread left running ({', '.join(left[:3])})")
+    return found

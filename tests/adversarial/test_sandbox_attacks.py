@@ -5,9 +5,11 @@ where it is safe, the same attack is also run unsandboxed to show it works there
 test fails without the defence it is about.
 """
 
+import json
 import os
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from pathlib import Path
@@ -494,3 +496,57 @@ def test_the_hosts_kernel_settings_and_password_hashes_are_out_of_reach(tmp_path
     if os.getuid() == 0:
         control = run_attack(HOST_SETTINGS, tmp_path / "open", isolate=False)["attack"]
         assert control["wrote"] and control["shadow"]
+
+
+READ_ROOT_ONLY = r"""
+import json, os, sys
+seen = {"uid": os.getuid()}
+try:
+    seen["read"] = open(sys.argv[1]).read()
+except OSError as exc:
+    seen["read"] = f"refused: {exc.strerror}"
+try:
+    os.kill(1, 0)
+    seen["signal_init"] = True
+except OSError:
+    seen["signal_init"] = False
+print(json.dumps(seen))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root's sandboxes drop to a uid of their own")
+def test_candidate_code_runs_as_an_unprivileged_uid(tmp_path, monkeypatch):
+    """As uid 0 without capabilities a sandbox still reads every root-owned file a bind exposes
+    (mode 0600 included); the runner host and the compile worker run as a uid of their own."""
+    import dataclasses
+
+    from kernelevo.sandbox import spawn
+    from kernelevo.worker.pool import Worker
+
+    secret = tmp_path / "root-only"
+    secret.write_text("root's own")
+    secret.chmod(0o600)
+
+    def run(uid_env: str | None) -> dict:
+        if uid_env is None:
+            monkeypatch.delenv("KERNELEVO_SANDBOX_UID", raising=False)
+        else:
+            monkeypatch.setenv("KERNELEVO_SANDBOX_UID", uid_env)
+        worker = Worker("cpu", module="kernelevo.runner.host")
+        spec = dataclasses.replace(
+            worker.spec(),
+            argv=[sys.executable, "-I", "-c", READ_ROOT_ONLY, str(secret)],
+            read_only=[*worker.spec().read_only, tmp_path],
+        )
+        try:
+            with spawn(spec, channel=False) as proc:
+                proc.wait(timeout=60)
+                return json.loads(proc.output.text().strip().splitlines()[-1])
+        finally:
+            worker.close()
+
+    as_root = run("0")  # the old arrangement, to show what the uid change stops
+    assert as_root["uid"] == 0 and as_root["read"] == "root's own"
+    dropped = run(None)
+    assert dropped["uid"] >= 1_000_000, dropped
+    assert dropped["read"].startswith("refused"), dropped

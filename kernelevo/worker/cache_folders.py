@@ -1,0 +1,92 @@
+"""The engine's side of per-candidate build caches (runner/candidate_cache.py is the sandbox's).
+
+Each sandbox that runs candidate code binds one root of its own writable. A candidate's folder
+is made fresh (an unguessable name) in the compile worker's root just before its compile, moved
+out of that root into a holding folder no sandbox binds as soon as the compile answers (so the
+next candidate compiled there cannot reach it), and moved into the runner host's root only
+while that candidate is verified; the runner root holds nothing else meanwhile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import shutil
+import tempfile
+from pathlib import Path
+
+_holding: Path | None = None
+
+
+def make_root(prefix: str) -> Path:
+    """A root folder one sandbox binds writable."""
+    return Path(tempfile.mkdtemp(prefix=prefix)).resolve()
+
+
+def fresh(root: Path) -> Path:
+    path = root / secrets.token_hex(16)
+    path.mkdir()
+    own_like(root, path)
+    return path
+
+
+def own_like(root: Path, path: Path) -> None:
+    """`path` and everything in it owned by whoever owns `root` (the sandbox's own uid)."""
+    st = os.stat(root)
+    if st.st_uid == os.geteuid():
+        return
+    for folder, dirs, files in os.walk(path):
+        for name in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            with contextlib.suppress(OSError):
+                os.lchown(name, st.st_uid, st.st_gid)
+
+
+def holding() -> Path:
+    """This engine process's private folder for compiled candidates between compile and run."""
+    global _holding
+    if _holding is None or not _holding.is_dir():
+        _holding = Path(tempfile.mkdtemp(prefix="kernelevo-compiled-")).resolve()
+    return _holding
+
+
+def hold(folder: Path) -> Path:
+    """Move a compiled candidate's folder out of the compile sandbox's reach."""
+    target = holding() / folder.name
+    shutil.rmtree(target, ignore_errors=True)
+    try:
+        os.rename(folder, target)
+    except OSError:  # another file system: copy, then remove
+        shutil.copytree(folder, target, symlinks=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    return target
+
+
+def install(held: Path | None, root: Path) -> Path:
+    """Empty `root` (nothing an earlier candidate left stays), then move `held` (or a fresh folder)
+    into it: the folder the next candidate process uses as all its build caches."""
+    clear(root)
+    if held is None or not Path(held).is_dir():
+        return fresh(root)
+    target = root / Path(held).name
+    try:
+        os.rename(held, target)
+    except OSError:
+        shutil.copytree(held, target, symlinks=True)
+        shutil.rmtree(held, ignore_errors=True)
+    own_like(root, target)  # compiled under the compile sandbox's uid
+    return target
+
+
+def clear(root: Path) -> None:
+    for entry in os.listdir(root) if root.is_dir() else []:
+        path = root / entry
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def discard(folder: Path | str | None) -> None:
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
