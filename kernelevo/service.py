@@ -223,7 +223,15 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                     continue
                 op = req.get("op")
                 if op == "ping":
-                    reply = {"pid": os.getpid(), "served": served, "up_s": time.time() - started}
+                    reply = {
+                        "pid": os.getpid(),
+                        "served": served,
+                        "up_s": time.time() - started,
+                        "workers": {
+                            n: w.proc.pid if w.alive else None
+                            for n, w in (("judge", ev.judge), ("runner", ev.runner))
+                        },
+                    }
                 elif op == "verify":
                     served += 1
                     try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -48,12 +49,19 @@ def test_verify_calls_share_one_warm_service_and_get_the_in_process_verdicts(wor
     assert second.returncode == 1 and second.stdout.startswith("INCORRECT"), second.stdout
     ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
     assert ping["pid"] == pid and ping["served"] == 2  # one service, warm for the second call
+    os.kill(ping["workers"]["judge"], signal.SIGKILL)  # a worker lost between two calls...
+    again = run_kernelevo(args, workspace, _env(workspace))
+    assert again.returncode == 0, again.stderr  # ...is started again by the same service
+    judge_before = ping["workers"]["judge"]
+    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
+    assert ping["pid"] == pid and ping["served"] == 3
+    assert ping["workers"]["judge"] not in (None, judge_before)
     off = run_kernelevo(args, workspace, {"KERNELEVO_SERVICE": "off"})
     import json
 
     a, b = json.loads(first.stdout), json.loads(off.stdout)
     assert (a["status"], a["reason"]) == (b["status"], b["reason"]) == ("verified", b["reason"])
-    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["served"] == 2  # off: not used
+    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["served"] == 3  # off: not used
 
 
 def test_a_broken_task_through_the_service_is_one_line(workspace, tmp_path):
