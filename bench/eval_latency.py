@@ -224,7 +224,7 @@ def pipelined_queue(device: str, work: Path, n: int) -> dict[str, Any]:
     each candidate compiles in the compile pool while the GPU runs the one before (as a search does)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
 
     print(
         f"pipelined queue of {n} through the dispatcher (warm-up first, not counted):", flush=True

@@ -271,8 +271,8 @@ def main() -> int:
         print("\n".join(summary(read_rows(args.report), "the rows file's device")))
         return 0
 
-    from kernelevo.machine import probe
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
+    from kernelevo.measure.machine import probe
     from kernelevo.store import Store
 
     device = "cuda" if probe().has_gpu else "cpu"

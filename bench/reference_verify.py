@@ -104,9 +104,9 @@ def verify_reference(
     """One task through verification and timing; returns what it measured (raises on a failure)."""
     import torch
 
-    from kernelevo import timing
     from kernelevo.judge.process import Judge
     from kernelevo.judge.reference import nbytes
+    from kernelevo.measure import timing
     from kernelevo.task import read_task
 
     task = read_task(path)

@@ -79,7 +79,8 @@ def static_only(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
     """load_inline candidates built side by side in compile workers (40-70 s each, one core each)."""
-    from kernelevo.precompile import arch_env, precompile
+    from kernelevo.measure.machine import arch_env
+    from kernelevo.verify.compile_ahead import precompile
     from kernelevo.verify.static import check_source
     from kernelevo.worker.pool import Worker
 

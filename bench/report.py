@@ -46,7 +46,7 @@ def p50(xs: Sequence[float]) -> float | None:
 
 def environment() -> dict[str, Any]:
     """Versions and GPU, found without importing torch in this process (nvidia-smi, package metadata)."""
-    from kernelevo.machine import probe
+    from kernelevo.measure.machine import probe
 
     m = probe()
     return {

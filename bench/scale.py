@@ -57,8 +57,8 @@ def main() -> int:
     ap.add_argument("--out", help="JSON report (default $OUT/scale.json when $OUT is set)")
     args = ap.parse_args()
 
-    from kernelevo.scale.local import LocalDispatcher, visible_gpus
-    from kernelevo.scale.slots import SlotPool
+    from kernelevo.dispatch.local import LocalDispatcher, visible_gpus
+    from kernelevo.dispatch.slots import SlotPool
     from kernelevo.task import read_task
     from kernelevo.verify import default_device, verify_candidate
 

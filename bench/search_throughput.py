@@ -139,7 +139,7 @@ def main() -> int:
     ap.add_argument("--max-in-flight", type=int, default=64)
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
 
     work = Path(tempfile.mkdtemp(prefix="kernelevo-throughput-"))
     dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"))

@@ -5,8 +5,8 @@
    after another. Spread = (max - min) / median of the 3 medians. Goal: <= 2 % for
    kernels of at least 50 us; eager is reported beside it as a control.
 2. Agreement, in this process, one input set, L2 flushed between calls:
-   kernelevo.timing vs triton.testing.do_bench(return_mode="median") (goal: within 5 %
-   for kernels of at least 50 us), and CUDA-graph replay time from kernelevo.timing vs
+   kernelevo.measure.timing vs triton.testing.do_bench(return_mode="median") (goal: within 5 %
+   for kernels of at least 50 us), and CUDA-graph replay time from kernelevo.measure.timing vs
    triton.testing.do_bench_cudagraph (no flush in either); ours / graph shows the launch
    overhead the eager median carries.
 
@@ -132,7 +132,7 @@ def agreement(
     import torch
     from triton.testing import do_bench, do_bench_cudagraph
 
-    from kernelevo import timing
+    from kernelevo.measure import timing
     from kernelevo.task import import_file, load_task_module
 
     out = {}
@@ -205,7 +205,7 @@ def agreement(
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from kernelevo.machine import probe
+    from kernelevo.measure.machine import probe
 
     if not probe().has_gpu and not args.force:
         print(

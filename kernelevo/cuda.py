@@ -71,9 +71,11 @@ from kernelevo.backends.nvcc import (
     CudaUnavailable,
     cache_dir,
     compile_error,
+    compile_only,
     find_nvcc,
     nvcc_version,
     run_limited,
+    set_compile_only,
     timeout_from_env,
 )
 
@@ -105,7 +107,6 @@ _STATIC_SHARED_LIMIT = 48 * 1024
 
 _launches = 0
 _compiled: list[str] = []
-_compile_only_override: bool | None = None
 
 
 launch_hook: Any = None  # set by the verifier (opwatch): sees each launch's arguments
@@ -124,23 +125,6 @@ def compiled_sources() -> list[str]:
 def reset_records() -> None:
     """Forget `compiled_sources()` (between candidates in a persistent worker)."""
     _compiled.clear()
-
-
-def set_compile_only(on: bool | None) -> None:
-    """Force compile-only mode on or off; None goes back to `$KERNELEVO_CUDA_COMPILE_ONLY`."""
-    global _compile_only_override
-    _compile_only_override = on
-
-
-def compile_only() -> bool:
-    if _compile_only_override is not None:
-        return _compile_only_override
-    return os.environ.get("KERNELEVO_CUDA_COMPILE_ONLY", "").strip().lower() in (
-        "1",
-        "true",
-        "yes",
-        "on",
-    )
 
 
 def _norm_arch(arch: str) -> str:

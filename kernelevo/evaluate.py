@@ -22,7 +22,7 @@ class Evaluator:
 
     def __init__(self, device: str, *, gpu: int | str | None = None, compiler: Any = None) -> None:
         self.device, self.gpu = device, gpu
-        from kernelevo.precompile import arch_env
+        from kernelevo.measure.machine import arch_env
 
         env = arch_env(device)
         if gpu is not None:

@@ -15,10 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from kernelevo.dispatch import Dispatcher
 from kernelevo.llm import Budget, Usage
 from kernelevo.llm.budget import Reservation
-from kernelevo.machine import probe
-from kernelevo.scale import Dispatcher
+from kernelevo.measure.machine import probe
 from kernelevo.search.loop import Search, SearchConfig, SearchResult
 from kernelevo.search.prompt import PromptBuilder, TaskContext, allows_tf32
 from kernelevo.search.resume import check_task
@@ -205,7 +205,7 @@ def optimize_task(
         resume = run.id
     own = dispatcher is None
     if dispatcher is None:
-        from kernelevo.scale.local import LocalDispatcher
+        from kernelevo.dispatch.local import LocalDispatcher
 
         dispatcher = LocalDispatcher(config.device, store=store)
     try:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from kernelevo.timing_stats import clearly_faster
+from kernelevo.measure.timing_stats import clearly_faster
 
 
 class OutcomeKind(str, Enum):

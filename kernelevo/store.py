@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
-    from kernelevo.search.phase import Phase
+    from kernelevo.phase import Phase
 
 SCHEMA_VERSION = 2
 
@@ -170,7 +170,7 @@ class Store:
         ).fetchall()
         if not old and not calls:
             return
-        from kernelevo.search.phase import Phase
+        from kernelevo.phase import Phase
 
         with self._db:
             for cid, iteration, features in old:

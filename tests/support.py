@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernelevo.machine import probe
+from kernelevo.measure.machine import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

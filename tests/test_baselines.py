@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kernelevo.baselines import compile_baseline, first_call
+from kernelevo.measure.baselines import compile_baseline, first_call
 
 
 class Gelu(torch.nn.Module):

@@ -13,8 +13,8 @@ import pytest
 from support import CANDIDATES, EXAMPLES, HAS_GPU, ROOT
 
 from kernelevo.cli.bench import candidate_timing, format_table, reference_rows
-from kernelevo.roofline import roofline
-from kernelevo.timing import summarize
+from kernelevo.measure.roofline import roofline
+from kernelevo.measure.timing import summarize
 
 SOFTMAX = EXAMPLES / "softmax.py"
 BYTES = 2 * 8192 * 8192 * 4

@@ -3,8 +3,8 @@ import json
 import pytest
 import torch
 
-from kernelevo import device_info as di
-from kernelevo import device_peaks as dp
+from kernelevo.measure import device_info as di
+from kernelevo.measure import device_peaks as dp
 
 SMI = """GPU-1111-aaaa, 0, 570.86.15, 1980, 3201, 1980
 GPU-2222-bbbb, 1, 570.86.15, 345, 3201, 1980
@@ -91,7 +91,7 @@ def test_no_peaks_without_cuda(tmp_path):
 
 
 def test_fp32_matmul_sets_and_restores_precision():
-    from kernelevo.precision import fp32_matmul
+    from kernelevo.measure.precision import fp32_matmul
 
     before = torch.backends.cuda.matmul.fp32_precision
     with fp32_matmul(tf32=False):

@@ -16,8 +16,8 @@ from fakes.anthropic_server import serve_anthropic
 from fakes.scripted_server import kernel_reply
 from support import CANDIDATES, EXAMPLES, ROOT
 
-from kernelevo.scale import RAY_MISSING, DispatchError, lost_worker
-from kernelevo.scale.slots import Slot, SlotPool
+from kernelevo.dispatch import RAY_MISSING, DispatchError, lost_worker
+from kernelevo.dispatch.slots import Slot, SlotPool
 from kernelevo.store import Store
 from kernelevo.verdict import Verdict
 
@@ -115,7 +115,7 @@ def test_lost_worker_is_told_apart_from_a_crashing_candidate():
 
 # -- the local dispatcher on CPU workers --------------------------------------------------------
 def test_candidates_go_to_free_workers_and_record_where(tmp_path):
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
 
     paths = []
     for i in range(4):
@@ -140,7 +140,7 @@ def test_candidates_go_to_free_workers_and_record_where(tmp_path):
 
 
 def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
-    import kernelevo.scale.local as local
+    import kernelevo.dispatch.local as local
 
     compiled = []
     real = local.precompile
@@ -157,7 +157,7 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
 
 
 def test_killed_worker_requeues_its_candidate(tmp_path):
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
 
     marker = f"started-{os.getpid()}-{time.time()}"
     cand = tmp_path / "slow.py"

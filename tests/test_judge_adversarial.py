@@ -237,7 +237,7 @@ ModelNew.attack = _attack
 
 
 def test_a_killed_candidate_process_is_not_a_lost_worker(tmp_path, evaluator):
-    from kernelevo.scale import lost_worker
+    from kernelevo.dispatch import lost_worker
 
     killed = _candidate(
         tmp_path,

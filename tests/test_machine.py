@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from kernelevo import machine
+from kernelevo.measure import machine
 
 FAKE = """#!/bin/sh
 case "$1" in

@@ -7,8 +7,8 @@ import pytest
 from support import CANDIDATES, EXAMPLES
 
 from kernelevo.evaluate import Evaluator
-from kernelevo.precompile import precompile
 from kernelevo.verify import verify_candidate
+from kernelevo.verify.compile_ahead import precompile
 from kernelevo.worker.pool import Worker
 
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -94,7 +94,7 @@ def test_cuda_fast_path_cubin_cached_ahead(caches):
 
 
 def test_dispatcher_compiles_before_taking_a_slot(caches, tmp_path):
-    from kernelevo.scale.local import LocalDispatcher
+    from kernelevo.dispatch.local import LocalDispatcher
 
     cand = tmp_path / "bad.py"
     cand.write_text(BAD_COMPILE)

@@ -52,7 +52,7 @@ def fake_llm(monkeypatch, tmp_path):
 
 
 def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path):
-    from kernelevo.cluster.ray_dispatch import RayDispatcher
+    from kernelevo.dispatch.ray_actors import RayDispatcher
     from kernelevo.optimize import optimize_task
     from kernelevo.search.loop import SearchConfig
 

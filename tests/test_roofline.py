@@ -3,7 +3,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kernelevo.roofline import (
+from kernelevo.measure.roofline import (
     compute_peak_tflops,
     count_flops,
     io_bytes,

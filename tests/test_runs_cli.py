@@ -5,7 +5,7 @@ import json
 import pytest
 
 from kernelevo.cli import main
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 from kernelevo.store import Store
 
 
@@ -104,8 +104,8 @@ def test_unknown_run_is_a_clear_error(store_with_run, capsys):
 
 
 def test_report_says_not_measured_for_candidates_verified_without_timing(tmp_path):
+    from kernelevo.phase import Phase
     from kernelevo.report import render_report
-    from kernelevo.search.phase import Phase
     from kernelevo.store import Store
 
     store = Store(tmp_path / "store.sqlite")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 from kernelevo.search.progress import ProgressEvent, describe_step
 from kernelevo.search.resume import ResumeError, RunLock, check_task
 

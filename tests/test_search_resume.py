@@ -11,9 +11,9 @@ from fakes.scripted_server import kernel_reply
 from support import EXAMPLES
 
 from kernelevo.llm import make_provider
+from kernelevo.phase import Phase
 from kernelevo.search.loop import Search, SearchConfig
 from kernelevo.search.parse import extract_code
-from kernelevo.search.phase import Phase
 from kernelevo.search.prompt import PromptBuilder, TaskContext
 from kernelevo.search.resume import ResumeError
 from kernelevo.store import Store

@@ -68,8 +68,8 @@ def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(
     from fakes.scripted_server import error
 
     from kernelevo.llm import Budget, Prompt
+    from kernelevo.phase import Phase
     from kernelevo.search.asking import Asker
-    from kernelevo.search.phase import Phase
     from kernelevo.store import Store
 
     clean_llm_env(monkeypatch, tmp_path)

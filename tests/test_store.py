@@ -1,4 +1,4 @@
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 from kernelevo.store import ResultSummary, Store
 
 

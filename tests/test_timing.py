@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from kernelevo import timing
-from kernelevo.timing import (
+from kernelevo.measure import timing
+from kernelevo.measure.timing import (
     CudaApi,
     CudaTimer,
     HostTimer,
@@ -631,7 +631,7 @@ def _timed(cand, eager, compile_):
 
 
 def test_a_speedup_inside_the_noise_is_not_an_improvement():
-    from kernelevo.timing_stats import clearly_faster
+    from kernelevo.measure.timing_stats import clearly_faster
 
     assert clearly_faster(
         _timed((0.100, 0.099, 0.101), (0.300, 0.29, 0.31), (0.120, 0.118, 0.122))

@@ -49,6 +49,7 @@ from kernelevo.backends.nvcc import (
     CudaUnavailable,
     cache_dir,
     compile_error,
+    compile_only,
     nvcc_version,
     run_limited,
     timeout_from_env,
@@ -74,8 +75,6 @@ def reset_inline_builds() -> None:
 
 
 def _compile_only() -> bool:
-    from kernelevo.cuda import compile_only
-
     return compile_only()
 
 

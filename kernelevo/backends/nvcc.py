@@ -50,6 +50,27 @@ class CudaUnavailable(CudaError):
 DEFAULT_TIMEOUT_S = 120.0
 
 
+_compile_only_override: bool | None = None
+
+
+def set_compile_only(on: bool | None) -> None:
+    """Force compile-only mode on or off; None goes back to `$KERNELEVO_CUDA_COMPILE_ONLY`."""
+    global _compile_only_override
+    _compile_only_override = on
+
+
+def compile_only() -> bool:
+    """Both CUDA builds (the fast path and load_inline) compile without running where no GPU is."""
+    if _compile_only_override is not None:
+        return _compile_only_override
+    return os.environ.get("KERNELEVO_CUDA_COMPILE_ONLY", "").strip().lower() in (
+        "1",
+        "true",
+        "yes",
+        "on",
+    )
+
+
 def timeout_from_env(name: str, default: float) -> float:
     raw = os.environ.get(name, "").strip()
     if not raw:

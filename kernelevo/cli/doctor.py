@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from kernelevo.machine import probe
+    from kernelevo.measure.machine import probe
     from kernelevo.sandbox import isolation
 
     m = probe()

@@ -307,7 +307,7 @@ class Printer:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kernelevo.machine import probe
+    from kernelevo.measure.machine import probe
     from kernelevo.optimize import default_provider
     from kernelevo.store import Store
     from kernelevo.task import TaskError
@@ -354,7 +354,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _open_dispatcher(args: argparse.Namespace, device: str | None, store: Any) -> Any:
-    from kernelevo.scale import DispatchError, open_dispatcher
+    from kernelevo.dispatch import DispatchError, open_dispatcher
 
     if device == "cpu" and args.gpus and not args.cluster:
         print(

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from kernelevo.cli import UserError
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 
 
 def register(sub: argparse._SubParsersAction) -> None:

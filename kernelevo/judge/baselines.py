@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from kernelevo.judge.reference import Reference, nbytes
-from kernelevo.precision import fp32_matmul, task_allows_tf32
+from kernelevo.measure.precision import fp32_matmul, task_allows_tf32
 from kernelevo.worker.sandbox import TrustedThreads
 
 _INFO: dict[str, Any] = {}
@@ -21,10 +21,10 @@ _INFO: dict[str, Any] = {}
 
 def time_baselines(ref: Reference, sets: list[list[Any]], req: dict[str, Any]) -> dict[str, Any]:
     """Timings of eager (and torch.compile, unless `compile_mode` is None) plus the work count."""
-    from kernelevo import timing
-    from kernelevo.baselines import compile_baseline, first_call
-    from kernelevo.device_info import device_info
-    from kernelevo.roofline import measure_work
+    from kernelevo.measure import timing
+    from kernelevo.measure.baselines import compile_baseline, first_call
+    from kernelevo.measure.device_info import device_info
+    from kernelevo.measure.roofline import measure_work
 
     assert ref.model is not None
     model, device = ref.model, ref.device
@@ -79,8 +79,8 @@ def bound(
     work: dict[str, Any], tf32: bool, cand_ms: float, eager_ms: float, device: torch.device
 ) -> tuple[bool, str, dict[str, Any]]:
     """The compulsory-traffic and compute bound for the candidate's time, from measured peaks."""
-    from kernelevo.device_peaks import get_peaks
-    from kernelevo.roofline import compute_peak_tflops, plausible, roofline
+    from kernelevo.measure.device_peaks import get_peaks
+    from kernelevo.measure.roofline import compute_peak_tflops, plausible, roofline
 
     peaks = get_peaks(device.index if device.index is not None else 0)
     peak_gbps = peaks.copy_gbps if peaks else None

@@ -1,6 +1,6 @@
 """Timing a verified candidate, with the candidate's own figure cross-checked from the judge's side.
 
-The candidate process times itself (events, L2 flush: kernelevo/timing.py), but it runs
+The candidate process times itself (events, L2 flush: kernelevo/measure/timing.py), but it runs
 candidate code, so that figure is a claim. The engine then asks it for many calls back
 to back on one timing set and measures the wall time of the whole request itself; the
 outputs of those calls are checked by the judge; and the claimed time must respect the
@@ -28,7 +28,7 @@ def consistent(claimed_ms: float, wall_ms: float) -> bool:
 
 def baseline_key(session: Any) -> str:
     """Baselines are kept per task content, size, GPU model, torch, triton and compile mode."""
-    from kernelevo.machine import probe
+    from kernelevo.measure.machine import probe
 
     m = probe()
     gpu = m.gpus[0] if m.gpus else "gpu"

@@ -400,7 +400,7 @@ class CandidateProcess:
 
     def time(self, req: dict[str, Any]) -> dict[str, Any]:
         """The candidate's own timing (events, L2 flush) on the judge's timing sets."""
-        from kernelevo import timing
+        from kernelevo.measure import timing
 
         self._keep = None
         sets = [

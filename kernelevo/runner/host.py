@@ -206,8 +206,6 @@ def _preload() -> None:
     import triton
     import triton.language  # noqa: F401
 
-    import kernelevo.runner.candidate
-    import kernelevo.timing  # noqa: F401
     from kernelevo.verify.opwatch import OpRecorder
 
     with OpRecorder():  # the dispatch-mode machinery imports lazily on first use

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelevo.llm import Budget, BudgetExhausted, Message, Prompt, request_hash
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 from kernelevo.search.throughput import Throughput
 from kernelevo.store import Store
 

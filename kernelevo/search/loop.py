@@ -21,10 +21,10 @@ from typing import Any
 from kernelevo.digest import text_hash
 from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound, Usage
 from kernelevo.outcome import RunOutcome, judge
+from kernelevo.phase import Phase
 from kernelevo.search.apply_guard import apply_guard
 from kernelevo.search.asking import Asker
 from kernelevo.search.parse import NoCode, extract_candidate
-from kernelevo.search.phase import Phase
 from kernelevo.search.population import Population, Program
 from kernelevo.search.progress import ProgressEvent, describe_step
 from kernelevo.search.prompt import PromptBuilder

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kernelevo.search.phase import Phase, PhaseKind
+from kernelevo.phase import Phase, PhaseKind
 
 
 @dataclass(frozen=True)

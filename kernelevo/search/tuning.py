@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from kernelevo.search.phase import Phase
+from kernelevo.phase import Phase
 from kernelevo.search.population import Program
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from typing import Any
 from kernelevo import __version__
 from kernelevo.digest import text_hash
 from kernelevo.evaluate import Evaluator
-from kernelevo.machine import probe
-from kernelevo.precompile import Precompiled, precompile
+from kernelevo.measure.machine import probe
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Check, Verdict
+from kernelevo.verify.compile_ahead import Precompiled, precompile
 from kernelevo.verify.static import check_source
 from kernelevo.worker.pool import Worker, WorkerError
 

@@ -66,7 +66,7 @@ def serve(
     sys.stdout = sys.stderr
     import threading
 
-    import kernelevo.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
+    import kernelevo.measure.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
     from kernelevo.worker.sandbox import Integrity, harness_violations
 
     threading.Thread(

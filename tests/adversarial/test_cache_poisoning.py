@@ -14,9 +14,9 @@ import re
 
 from support import EXAMPLES
 
-from kernelevo.precompile import precompile
 from kernelevo.task import read_task
 from kernelevo.verify import _run_dynamic, default_size
+from kernelevo.verify.compile_ahead import precompile
 from kernelevo.worker.pool import Worker, cache_dirs
 
 SOFTMAX = EXAMPLES / "softmax.py"

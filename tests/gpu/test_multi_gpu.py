@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from support import CANDIDATES, EXAMPLES
 
-from kernelevo.scale.local import LocalDispatcher, smi_gpus, visible_gpus
+from kernelevo.dispatch.local import LocalDispatcher, smi_gpus, visible_gpus
 
 pytestmark = pytest.mark.gpu
 SOFTMAX = EXAMPLES / "softmax.py"

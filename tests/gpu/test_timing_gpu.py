@@ -5,12 +5,12 @@ from collections import Counter
 import pytest
 import torch
 
-from kernelevo import timing
-from kernelevo.baselines import compile_baseline, first_call
-from kernelevo.device_info import device_info
-from kernelevo.device_peaks import get_peaks, load_cached, peaks_key
-from kernelevo.roofline import measure_work, plausible, roofline
-from kernelevo.timing import CudaTimer, time_interleaved
+from kernelevo.measure import timing
+from kernelevo.measure.baselines import compile_baseline, first_call
+from kernelevo.measure.device_info import device_info
+from kernelevo.measure.device_peaks import get_peaks, load_cached, peaks_key
+from kernelevo.measure.roofline import measure_work, plausible, roofline
+from kernelevo.measure.timing import CudaTimer, time_interleaved
 
 pytestmark = pytest.mark.gpu
 

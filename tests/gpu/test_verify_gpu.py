@@ -283,7 +283,7 @@ def test_kernels_compiled_ahead_are_cache_hits_on_the_gpu(tmp_path, monkeypatch)
     after compiling ahead, verifying the candidate on the GPU compiles nothing new."""
     import secrets
 
-    from kernelevo.precompile import precompile
+    from kernelevo.verify.compile_ahead import precompile
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
     monkeypatch.setenv("KERNELEVO_CACHE", str(tmp_path / "kernelevo"))

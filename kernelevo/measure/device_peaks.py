@@ -18,8 +18,8 @@ from typing import Any
 
 import torch
 
-from kernelevo.device_info import device_info
-from kernelevo.precision import fp32_matmul
+from kernelevo.measure.device_info import device_info
+from kernelevo.measure.precision import fp32_matmul
 
 CACHE_FILE = "device_peaks.json"
 

@@ -9,12 +9,11 @@ candidate never reaches the GPU.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kernelevo.machine import probe
+from kernelevo.measure.machine import gpu_arch
 from kernelevo.verdict import Check
 from kernelevo.worker.pool import WorkerError
 
@@ -49,20 +48,6 @@ class Precompiled:
             message,
             {"kernels": self.kernels, "seconds": round(self.seconds, 3), "status": self.status},
         )
-
-
-def gpu_arch() -> int:
-    """The compute capability of this machine's first GPU as 90, 100...; 90 (H100/H200) without one."""
-    return probe().arch or 90
-
-
-def arch_env(device: str) -> dict[str, str]:
-    """Both the compile and the run workers build load_inline extensions for the same arch list, or
-    their content-hashed build folders would differ."""
-    if device != "cuda" or os.environ.get("TORCH_CUDA_ARCH_LIST"):
-        return {}
-    arch = gpu_arch()
-    return {"TORCH_CUDA_ARCH_LIST": f"{arch // 10}.{arch % 10}"}
 
 
 def precompile(

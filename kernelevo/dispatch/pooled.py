@@ -1,15 +1,5 @@
-"""Evaluating candidates on every GPU of a machine, or on many machines (Ray).
-
-A dispatcher is what a search calls to evaluate one candidate: it takes a free slot of
-the task's GPU model, runs the verifier there and gives the slot back. Losing a worker
-(a killed process, a dead Ray actor or node) is not the candidate's fault: the candidate
-is queued again, and only its own verdict is kept. Every verdict records where it was
-produced (`device`: gpu_index, gpu_name, worker, host, attempts).
-
-    from kernelevo.scale import open_dispatcher
-    with open_dispatcher("cuda", gpus=[0, 1]) as d:       # or cluster="auto"
-        verdict = d.evaluate(task, "cand.py", seed=0)
-"""
+"""What every dispatcher is (`Dispatcher`), what the local and the Ray one share (their slot
+pool), and how a verdict that says nothing about the candidate (a lost worker) is recognised."""
 
 from __future__ import annotations
 
@@ -17,21 +7,8 @@ import re
 from pathlib import Path
 from typing import Any, Protocol
 
-from kernelevo.scale.slots import DispatchError, Slot, SlotPool
+from kernelevo.dispatch.slots import Slot, SlotPool
 from kernelevo.verdict import Verdict
-
-__all__ = [
-    "RAY_MISSING",
-    "DispatchError",
-    "Dispatcher",
-    "PooledDispatcher",
-    "Slot",
-    "SlotPool",
-    "lost_worker",
-    "open_dispatcher",
-]
-
-RAY_MISSING = "--cluster needs Ray, which is not installed: pip install 'kernelevo[ray]'"
 
 _LOST = re.compile(r"crashed \(signal (9|15)\)|worker did not start|worker died:")
 
@@ -107,27 +84,3 @@ def annotate(verdict: Verdict, slot: Slot, attempts: int) -> Verdict:
         here.update({k: v for k, v in (verdict.device or {}).items() if k in here})
     verdict.device = {**(verdict.device or {}), **here, "attempts": attempts}
     return verdict
-
-
-def open_dispatcher(
-    device: str | None = None,
-    *,
-    gpus: list[int] | None = None,
-    workers: int | None = None,
-    cluster: str | None = None,
-    store: Any = None,
-    timeout: float | None = None,
-) -> Dispatcher:
-    """A local dispatcher (a worker per GPU, or `workers` CPU workers), or a Ray one when
-    `cluster` is given ("auto", "local", "ray://HOST:PORT" or a GCS "HOST:PORT")."""
-    if cluster:
-        try:
-            import ray  # noqa: F401
-        except ImportError as exc:
-            raise DispatchError(RAY_MISSING) from exc
-        from kernelevo.cluster.ray_dispatch import RayDispatcher
-
-        return RayDispatcher(cluster, device=device, workers=workers, store=store, timeout=timeout)
-    from kernelevo.scale.local import LocalDispatcher
-
-    return LocalDispatcher(device, gpus=gpus, workers=workers, store=store, timeout=timeout)

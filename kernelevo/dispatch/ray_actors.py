@@ -25,8 +25,8 @@ import ray
 from ray import exceptions as rex
 
 from kernelevo.digest import text_hash
-from kernelevo.scale import PooledDispatcher, annotate, lost_worker
-from kernelevo.scale.slots import DispatchError, Slot, SlotPool
+from kernelevo.dispatch.pooled import PooledDispatcher, annotate, lost_worker
+from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Verdict
 
@@ -73,7 +73,7 @@ class EvalActor:
         self.dir = Path(tempfile.mkdtemp(prefix="kernelevo-actor-"))
 
     def info(self) -> dict[str, Any]:
-        from kernelevo.machine import probe
+        from kernelevo.measure.machine import probe
 
         index: int | str | None = None
         name = "cpu"

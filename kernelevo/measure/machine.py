@@ -86,3 +86,17 @@ def probe() -> Machine:
     m.pycuda = importlib.util.find_spec("pycuda") is not None
     m.keys = {k: bool(os.environ.get(k)) for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     return m
+
+
+def gpu_arch() -> int:
+    """The compute capability of this machine's first GPU as 90, 100...; 90 (H100/H200) without one."""
+    return probe().arch or 90
+
+
+def arch_env(device: str) -> dict[str, str]:
+    """Both the compile and the run workers build load_inline extensions for the same arch list, or
+    their content-hashed build folders would differ."""
+    if device != "cuda" or os.environ.get("TORCH_CUDA_ARCH_LIST"):
+        return {}
+    arch = gpu_arch()
+    return {"TORCH_CUDA_ARCH_LIST": f"{arch // 10}.{arch % 10}"}

@@ -16,12 +16,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from kernelevo.dispatch.pooled import PooledDispatcher, annotate, lost_worker
+from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.evaluate import Evaluator
-from kernelevo.precompile import Precompiled, arch_env, precompile
-from kernelevo.scale import PooledDispatcher, annotate, lost_worker
-from kernelevo.scale.slots import DispatchError, Slot, SlotPool
+from kernelevo.measure.machine import arch_env
 from kernelevo.task import TaskFile, read_task
 from kernelevo.verdict import Verdict
+from kernelevo.verify.compile_ahead import Precompiled, precompile
 from kernelevo.worker.pool import Worker, start_all
 
 RETIRE_AFTER = 3  # workers lost in a row before a slot is given up (a broken GPU)

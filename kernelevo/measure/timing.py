@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import torch
 
-from kernelevo.timing_stats import Timing, median_ci, quantile, relative_ci, summarize  # noqa: F401  (public API)
+from kernelevo.measure.timing_stats import Timing, median_ci, quantile, relative_ci, summarize  # noqa: F401  (public API)
 
 # Captured at import, before untrusted code can patch them.
 _perf_counter = time.perf_counter

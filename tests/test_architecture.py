@@ -1,0 +1,135 @@
+"""The folders are the architecture: no import cycle between packages, and docs/ARCHITECTURE.md
+names every package and only files that exist.
+
+A node is a package of kernelevo/ (`kernelevo.search`), a module at the top of kernelevo/
+(`kernelevo.store`), or the language server (`server/`, one node). Imports inside functions
+count: a lazy import is still a dependency. Which code may run candidates is
+tests/test_trust_boundary.py's concern.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Cycles that exist today, each with why; the test fails when one grows, a new one appears, or
+# one of these is gone (then delete its entry).
+KNOWN_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"kernelevo.judge", "kernelevo.verify", "kernelevo.evaluate"}): (
+        "the judge process's checks (verify/compare, opwatch, policy, weights) live in verify/, "
+        "which drives the judge session"
+    ),
+}
+
+
+def _module_files() -> dict[str, Path]:
+    found = {}
+    for folder, name in (("kernelevo", "kernelevo"), ("server", "kernelevo_server")):
+        for path in (ROOT / folder).rglob("*.py"):
+            parts = [name, *path.relative_to(ROOT / folder).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def _node(module: str) -> str:
+    """`kernelevo.search.loop` → `kernelevo.search`; `kernelevo_server.*` → `server`."""
+    parts = module.split(".")
+    return "server" if parts[0] == "kernelevo_server" else ".".join(parts[:2])
+
+
+def _imports(source: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def node_graph(sources: dict[str, str]) -> dict[str, set[str]]:
+    """Node → the nodes it imports, from module name → source text."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    for module, source in sources.items():
+        here = _node(module)
+        for name in _imports(source):
+            while name and name not in sources:
+                name = name.rpartition(".")[0]
+            if name and (there := _node(name)) != here:
+                graph[here].add(there)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """Strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[frozenset[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = set()
+            while True:
+                w = stack.pop()
+                component.add(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(frozenset(component))
+
+    for v in list(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _project_graph() -> dict[str, set[str]]:
+    return node_graph({m: p.read_text() for m, p in _module_files().items()})
+
+
+def test_no_import_cycle_between_packages():
+    found = cycles(_project_graph())
+    new = [sorted(c) for c in found if c not in KNOWN_CYCLES]
+    assert not new, f"import cycle between packages: {new}"
+    gone = [sorted(c) for c in KNOWN_CYCLES if c not in found]
+    assert not gone, f"cycle no longer there, delete it from KNOWN_CYCLES: {gone}"
+
+
+def test_the_cycle_check_catches_a_lazy_import_cycle():
+    sources = {
+        "kernelevo.store": "from kernelevo.search.loop import run\n",
+        "kernelevo.search": "",
+        "kernelevo.search.loop": "def f():\n    from kernelevo.store import Store\n",
+        "kernelevo.verdict": "",
+    }
+    assert cycles(node_graph(sources)) == [frozenset({"kernelevo.store", "kernelevo.search"})]
+    sources["kernelevo.search.loop"] = "from kernelevo.verdict import Verdict\n"
+    assert cycles(node_graph(sources)) == []
+
+
+def test_architecture_doc_names_every_package_and_only_files_that_exist():
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text()
+    packages = sorted(
+        p.name for p in (ROOT / "kernelevo").iterdir() if (p / "__init__.py").is_file()
+    )
+    missing = [p for p in packages if f"kernelevo/{p}/" not in text]
+    assert not missing, f"docs/ARCHITECTURE.md does not name these packages: {missing}"
+    named = set(re.findall(r"\b((?:kernelevo|server|client-vscode)/[\w/.-]+\.(?:py|ts))\b", text))
+    stale = sorted(n for n in named if not (ROOT / n).is_file())
+    assert not stale, f"docs/ARCHITECTURE.md names files that do not exist: {stale}"
