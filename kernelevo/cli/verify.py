@@ -154,7 +154,13 @@ def _through_service(args: argparse.Namespace, store) -> Any:  # type: ignore[no
         if mode == "auto" and device != "cuda":
             return None
         try:
-            service.start(workspace, device)
+            pid = service.start(workspace, device)
+            print(
+                f"kernelevo: started the verification service (pid {pid}; it keeps the workers "
+                f"warm and exits after {service.IDLE_S / 60:.0f} idle minutes; --service off "
+                "judges in this process)",
+                file=sys.stderr,
+            )
             reply = service.request(workspace, device, req, limit)
         except service.ServiceError as exc:
             if mode == "on":
