@@ -191,6 +191,11 @@ def verify_all(
         t.join()
     if skipped:
         print(f"not verified (device time ran out): {', '.join(skipped)}", flush=True)
+    oom = [r for r in rows if "out of memory" in str(r.get("reason"))]
+    if oom and lanes > 1 and time.monotonic() < deadline:  # the lanes share one GPU's memory
+        print(f"judged again alone (out of memory beside other lanes): {len(oom)}", flush=True)
+        again = {r["id"]: r for r in verify_all(oom, 1, built, device, deadline)}
+        rows = [{**again[r["id"]], "judged_alone": True} if r["id"] in again else r for r in rows]
     return rows
 
 
