@@ -124,8 +124,11 @@ def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: fl
     until it answers; returns its pid. The log is .kernelevo/service.log in the workspace."""
     ws = Path(workspace).resolve()
     log_dir = ws / ".kernelevo"
-    log_dir.mkdir(exist_ok=True)
-    log = open(log_dir / "service.log", "ab")  # noqa: SIM115 (handed to the child)
+    try:
+        log_dir.mkdir(exist_ok=True)
+        log = open(log_dir / "service.log", "ab")  # noqa: SIM115 (handed to the child)
+    except OSError as exc:
+        raise ServiceError(f"cannot write {log_dir}: {exc}") from exc
     cmd = [sys.executable, "-m", "kernelevo.service", str(ws), device, str(idle_s)]
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=str(ws)
@@ -214,7 +217,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
             except TimeoutError:
                 break  # idle: give the workers (and the GPU's memory) back
             with conn:
-                conn.settimeout(None)
+                conn.settimeout(30)  # a client that connects and says nothing is not waited for
                 try:
                     if _peer_uid(conn) != os.getuid():
                         continue

@@ -82,17 +82,26 @@ def test_a_broken_task_through_the_service_is_one_line(workspace, tmp_path):
     assert all("started the verification service" in x for x in lines[:-1]), lines
 
 
-def test_the_service_exits_when_idle_and_removes_its_socket(workspace):
-    cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "2"]
+def test_a_silent_client_is_dropped_and_the_idle_service_exits_removing_its_socket(workspace):
+    import socket
+
+    cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "5"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path = service.address(workspace, "cpu")
     deadline = time.monotonic() + 240
-    seen = False
+    while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    silent.connect(str(path))  # connects and never sends a request
+    t0 = time.monotonic()
+    assert service.request(workspace, "cpu", {"op": "ping"}, 90)["pid"] == proc.pid
+    assert time.monotonic() - t0 < 60
+    silent.close()
     while proc.poll() is None and time.monotonic() < deadline:
-        seen = seen or service.address(workspace, "cpu").exists()
         time.sleep(0.1)
     assert proc.returncode == 0, proc.stderr.read()
-    assert seen and not service.address(workspace, "cpu").exists()
+    assert not path.exists()
 
 
 def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_path, monkeypatch):
