@@ -31,8 +31,15 @@ def baseline_dir() -> Path:
     return base / "baselines"
 
 
+def _stamp(key: str) -> str:
+    """The key with what else decides a timing: this file format and kernelevo's timing code."""
+    from kernelevo import __version__
+
+    return f"{FORMAT}|kernelevo {__version__}|{key}"
+
+
 def _path(key: str) -> Path:
-    return baseline_dir() / (hashlib.sha256(f"{FORMAT}|{key}".encode()).hexdigest()[:40] + ".json")
+    return baseline_dir() / (hashlib.sha256(_stamp(key).encode()).hexdigest()[:40] + ".json")
 
 
 def load(key: str) -> dict[str, Any] | None:
@@ -41,7 +48,7 @@ def load(key: str) -> dict[str, Any] | None:
         data = json.loads(_path(key).read_text())
     except (OSError, ValueError):
         return None
-    if not isinstance(data, dict) or data.get("key") != key or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("key") != _stamp(key):
         return None
     base = data.get("baselines")
     if not isinstance(base, dict) or not isinstance(base.get("eager"), dict):
@@ -57,7 +64,7 @@ def save(key: str, baselines: dict[str, Any]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w") as f:
-            json.dump({"format": FORMAT, "key": key, "saved": time.time(), "baselines": keep}, f)
+            json.dump({"key": _stamp(key), "saved": time.time(), "baselines": keep}, f)
         os.replace(tmp, path)
     except OSError:
         pass
