@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# One device call: the search throughput benchmark (GPU busy during a replayed search with 15 s
-# replies, 2 requests in flight vs derived). Run from the repository root; writes under $OUT.
+# One device call: GPU busy during a replayed search with 20 s replies and the derived number of
+# requests in flight, beside a saturated queue (the ceiling). Run from the repository root with
+# `.sandbox-tools` carried; writes under $OUT. The old default (2 in flight) was measured before.
 set -u
 source bench/gpu_env.sh
-command -v bwrap >/dev/null || { echo "no bubblewrap here: candidates (our own kernels) run unsandboxed"; export KERNELEVO_NO_SANDBOX=1; }
-timeout 165 python3 bench/search_throughput.py --device cuda --reply-s "${REPLY_S:-15}" --wall-s "${WALL_S:-35}" \
-  --out "$OUT" 2>"$OUT/stderr.log"
+timeout "${LIMIT_S:-210}" python3 bench/search_throughput.py --device cuda --reply-s "${REPLY_S:-20}" \
+  --wall-s "${WALL_S:-55}" --modes "${MODES:-new}" --saturate "${SATURATE:-24}" --out "$OUT" \
+  2>"$OUT/stderr.log"
 echo "exit $?"; tail -5 "$OUT/stderr.log"

@@ -1,28 +1,40 @@
 """How busy the GPU is during a search whose model replies take realistic time, with the old
-fixed number of requests in flight (2, the old default) and with the number derived from the
-measured reply and verdict times.
+fixed number of requests in flight (2, the old default) and with the number the search derives
+from the measured reply and verdict times.
 
 The model is a paced replay (kernelevo.llm.replay with pace=True): every answer is a distinct
-correct softmax kernel and takes --reply-s seconds, as a frontier model's answer does. Both
-searches share one warmed dispatcher, start new proposals for --wall-s seconds each, and are
-sampled by `nvidia-smi --query-gpu=utilization.gpu` every 100 ms. GPU busy is the mean utilization
-from the first reply (nothing can be evaluated before it) to the end of the wall time: the steady
-state. The loop's own slot-busy fraction (seconds a verdict held the GPU slot over the whole
-search, idle start and tail included) is printed too; without a GPU only that is measured.
+correct softmax kernel (a comment inside the Triton kernel differs, so each one is compiled and
+verified from scratch, as a new kernel is) and takes --reply-s seconds, as a frontier model's
+answer does. Every search shares one warmed dispatcher and starts new proposals for --wall-s
+seconds. Busy is measured over the window from the first moment a reply can arrive (--reply-s
+after the start) to the end of the wall time, two ways:
 
-    python bench/search_throughput.py --device cuda --reply-s 20 --wall-s 40
+- slot busy: the fraction of the window in which a verdict held the GPU's slot (the dispatcher
+  gives one candidate at a time the GPU: checks, then timing against eager and torch.compile);
+- GPU busy: the mean of `nvidia-smi --query-gpu=utilization.gpu` sampled every 100 ms, the
+  fraction of time a kernel (candidate, reference or baseline) was executing.
+
+A verdict also spends host time while it holds the GPU (loading the candidate, comparing
+outputs, passing tensors between the sandboxed processes), so GPU busy stays below slot busy even
+with a queue; the "saturated" row measures that ceiling: --saturate candidates handed to the
+dispatcher at once, nothing else running. Without a GPU only slot busy is measured.
+
+    python bench/search_throughput.py --device cuda --reply-s 20 --wall-s 60 --modes new
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,11 +49,18 @@ TASK = ROOT / "examples" / "softmax.py"
 KERNEL = (ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py").read_text()
 
 
+ROW = "    row = tl.program_id(0)\n"
+
+
+def variant(tag: str, i: int) -> str:
+    """A distinct kernel: the comment is inside the Triton function, so its cache key changes."""
+    return KERNEL.replace(ROW, f"{ROW}    # {tag} variant {i}\n", 1)
+
+
 def replay_file(path: Path, tag: str, n: int, reply_s: float) -> Path:
-    """n distinct kernels (a comment differs, so none is answered from the verdict cache)."""
     with path.open("w") as f:
         for i in range(n):
-            code = KERNEL.replace("class ModelNew", f"# {tag} variant {i}\n\n\nclass ModelNew", 1)
+            code = variant(tag, i)
             f.write(
                 json.dumps(
                     {
@@ -80,10 +99,8 @@ class Sampler:
     def _read(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
         for line in self.proc.stdout:
-            try:
+            with contextlib.suppress(ValueError):
                 self.samples.append((time.monotonic(), float(line.strip())))
-            except ValueError:
-                pass
 
     def mean(self, start: float, end: float) -> float | None:
         window = [u for t, u in self.samples if start <= t <= end]
@@ -94,8 +111,39 @@ class Sampler:
             self.proc.terminate()
 
 
+class SlotSpans:
+    """When the dispatcher's slots were held: its pool's acquire and release, timestamped."""
+
+    def __init__(self, pool: object) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self._open: dict[int, float] = {}
+        acquire, release = pool.acquire, pool.release  # type: ignore[attr-defined]
+
+        def timed_acquire(*a: object, **k: object) -> object:
+            slot = acquire(*a, **k)
+            self._open[id(slot)] = time.monotonic()
+            return slot
+
+        def timed_release(slot: object) -> None:
+            start = self._open.pop(id(slot), None)
+            if start is not None:
+                self.spans.append((start, time.monotonic()))
+            release(slot)
+
+        pool.acquire, pool.release = timed_acquire, timed_release  # type: ignore[attr-defined]
+
+    def busy(self, start: float, end: float, slots: int = 1) -> float:
+        held = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.spans)
+        return held / ((end - start) * slots) if end > start else 0.0
+
+
 def one(
-    mode: str, args: argparse.Namespace, dispatcher: object, work: Path, sampler: Sampler
+    mode: str,
+    args: argparse.Namespace,
+    dispatcher: object,
+    work: Path,
+    sampler: Sampler,
+    spans: SlotSpans,
 ) -> dict:
     cfg = SearchConfig(
         provider="replay",
@@ -110,7 +158,7 @@ def one(
         n_islands=2,
     )
     provider = ReplayProvider(
-        replay_file(work / f"{mode}.jsonl", mode, 200, args.reply_s), pace=True
+        replay_file(work / f"{mode}.jsonl", mode, 600, args.reply_s), pace=True
     )
     store = Store(work / f"{mode}.sqlite")
     t0 = time.monotonic()
@@ -118,15 +166,54 @@ def one(
     t1 = time.monotonic()
     summary = store.get_run(result.run_id).summary  # type: ignore[union-attr]
     tp = summary.get("throughput") or {}
+    fresh = [
+        c["verdict"] for c in store.candidates(result.run_id) if not c["verdict"].get("cached")
+    ]
+    held = [v.get("elapsed_s") or 0.0 for v in fresh]
+    phases: dict[str, list[float]] = {}
+    for v in fresh:
+        for k, x in (v.get("phases") or {}).items():
+            if isinstance(x, (int, float)):
+                phases.setdefault(k, []).append(float(x))
+    start, end = t0 + args.reply_s, t0 + args.wall_s
     return {
         "mode": mode,
         "evaluated": sum(result.counts.values()),
         "verified": result.counts.get("verified", 0),
         "in_flight": tp.get("in_flight_target"),
         "reply_s": tp.get("reply_s"),
-        "verdict_s": tp.get("verdict_s"),
-        "slot_busy": tp.get("slot_busy_fraction"),
-        "gpu_busy": sampler.mean(t0 + args.reply_s, t0 + args.wall_s),
+        "verdict_s": round(statistics.median(held), 3) if held else None,
+        "slot_busy": round(spans.busy(start, end), 3),
+        "gpu_busy": sampler.mean(start, end),
+        "slot_busy_whole_run": tp.get("slot_busy_fraction"),
+        "elapsed_s": round(t1 - t0, 1),
+        "phase_medians_s": {k: round(statistics.median(v), 4) for k, v in phases.items()},
+    }
+
+
+def saturated(
+    args: argparse.Namespace, dispatcher: object, work: Path, sampler: Sampler, spans: SlotSpans
+) -> dict:
+    """--saturate fresh kernels handed to the dispatcher at once: the slot never waits for work."""
+    paths = []
+    for i in range(args.saturate):
+        path = work / f"saturate_{i}.py"
+        path.write_text(variant("saturate", i))
+        paths.append(path)
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(max_workers=len(paths)) as ex:
+        verdicts = list(ex.map(lambda p: dispatcher.evaluate(TASK, p, 0), paths))  # type: ignore[attr-defined]
+    t1 = time.monotonic()
+    start = min(a for a, _ in spans.spans if a >= t0)  # from the first candidate on the GPU
+    return {
+        "mode": "saturated",
+        "evaluated": len(verdicts),
+        "verified": sum(v.status == "verified" for v in verdicts),
+        "in_flight": len(paths),
+        "reply_s": 0.0,
+        "verdict_s": round(statistics.median(v.elapsed_s for v in verdicts), 3),
+        "slot_busy": round(spans.busy(start, t1), 3),
+        "gpu_busy": sampler.mean(start, t1),
         "elapsed_s": round(t1 - t0, 1),
     }
 
@@ -135,28 +222,34 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--reply-s", type=float, default=20.0)
-    ap.add_argument("--wall-s", type=float, default=40.0)
-    ap.add_argument("--max-in-flight", type=int, default=64)
+    ap.add_argument("--wall-s", type=float, default=60.0)
+    ap.add_argument("--max-in-flight", type=int, default=96)
+    ap.add_argument("--modes", default="old,new", help="searches to run: old, new or both")
+    ap.add_argument("--saturate", type=int, default=24, help="0: no saturated row")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     from kernelevo.dispatch.local import LocalDispatcher
 
     work = Path(tempfile.mkdtemp(prefix="kernelevo-throughput-"))
     dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"))
+    spans = SlotSpans(dispatcher.pool)
     sampler = Sampler()
     rows = []
     try:
-        warm = (
-            work / "warm.py"
-        )  # the first verdict starts the worker and compiles: not part of either search
-        warm.write_text(KERNEL.replace("class ModelNew", "# warm-up\n\n\nclass ModelNew", 1))
         t = time.monotonic()
+        dispatcher.warm()  # every run and compile worker, as `optimize` starts them
+        warm = work / "warm.py"  # the first verdict compiles the baselines: not in any row
+        warm.write_text(variant("warm-up", 0))
+        status = dispatcher.evaluate(TASK, warm, 0).status
         print(
-            f"warm-up verdict: {dispatcher.evaluate(TASK, warm, 0).status} in {time.monotonic() - t:.1f} s",
-            flush=True,
+            f"workers started, warm-up verdict {status}: {time.monotonic() - t:.1f} s", flush=True
         )
-        for mode in ("old", "new"):
-            rows.append(one(mode, args, dispatcher, work, sampler))
+        print(f"compile workers: {dispatcher.compile_width}", flush=True)
+        if args.saturate:
+            rows.append(saturated(args, dispatcher, work, sampler, spans))
+            print(json.dumps(rows[-1]), flush=True)
+        for mode in args.modes.split(","):
+            rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
             print(json.dumps(rows[-1]), flush=True)
     finally:
         sampler.stop()
@@ -166,17 +259,20 @@ def main() -> int:
         (args.out / "search_throughput.json").write_text(
             json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=2)
         )
-    print(f"\nreply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}")
-    print(f"{'in flight':<22}{'evaluated':>10}{'slot busy':>11}{'GPU busy':>10}{'verdict s':>11}")
+    print(
+        f"\nreply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}; busy from "
+        f"{args.reply_s:g} s (the first reply) to {args.wall_s:g} s"
+    )
+    print(f"{'in flight':<24}{'evaluated':>10}{'slot busy':>11}{'GPU busy':>10}{'verdict s':>11}")
     for r in rows:
-        label = "2 (old default)" if r["mode"] == "old" else f"derived ({r['in_flight']})"
+        label = {"old": "2 (old default)", "saturated": f"saturated ({r['in_flight']} queued)"}.get(
+            r["mode"], f"derived ({r['in_flight']})"
+        )
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
         print(
-            f"{label:<22}{r['evaluated']:>10}{100 * (r['slot_busy'] or 0):>10.0f}%{gpu:>10}{r['verdict_s'] or 0:>11.2f}"
+            f"{label:<24}{r['evaluated']:>10}{100 * r['slot_busy']:>9.0f} %{gpu:>10}"
+            f"{r['verdict_s'] or 0:>11.2f}"
         )
-    old, new = rows
-    if old["slot_busy"] and new["slot_busy"]:
-        print(f"slot busy ratio new/old: {new['slot_busy'] / old['slot_busy']:.1f}x")
     return 0
 
 

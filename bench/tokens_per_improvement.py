@@ -5,8 +5,9 @@ The scripted model behaves the same for both: its first answer from scratch is o
 short (incorrect), the next correct, and so on; asked to improve a kernel it makes one small
 change, as SEARCH/REPLACE edits when the request asks for edits, else as a whole file, and every
 third change brings the one-column bug back; it fixes an incorrect kernel only when the request
-says where the output went wrong (first wrong index and values). Tokens are what the server counts (4 characters a token, cache
-reads and writes included), the same for both trees. Runs on the CPU (Triton interpreter).
+says where the output went wrong (first wrong index and values). Tokens are what the server
+counts (4 characters a token), split into uncached input, cache reads, cache writes and output,
+with their dollars at claude-sonnet-5-5 prices; the same for both trees. Runs on the CPU (Triton interpreter).
 
     python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
 (make the old tree with `git worktree add /tmp/kernelevo-old e9a6c1b`).
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.anthropic_server import serve_anthropic  # noqa: E402
 from fakes.scripted_server import kernel_reply  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+from kernelevo.llm.prices import PRICES  # noqa: E402
+
+PRICE = PRICES["claude-sonnet-5-5"]
 
 GOOD = (ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py").read_text()
 ONE_OFF = GOOD.replace(
@@ -119,12 +126,16 @@ def run(tree: Path, iterations: int) -> dict:
             raise SystemExit(f"{tree}: exit {proc.returncode}: {proc.stderr[-2000:]}")
         posts = server.posts()
     out = json.loads((work / "out.json").read_text())
-    sys.path.insert(0, str(tree))
-    from kernelevo.store import Store
-
-    store = Store(work / ".kernelevo" / "store.sqlite")
-    calls = store.llm_calls(out["run_id"])
-    verified = {c["source"] for c in store.candidates(out["run_id"]) if c["status"] == "verified"}
+    db = sqlite3.connect(work / ".kernelevo" / "store.sqlite")
+    db.row_factory = sqlite3.Row
+    calls = db.execute("SELECT * FROM llm_calls WHERE run_id = ?", (out["run_id"],)).fetchall()
+    verified = {
+        r["source"]
+        for r in db.execute(
+            "SELECT source FROM candidates WHERE run_id = ? AND status = 'verified'",
+            (out["run_id"],),
+        )
+    }
     tokens = sum(
         (c["input_tokens"] or 0)
         + (c["output_tokens"] or 0)
@@ -132,13 +143,17 @@ def run(tree: Path, iterations: int) -> dict:
         + (c["cache_write_tokens"] or 0)
         for c in calls
     )
-    output = sum(c["output_tokens"] or 0 for c in calls)
+    kinds = {
+        k: sum(c[f"{k}_tokens"] or 0 for c in calls)
+        for k in ("input", "cache_read", "cache_write", "output")
+    }
     cost = sum(c["cost_usd"] or 0.0 for c in calls)
     return {
         "tree": str(tree),
         "calls": len(posts),
         "tokens": tokens,
-        "output_tokens": output,
+        **{f"{k}_tokens": v for k, v in kinds.items()},
+        "usd": {k: getattr(PRICE, k) * v / 1e6 for k, v in kinds.items()},
         "cost_usd": cost,
         "verified": len(verified),
         "counts": out["candidates"],
@@ -149,13 +164,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old-tree", type=Path, required=True)
     ap.add_argument("--iterations", type=int, default=6)
+    ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     args = ap.parse_args()
     rows = [run(args.old_tree.resolve(), args.iterations), run(ROOT, args.iterations)]
+    if args.out:
+        args.out.write_text(json.dumps(rows, indent=2))
     print(
         f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
         f"{'$/verified':>12}  candidates"
     )
-    for name, r in zip(("before", "after"), rows):
+    for name, r in zip(("before", "after"), rows, strict=True):
         n = r["verified"]
         per = f"{r['tokens'] / n:,.0f}" if n else "-"
         usd = f"{r['cost_usd'] / n:.4f}" if n else "-"
@@ -163,6 +181,18 @@ def main() -> int:
             f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{per:>17}"
             f"{usd:>12}  {r['counts']}"
         )
+    print("\nby kind: tokens ($) per verified candidate")
+    print(
+        f"{'code':<8}"
+        + "".join(f"{k:>22}" for k in ("uncached input", "cache read", "cache write", "output"))
+    )
+    for name, r in zip(("before", "after"), rows, strict=True):
+        n = max(1, r["verified"])
+        cells = [
+            f"{r[k + '_tokens'] / n:,.0f} (${r['usd'][k] / n:.4f})"
+            for k in ("input", "cache_read", "cache_write", "output")
+        ]
+        print(f"{name:<8}" + "".join(f"{c:>22}" for c in cells))
     return 0
 
 

@@ -145,6 +145,7 @@ def _search(
         events=events,
         run_id=resume,
         eval_slots=dispatcher.capacity_for(task),
+        compile_ahead=getattr(dispatcher, "compile_width", 2),
     )
     search.notes.extend(seed_notes)
     return search

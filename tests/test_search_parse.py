@@ -92,3 +92,12 @@ def test_edits_tolerate_trailing_spaces_and_refuse_what_is_not_there():
     with pytest.raises(NoCode, match="edit 1's SEARCH text is not in the file"):
         apply_edits("<<<<<<< SEARCH\nnot there\n=======\nx\n>>>>>>> REPLACE", FILE)
     assert apply_edits("no edits here", FILE) is None
+
+
+def test_an_edit_whose_search_stops_inside_a_line_keeps_the_rest_of_that_line():
+    source = "class ModelNew:\n    def f(self, a):\n        return g(a, mask=m, other=0)\n"
+    reply = "<<<<<<< SEARCH\n        return g(a, mask=m\n=======\n        return g(a, mask=m2\n>>>>>>> REPLACE"
+    assert apply_edits(reply, source) == source.replace("mask=m,", "mask=m2,")
+    twice = source + "    def h(self, a):\n        return g(a, mask=m, other=1)\n"
+    with pytest.raises(NoCode, match="edit 1's SEARCH text is not in the file"):
+        apply_edits(reply, twice)  # two places it could mean: not guessed

@@ -120,6 +120,33 @@ def test_repair_is_one_message_with_the_failed_file_once():
     assert len(prompt.messages) == 1 and prompt.messages[0].content.count("# v2") == 1
 
 
+def test_repair_states_the_failure_once_and_lists_only_the_other_attempts():
+    reason = "output: 12 of 4096 elements outside atol"
+    verdict = failed("incorrect", reason, {"name": "match[1]", "passed": False, "message": reason})
+    repaired = Program(
+        id=4,
+        source="class ModelNew: pass  # v2\n",
+        backend="triton",
+        status="incorrect",
+        origin="llm",
+        verdict=verdict,
+    )
+    earlier = Program(
+        id=3,
+        source="x",
+        backend="triton",
+        status="timeout",
+        origin="llm",
+        verdict=failed("timeout", "time limit of 120 s reached"),
+    )
+    body = builder().repair("triton", repaired.source, verdict, [earlier, repaired])
+    body = body.messages[0].content
+    assert body.count(reason) == 1 and "- failed check match[1]" in body
+    assert "#3 (llm): timeout" in body and "#4" not in body
+    bare = builder().repair("triton", "x\n", failed("compile_error", "no code block"))
+    assert "What the harness found" not in bare.messages[0].content  # nothing more to say
+
+
 def test_cached_prefix_states_the_contract_and_the_measured_target():
     b = builder()
     before = "\n".join(p.text for p in b.fresh("triton", []).system)

@@ -13,14 +13,23 @@ from kernelevo.llm.prices import check_priced
 from kernelevo.search.throughput import Throughput
 
 
-def test_in_flight_keeps_the_slots_80_percent_busy_within_limits():
-    t = Throughput(slots=1, highest=32)
-    assert t.target() == 9  # nothing measured yet: a 20 s reply and a 2 s verdict assumed
+def test_in_flight_keeps_a_candidate_waiting_for_each_slot_within_limits():
+    t = Throughput(slots=1, highest=96)
+    assert t.target() == 46  # nothing measured: a 20 s reply, a 0.5 s GPU verdict; 1.1 x 20.5 / 0.5
+    assert Throughput(slots=1, device="cpu").target() == 13  # a 2 s verdict in the interpreter
     asyncio.run(t.saw_reply(20.0))
     asyncio.run(t.saw_verdict(1.0))
-    assert t.target() == 17  # ceil(0.8 * 1 * 21 / 1)
-    assert Throughput(slots=8, highest=32, reply_s=20.0, verdict_s=1.0).target() == 32
-    assert Throughput(slots=1, fixed=3, reply_s=20.0, verdict_s=1.0).target() == 3
+    assert t.target() == 24  # ceil(1.1 * 1 * 21 / 1)
+    assert Throughput(slots=8, highest=32, replies=[20.0], verdicts=[1.0]).target() == 32
+    assert Throughput(slots=1, fixed=3).target() == 3
+
+
+def test_one_cold_verdict_does_not_hold_the_requests_in_flight_down():
+    t = Throughput(slots=1, highest=96)
+    for seconds in (30.0, 0.25, 0.25):  # the first started the worker and compiled a baseline
+        asyncio.run(t.saw_verdict(seconds))
+    asyncio.run(t.saw_reply(20.0))
+    assert t.verdict_s == 0.25 and t.target() == 90  # ceil(1.1 * 20.25 / 0.25)
 
 
 def test_admission_waits_for_a_free_place():
@@ -75,7 +84,7 @@ def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(
     clean_llm_env(monkeypatch, tmp_path)
     store = Store(tmp_path / "s.sqlite")
     rid = store.create_run(task_path="t.py", task_hash="h", config={})
-    t = Throughput(slots=1, highest=32, reply_s=20.0, verdict_s=1.0)
+    t = Throughput(slots=1, highest=32, replies=[20.0], verdicts=[1.0])
     t.active = 16
     with serve_anthropic(
         [error(429, "rate limited"), "one", "two", "three", "four", "five"]
@@ -93,3 +102,72 @@ def test_a_429_halves_the_requests_in_flight_and_quiet_calls_raise_them_again(
         for i in range(1, 5):
             asyncio.run(asker.ask(Prompt.of("x"), Phase("iteration", i)))
     assert t.cap == 9
+
+
+def _replayed_search(tmp_path, evaluate, reply_s, wall_s, **cfg):
+    import json
+
+    from fakes.scripted_server import kernel_reply
+    from support import EXAMPLES
+
+    from kernelevo.llm.replay import ReplayProvider
+    from kernelevo.search.loop import Search, SearchConfig
+    from kernelevo.search.prompt import PromptBuilder, TaskContext
+    from kernelevo.store import Store
+    from kernelevo.task import read_task
+
+    task = read_task(EXAMPLES / "softmax.py")
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(
+        "".join(
+            json.dumps(
+                {"text": kernel_reply(f"class ModelNew:\n    pass  # {i}\n"), "latency_s": reply_s}
+            )
+            + "\n"
+            for i in range(400)
+        )
+    )
+    store = Store(tmp_path / "s.sqlite")
+    config = SearchConfig(
+        provider="replay", iterations=None, wall_s=wall_s, repair_tries=0, tune_evals=0, **cfg
+    )
+    builder = PromptBuilder(
+        TaskContext(task_name="softmax", reference=task.source, hardware="test", baselines="-")
+    )
+    search = Search(
+        task,
+        config,
+        store=store,
+        evaluate=evaluate,
+        provider=ReplayProvider(replies, pace=True),
+        builder=builder,
+        workdir=tmp_path,
+    )
+    return asyncio.run(search.run()), search
+
+
+def test_a_replayed_search_keeps_its_slot_busy_after_a_cold_first_verdict(tmp_path):
+    """One slot; replies take 0.5 s, verdicts 0.04 s, the first 1.2 s (a worker starting).
+    From the first reply to the end of the wall time the slot must be busy >= 80 %: a moving
+    average still remembering the cold verdict, or 80 % of the offered load, leave it idle."""
+    import threading
+    import time
+
+    from kernelevo.verdict import Verdict
+
+    gpu = threading.Lock()
+    spans: list[tuple[float, float]] = []
+
+    def evaluate(path, seed):
+        with gpu:  # as the dispatcher's slot: the verdict's elapsed_s is the time it held it
+            t = time.monotonic()
+            time.sleep(1.2 if not spans else 0.04)
+            spans.append((t, time.monotonic()))
+        return Verdict("verified", "ok", backend="triton", elapsed_s=spans[-1][1] - t)
+
+    t0 = time.monotonic()
+    _, search = _replayed_search(tmp_path, evaluate, 0.5, 5.0, device="cpu")
+    start, end = t0 + 0.5, t0 + 5.0
+    busy = sum(max(0.0, min(b, end) - max(a, start)) for a, b in spans)
+    assert busy / (end - start) >= 0.8, (busy / (end - start), search.throughput.snapshot())
+    assert search.throughput.verdict_s < 0.1  # the cold verdict no longer counts

@@ -60,14 +60,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--concurrency",
         type=positive_int,
         default=None,
-        help="model proposals in flight at once per search (default: as many as keep the GPUs 80%% busy, "
-        "from the measured reply and verdict times, at most --max-in-flight)",
+        help="model proposals in flight at once per search (default: as many as keep a candidate waiting "
+        "for each GPU, from the measured reply and verdict times, at most --max-in-flight)",
     )
     p.add_argument(
         "--max-in-flight",
         type=positive_int,
-        default=64,
-        help="most model requests open at once (default 64; halved while the provider answers 429)",
+        default=96,
+        help="most model requests open at once (default 96; halved while the provider answers 429)",
     )
     p.add_argument(
         "--max-tokens",

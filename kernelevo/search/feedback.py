@@ -74,16 +74,18 @@ def mismatch(detail: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def describe(verdict: dict[str, Any]) -> str:
-    """A compact, model-facing account of a verdict."""
+def describe(verdict: dict[str, Any], headline: bool = True) -> str:
+    """A compact, model-facing account of a verdict; without `headline` it leaves out the status
+    and reason (a repair request states them already: the model reads them once)."""
     status = verdict.get("status", "?")
-    out = [f"status: {status}: {verdict.get('reason', '')}"]
+    first = f"status: {status}: {verdict.get('reason', '')}"
+    out = [first] if headline else []
     failed = [c for c in verdict.get("checks", []) if not c.get("passed")]
     for c in failed[:3]:
         detail = c.get("detail") or {}
         message = c.get("message", "")
         line = f"- failed check {c['name']}" + (
-            f": {message}" if message and message not in out[0] else ""
+            f": {message}" if message and message not in first else ""
         )
         if status == "incorrect" and any(k in detail for k in _NUMS):
             line += f"\n  {mismatch(detail)}"

@@ -52,7 +52,7 @@ class SearchConfig:
     concurrency: int | None = (
         None  # model requests in flight; None: derived from measured latencies
     )
-    max_in_flight: int = 64
+    max_in_flight: int = 96
     repair_tries: int = 3
     seed: int = 0
     n_islands: int = 2
@@ -101,6 +101,7 @@ class Search:
         run_id: str | None = None,
         workdir: Path | None = None,
         eval_slots: int = 1,
+        compile_ahead: int = 2,
     ) -> None:
         self.task, self.cfg, self.store = task, config, store
         self.evaluate_fn, self.provider, self.builder = evaluate, provider, builder
@@ -122,9 +123,10 @@ class Search:
         )
         self.dir = (workdir or store.path.parent) / "runs" / self.run_id
         self.dir.mkdir(parents=True, exist_ok=True)
-        # two more threads than slots: the next candidates compile ahead while every GPU is busy
+        # a thread per slot and per compile worker: the next candidates compile ahead while
+        # every GPU is busy (fewer threads than compilers leave a burst of replies waiting)
         self.gpu_pool = ThreadPoolExecutor(
-            max_workers=max(1, eval_slots) + 2, thread_name_prefix="evaluate"
+            max_workers=max(1, eval_slots) + max(1, compile_ahead), thread_name_prefix="evaluate"
         )
         self.next_iteration = 0
         self.unfinished: list[
@@ -141,7 +143,10 @@ class Search:
         self.errors_in_a_row = 0
         slots = max(1, eval_slots)
         self.throughput = Throughput(
-            slots=slots, highest=max(1, config.max_in_flight), fixed=config.concurrency
+            slots=slots,
+            highest=max(1, config.max_in_flight),
+            fixed=config.concurrency,
+            device=config.device,
         )
         self.asker = (
             Asker(provider, store, self.run_id, self.budget, self.throughput)

@@ -102,6 +102,8 @@ def apply_edits(text: str, base: str) -> str | None:
             out = out.replace(search, replace, 1)
             continue
         loose = _loose_find(out, search)
+        if loose is None and (loose := _line_start(out, search)) is not None:
+            replace = replace.rstrip("\n")  # the rest of the line stays after it
         if loose is None:
             first = next((ln.strip() for ln in search.splitlines() if ln.strip()), "")
             raise NoCode(
@@ -128,6 +130,16 @@ def _loose_find(text: str, search: str) -> tuple[int, int] | None:
         if all(lines[i + j].rstrip() == want[j] for j in range(len(want))):
             return offsets[i], offsets[i + len(want)]
     return None
+
+
+def _line_start(text: str, search: str) -> tuple[int, int] | None:
+    """A SEARCH that stops inside a line (`x = f(a, mask=m` of `x = f(a, mask=m, other=0)`):
+    the span of that text without its line end, when it occurs exactly once (never a guess)."""
+    head = search.rstrip("\n")
+    if not head.strip() or text.count(head) != 1:
+        return None
+    start = text.index(head)
+    return start, start + len(head)
 
 
 def extract_candidate(text: str, base: str | None = None) -> tuple[str, str]:

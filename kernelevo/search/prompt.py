@@ -58,13 +58,11 @@ class TaskContext:
 
 
 def tolerances_text(hint: dict[str, Any] | None = None) -> str:
-    import torch
-
-    from kernelevo.verify.compare import DEFAULT_TOLERANCE, tolerance_for
+    from kernelevo.verify.tolerance import float_tolerance
 
     parts = []
     for name in ("float32", "float16", "bfloat16"):
-        tol = tolerance_for(getattr(torch, name), hint) or DEFAULT_TOLERANCE[name]
+        tol = float_tolerance(name, hint)
         parts.append(
             f"{name} atol={tol['atol']:g}, rtol={tol['rtol']:g}, relative L2 <= {tol['rel_l2']:g}"
         )
@@ -164,17 +162,19 @@ class PromptBuilder:
     def repair(
         self, backend: str, source: str, verdict: dict[str, Any], attempts: Sequence[Program] = ()
     ) -> Prompt:
-        """One message: what failed, the attempts so far, the failed file once."""
+        """One message: what failed (once), the earlier attempts (not the one repaired, shown in
+        full), the failed file once."""
         edit = (
             template("diff_rule", self.version).template.strip()
             if source.strip()
             else "Answer with the whole corrected file in one ```python block."
         )
+        found = describe(verdict, headline=False)
         body = template("repair", self.version).substitute(
             status=verdict.get("status", "failed"),
             reason=verdict.get("reason", ""),
-            feedback=describe(verdict),
-            history=self._history(attempts),
+            feedback=f"\nWhat the harness found:\n{found}\n" if found else "",
+            history=self._history([a for a in attempts if a.source != source]),
             edit_rule=edit,
             source=source.strip(),
         )

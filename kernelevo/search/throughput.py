@@ -1,26 +1,33 @@
 """How many model requests to keep in flight so the evaluation slots (GPUs) stay busy.
 
 A proposal waits for its model reply (tens of seconds) and then holds a slot for its
-verdict (about a second). With W proposals in flight, each cycling through reply latency L
-and verdict time V, the slots are busy about W*V/(L+V) of the time per slot; to keep S slots
-busy a fraction f of the time takes W = f*S*(L+V)/V. L and V are measured as the run goes
-(moving averages), and W stays within [lowest, cap]: `cap` starts at the user's limit on open
-requests and follows the provider's rate limit, halved when a request was answered 429 and
-raised by one for every 4 calls answered without (a token or dollar budget limits W further
-through its reservations).
+verdict (a fraction of a second to a few seconds). With W proposals in flight, each cycling
+through reply latency L and verdict time V, S slots are offered W*V/(L+V) slot-seconds of work
+per second; below 1 per slot they idle, above it a queue forms and they stay busy even when
+replies arrive in bursts. W = LOAD*S*(L+V)/V with LOAD a little above 1 keeps a candidate
+waiting. L and V are the medians of the latest replies and verdicts (one cold verdict that
+started a worker or compiled a baseline does not hold W down), with a prior per device until
+measured; W stays within [lowest, cap]: `cap` starts at the user's limit on open requests and
+follows the provider's rate limit, halved when a request was answered 429 and raised by one for
+every 4 calls answered without (a token or dollar budget limits W further through its
+reservations).
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import statistics
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
-TARGET_BUSY = 0.8
-SMOOTHING = 0.3
+LOAD = 1.1
+WINDOW = 8  # latest samples the medians are taken over
 PRIOR_REPLY_S = 20.0  # until measured: a typical frontier model's reply to a kernel prompt
-PRIOR_VERDICT_S = 2.0  # and a typical GPU verdict (checks on several input sets, then timing)
+# and a typical verdict's hold on its slot (docs/BENCHMARKS.md: 0.2-0.7 s on an H200 after the
+# first, ~2 s in Triton's CPU interpreter)
+PRIOR_VERDICT_S = {"cuda": 0.5, "cpu": 2.0}
 
 
 @dataclass
@@ -29,8 +36,9 @@ class Throughput:
     lowest: int = 1
     highest: int = 32
     fixed: int | None = None  # the user's --concurrency: no adapting
-    reply_s: float | None = None  # moving averages
-    verdict_s: float | None = None
+    device: str = "cuda"
+    replies: deque[float] = field(default_factory=deque)  # the latest seconds, WINDOW of each
+    verdicts: deque[float] = field(default_factory=deque)
     active: int = 0
     cap: int | None = None  # the rate limit's current share of `highest`
     calls_since_limit: int = 0
@@ -38,11 +46,24 @@ class Throughput:
     started: float = field(default_factory=time.monotonic)
     _cond: asyncio.Condition | None = None
 
+    def __post_init__(self) -> None:
+        self.replies = deque(self.replies, maxlen=WINDOW)
+        self.verdicts = deque(self.verdicts, maxlen=WINDOW)
+
+    @property
+    def reply_s(self) -> float | None:
+        return statistics.median(self.replies) if self.replies else None
+
+    @property
+    def verdict_s(self) -> float | None:
+        return statistics.median(self.verdicts) if self.verdicts else None
+
     def target(self) -> int:
         if self.fixed is not None:
             return max(1, self.fixed)
-        reply, verdict = self.reply_s or PRIOR_REPLY_S, self.verdict_s or PRIOR_VERDICT_S
-        want = math.ceil(TARGET_BUSY * self.slots * (reply + verdict) / verdict)
+        reply = self.reply_s or PRIOR_REPLY_S
+        verdict = self.verdict_s or PRIOR_VERDICT_S.get(self.device, PRIOR_VERDICT_S["cuda"])
+        want = math.ceil(LOAD * self.slots * (reply + verdict) / verdict)
         return max(self.lowest, min(self.highest if self.cap is None else self.cap, want))
 
     def _condition(self) -> asyncio.Condition:
@@ -68,9 +89,6 @@ class Throughput:
         async with cond:
             cond.notify_all()
 
-    def _mix(self, old: float | None, new: float) -> float:
-        return new if old is None else (1 - SMOOTHING) * old + SMOOTHING * new
-
     async def saw_reply(self, seconds: float, rate_limited: bool = False) -> None:
         """A reply arrived after `seconds`; `rate_limited`: the provider answered 429 on the way."""
         if rate_limited:
@@ -81,13 +99,13 @@ class Throughput:
             if self.calls_since_limit >= 4:
                 self.cap, self.calls_since_limit = min(self.highest, self.cap + 1), 0
         if seconds > 0:
-            self.reply_s = self._mix(self.reply_s, seconds)
+            self.replies.append(seconds)
         await self._changed()
 
     async def saw_verdict(self, seconds: float) -> None:
         self.busy_s += seconds
         if seconds > 0:
-            self.verdict_s = self._mix(self.verdict_s, seconds)
+            self.verdicts.append(seconds)
             await self._changed()
 
     def busy_fraction(self) -> float:

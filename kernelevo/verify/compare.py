@@ -10,21 +10,12 @@ from typing import Any
 
 import torch
 
-DEFAULT_TOLERANCE: dict[str, dict[str, float]] = {
-    "float64": {"atol": 1e-7, "rtol": 1e-7, "rel_l2": 1e-9},
-    "float32": {"atol": 1e-4, "rtol": 1e-4, "rel_l2": 1e-5},
-    "float16": {"atol": 1e-2, "rtol": 1e-2, "rel_l2": 1e-3},
-    "bfloat16": {"atol": 2e-2, "rtol": 2e-2, "rel_l2": 8e-3},
-}
-
-
-# Looser bounds an fp32 output may meet when a kernel computes in lower precision, weakest last:
-# TF32 and fp16 keep 10 mantissa bits (Triton's tl.dot default is TF32), bf16 keeps 7.
-PRECISION_LEVELS: dict[str, dict[str, float]] = {
-    "tf32": {"atol": 5e-2, "rtol": 1e-2, "rel_l2": 1.5e-3},
-    "bf16": {"atol": 1e-1, "rtol": 2e-2, "rel_l2": 8e-3},
-}
-LEVEL_NAMES = {"tf32": "TF32", "bf16": "bf16"}
+from kernelevo.verify.tolerance import (  # noqa: F401  (re-exported)
+    DEFAULT_TOLERANCE,
+    LEVEL_NAMES,
+    PRECISION_LEVELS,
+    float_tolerance,
+)
 
 
 def tolerance_for(
@@ -35,15 +26,7 @@ def tolerance_for(
     name = str(dtype).replace("torch.", "")
     if not dtype.is_floating_point and not dtype.is_complex:
         return None
-    tol = dict(DEFAULT_TOLERANCE.get(name, DEFAULT_TOLERANCE["float32"]))
-    if isinstance(hint, dict):
-        if name in hint and isinstance(hint[name], dict):
-            tol.update(hint[name])
-        else:
-            tol.update({k: float(v) for k, v in hint.items() if k in ("atol", "rtol", "rel_l2")})
-    if precision and name == "float32":
-        tol = {k: max(v, PRECISION_LEVELS[precision][k]) for k, v in tol.items()}
-    return tol
+    return float_tolerance(name, hint, precision)
 
 
 def flatten_outputs(out: Any) -> list[Any]:
