@@ -148,6 +148,7 @@ def _search(
         compile_ahead=getattr(dispatcher, "compile_width", 2),
     )
     search.notes.extend(seed_notes)
+    search.throughput.verdicts.extend(getattr(dispatcher, "verdict_times", list)())
     return search
 
 

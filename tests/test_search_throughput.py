@@ -171,3 +171,44 @@ def test_a_replayed_search_keeps_its_slot_busy_after_a_cold_first_verdict(tmp_pa
     busy = sum(max(0.0, min(b, end) - max(a, start)) for a, b in spans)
     assert busy / (end - start) >= 0.8, (busy / (end - start), search.throughput.snapshot())
     assert search.throughput.verdict_s < 0.1  # the cold verdict no longer counts
+
+
+def test_a_search_on_a_dispatcher_that_judged_already_starts_from_its_verdict_times(tmp_path):
+    from support import EXAMPLES
+
+    from kernelevo.llm.replay import ReplayProvider
+    from kernelevo.optimize import _search
+    from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher
+    from kernelevo.search.loop import SearchConfig
+    from kernelevo.store import Store
+    from kernelevo.task import read_task
+    from kernelevo.verdict import Verdict
+
+    class Judged(PooledDispatcher):  # the dispatcher's bookkeeping alone, no workers
+        device, compile_width = "cpu", 4
+
+        def __init__(self):
+            from collections import deque
+
+            self.held_s = deque(maxlen=HELD_WINDOW)
+
+        def capacity_for(self, task):
+            return 1
+
+    dispatcher = Judged()
+    for seconds in [30.0] + [0.25] * HELD_WINDOW:  # a cold one, then warm ones
+        dispatcher._held(Verdict("verified", "ok", elapsed_s=seconds))
+    dispatcher._held(Verdict("verified", "ok", elapsed_s=9.0, cached=True))  # not judged here
+    assert dispatcher.verdict_times() == [0.25] * HELD_WINDOW
+    (tmp_path / "r.jsonl").write_text('{"text": "x"}\n')
+    search = _search(
+        read_task(EXAMPLES / "softmax.py"),
+        SearchConfig(provider="replay", device="cpu", offline_seeds=False, tune_evals=0),
+        store=Store(tmp_path / "s.sqlite"),
+        dispatcher=dispatcher,
+        events=None,
+        resume=None,
+        provider=ReplayProvider(tmp_path / "r.jsonl"),
+    )
+    assert search.throughput.verdict_s == 0.25
+    assert search.gpu_pool._max_workers == 1 + 4  # a thread per slot and per compile worker

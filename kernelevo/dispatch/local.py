@@ -13,10 +13,11 @@ import shutil
 import socket
 import subprocess
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any
 
-from kernelevo.dispatch.pooled import PooledDispatcher, annotate, lost_worker
+from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher, annotate, lost_worker
 from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.evaluate import Evaluator
 from kernelevo.measure.machine import arch_env
@@ -150,6 +151,7 @@ class LocalDispatcher(PooledDispatcher):
         self.store, self.timeout, self.retries = store, timeout, retries
         self._lock = threading.Lock()
         self.lost = self.requeued = 0
+        self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         host = socket.gethostname()
         if self.device == "cuda":
             found = visible_gpus(gpus)
@@ -234,6 +236,7 @@ class LocalDispatcher(PooledDispatcher):
                 else:
                     slot.losses = 0
                     slot.evaluations += 1
+                    self._held(verdict)
             finally:
                 self.pool.release(slot)
             if lost and attempts <= self.retries:

@@ -4,11 +4,14 @@ pool), and how a verdict that says nothing about the candidate (a lost worker) i
 from __future__ import annotations
 
 import re
+from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
 
 from kernelevo.dispatch.slots import Slot, SlotPool
 from kernelevo.verdict import Verdict
+
+HELD_WINDOW = 8
 
 _LOST = re.compile(r"crashed \(signal (9|15)\)|worker did not start|worker died:")
 
@@ -34,10 +37,20 @@ class PooledDispatcher:
     pool: SlotPool
     lost: int
     requeued: int
+    held_s: deque[float]  # how long the latest fresh verdicts held their slot (HELD_WINDOW)
 
     @property
     def capacity(self) -> int:
         return self.pool.capacity
+
+    def verdict_times(self) -> list[float]:
+        """Seconds the latest fresh verdicts held a slot: a search started on a dispatcher that
+        already judged candidates begins from these instead of a prior."""
+        return list(self.held_s)
+
+    def _held(self, verdict: Verdict) -> None:
+        if not verdict.cached and verdict.elapsed_s > 0:
+            self.held_s.append(verdict.elapsed_s)
 
     def capacity_for(self, task: Any) -> int:
         return self.pool.capacity_for(task.hash)

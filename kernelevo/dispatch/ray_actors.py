@@ -18,6 +18,7 @@ import shutil
 import socket
 import tempfile
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ import ray
 from ray import exceptions as rex
 
 from kernelevo.digest import text_hash
-from kernelevo.dispatch.pooled import PooledDispatcher, annotate, lost_worker
+from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher, annotate, lost_worker
 from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Verdict
@@ -196,6 +197,7 @@ class RayDispatcher(PooledDispatcher):
         self._lock = threading.Lock()
         self._keys: dict[tuple[str, str], str] = {}
         self.lost = self.lost_actors = self.requeued = 0
+        self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         self.pool = SlotPool()
         actors = [self._new_actor() for _ in range(n)]
         for actor, ref in [(a, a.info.remote()) for a in actors]:
@@ -286,6 +288,7 @@ class RayDispatcher(PooledDispatcher):
                     continue
             else:
                 slot.evaluations += 1
+                self._held(verdict)
                 self._store(task_file, verdict, reply.get("key"), slot)
             return annotate(verdict, slot, attempts)
 

@@ -268,10 +268,11 @@ class Worker:
         return self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
-        if self.proc is not None:
-            self.proc.close()
-            self._last_log = self.proc.output.text()
-            self.proc = None
+        # one read of self.proc: close() on the search's thread may race the warm-up thread
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            proc.close()
+            self._last_log = proc.output.text()
 
     def close(self) -> None:
         if self.alive:
@@ -348,7 +349,8 @@ class Worker:
 
     def log_tail(self, limit: int = 3000) -> str:
         """The worker's output (start and end kept when it flooded), mapped to the user's paths."""
-        text = self.proc.output.text() if self.proc is not None else self._last_log
+        proc = self.proc
+        text = proc.output.text() if proc is not None else self._last_log
         return self.inbox.map_back(text)[-limit:]
 
     def _read(self, deadline: float) -> dict[str, Any]:
