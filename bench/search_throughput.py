@@ -161,9 +161,23 @@ def one(
         replay_file(work / f"{mode}.jsonl", mode, 600, args.reply_s), pace=True
     )
     store = Store(work / f"{mode}.sqlite")
-    t0 = time.monotonic()
-    result = optimize_task(TASK, cfg, store=store, provider=provider, dispatcher=dispatcher)  # type: ignore[arg-type]
+    began: list[float] = []  # when the search itself started (after the task's own checks)
+
+    def events(event: dict) -> None:
+        if event.get("event") == "start":
+            began.append(time.monotonic())
+
+    called = time.monotonic()
+    result = optimize_task(
+        TASK,
+        cfg,
+        store=store,
+        provider=provider,
+        dispatcher=dispatcher,
+        events=events,  # type: ignore[arg-type]
+    )
     t1 = time.monotonic()
+    t0 = began[0] if began else called
     summary = store.get_run(result.run_id).summary  # type: ignore[union-attr]
     tp = summary.get("throughput") or {}
     fresh = [
@@ -187,6 +201,7 @@ def one(
         "gpu_busy": sampler.mean(start, end),
         "slot_busy_whole_run": tp.get("slot_busy_fraction"),
         "elapsed_s": round(t1 - t0, 1),
+        "before_search_s": round(t0 - called, 1),
         "phase_medians_s": {k: round(statistics.median(v), 4) for k, v in phases.items()},
     }
 
