@@ -8,8 +8,9 @@ verdict back; after `idle_s` without a request it closes its workers and exits.
 
 The socket lives in a folder only the user can enter (0700), and the service answers only
 peers of its own uid. Its address is derived from everything that decides a verdict besides
-the request: the workspace, the device, the kernelevo code and interpreter in use, and the
-cache folders, so two checkouts (or two settings) never share a service. Candidates still run
+the request: the workspace, the device, the kernelevo code (its folder and newest file) and the
+interpreter in use, and the cache folders, so two checkouts, two settings or edited code never
+share a service (an old one exits when idle). Candidates still run
 only in the Evaluator's sandboxed workers; the service itself is the engine, and refuses to
 start unsandboxed.
 """
@@ -49,13 +50,10 @@ def address(workspace: str | Path, device: str) -> Path:
     from kernelevo import __version__
     from kernelevo.sandbox.mounts import package_root
 
-    parts = [
-        str(Path(workspace).resolve()),
-        device,
-        str(package_root()),
-        sys.executable,
-        __version__,
-    ]
+    code = package_root() / "kernelevo"
+    newest = max((f.stat().st_mtime_ns for f in code.rglob("*.py")), default=0)  # edited code
+    parts = [str(Path(workspace).resolve()), device, str(code), str(newest), sys.executable]
+    parts.append(__version__)
     parts += [f"{k}={os.environ.get(k, '')}" for k in _ENV_KEYS]
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:20]
     return (

@@ -111,7 +111,17 @@ def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_pa
         tmp_path / "a", "cuda"
     )
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "other-cache"))
-    assert service.address(tmp_path / "a", "cpu") != a
+    b = service.address(tmp_path / "a", "cpu")
+    assert b != a
+    import kernelevo.sandbox.mounts as mounts
+
+    code = tmp_path / "checkout"
+    (code / "kernelevo").mkdir(parents=True)
+    (code / "kernelevo" / "x.py").write_text("")
+    monkeypatch.setattr(mounts, "package_root", lambda: code)
+    c = service.address(tmp_path / "a", "cpu")
+    os.utime(code / "kernelevo" / "x.py", ns=(1, 10**18))  # the code was edited
+    assert len({b, c, service.address(tmp_path / "a", "cpu")}) == 3
     open_dir = tmp_path / "open"
     open_dir.mkdir(mode=0o777)
     open_dir.chmod(0o777)
