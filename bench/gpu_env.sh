@@ -1,6 +1,9 @@
 # Sourced by the bench/gpu_*.sh scripts on the device: install the carried wheels, set paths.
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+# a bench step measures its own processes: `kernelevo verify` starts no background service here
+# (bench/shell_latency.py asks for one explicitly)
+export KERNELEVO_SERVICE="${KERNELEVO_SERVICE:-off}"
 if ls .device-wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
