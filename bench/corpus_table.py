@@ -178,7 +178,8 @@ def render(rows: list[dict], elapsed: float) -> str:
         f"files · tasks built unedited {built}/{wanted} ({100 * built / max(wanted, 1):.0f} %) of the targets one "
         f"would optimize · tracebacks {tbs}** · {elapsed:.0f} s in all.",
         "",
-        "| file | expected | found | missed | false positives | tasks built | optimize (first built target) | applied |",
+        "| file | expected | found | missed | false positives | tasks built "
+        "| optimize (first built target) | applied |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:

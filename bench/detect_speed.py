@@ -176,7 +176,7 @@ def measure(source: str, runs: int) -> dict:
         i for i in range(len(lines) // 2, len(lines)) if lines[i].startswith("        return ")
     )
     edited = [
-        "\n".join(lines[:at] + [lines[at] + f"  # edit {k}"] + lines[at + 1 :]) for k in range(2)
+        "\n".join([*lines[:at], lines[at] + f"  # edit {k}", *lines[at + 1 :]]) for k in range(2)
     ]
     targets = len(detect_source(source, "bench.py", cache=False).targets)
 

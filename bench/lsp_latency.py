@@ -46,7 +46,7 @@ def make_source(lines: int) -> str:
 
 def pct(xs: list[float], q: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))]
 
 
 def summary(name: str, ms: list[float]) -> dict[str, Any]:

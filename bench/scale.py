@@ -118,7 +118,12 @@ def main() -> int:
             per_worker: dict[str, int] = {}
             lock = threading.Lock()
 
-            def one(item: tuple[Any, Path]) -> None:
+            def one(
+                item: tuple[Any, Path],
+                lock: threading.Lock = lock,
+                statuses: dict[str, int] = statuses,
+                per_worker: dict[str, int] = per_worker,
+            ) -> None:
                 v = d.evaluate(item[0], item[1], 0)
                 with lock:
                     statuses[v.status] = statuses.get(v.status, 0) + 1

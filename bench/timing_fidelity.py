@@ -148,7 +148,7 @@ def agreement(
         torch.manual_seed(0)
         inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in task.get_inputs()]
 
-        def fn() -> Any:
+        def fn(new: Any = new, inputs: list[Any] = inputs) -> Any:
             with torch.no_grad():
                 return new(*inputs)
 
@@ -270,7 +270,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ]
     goals = [
         goal(
-            f"repeatable across {args.workers} fresh workers (<= {GOAL_REPEAT:.0%}, kernels >= {MIN_JUDGED_MS * 1e3:g} us)",
+            f"repeatable across {args.workers} fresh workers (<= {GOAL_REPEAT:.0%}, kernels >= "
+            f"{MIN_JUDGED_MS * 1e3:g} us)",
             not bad_rep,
             ", ".join(f"{k} {_pct(rep[k]['candidate_spread'])}" for k in judged),
         ),

@@ -7,7 +7,8 @@ change, as SEARCH/REPLACE edits when the request asks for edits, else as a whole
 third change brings the one-column bug back; it fixes an incorrect kernel only when the request
 says where the output went wrong (first wrong index and values). Tokens are what the server
 counts (4 characters a token), split into uncached input, cache reads, cache writes and output,
-with their dollars at claude-sonnet-5-5 prices; the same for both trees. Runs on the CPU (Triton interpreter).
+with their dollars at claude-sonnet-5-5 prices; the same for both trees.
+Runs on the CPU (Triton interpreter).
 
     python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
 (make the old tree with `git worktree add /tmp/kernelevo-old e9a6c1b`).

@@ -9,7 +9,7 @@ Stored as three columns (phase, phase_index, attempt) and shown to people as wor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 PhaseKind = Literal["seed", "iteration", "repair", "tune"]
 KINDS: tuple[PhaseKind, ...] = ("seed", "iteration", "repair", "tune")
@@ -58,7 +58,12 @@ class Phase:
     @classmethod
     def of_row(cls, row: dict[str, object]) -> Phase:
         """The phase of a stored candidate or model call (a store row as a dict)."""
-        return cls(str(row["phase"]), int(row["phase_index"] or 0), int(row.get("attempt") or 0))  # type: ignore[arg-type]
+        index, attempt = row["phase_index"], row.get("attempt")
+        return cls(
+            cast(PhaseKind, str(row["phase"])),
+            int(index) if isinstance(index, (int, str)) else 0,
+            int(attempt) if isinstance(attempt, (int, str)) else 0,
+        )
 
     @classmethod
     def from_legacy(cls, iteration: int, attempt: int = 0) -> Phase:

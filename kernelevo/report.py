@@ -96,7 +96,8 @@ def render_report(run: Any, candidates: list[dict[str, Any]], calls: list[dict[s
     code = html.escape(best["source"]) if best else "no verified candidate"
     return f"""<!doctype html><html><head><meta charset="utf-8"><title>KernelEvo run {html.escape(run.id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1000px}} figure{{display:inline-block;margin:1em}}
-pre{{background:#f6f8fa;padding:1em;overflow:auto}} table{{border-collapse:collapse}} td,th{{padding:2px 8px;text-align:left}}
+pre{{background:#f6f8fa;padding:1em;overflow:auto}} table{{border-collapse:collapse}}
+td,th{{padding:2px 8px;text-align:left}}
 .bar{{background:#3366cc;height:10px}}</style></head><body>
 <h1>KernelEvo run {html.escape(run.id)}</h1>
 <p>Task <code>{html.escape(run.task_path)}</code> · provider {html.escape(str(run.config.get("provider")))}
@@ -106,12 +107,14 @@ device {html.escape(str(run.config.get("device")))} · status {html.escape(run.s
 <p>Result: <b>{html.escape(str(s.get("status", "")))}</b>; best speedup vs eager
 {f"{s['speedup_eager']:.2f}x" if s.get("speedup_eager") else "not measured"}, vs torch.compile
 {f"{s['speedup_compile']:.2f}x" if s.get("speedup_compile") else "not measured"};
-{tokens:,} tokens, ${sum(c["cost_usd"] or 0 for c in calls):.2f}; stopped: {html.escape(str(s.get("stop_reason", "")))}</p>
+{tokens:,} tokens, ${sum(c["cost_usd"] or 0 for c in calls):.2f};
+stopped: {html.escape(str(s.get("stop_reason", "")))}</p>
 {_svg_line(by_iter, title="Best speedup vs iterations", xlabel="iteration", ylabel="speedup vs eager")}
 {_svg_line(by_tokens, title="Best speedup vs tokens", xlabel="tokens", ylabel="speedup vs eager")}
 <h2>Verdict mix</h2>{_bars(counts)}
 <h2>Roofline position of the best kernels</h2>
-<table><tr><th>candidate</th><th>backend</th><th>ms</th><th>vs eager</th><th>bound</th><th>of peak</th></tr>{roof_rows}</table>
+<table><tr><th>candidate</th><th>backend</th><th>ms</th><th>vs eager</th><th>bound</th><th>of peak</th></tr>
+{roof_rows}</table>
 <h2>Best kernel{f" (#{best['id']})" if best else ""}</h2><pre><code>{code}</code></pre>
 </body></html>"""
 

@@ -7,6 +7,7 @@ any process starts; `load_task_module` is what the worker calls.
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
@@ -86,10 +87,8 @@ def _literal_hints(tree: ast.Module) -> dict[str, Any]:
                 "ALLOW_BF16",
                 "ALLOW_FP16",
             ):
-                try:
+                with contextlib.suppress(ValueError):
                     hints[name] = ast.literal_eval(node.value)
-                except ValueError:
-                    pass
             elif name == "SMALL":
                 hints["SMALL"] = True
         elif isinstance(node, ast.FunctionDef) and node.name == "get_extra_inputs":

@@ -136,7 +136,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
     if any(s < 0 for s in shape) or any(s < 0 for s in stride) or offset < 0:
         raise ChannelError("negative shape, stride or offset in a tensor descriptor")
     item = torch.empty((), dtype=dtype).element_size()
-    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) else 0
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if all(shape) else 0
     if "cuda" in desc:
         c = desc["cuda"]
         if not isinstance(c, dict) or not _ints(

@@ -9,6 +9,7 @@ lenses and hovers answer at once from the last analysis.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -217,10 +218,8 @@ class Analyzer:
         if not st.ready.is_set():
             if st.task is None or st.task.done():
                 self._schedule(st, 0.0)
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(st.ready.wait(), timeout)
-            except asyncio.TimeoutError:
-                pass
         return st
 
     async def fresh(self, uri: str) -> DocState | None:

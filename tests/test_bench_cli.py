@@ -96,8 +96,8 @@ def test_table_has_every_column_and_notes():
         "size": "default",
         "compile_mode": "default",
         "device_info": {"name": "Fake GPU"},
-        "rows": reference_rows(_reply(0.5), "default")
-        + [
+        "rows": [
+            *reference_rows(_reply(0.5), "default"),
             {
                 "name": "fast",
                 "kind": "candidate",

@@ -4,6 +4,7 @@ how runs are listed; the torch.compile advice."""
 
 import json
 import shutil
+from pathlib import Path
 
 from fakes.anthropic_server import serve_anthropic
 from fakes.scripted_server import kernel_reply
@@ -52,7 +53,7 @@ def test_task_script_then_optimize_reuses_it_then_apply_and_a_generated_task_fil
     )
     assert built.returncode == 0, built.stderr
     task_file = built.stdout.split("task: ", 1)[1].split("\n", 1)[0].strip()
-    assert "(6, 64)" in open(task_file).read()
+    assert "(6, 64)" in Path(task_file).read_text()
     with serve_anthropic([], default=kernel_reply(code)) as server:
         first = _search(["model.py::fused_bias_gelu"], tmp_path, server)
         assert first.returncode == 0, first.stderr[-3000:]
@@ -85,7 +86,8 @@ def test_optimize_script_option_builds_from_the_script(tmp_path):
         r = _search(["model.py::fused_bias_gelu", "--script", "drive.py"], tmp_path, server)
     assert r.returncode == 0, r.stderr[-3000:]
     task = json.loads((tmp_path / "out.json").read_text())["task"]
-    assert "captured from drive.py" in open(task).read() and "(3, 64)" in open(task).read()
+    text = Path(task).read_text()
+    assert "captured from drive.py" in text and "(3, 64)" in text
 
 
 def test_apply_writes_only_inside_the_runs_workspace_and_crashed_runs_are_listed(tmp_path):

@@ -11,7 +11,7 @@ def test_exact_match_and_small_error():
 
 def test_fp16_precision_drift_fails_fp32_l2_bound():
     r = torch.randn(256, 256)
-    ok, msg, detail = compare_outputs(r, r.half().float())
+    ok, _msg, detail = compare_outputs(r, r.half().float())
     assert not ok and detail["rel_l2"] > 1e-5
 
 
@@ -38,7 +38,7 @@ def test_mismatch_location_reported():
     r = torch.zeros(8, 8) + 1
     c = r.clone()
     c[2, 5] = 3.0
-    ok, msg, detail = compare_outputs(r, c)
+    ok, _msg, detail = compare_outputs(r, c)
     assert not ok and detail["max_err_index"] == [2, 5] and detail["mismatches"] == 1
 
 

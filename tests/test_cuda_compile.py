@@ -124,7 +124,7 @@ def test_compile_only_launch_still_checks_arguments(compile_only):
 
     mod = cuda.compile(ADD)
     x = torch.ones(8)
-    with pytest.raises(TypeError, match="np.int32"):
+    with pytest.raises(TypeError, match=r"np\.int32"):
         mod.add(x, x, x, 8, grid=(1,), block=(32,))
     with pytest.raises(TypeError, match="takes 4 arguments, 3 were given"):
         mod.add(x, x, x, grid=(1,), block=(32,))
@@ -137,11 +137,11 @@ def test_compile_only_launch_still_checks_arguments(compile_only):
 @needs_nvcc
 def test_missing_kernel_and_mangled_name_hint(compile_only):
     mod = cuda.compile(ADD)
-    with pytest.raises(AttributeError, match="no kernel 'sub'.*kernels: add"):
-        mod.sub
+    with pytest.raises(AttributeError, match=r"no kernel 'sub'.*kernels: add"):
+        _ = mod.sub
     mangled = cuda.compile("__global__ void k(float* y) { y[0] = 1.0f; }\n")
     with pytest.raises(AttributeError, match='extern "C"'):
-        mangled.k
+        _ = mangled.k
 
 
 @needs_nvcc
@@ -205,7 +205,7 @@ def test_numpy_scalars_are_passed_as_raw_bytes():
         np.uintp(0xDEAD),
     ]
     out = cuda.kernel_args(vals)
-    for v, c in zip(vals, out):
+    for v, c in zip(vals, out, strict=True):
         assert bytes(c) == v.tobytes()
 
 

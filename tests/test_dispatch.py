@@ -169,7 +169,7 @@ def test_killed_worker_requeues_its_candidate(tmp_path):
         def kill_it():
             while not started(marker):
                 time.sleep(0.05)
-            ((slot, what),) = d.in_flight()
+            ((slot, _what),) = d.in_flight()
             killed.append(slot.label)
             os.killpg(
                 slot.handle.runner.proc.pid, signal.SIGKILL

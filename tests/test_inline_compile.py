@@ -256,7 +256,7 @@ def test_stale_lock_is_removed_when_no_builder_holds_the_folder(guard):
     folder = inline.build_folder("stale", "0" * 64)
     folder.mkdir(parents=True)
     (folder / "lock").write_text("")
-    with inline.hold_build_folder(folder, timeout=5) as (fd, removed):
+    with inline.hold_build_folder(folder, timeout=5) as (_fd, removed):
         assert removed and not (folder / "lock").exists()
 
 
@@ -287,9 +287,11 @@ def test_lock_of_a_live_builder_is_respected(guard, tmp_path):
             time.sleep(0.05)
         assert ready.exists()
         (folder / "lock").write_text("")  # the live builder's torch lock
-        with pytest.raises(cuda.CudaCompileTimeout, match="another process"):
-            with inline.hold_build_folder(folder, timeout=0.5):
-                pass
+        with (
+            pytest.raises(cuda.CudaCompileTimeout, match="another process"),
+            inline.hold_build_folder(folder, timeout=0.5),
+        ):
+            pass
         assert (folder / "lock").exists()
         holder.send_signal(signal.SIGKILL)  # a killed builder releases its flock
         holder.wait()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 
 import pytest
 from fakes import error, kernel_reply, sent_key, serve_anthropic, slow, text
@@ -50,7 +51,7 @@ def provider(server, **kw):
 
 def gaps(server):
     times = [r.received_at for r in server.posts()]
-    return [b - a for a, b in zip(times, times[1:])]
+    return [b - a for a, b in itertools.pairwise(times)]
 
 
 def run(coro):
@@ -145,23 +146,30 @@ def test_timeout_is_retried():
 
 
 def test_timeouts_until_attempts_run_out_raise_provider_unavailable():
-    with serve_anthropic(default=slow(2.0)) as server, pytest.raises(
-        ProviderUnavailable, match=r"failed after 2 attempts: no answer within 0.2 s"
+    with (
+        serve_anthropic(default=slow(2.0)) as server,
+        pytest.raises(
+            ProviderUnavailable, match=r"failed after 2 attempts: no answer within 0.2 s"
+        ),
     ):
         run(provider(server, timeout_s=0.2, attempts=2).complete(PROMPT, max_tokens=16))
 
 
 def test_persistent_429_raises_rate_limited_after_bounded_attempts():
-    with serve_anthropic(default=error(429, "rate limited")) as server:
-        with pytest.raises(RateLimited, match="still rate limited after 3 attempts"):
-            run(provider(server, attempts=3).complete(PROMPT, max_tokens=16))
+    with (
+        serve_anthropic(default=error(429, "rate limited")) as server,
+        pytest.raises(RateLimited, match="still rate limited after 3 attempts"),
+    ):
+        run(provider(server, attempts=3).complete(PROMPT, max_tokens=16))
     assert len(server.requests) == 3
 
 
 def test_persistent_500_raises_provider_unavailable():
-    with serve_anthropic(default=error(503, "down")) as server:
-        with pytest.raises(ProviderUnavailable, match="HTTP 503: down") as info:
-            run(provider(server, attempts=2).complete(PROMPT, max_tokens=16))
+    with (
+        serve_anthropic(default=error(503, "down")) as server,
+        pytest.raises(ProviderUnavailable, match="HTTP 503: down") as info,
+    ):
+        run(provider(server, attempts=2).complete(PROMPT, max_tokens=16))
     assert info.value.status == 503 and info.value.request_id.startswith("req_fake_err_")
 
 
@@ -174,9 +182,8 @@ def test_connection_refused_raises_provider_unavailable():
 
 
 def test_401_is_an_auth_error_naming_the_variable_without_the_key():
-    with serve_anthropic(api_key="the-right-key-123") as server:
-        with pytest.raises(AuthError) as info:
-            run(provider(server).complete(PROMPT, max_tokens=16))
+    with serve_anthropic(api_key="the-right-key-123") as server, pytest.raises(AuthError) as info:
+        run(provider(server).complete(PROMPT, max_tokens=16))
     message = str(info.value)
     assert message.startswith("the API key for anthropic was rejected (HTTP 401")
     assert "set ANTHROPIC_API_KEY" in message and KEY not in message
@@ -184,17 +191,22 @@ def test_401_is_an_auth_error_naming_the_variable_without_the_key():
 
 
 def test_unknown_model_is_model_not_found():
-    with serve_anthropic(models=["claude-sonnet-5-5"]) as server:
-        with pytest.raises(ModelNotFound) as info:
-            run(provider(server, model="claude-nonesuch").complete(PROMPT, max_tokens=16))
+    with (
+        serve_anthropic(models=["claude-sonnet-5-5"]) as server,
+        pytest.raises(ModelNotFound) as info,
+    ):
+        run(provider(server, model="claude-nonesuch").complete(PROMPT, max_tokens=16))
     assert f"model 'claude-nonesuch' not found at {server.base_url}" in str(info.value)
     assert len(server.posts()) == 1
 
 
 def test_400_is_not_retried():
-    with serve_anthropic(
-        [error(400, "prompt is too long: 1000000 tokens > 200000 maximum")]
-    ) as server, pytest.raises(LLMError, match="prompt is too long") as info:
+    with (
+        serve_anthropic(
+            [error(400, "prompt is too long: 1000000 tokens > 200000 maximum")]
+        ) as server,
+        pytest.raises(LLMError, match="prompt is too long") as info,
+    ):
         run(provider(server).complete(PROMPT, max_tokens=16))
     assert type(info.value) is LLMError and info.value.status == 400 and len(server.requests) == 1
 
@@ -258,9 +270,11 @@ def test_the_fake_refuses_an_empty_text_block_like_the_real_api():
     empty_turn = Prompt(
         messages=(Message("user", "write it"), Message("assistant", ""), Message("user", "again"))
     )
-    with serve_anthropic(["never sent"]) as server:
-        with pytest.raises(LLMError, match="text content blocks must be non-empty") as info:
-            run(provider(server).complete(empty_turn, max_tokens=16))
+    with (
+        serve_anthropic(["never sent"]) as server,
+        pytest.raises(LLMError, match="text content blocks must be non-empty") as info,
+    ):
+        run(provider(server).complete(empty_turn, max_tokens=16))
     assert info.value.status == 400
 
 

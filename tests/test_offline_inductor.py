@@ -179,7 +179,7 @@ def test_library_ops_stay_torch_calls_only_where_the_task_allows_them(
     captured = capture_inductor(task, device="cpu", size="small")
     assert captured["ok"], captured.get("reason")
     assert captured["library_ops"] == []
-    with pytest.raises(NotExtractable, match="addmm.*ALLOWED_LIBRARY_OPS"):
+    with pytest.raises(NotExtractable, match=r"addmm.*ALLOWED_LIBRARY_OPS"):
         rewrite(captured)
     import kernelevo.offline.inductor as inductor
 
@@ -342,7 +342,7 @@ def test_rewrite_replaces_inductor_runtime_idioms() -> None:
     assert "libdevice" not in on_cpu and "_ke_tanh(tl.math.exp(" in on_cpu, (
         "the interpreter has no libdevice"
     )
-    with pytest.raises(NotExtractable, match="aten.sort"):
+    with pytest.raises(NotExtractable, match=r"aten\.sort"):
         rewrite(
             _handmade(
                 "cpu", HANDMADE_WRAPPER.replace("del arg1_1", "buf1 = aten.sort.default(buf0)")

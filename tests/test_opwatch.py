@@ -115,7 +115,10 @@ def test_own_kernels_are_custom_whatever_their_name():
 def test_own_kernel_names_from_cuda_sources_match_profiler_names():
     from kernelevo.verify.opwatch import _is_own, own_kernel_names
 
-    src = 'K = r"""\n__global__ void __launch_bounds__(256) my_gemm(const float* a) {}\n"""\nextern "C" __global__ void tile(int n) {}'
+    src = (
+        'K = r"""\n__global__ void __launch_bounds__(256) my_gemm(const float* a) {}\n"""\nextern "C" '
+        "__global__ void tile(int n) {}"
+    )
     own = own_kernel_names(src)
     assert own == {"my_gemm", "tile"}
     assert _is_own("my_gemm(float const*)", own) and _is_own("void my_gemm<128>(float const*)", own)

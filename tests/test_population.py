@@ -37,10 +37,10 @@ def test_selection_mixes_exploit_and_explore():
 
 def test_inspirations_exclude_parent_and_include_diverse():
     pop = Population(n_islands=1, seed=0)
-    for i, (s, be, l) in enumerate(
+    for i, (s, be, launches) in enumerate(
         [(2.0, "triton", 1), (1.8, "triton", 3), (1.5, "cuda", 1), (1.2, "cuda", 5)]
     ):
-        pop.add(prog(i + 1, speedup=s, backend=be, launches=l))
+        pop.add(prog(i + 1, speedup=s, backend=be, launches=launches))
     parent = pop.best()
     insp = pop.inspirations(parent, k_top=2, k_diverse=1)
     ids = [p.id for p in insp]

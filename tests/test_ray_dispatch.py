@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,7 +70,7 @@ def test_search_on_ray_survives_a_killed_worker(ray_cluster, fake_llm, tmp_path)
             while not started(marker) and time.monotonic() < deadline:
                 time.sleep(0.05)
             for slot, path in d.in_flight():
-                if marker in open(path).read():
+                if marker in Path(path).read_text():
                     killed.append(slot.label)
                     os.kill(
                         slot.info["pid"], signal.SIGKILL

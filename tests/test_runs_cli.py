@@ -69,7 +69,7 @@ def store_with_run(tmp_path):
 
 
 def test_runs_and_show(store_with_run, capsys):
-    tmp, s, rid = store_with_run
+    _tmp, s, rid = store_with_run
     assert main(["runs", "--store", str(s.path)]) == 0
     assert rid in capsys.readouterr().out
     assert main(["show", rid, "--store", str(s.path), "--json"]) == 0
@@ -98,7 +98,7 @@ def test_report_is_self_contained_html(store_with_run):
 
 
 def test_unknown_run_is_a_clear_error(store_with_run, capsys):
-    tmp, s, rid = store_with_run
+    _tmp, s, _rid = store_with_run
     assert main(["show", "nope", "--store", str(s.path)]) == 2
     assert "kernelevo runs" in capsys.readouterr().err
 

@@ -125,7 +125,7 @@ def test_best_verified_selected_and_budget_stops_exactly(tmp_path):
     out = json.loads((tmp_path / "out.json").read_text())
     assert out["candidates"] == {"incorrect": 2, "verified": 1}
     store = Store(tmp_path / ".kernelevo" / "store.sqlite")
-    best = [c for c in store.candidates(out["run_id"]) if c["id"] == out["best_candidate"]][0]
+    best = next(c for c in store.candidates(out["run_id"]) if c["id"] == out["best_candidate"])
     assert best["status"] == "verified" and best["source"].strip() == GOOD.strip()
 
 

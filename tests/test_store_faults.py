@@ -81,7 +81,8 @@ def test_a_full_disk_is_one_line_and_what_was_stored_is_intact(tmp_path):
         "s = Store()\nn = 0\ntry:\n"
         "    while True:\n        s.put_verdict('t', f'c{n}', 'k', {'reason': 'x' * 20000}); n += 1\n"
         "except StoreError as exc:\n    print(json.dumps({'stored': n, 'error': str(exc)}))\n"
-        "again = Store()\nprint(json.dumps({'kept': len([r for r in range(n) if again.get_verdict('t', f'c{r}', 'k')])}))\n"
+        "again = Store()\nprint(json.dumps({'kept': len([r for r in range(n) if again.get_verdict('t', "
+        "f'c{r}', 'k')])}))\n"
     )
     done = _in_bwrap([sys.executable, "-c", code], small=ws, cwd=ws)
     assert done.returncode == 0, done.stderr

@@ -261,7 +261,7 @@ def test_refuses_twice_and_syntax_errors(tmp_path):
     with pytest.raises(ApplyError, match="already applied here"):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
     broken = user_copy(tmp_path, "broken.py")
-    with pytest.raises(ApplyError, match="broken.py:19: invalid syntax; fix the syntax error"):
+    with pytest.raises(ApplyError, match=r"broken\.py:19: invalid syntax; fix the syntax error"):
         apply_candidate(
             str(broken),
             "module:GatedMLP",
@@ -280,12 +280,12 @@ def test_write_plan_refuses_files_changed_after_planning(tmp_path):
         dry_run=True,
     )
     user.write_text(user.read_text() + "\n# saved meanwhile\n")
-    with pytest.raises(ApplyError, match="model.py: changed since the change was planned"):
+    with pytest.raises(ApplyError, match=r"model\.py: changed since the change was planned"):
         write_plan(plan)
     assert sorted(os.listdir(tmp_path)) == ["model.py"]
     user.write_text((CORPUS / "model.py").read_text())
     (tmp_path / "model_kernelevo_rmsnorm.py").write_text("# someone else's file\n")
-    with pytest.raises(ApplyError, match="model_kernelevo_rmsnorm.py: already exists"):
+    with pytest.raises(ApplyError, match=r"model_kernelevo_rmsnorm\.py: already exists"):
         write_plan(plan)
     assert user.read_text() == (CORPUS / "model.py").read_text()
 

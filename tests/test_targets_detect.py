@@ -184,7 +184,7 @@ def test_ids_survive_edits_elsewhere_and_ranges_shift():
     )
     after = detect_source(edited, str(CORPUS / "model.py"))
     assert ids(after) == ids(before)
-    for b, a in zip(before.targets, after.targets):
+    for b, a in zip(before.targets, after.targets, strict=True):
         assert a.start_line == b.start_line + 6 and a.end_line == b.end_line + 6
         assert a.source_hash == b.source_hash
     rms_edit = src.replace("+ self.eps)", "+ self.eps * 2)")
@@ -262,7 +262,7 @@ def _edits(src: str) -> list[str]:
         src,
         "# header comment\n\n" + src,  # everything shifts
         "\n".join(
-            lines[:mid] + ["    x = 1  # typing here"] + lines[mid:]
+            [*lines[:mid], "    x = 1  # typing here", *lines[mid:]]
         ),  # often a syntax or indentation slip
         src.replace(
             "import torch\n", "import torch\nimport torch.nn.functional as F2\n", 1

@@ -11,10 +11,12 @@ def ids(source: str) -> list[str]:
 
 def test_rotary_helpers_and_repeat_kv_written_with_operators_slicing_and_cat():
     src = (
-        "import torch\n\n\ndef rotate_half(x):\n    x1 = x[..., : x.shape[-1] // 2]\n    x2 = x[..., x.shape[-1] // 2 :]\n"
+        "import torch\n\n\ndef rotate_half(x):\n    x1 = x[..., : x.shape[-1] // 2]\n    x2 = x[..., "
+        "x.shape[-1] // 2 :]\n"
         "    return torch.cat((-x2, x1), dim=-1)\n\n\n"
         "def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim=1):\n    cos = cos.unsqueeze(unsqueeze_dim)\n"
-        "    sin = sin.unsqueeze(unsqueeze_dim)\n    return (q * cos) + (rotate_half(q) * sin), (k * cos) + (rotate_half(k) * sin)\n\n\n"
+        "    sin = sin.unsqueeze(unsqueeze_dim)\n    return (q * cos) + (rotate_half(q) * sin), (k * cos) + "
+        "(rotate_half(k) * sin)\n\n\n"
         "def repeat_kv(hidden_states: torch.Tensor, n_rep: int) -> torch.Tensor:\n"
         "    batch, heads, slen, dim = hidden_states.shape\n"
         "    hidden_states = hidden_states[:, :, None, :, :].expand(batch, heads, n_rep, slen, dim)\n"
@@ -50,7 +52,8 @@ def test_launches_through_variables_and_jit_by_assignment():
         "@triton.jit\ndef k_b(x_ptr, n, B: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, B), 2.0)\n\n\n"
         "def plain(x_ptr, n, B: tl.constexpr):\n    tl.store(x_ptr + tl.arange(0, B), 3.0)\n\n\n"
         "k_c = triton.jit(plain)\n\n\n"
-        "def warm(x):\n    kernel = k_a.warmup(x, x.numel(), B=64, grid=(1,))\n    kernel[(1, 1, 1)](x, x.numel(), 64)\n"
+        "def warm(x):\n    kernel = k_a.warmup(x, x.numel(), B=64, grid=(1,))\n    kernel[(1, 1, 1)](x, "
+        "x.numel(), 64)\n"
         "    return x\n\n\n"
         "def pick(x, fast: bool):\n    fx = k_a if fast else k_b\n    fx[(1,)](x, x.numel(), B=64)\n    return x\n\n\n"
         "def third(x):\n    k_c[(1,)](x, x.numel(), B=64)\n    return x\n"
@@ -82,7 +85,8 @@ def test_classes_on_imported_bases_are_modules_when_they_define_forward():
         "class LlamaPreTrainedModel(PreTrainedModel):\n    base_model_prefix = 'model'\n\n\n"
         "class LlamaDecoderLayer(GradientCheckpointingLayer):\n    def forward(self, hidden_states):\n"
         "        return hidden_states + torch.tanh(hidden_states)\n\n\n"
-        "class LlamaModel(LlamaPreTrainedModel):\n    def forward(self, input_ids):\n        return self.embed(input_ids) * 2\n\n\n"
+        "class LlamaModel(LlamaPreTrainedModel):\n    def forward(self, input_ids):\n        return "
+        "self.embed(input_ids) * 2\n\n\n"
         "class Op(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x.exp()\n"
     )
     assert ids(src) == ["module:LlamaDecoderLayer", "module:LlamaModel"]

@@ -51,7 +51,8 @@ def test_helpers_methods_and_future_import_come_along(tmp_path):
         .read_text()
         .replace(
             "class Attention(nn.Module):",
-            "# kernelevo: inputs = (torch.randn(2, 8, 64),)\n# kernelevo: init = (Config(),)\nclass Attention(nn.Module):",
+            "# kernelevo: inputs = (torch.randn(2, 8, 64),)\n# kernelevo: init = (Config(),)\nclass "
+            "Attention(nn.Module):",
         )
     )
     user = tmp_path / "work" / "model.py"
@@ -128,7 +129,7 @@ def test_cuda_targets_resolve_to_python_launchers(tmp_path):
         with pytest.raises(ExtractError, match=rf"no example inputs for {ref}\b"):
             build(name, key, tmp_path)
     with pytest.raises(
-        ExtractError, match="no function or nn.Module in cupy_kernels.py uses saxpy_mod"
+        ExtractError, match=r"no function or nn\.Module in cupy_kernels\.py uses saxpy_mod"
     ):
         build("cupy_kernels.py", "saxpy", tmp_path)
 
@@ -186,7 +187,7 @@ def test_captured_constructor_objects(tmp_path):
 def test_script_that_never_calls_the_target(tmp_path):
     script = tmp_path / "noop.py"
     script.write_text("print('hello')\n")
-    with pytest.raises(ExtractError, match="without calling RMSNorm.forward"):
+    with pytest.raises(ExtractError, match=r"without calling RMSNorm\.forward"):
         build("model.py", "RMSNorm", tmp_path, script=str(script))
 
 

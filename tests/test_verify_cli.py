@@ -29,7 +29,8 @@ def test_verified_json_and_cache(tmp_path):
 def test_rejected_exit_code_and_reason(tmp_path):
     cand = tmp_path / "c.py"
     cand.write_text(
-        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.softmax(x, -1)\n"
+        "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return "
+        "torch.softmax(x, -1)\n"
     )
     r = kv("verify", SOFTMAX, cand, "--json", cwd=tmp_path)
     assert r.returncode == 1

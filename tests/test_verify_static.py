@@ -144,8 +144,10 @@ def test_specific_reason_comes_before_the_allowlist():
     "snippet",
     [
         "try:\n    SM = torch.cuda.get_device_properties(0).multi_processor_count\nexcept Exception:\n    SM = 108\n",
-        "try:\n    import triton.language.extra.cuda.libdevice as libdevice\nexcept ImportError:\n    libdevice = None\n",
-        "def launch(x):\n    try:\n        k[(1,)](x)\n    except RuntimeError as e:\n        raise RuntimeError(f'kernel failed: {e}')\n",
+        "try:\n    import triton.language.extra.cuda.libdevice as libdevice\nexcept ImportError:\n    "
+        "libdevice = None\n",
+        "def launch(x):\n    try:\n        k[(1,)](x)\n    except RuntimeError as e:\n        raise "
+        "RuntimeError(f'kernel failed: {e}')\n",
         "try:\n    CFG = int('8')\nexcept ValueError:\n    warnings.warn('default config')\n    CFG = 4\n",
     ],
 )

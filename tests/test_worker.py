@@ -148,7 +148,8 @@ def test_printing_candidate_does_not_corrupt_channel(tmp_path):
     cand.write_text(
         GOOD.read_text().replace(
             "def forward(self, x",
-            "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        return self._real(x)\n\n    def _real(self, x",
+            "def forward(self, x, _h=None):\n        print('\\x00\\x00\\x00\\x10garbage' * 100)\n        "
+            "return self._real(x)\n\n    def _real(self, x",
             1,
         )
     )
@@ -183,7 +184,8 @@ def test_thread_left_running_is_rejected(tmp_path, evaluator):
     cand.write_text(
         GOOD.read_text().replace(
             "class ModelNew",
-            "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\n\nclass ModelNew",
+            "import threading, time\nthreading.Thread(target=time.sleep, args=(60,), "
+            "daemon=True).start()\n\n\nclass ModelNew",
             1,
         )
     )

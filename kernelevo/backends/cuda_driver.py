@@ -34,29 +34,29 @@ class _Driver:
             lib = ctypes.CDLL("libcuda.so.1")
         except OSError as e:
             raise CudaUnavailable(f"no CUDA driver (libcuda.so.1): {e}") from None
-        P, I, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
+        P, N, U, S = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint, ctypes.c_size_t
         sig = {
             "cuInit": [U],
-            "cuDeviceGet": [ctypes.POINTER(I), I],
-            "cuDevicePrimaryCtxRetain": [ctypes.POINTER(P), I],
+            "cuDeviceGet": [ctypes.POINTER(N), N],
+            "cuDevicePrimaryCtxRetain": [ctypes.POINTER(P), N],
             "cuCtxGetCurrent": [ctypes.POINTER(P)],
             "cuCtxSetCurrent": [P],
             "cuModuleLoadData": [ctypes.POINTER(P), ctypes.c_char_p],
             "cuModuleGetFunction": [ctypes.POINTER(P), P, ctypes.c_char_p],
-            "cuFuncSetAttribute": [P, I, I],
-            "cuFuncGetAttribute": [ctypes.POINTER(I), I, P],
-            "cuDeviceGetAttribute": [ctypes.POINTER(I), I, I],
+            "cuFuncSetAttribute": [P, N, N],
+            "cuFuncGetAttribute": [ctypes.POINTER(N), N, P],
+            "cuDeviceGetAttribute": [ctypes.POINTER(N), N, N],
             "cuLaunchKernel": [P, U, U, U, U, U, U, U, P, ctypes.POINTER(P), ctypes.POINTER(P)],
-            "cuGetErrorName": [I, ctypes.POINTER(ctypes.c_char_p)],
-            "cuGetErrorString": [I, ctypes.POINTER(ctypes.c_char_p)],
+            "cuGetErrorName": [N, ctypes.POINTER(ctypes.c_char_p)],
+            "cuGetErrorString": [N, ctypes.POINTER(ctypes.c_char_p)],
         }
         for name, argtypes in sig.items():
             fn = getattr(lib, name)
-            fn.argtypes, fn.restype = argtypes, I
+            fn.argtypes, fn.restype = argtypes, N
         self.param_info = getattr(lib, "cuFuncGetParamInfo", None)  # driver >= 12.4
         if self.param_info is not None:
             self.param_info.argtypes = [P, S, ctypes.POINTER(S), ctypes.POINTER(S)]
-            self.param_info.restype = I
+            self.param_info.restype = N
         self.lib = lib
         self.check(lib.cuInit(0), "cuInit")
         self.contexts: dict[int, int] = {}

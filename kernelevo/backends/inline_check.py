@@ -12,6 +12,7 @@ those libraries is reported as unchecked rather than broken.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -137,10 +138,8 @@ def _system_includes(with_cuda: bool, nvcc: str | None) -> list[str]:
 
     paths = list(ext.include_paths())
     if with_cuda or nvcc:
-        try:
+        with contextlib.suppress(OSError, TypeError):
             paths = list(ext.include_paths("cuda"))
-        except (OSError, TypeError):
-            pass
         if nvcc:
             paths.append(str(Path(nvcc).resolve().parent.parent / "include"))
     for site in sys.path:

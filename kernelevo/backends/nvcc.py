@@ -8,6 +8,7 @@ the driver. Importing this module is cheap: no torch.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -174,19 +175,15 @@ def run_limited(
 
 def _kill_group(proc: subprocess.Popen) -> None:
     """Kill the child's whole session: ninja puts each compiler in a process group of its own."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     for _ in range(20):
         members = _session_members(proc.pid)
         if not members:
             return
         for pid in members:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
         time.sleep(0.01)
 
 
@@ -284,7 +281,7 @@ def trim_errors(
         kept = [x for x in lines if x.strip()][-20:]
     if len(kept) > max_lines:
         extra = len(kept) - max_lines
-        kept = kept[:max_lines] + [f"... ({extra} more lines)"]
+        kept = [*kept[:max_lines], f"... ({extra} more lines)"]
     return "\n".join(kept)
 
 

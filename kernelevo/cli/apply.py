@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.cli import UserError
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "apply", help="apply a run's verified kernel to the file it came from (shows the diff)"
     )
@@ -73,10 +74,8 @@ def run(args: argparse.Namespace) -> int:
     meta = dict(summary)
     meta["source_hash"] = meta.get("source_hash") or source_hash
     meta["run_id"] = rec.id
-    try:
+    with contextlib.suppress(OSError):
         meta["task_source"] = Path(rec.task_path).read_text()
-    except OSError:
-        pass
     _constructor_args(meta, rec.task_path, source_file)
     with tempfile.TemporaryDirectory() as tmp:
         cand_path = Path(tmp) / "candidate.py"
@@ -137,7 +136,7 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _constructor_args(meta: dict, task_path: str, source_file: str) -> None:
+def _constructor_args(meta: dict[str, Any], task_path: str, source_file: str) -> None:
     """Constructor arguments the generated code needs, when the task builds them (config objects)."""
     from kernelevo.targets.apply import static_init_args
 
@@ -153,7 +152,7 @@ def _constructor_args(meta: dict, task_path: str, source_file: str) -> None:
         meta["init_args"] = found
 
 
-def _outcome(summary: dict) -> RunOutcome:
+def _outcome(summary: dict[str, Any]) -> RunOutcome:
     """The run's outcome as the engine recorded it (runs from before outcomes: from the status)."""
     from kernelevo.outcome import RunOutcome, from_status
 

@@ -25,7 +25,7 @@ NO_GPU = (
 )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "bench",
         help="time candidates against eager PyTorch and torch.compile",
@@ -151,7 +151,7 @@ def _candidate_row(
         )
     except TaskError as exc:
         raise UserError(str(exc)) from exc
-    row = {
+    row: dict[str, Any] = {
         "name": path.stem,
         "kind": "candidate",
         "path": str(path),
@@ -303,13 +303,13 @@ def format_table(report: dict[str, Any]) -> str:
                 _fmt(r.get("roofline_fraction"), ".0%"),
             ]
         )
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=True)]
     out = [
         f"{report['task']} on {report.get('device_info', {}).get('name') or report['device']} "
         f"({report['size']} shapes; torch.compile: {report['compile_mode'] or 'off'})"
     ]
-    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths)))
-    out += ["  ".join(str(x).ljust(w) for x, w in zip(line, widths)) for line in lines]
+    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+    out += ["  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)) for line in lines]
     notes = [f"  {r['name']}: {r['reason']}" for r in report["rows"] if r["status"] != "verified"]
     if notes:
         out.append("not verified:")

@@ -10,7 +10,7 @@ import sys
 from kernelevo.cli import UserError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "detect", help="list optimisation targets (modules, functions, kernels) in files"
     )

@@ -6,7 +6,7 @@ import argparse
 import json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "doctor",
         help="report what this machine can do (GPU, CUDA, Triton, the CUDA fast path, API keys, candidate isolation)",
@@ -27,15 +27,20 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**asdict(m), "triton_interpreter": interp, "isolation": iso.to_dict()}))
         return 0
-    yes = lambda b: "yes" if b else "no"  # noqa: E731
+
+    def yes(b: bool) -> str:
+        return "yes" if b else "no"
+
     print(f"GPU:                {', '.join(m.gpus) or 'none found (nvidia-smi)'}")
     print(f"CUDA driver:        {m.driver or 'none'}")
     print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
     print(f"torch:              {m.torch or 'not installed'}")
     print(f"triton:             {m.triton or 'not installed'} (interpreter works: {yes(interp)})")
-    print(
-        f"CUDA fast path:     {'ready (nvcc + driver)' if (m.nvcc and m.has_gpu) else 'compile-only (no GPU)' if m.nvcc else 'unavailable (no nvcc)'}"
-    )
+    if m.nvcc:
+        fast_path = "ready (nvcc + driver)" if m.has_gpu else "compile-only (no GPU)"
+    else:
+        fast_path = "unavailable (no nvcc)"
+    print(f"CUDA fast path:     {fast_path}")
     for k, v in m.keys.items():
         print(f"{k + ':':<20}{'set' if v else 'not set'}")
     if iso.ok:

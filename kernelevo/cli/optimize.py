@@ -22,7 +22,7 @@ from kernelevo.cli import UserError
 from kernelevo.outcome import OutcomeKind, RunOutcome
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "optimize", help="search for a faster verified kernel for a task or a target in your code"
     )
@@ -156,7 +156,8 @@ def _gpu_list(text: str) -> list[int]:
 
 def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str, str]]]:
     if "::" in target:
-        return [_build_target(*target.split("::", 1), script=script)]
+        file, name = target.split("::", 1)
+        return [_build_target(file, name, script=script)]
     path = Path(target)
     if path.is_dir():
         tasks = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
@@ -256,7 +257,8 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     """Every target under TARGET (task files as they are, targets in ordinary code built into
     tasks) and, for those that could not be built, why."""
     if "::" in target:
-        return [_build_target(*target.split("::", 1))], []
+        file, name = target.split("::", 1)
+        return [_build_target(file, name)], []
     path = Path(target)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
@@ -327,7 +329,7 @@ def run(args: argparse.Namespace) -> int:
         run_rec = store.get_run(args.resume)
         if run_rec is None:
             raise UserError(f"no run {args.resume!r} in {store.path}; `kernelevo runs` lists them")
-        targets = [(Path(run_rec.task_path), {})]
+        targets: list[tuple[Path, dict[str, str]]] = [(Path(run_rec.task_path), {})]
     else:
         try:
             if args.script and "::" not in args.target:
@@ -462,7 +464,11 @@ def _run_targets(
                 try:
                     result = optimize_task(
                         task_path,
-                        replace(cfg, **origin),
+                        replace(
+                            cfg,
+                            source_file=origin.get("source_file", cfg.source_file),
+                            target_id=origin.get("target_id", cfg.target_id),
+                        ),
                         store=store,
                         events=events,
                         resume=args.resume,
@@ -685,7 +691,7 @@ def _table(summaries: list[dict[str, Any]], cfg: Any, dispatcher: Any, elapsed: 
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     lines += [f"  {s['task']}: {s['error']}" for s in summaries if s["status"] == "failed"]
     tokens = sum(s.get("tokens", 0) for s in summaries)
     cost = sum(s.get("cost_usd", 0.0) for s in summaries)

@@ -7,12 +7,16 @@ import fcntl
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.cli import UserError
 from kernelevo.phase import Phase
 
+if TYPE_CHECKING:
+    from kernelevo.store import RunRecord, Store
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("runs", help="list optimize runs in the store")
     p.add_argument("--limit", type=int, default=20)
     p.add_argument("--json", action="store_true")
@@ -36,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=report)
 
 
-def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _store(args: argparse.Namespace) -> Store:
     from kernelevo.store import Store, default_store_path
 
     path = Path(args.store) if args.store else default_store_path()
@@ -47,7 +51,7 @@ def _store(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return Store(path)
 
 
-def _run(store, run_id: str):  # type: ignore[no-untyped-def]
+def _run(store: Store, run_id: str) -> RunRecord:
     run = store.get_run(run_id)
     if run is None:
         raise UserError(f"no run {run_id!r} in {store.path}; `kernelevo runs` lists them")
@@ -94,7 +98,7 @@ def list_runs(args: argparse.Namespace) -> int:
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     crashed = [r.id for r in runs if _status(store, r) == "crashed"]
     if crashed:
         print(
@@ -103,7 +107,7 @@ def list_runs(args: argparse.Namespace) -> int:
     return 0
 
 
-def _target_name(r) -> str:  # type: ignore[no-untyped-def]
+def _target_name(r: RunRecord) -> str:
     """`file.py::Target` for a target in the user's code, else the task file's name."""
     from kernelevo.targets.extract import task_origin
 
@@ -116,7 +120,7 @@ def _target_name(r) -> str:  # type: ignore[no-untyped-def]
     return Path(r.task_path).name
 
 
-def _status(store, r) -> str:  # type: ignore[no-untyped-def]
+def _status(store: Store, r: RunRecord) -> str:
     """A run still marked running that no process holds has crashed (and can be resumed)."""
     if r.status != "running":
         return r.status
@@ -132,7 +136,7 @@ def _status(store, r) -> str:  # type: ignore[no-untyped-def]
     return "crashed"
 
 
-def _text(value, empty: str = "-") -> str:  # type: ignore[no-untyped-def]
+def _text(value: Any, empty: str = "-") -> str:
     """A stored value for people: no None, {} or [] reprs."""
     if value is None or value == {} or value == [] or value == "":
         return empty
@@ -172,7 +176,8 @@ def show(args: argparse.Namespace) -> int:
         )
         u = s.get("usage") or {}
         print(
-            f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates {_text(s.get('counts'), 'none')}"
+            f"  {u.get('tokens', 0):,} tokens · ${u.get('cost_usd', 0):.2f} · candidates "
+            f"{_text(s.get('counts'), 'none')}"
         )
         for note in s.get("notes") or []:
             print(f"  note: {note}")

@@ -8,7 +8,7 @@ import os
 from kernelevo.cli import UserError
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "task", help="extract a target from your code into a KernelBench-format task"
     )
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"  reference {built.reference} ({built.target.id}); example inputs from {built.inputs}")
     if args.no_check:
         return 0
+    assert built.path is not None  # build_task writes the file or raises
     check = check_task(built.path, timeout=args.timeout)
     label = {True: "ok", False: "FAILED", None: "not checked"}[check.ok]
     print(f"check {label} ({check.elapsed_s:.1f} s): {check.message}")

@@ -5,12 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from kernelevo.cli import UserError
 
+if TYPE_CHECKING:
+    from kernelevo.store import Store
+    from kernelevo.verdict import Verdict
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "verify",
         help="check a candidate kernel against its task's PyTorch reference",
@@ -94,11 +98,12 @@ def run(args: argparse.Namespace) -> int:
     return 0 if verdict.ok else 1
 
 
-def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
+def format_verdict(verdict: Verdict) -> str:
     lines = [
         f"{verdict.status.upper()}: {verdict.reason}",
         f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
-        f"{verdict.device.get('name', '?')}{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
+        f"{verdict.device.get('name', '?')}"
+        f"{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
         f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}",
     ]
     if verdict.isolation == "none":
@@ -120,7 +125,7 @@ def format_verdict(verdict) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines)
 
 
-def _through_service(args: argparse.Namespace, store) -> Any:  # type: ignore[no-untyped-def]
+def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
     """The verdict from the workspace's verification service (kernelevo/service.py), or None to judge
     in this process: service off, unsandboxed, or none running where auto does not start one."""
     import os

@@ -7,6 +7,7 @@ how the tests exercise it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import shutil
@@ -189,12 +190,9 @@ class LocalDispatcher(PooledDispatcher):
         """Start the workers while the search prepares its first candidates (a GPU worker takes ~15 s)."""
 
         def warm() -> None:
-            try:
+            # closed while starting, or a worker that cannot start: evaluate() reports it
+            with contextlib.suppress(Exception):
                 self.warm()
-            except (
-                Exception
-            ):  # closed while starting, or a worker that cannot start: evaluate() reports it
-                pass
 
         threading.Thread(target=warm, name="kernelevo-warm", daemon=True).start()
 

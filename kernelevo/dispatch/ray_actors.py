@@ -12,6 +12,7 @@ Nodes need KernelEvo, torch and triton installed (the same versions as the drive
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -316,10 +317,8 @@ class RayDispatcher(PooledDispatcher):
             self.lost_actors += 1
         self.pool.expect(1)
         self.pool.retire(slot)
-        try:
+        with contextlib.suppress(Exception):
             ray.kill(slot.handle, no_restart=True)
-        except Exception:
-            pass
         threading.Thread(
             target=self._start_replacement, name="kernelevo-ray-replace", daemon=True
         ).start()
@@ -331,10 +330,8 @@ class RayDispatcher(PooledDispatcher):
                 self._slot(actor, ray.get(actor.info.remote(), timeout=self.start_timeout))
             )
         except Exception:
-            try:
+            with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
-            except Exception:
-                pass
         finally:
             self.pool.expected_done(1)
 
@@ -345,15 +342,11 @@ class RayDispatcher(PooledDispatcher):
     def close(self) -> None:
         slots = list(self.pool) if hasattr(self, "pool") else []
         refs = [s.handle.close.remote() for s in slots]
-        try:
+        with contextlib.suppress(Exception):
             ray.get(refs, timeout=30)
-        except Exception:
-            pass
         for s in slots:
-            try:
+            with contextlib.suppress(Exception):
                 ray.kill(s.handle, no_restart=True)
-            except Exception:
-                pass
         if self._owns_ray and ray.is_initialized():
             ray.shutdown()
             self._owns_ray = False

@@ -8,6 +8,7 @@ the candidate's.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 from typing import Any
 
@@ -153,8 +154,6 @@ class CandidateClient:
 
     def close(self) -> None:
         if self.open_pid is not None and self.host.alive:
-            try:
+            with contextlib.suppress(WorkerError, CandidateFailed):
                 self._request({"op": "close"}, 30)
-            except (WorkerError, CandidateFailed):
-                pass
         self.open_pid = None

@@ -32,7 +32,7 @@ def compare_any_size(
     ):
         return compare_outputs(ref, cand, tolerance_hint, precision)
     worst: dict[str, Any] = {}
-    for i, (r, c) in enumerate(zip(refs, cands)):
+    for i, (r, c) in enumerate(zip(refs, cands, strict=True)):
         label = f"output {i}" if len(refs) > 1 else "output"
         small = not isinstance(r, torch.Tensor) or r.numel() <= slice_elements
         header = (

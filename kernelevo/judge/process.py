@@ -251,7 +251,9 @@ class Judge:
         label = str(req.get("label") or "input set")
         checks: list[Check] = []
         changed = [
-            i for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"])) if a != b
+            i
+            for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"], strict=True))
+            if a != b
         ]
         checks.append(
             Check(
@@ -333,9 +335,9 @@ class Judge:
         assert self.ref is not None
         s = self.sets[str(req["set"])]
         fresh = self.ref.inputs(int(req["seed"]))
-        for dst, src in zip(tensors(s["args"]), tensors(fresh)):
+        for dst, src in zip(tensors(s["args"]), tensors(fresh), strict=False):
             dst.copy_(src)
-        for dst, src in zip(tensors(s["shared"]), tensors(fresh)):
+        for dst, src in zip(tensors(s["shared"]), tensors(fresh), strict=False):
             dst.copy_(src)
         del fresh
         s["print"], s["out"] = fingerprint(s["shared"]), None

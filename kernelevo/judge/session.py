@@ -10,6 +10,7 @@ are handled one at a time and dropped on both sides before the next (the memory 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import shutil
@@ -129,10 +130,8 @@ class Session:
         for item in outputs:
             name = item.get("tensor", {}).get("file") if isinstance(item, dict) else None
             if isinstance(name, str) and "/" not in name and name.startswith("out-"):
-                try:
+                with contextlib.suppress(OSError):
                     os.remove(os.path.join(self.folder, name))
-                except OSError:
-                    pass
 
     def one_set(
         self,
@@ -220,7 +219,7 @@ class Session:
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
         randomised weights matched by meaning (verify/weights.py); where none match, or with
         `same_seed_only`, both keep their weights from the same seed (KernelBench's rule)."""
-        for attempt in range(2):
+        for _attempt in range(2):
             begin = self.judge.ask(
                 "begin", **self.common(), seed=seed, exchange=self.folder, via=self.via
             )
@@ -342,10 +341,8 @@ class Session:
             status, reason = "runtime_error", f"{exc}"
         finally:
             self.cand.close()
-            try:
+            with contextlib.suppress(JudgeFailed, Exception):
                 self.judge.ask("end", timeout=60)
-            except (JudgeFailed, Exception):
-                pass
             remove_exchange(self.folder)
             self.drop_cache()
         if status == "verified":
@@ -503,10 +500,8 @@ def measure_reference(
     except JudgeFailed as exc:
         return {"error": str(exc)}
     finally:
-        try:
+        with contextlib.suppress(JudgeFailed):
             j.ask("end", timeout=60)
-        except JudgeFailed:
-            pass
         shutil.rmtree(session.folder, ignore_errors=True)
     comp = base.get("compile")
     timings = {

@@ -160,5 +160,8 @@ class Budget:
             )
         if self.usd is not None and self.used.cost_usd + reserved_u + usd > self.usd:
             left = self.usd - self.used.cost_usd - reserved_u
-            return f"cost budget: the next call may cost up to ${usd:.4f}, ${max(left, 0):.4f} of ${self.usd:.2f} is left"
+            return (
+                f"cost budget: the next call may cost up to ${usd:.4f}, ${max(left, 0):.4f} of "
+                f"${self.usd:.2f} is left"
+            )
         return None

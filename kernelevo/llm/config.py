@@ -170,7 +170,7 @@ def _load_toml(path: Path) -> dict[str, Any] | None:
             if os.environ.get("KERNELEVO_CONFIG"):
                 raise LLMError(
                     f"{path}: reading TOML on Python 3.10 needs the 'tomli' package (pip install tomli)"
-                )
+                ) from None
             log.warning("%s ignored: reading TOML on Python 3.10 needs the 'tomli' package", path)
             return None
     try:
@@ -242,7 +242,7 @@ def load_config(path: Path | str | None = None) -> LLMConfig:
 
 
 def provider_names(config: LLMConfig | None = None) -> list[str]:
-    names = list(KNOWN_PROVIDERS) + [OFFLINE, REPLAY]
+    names = [*KNOWN_PROVIDERS, OFFLINE, REPLAY]
     return names + sorted(n for n in (config.providers if config else {}) if n not in names)
 
 

@@ -26,7 +26,7 @@ def parse_smi_csv(text: str) -> list[dict[str, str]]:
     for line in text.strip().splitlines():
         cells = [c.strip() for c in line.split(",")]
         if len(cells) == len(_SMI_FIELDS):
-            rows.append(dict(zip(_SMI_FIELDS, cells)))
+            rows.append(dict(zip(_SMI_FIELDS, cells, strict=True)))
     return rows
 
 

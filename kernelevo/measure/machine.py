@@ -1,4 +1,4 @@
-"""What this machine can do, found cheaply (no torch import): GPU, nvcc, Triton, pycuda, keys.
+"""What this machine can do, found cheaply (no torch import): GPU, nvcc, Triton, keys.
 
 Used to pick how candidates are checked (real GPU, or Triton's interpreter plus
 ahead-of-time compiles) and by `kernelevo doctor`.
@@ -6,9 +6,9 @@ ahead-of-time compiles) and by `kernelevo doctor`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,7 +23,6 @@ class Machine:
     nvcc: str = ""
     triton: str = ""
     torch: str = ""
-    pycuda: bool = False
     keys: dict[str, bool] = field(default_factory=dict)
 
     @property
@@ -79,11 +78,8 @@ def probe() -> Machine:
         except (OSError, subprocess.TimeoutExpired):
             pass
     for name in ("triton", "torch"):
-        try:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             setattr(m, name, importlib.metadata.version(name))
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    m.pycuda = importlib.util.find_spec("pycuda") is not None
     m.keys = {k: bool(os.environ.get(k)) for k in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
     return m
 

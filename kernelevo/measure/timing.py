@@ -9,7 +9,8 @@ Protocol per measured call on CUDA: flush L2 (unless rotating input sets already
 queue a short spin kernel (so the device is still busy while the host launches the call's
 kernels: launch latency is not timed; when the device had passed the start event before the
 call returned, the spin doubles and the sample is taken again), record a start event, call,
-record an end event on the stream, synchronise the whole device, record a second end event. The stream time is what is reported (it agrees with do_bench);
+record an end event on the stream, synchronise the whole device, record a second end event.
+The stream time is what is reported (it agrees with do_bench);
 when the device-wide time exceeds it by more than an empty call's synchronisation gap,
 work escaped the stream (a side stream, a thread) and the device-wide figures are reported
 instead, flagged `escaped_stream`. Functions are warmed up, then timed round-robin in one

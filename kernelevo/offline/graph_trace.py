@@ -29,7 +29,7 @@ def _encode(value: Any) -> Any:
         return {"dtype": str(value)}
     if isinstance(value, torch.device):
         return {"device": str(value)}
-    if isinstance(value, torch.layout) or isinstance(value, torch.memory_format):
+    if isinstance(value, (torch.layout, torch.memory_format)):
         return {"other": str(value)}
     if isinstance(value, (bool, int, float, str)) or value is None:
         return value
@@ -61,7 +61,9 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
     k = len(state)
 
     def flat_forward(*flat: Any) -> Any:
-        return torch.func.functional_call(model, dict(zip(names, flat[:k])), tuple(flat[k:]))
+        return torch.func.functional_call(
+            model, dict(zip(names, flat[:k], strict=True)), tuple(flat[k:])
+        )
 
     with torch.no_grad():
         gm = make_fx(flat_forward, tracing_mode="fake")(*[t for _, t, _ in state], *inputs)
@@ -187,7 +189,7 @@ def check(
                     got = new(*inputs)
                 exp_list = list(expected) if isinstance(expected, (tuple, list)) else [expected]
                 got_list = list(got) if isinstance(got, (tuple, list)) else [got]
-                for e, g in zip(exp_list, got_list):
+                for e, g in zip(exp_list, got_list, strict=False):
                     atol, rtol = _tolerance(module, e.dtype)
                     if g.shape != e.shape or g.dtype != e.dtype:
                         problem = f"output {tuple(g.shape)} {g.dtype}, expected {tuple(e.shape)} {e.dtype}"
@@ -195,7 +197,10 @@ def check(
                         g.float(), e.float(), atol=atol, rtol=rtol, equal_nan=True
                     ):
                         err = (g.float() - e.float()).abs().nan_to_num(math.inf).max().item()
-                        problem = f"max abs error {err:.3g} on input shapes {[tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]}"
+                        problem = (
+                            f"max abs error {err:.3g} on input shapes "
+                            f"{[tuple(x.shape) for x in inputs if isinstance(x, torch.Tensor)]}"
+                        )
                     if problem:
                         break
                 if problem:

@@ -1,8 +1,8 @@
 """A rough model of the GPU for ordering launch configurations before any is timed.
 
 The parameter search pays one GPU evaluation per configuration, so the first few should be
-plausible ones: enough work per thread to keep loads wide and in flight (4–16 elements for a
-1-D block, 32–128 accumulator values for a 2-D tile) and a tile whose operands fit the shared
+plausible ones: enough work per thread to keep loads wide and in flight (4 to 16 elements for a
+1-D block, 32 to 128 accumulator values for a 2-D tile) and a tile whose operands fit the shared
 memory with its pipeline stages. A lower `prior` is a likelier good configuration; it ranks,
 it never refuses (the timing decides).
 """

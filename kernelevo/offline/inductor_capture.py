@@ -104,7 +104,7 @@ def _configure(device: str, library_ops: list[str]) -> None:
         from triton.runtime.driver import driver
 
         try:
-            driver.active
+            _ = driver.active  # a property: raises where Triton has no driver
         except RuntimeError:  # no Triton driver here: codegen only needs a stable hash
             torch_triton.triton_hash_with_backend = lambda: "0" * 64
     elif not any(op.split(".")[-1] in ("mm", "addmm", "bmm", "baddbmm") for op in library_ops):
@@ -258,7 +258,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     k = len(state)
 
     def flat_forward(*flat: Any) -> tuple:
-        out = torch.func.functional_call(model, dict(zip(names, flat[:k])), tuple(flat[k:]))
+        out = torch.func.functional_call(
+            model, dict(zip(names, flat[:k], strict=True)), tuple(flat[k:])
+        )
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
     result: dict[str, Any] = {
@@ -297,11 +299,13 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
             seen_keys.append(key)
             captured: dict[str, Any] = {}
 
-            def save(code: str) -> None:
+            def save(code: str, captured: dict[str, Any] = captured) -> None:
                 captured["wrapper"] = code
                 raise _Captured()
 
-            def backend(gm: Any, example_inputs: list[Any]) -> Any:
+            def backend(
+                gm: Any, example_inputs: list[Any], captured: dict[str, Any] = captured
+            ) -> Any:
                 only = (
                     library_only(gm)
                     if MATMUL_CALLS & {op.split(".")[-1] for op in library_ops}

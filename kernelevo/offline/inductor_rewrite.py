@@ -253,8 +253,8 @@ class _CallBody(ast.NodeTransformer):
             return ast.Call(
                 ast.Attribute(ast.Name("torch", ast.Load()), "empty_strided", ast.Load()),
                 [size, stride],
-                keywords
-                + [
+                [
+                    *keywords,
                     ast.keyword("dtype", dtype),
                     ast.keyword("device", ast.Name("device", ast.Load())),
                 ],
@@ -313,7 +313,7 @@ class _CallBody(ast.NodeTransformer):
                 f"kernel {kernel}: launch passes {len(args)} arguments, signature has {len(runtime)}"
             )
         args = args[: len(runtime)]
-        numels = {n: ast.unparse(a) for n, a in zip(runtime, args) if n in BLOCK_OF}
+        numels = {n: ast.unparse(a) for n, a in zip(runtime, args, strict=False) if n in BLOCK_OF}
         config = info["configs"][0]
         launch_kw: dict[str, Any] = {}
         for k, v in config["kwargs"].items():
@@ -402,7 +402,7 @@ def _input_expr(source: str | None, state: list[dict[str, Any]], inputs: list[st
 
 def _dispatch_test(key: list[Any], names: list[str]) -> str:
     tests = []
-    for entry, name in zip(key, names):
+    for entry, name in zip(key, names, strict=False):
         if entry[0] == "tensor":
             tests.append(f"{name}.dim() == {entry[1]} and {name}.dtype == {entry[2]}")
         elif entry[1] is not None:
@@ -425,7 +425,7 @@ def rewrite(captured: dict[str, Any]) -> str:
     except SignatureError as exc:
         raise NotExtractable(str(exc)) from exc
     tensor_names = (
-        [n for n, k in zip(names, captured["variants"][0]["key"]) if k[0] == "tensor"]
+        [n for n, k in zip(names, captured["variants"][0]["key"], strict=False) if k[0] == "tensor"]
         if names
         else []
     )
@@ -464,12 +464,13 @@ def rewrite(captured: dict[str, Any]) -> str:
     expected = "; ".join(
         " and ".join(
             f"{n}: {k[2].replace('torch.', '')} rank {k[1]}" if k[0] == "tensor" else f"{n}={k[1]}"
-            for n, k in zip(names, v["key"])
+            for n, k in zip(names, v["key"], strict=False)
         )
         for v in captured["variants"]
     )
-    body = branches + [
-        f"raise ValueError({('no kernels for these inputs; extracted for ' + expected)!r})"
+    body = [
+        *branches,
+        f"raise ValueError({'no kernels for these inputs; extracted for ' + expected!r})",
     ]
     parts = [HEADER]
     if registry.uses_libdevice:

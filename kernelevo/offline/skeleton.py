@@ -93,8 +93,8 @@ def model_class(
         init.append(f"        _state(self, {s['name']!r}, {shape}, {s['dtype']}, {s['parameter']})")
     return (
         "\n\nclass ModelNew(nn.Module):\n"
-        f"    def __init__({', '.join(['self'] + init_params)}):\n" + "\n".join(init) + "\n\n"
-        f"    def forward({', '.join(['self'] + forward_params)}):\n"
+        f"    def __init__({', '.join(['self', *init_params])}):\n" + "\n".join(init) + "\n\n"
+        f"    def forward({', '.join(['self', *forward_params])}):\n"
         + "\n".join("        " + line for line in forward_body)
         + "\n"
     )

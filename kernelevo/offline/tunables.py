@@ -202,22 +202,22 @@ class _Finder:
         for pattern, flags in patterns:
             for m in re.finditer(pattern, self.source, flags):
                 name, value = m.group(1), int(m.group(2))
-                if TILE_NAME.search(name) or "THREADS" in name.upper() or "WARPS" in name.upper():
-                    if _pow2(value):
-                        start, end = m.span(2)
-                        self.found.setdefault(
-                            (start, end, ""),
-                            Tunable(
-                                f"{name}@L{self.source.count(chr(10), 0, start) + 1}",
-                                "literal",
-                                start,
-                                end,
-                                value,
-                                tile_choices(
-                                    value, hi=1024 if "THREADS" in name.upper() else 16384
-                                ),
-                            ),
-                        )
+                tile = (
+                    TILE_NAME.search(name) or "THREADS" in name.upper() or "WARPS" in name.upper()
+                )
+                if tile and _pow2(value):
+                    start, end = m.span(2)
+                    self.found.setdefault(
+                        (start, end, ""),
+                        Tunable(
+                            f"{name}@L{self.source.count(chr(10), 0, start) + 1}",
+                            "literal",
+                            start,
+                            end,
+                            value,
+                            tile_choices(value, hi=1024 if "THREADS" in name.upper() else 16384),
+                        ),
+                    )
         for m in re.finditer(r"\b(\w+)<([\d\s,]+)>\s*<<<", self.source):
             base = m.start(2)
             for num in re.finditer(r"\d+", m.group(2)):

@@ -135,7 +135,7 @@ def tune(
 
     def run(values: tuple[int, ...]) -> float | None:
         nonlocal budget, free, note
-        config = dict(zip(names, values))
+        config = dict(zip(names, values, strict=True))
         t = evaluate(apply_config(base_source, tunables, config))
         if isinstance(t, RejectedAhead):
             t = None
@@ -172,7 +172,7 @@ def tune(
             rest = [v for v in itertools.product(*(t.choices for t in tunables)) if v not in seen]
             rng.shuffle(rest)
             rest.sort(
-                key=lambda v: prior(dict(zip(names, v)))
+                key=lambda v: prior(dict(zip(names, v, strict=True)))
             )  # plausible ones first: a cut budget keeps them
             for values in rest:
                 if budget <= 0:
@@ -194,7 +194,9 @@ def tune(
                             {child, *(_mutate(parent, tunables, rng) for _ in range(3))} - set(seen)
                         )
                         child = (
-                            min(kids, key=lambda v: prior(dict(zip(names, v)))) if kids else child
+                            min(kids, key=lambda v: prior(dict(zip(names, v, strict=True))))
+                            if kids
+                            else child
                         )
                 else:
                     child = tuple(rng.choice(t.choices) for t in tunables)
@@ -207,7 +209,7 @@ def tune(
     if recheck:
         ranked = sorted((t, v) for v, t in seen.items() if t is not None)[:recheck]
         for first, values in ranked:
-            config = dict(zip(names, values))
+            config = dict(zip(names, values, strict=True))
             again = timed(apply_config(base_source, tunables, config))
             history.append(Trial(config, again, "recheck"))
             seen[values] = None if again is None else (first + again) / 2
@@ -215,7 +217,7 @@ def tune(
     if not valid:
         return TuneResult(base_source, base_time, history, {}, note)
     best_time, best_values = min(valid, key=lambda p: p[0])
-    best_config = dict(zip(names, best_values))
+    best_config = dict(zip(names, best_values, strict=True))
     return TuneResult(
         apply_config(base_source, tunables, best_config), best_time, history, best_config, note
     )

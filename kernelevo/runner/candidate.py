@@ -352,7 +352,7 @@ class CandidateProcess:
         descs = [d for d in (req.get("buffers") or [])]
         if len(descs) != len(outs):
             return {"error": "buffer count does not match the outputs"}
-        for o, d in zip(outs, descs):
+        for o, d in zip(outs, descs, strict=True):
             dst = open_tensor(d, self.folder, MAX_EXCHANGE_BYTES)
             if dst.shape != o.shape or dst.dtype != o.dtype:
                 return {"error": "a buffer does not match its output"}

@@ -12,6 +12,7 @@ itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -40,10 +41,8 @@ def _child_main(sock: socket.socket, keep_fds: set[int], kind: str) -> None:
     fd = sock.fileno()
     for other in range(3, 1024):
         if other != fd and other not in keep_fds:
-            try:
+            with contextlib.suppress(OSError):
                 os.close(other)
-            except OSError:
-                pass
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     import threading
@@ -157,10 +156,8 @@ class Host:
     def _kill(self) -> None:
         if self.child is not None:
             for kill in (os.killpg, os.kill):
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     kill(self.child, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
         self._reap()
 
     def _reap(self) -> str:
@@ -181,10 +178,8 @@ class Host:
                 os.kill(self.child, signal.SIGKILL)
                 os.waitpid(self.child, 0)
                 how = "signal 9"
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child, signal.SIGKILL)  # whatever it left in its group
-            except (ProcessLookupError, PermissionError):
-                pass
         if self.sock is not None:
             self.sock.close()
         self.child = self.sock = self.stream = None

@@ -7,6 +7,7 @@ and resident memory of the whole tree (the address-space limit cannot be used wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import signal
@@ -100,10 +101,8 @@ class Cgroup:
             except OSError:
                 continue
             for pid in pids:
-                try:
+                with contextlib.suppress(ProcessLookupError, PermissionError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError, ValueError):
-                    pass
 
     def remove(self) -> None:
         for d in self.dirs:

@@ -7,6 +7,7 @@ cgroup; then the scratch folder goes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -97,19 +98,13 @@ class SandboxProcess:
         self.watchdog.stop()
         tree = descendants(self.proc.pid) if self.proc.poll() is None else []
         for pid in [self.proc.pid, *tree]:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.cgroup.kill_all()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         deadline = time.monotonic() + 5
         while any(_exists(p) for p in tree) and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -119,10 +114,8 @@ class SandboxProcess:
         self.kill()
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
         self.output.join(2.0)
         self.cgroup.remove()
         if self._owns_scratch:

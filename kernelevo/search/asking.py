@@ -74,7 +74,7 @@ class Asker:
             head = text.rstrip()  # the API refuses a final assistant turn ending in whitespace
             more = await self._complete(
                 Prompt(
-                    system=prompt.system, messages=prompt.messages + (Message("assistant", head),)
+                    system=prompt.system, messages=(*prompt.messages, Message("assistant", head))
                 )
             )
             text = head + more.text

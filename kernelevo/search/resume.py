@@ -33,7 +33,7 @@ class RunLock:
         self._file: IO[str] | None = None
 
     def acquire(self) -> RunLock:
-        f = open(self.path, "a+")
+        f = open(self.path, "a+")  # noqa: SIM115 (the lock is held until release())
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -4,6 +4,8 @@ kernels (LLM-written or not), each configuration a candidate of phase `tune`."""
 from __future__ import annotations
 
 import asyncio
+import functools
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.phase import Phase
@@ -40,7 +42,9 @@ async def tune_best(search: Search) -> None:
             continue  # tuned before a resume
         attempts = iter(range(10_000))
 
-        def evaluate(source: str, parent: Program = parent, k: int = k) -> Any:
+        def evaluate(
+            source: str, parent: Program = parent, k: int = k, attempts: Iterator[int] = attempts
+        ) -> Any:
             fut = asyncio.run_coroutine_threadsafe(
                 search._submit(
                     source,
@@ -61,7 +65,8 @@ async def tune_best(search: Search) -> None:
         baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
         result = await loop.run_in_executor(
             None,
-            lambda: tune(
+            functools.partial(
+                tune,
                 parent.source,
                 evaluate,
                 budget_evals=cfg.tune_evals,

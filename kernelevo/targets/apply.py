@@ -20,6 +20,7 @@ re-checks every file and renames temporary files into place, undoing on any fail
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 from dataclasses import replace
@@ -33,7 +34,38 @@ from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
 _NN_MODULE_ATTRS = frozenset(
-    ["training", "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules", "named_modules", "state_dict", "register_buffer", "register_parameter", "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "train", "eval", "apply", "forward", "zero_grad", "requires_grad_", "type", "extra_repr", "get_parameter", "get_buffer", "get_submodule"]
+    [
+        "training",
+        "parameters",
+        "named_parameters",
+        "buffers",
+        "named_buffers",
+        "children",
+        "named_children",
+        "modules",
+        "named_modules",
+        "state_dict",
+        "register_buffer",
+        "register_parameter",
+        "to",
+        "cuda",
+        "cpu",
+        "float",
+        "half",
+        "double",
+        "bfloat16",
+        "train",
+        "eval",
+        "apply",
+        "forward",
+        "zero_grad",
+        "requires_grad_",
+        "type",
+        "extra_repr",
+        "get_parameter",
+        "get_buffer",
+        "get_submodule",
+    ]
 )
 
 
@@ -208,9 +240,12 @@ def _model_new(source: str, run_id: str) -> ast.ClassDef:
     except SyntaxError as exc:
         raise ApplyError(f"run {run_id}: candidate line {exc.lineno}: {exc.msg}") from exc
     for node in tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
-            if any(isinstance(s, ast.FunctionDef) and s.name == "forward" for s in node.body):
-                return node
+        if (
+            isinstance(node, ast.ClassDef)
+            and node.name == "ModelNew"
+            and any(isinstance(s, ast.FunctionDef) and s.name == "forward" for s in node.body)
+        ):
+            return node
     raise ApplyError(f"run {run_id}: the candidate has no class ModelNew with forward()")
 
 
@@ -318,7 +353,7 @@ def _rules(sets: list[list], ref: Reference, run_id: str) -> tuple[list, list, d
         tail.append(_literal(defaults[i - first_default]))
     keywords = {
         k.arg: (_literal(d) if d is not None else "*")
-        for k, d in zip(ref.call.args.kwonlyargs, ref.call.args.kw_defaults)
+        for k, d in zip(ref.call.args.kwonlyargs, ref.call.args.kw_defaults, strict=True)
     }
     return rules, tail, keywords
 
@@ -357,10 +392,8 @@ def static_init_args(task_source: str) -> list | None:
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
         ):
-            try:
+            with contextlib.suppress(ValueError):
                 consts[stmt.targets[0].id] = ast.literal_eval(stmt.value)
-            except ValueError:
-                pass
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
             ret = next((s.value for s in stmt.body if isinstance(s, ast.Return)), None)
             if isinstance(ret, (ast.List, ast.Tuple)):
@@ -473,11 +506,14 @@ def _import_line(a: Analysis) -> int:
     if a.body and _is_docstring(a.body[0]):
         at = a.body[0].end_lineno
     for stmt in a.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (isinstance(stmt, (ast.Try, ast.If)) and all(
-            isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
-            for s in ast.walk(stmt)
-            if isinstance(s, ast.stmt) and s is not stmt
-        )):
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
+            isinstance(stmt, (ast.Try, ast.If))
+            and all(
+                isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
+                for s in ast.walk(stmt)
+                if isinstance(s, ast.stmt) and s is not stmt
+            )
+        ):
             at = stmt.end_lineno
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break

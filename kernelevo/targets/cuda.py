@@ -148,10 +148,8 @@ def string_nodes(
     def more(e: ast.expr, o: int = off) -> list[tuple[ast.expr, int]]:
         return string_nodes(e, o, local_values, local_off, module_values, depth + 1)
 
-    if (
-        (isinstance(expr, ast.Constant)
-        and isinstance(expr.value, str))
-        or isinstance(expr, ast.JoinedStr)
+    if (isinstance(expr, ast.Constant) and isinstance(expr.value, str)) or isinstance(
+        expr, ast.JoinedStr
     ):
         return [(expr, off)]
     if isinstance(expr, (ast.List, ast.Tuple)):

@@ -141,9 +141,6 @@ class Analysis:
     def target(self, key: str) -> Target | None:
         return self.detection().find(key)
 
-    def class_ref(self, name: str) -> ClassFacts | None:
-        return self.classes.get(name)
-
     def method(self, cls: ClassFacts, name: str, _depth: int = 0) -> FuncFacts | None:
         """A method as Python would find it, through base classes defined in this file."""
         if name in cls.methods:
@@ -407,10 +404,8 @@ def _python_targets(a: Analysis, found: list) -> None:
             found.append(("triton_launcher", name, name, f.node, sorted(a.ops(f)), off))
         elif _plain_function(a, f) and name not in jit_sources:
             ops = a.ops(f)
-            if (
-                any(_is_compute(op) for op in ops)
-                or ((f.tensor_signal or not f.scalar_params)
-                and _arith_only(f, ops))
+            if any(_is_compute(op) for op in ops) or (
+                (f.tensor_signal or not f.scalar_params) and _arith_only(f, ops)
             ):
                 found.append(("function", name, name, f.node, sorted(ops), off))
     for name, stmt, _fn, off in a.jit_assigned:
@@ -512,7 +507,7 @@ def _cuda_targets(
                     call,
                     loader,
                     [node for node, _ in strings],
-                    lambda node: _node_text(a, node, offs[id(node)]),
+                    lambda node, offs=offs: _node_text(a, node, offs[id(node)]),
                 )
                 or f"cuda_{call.lineno + off}"
             )

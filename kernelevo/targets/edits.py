@@ -69,7 +69,7 @@ def write_plan(plan: ApplyPlan) -> None:
     try:
         for f in plan.files:
             temps.append(_temp_with(f.path, f.new_text))
-        for f, tmp in zip(plan.files, temps):
+        for f, tmp in zip(plan.files, temps, strict=True):
             os.replace(tmp, f.path)
             done.append(f)
     except BaseException:

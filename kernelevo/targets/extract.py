@@ -364,7 +364,8 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
         if len(pkg) < stmt.level:
             dots = "." * stmt.level
             raise ExtractError(
-                f"{a.path}:{stmt.lineno}: the target needs `from {dots}{stmt.module or ''} import ...`, a relative import, "
+                f"{a.path}:{stmt.lineno}: the target needs `from {dots}{stmt.module or ''} import ...`, a "
+                "relative import, "
                 f"but {os.path.dirname(os.path.abspath(a.path))} is not a package (no __init__.py up to that level); "
                 "build the task from the package's own checkout, or pick a target that does not need that import"
             )
@@ -423,7 +424,8 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     body = [_localize(a, s, paths) for s in closure]
     bound = set().union(*(_bindings(s) for s in closure)) if closure else set()
     head = [
-        f'"""KernelEvo task: {ref.qualname} from {os.path.basename(a.path)} (lines {t.start_line + 1}-{t.end_line + 1}).',
+        f'"""KernelEvo task: {ref.qualname} from {os.path.basename(a.path)} (lines '
+        f"{t.start_line + 1}-{t.end_line + 1}).",
         "",
         f"Target {t.id}; the reference is the user's code, copied verbatim with what it needs",
         f"from the file. Example inputs: {inputs.note}.",
@@ -460,7 +462,7 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
             f"    def forward(self, {sig}):\n        return {ref.qualname}({call})"
         ).replace("forward(self, )", "forward(self)")
     parts = ["\n".join(head), "\n".join(pre)] if pre else ["\n".join(head)]
-    parts += _grouped(closure, body) + [ref_text]
+    parts += [*_grouped(closure, body), ref_text]
     parts += [_stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
     if inputs.code:
         parts.append(inputs.code.rstrip())
@@ -471,7 +473,7 @@ def _grouped(closure: list[ast.stmt], texts: list[str]) -> list[str]:
     """Runs of imports or of simple assignments stay together, as people write them."""
     out: list[str] = []
     prev: str | None = None
-    for stmt, text in zip(closure, texts):
+    for stmt, text in zip(closure, texts, strict=True):
         kind = (
             "import"
             if isinstance(stmt, (ast.Import, ast.ImportFrom))

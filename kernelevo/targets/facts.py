@@ -13,7 +13,101 @@ from kernelevo.targets.imports import bind_import, dotted, resolve, resolve_expr
 
 # Methods that, called on anything, are almost surely called on a tensor.
 TENSOR_METHODS = frozenset(
-    ["abs", "add", "add_", "addcmul", "addmm", "amax", "amin", "argmax", "argmin", "baddbmm", "bfloat16", "bmm", "ceil", "chunk", "clamp", "clamp_", "clamp_min", "contiguous", "cos", "cumsum", "div", "div_", "double", "erf", "exp", "exp_", "expand", "expand_as", "flatten", "flip", "float", "floor", "gather", "half", "index_add", "index_select", "log", "log1p", "log_softmax", "logsumexp", "masked_fill", "masked_fill_", "matmul", "max", "mean", "min", "mm", "mul", "mul_", "nan_to_num", "narrow", "neg", "norm", "permute", "pow", "prod", "reciprocal", "relu", "relu_", "repeat", "repeat_interleave", "reshape", "roll", "rsqrt", "scatter", "scatter_add", "sigmoid", "sign", "silu", "sin", "softmax", "softplus", "sqrt", "square", "squeeze", "std", "sub", "sub_", "sum", "t", "tanh", "topk", "transpose", "tril", "triu", "type_as", "unbind", "unflatten", "unsqueeze", "var", "view", "view_as", "where"]
+    [
+        "abs",
+        "add",
+        "add_",
+        "addcmul",
+        "addmm",
+        "amax",
+        "amin",
+        "argmax",
+        "argmin",
+        "baddbmm",
+        "bfloat16",
+        "bmm",
+        "ceil",
+        "chunk",
+        "clamp",
+        "clamp_",
+        "clamp_min",
+        "contiguous",
+        "cos",
+        "cumsum",
+        "div",
+        "div_",
+        "double",
+        "erf",
+        "exp",
+        "exp_",
+        "expand",
+        "expand_as",
+        "flatten",
+        "flip",
+        "float",
+        "floor",
+        "gather",
+        "half",
+        "index_add",
+        "index_select",
+        "log",
+        "log1p",
+        "log_softmax",
+        "logsumexp",
+        "masked_fill",
+        "masked_fill_",
+        "matmul",
+        "max",
+        "mean",
+        "min",
+        "mm",
+        "mul",
+        "mul_",
+        "nan_to_num",
+        "narrow",
+        "neg",
+        "norm",
+        "permute",
+        "pow",
+        "prod",
+        "reciprocal",
+        "relu",
+        "relu_",
+        "repeat",
+        "repeat_interleave",
+        "reshape",
+        "roll",
+        "rsqrt",
+        "scatter",
+        "scatter_add",
+        "sigmoid",
+        "sign",
+        "silu",
+        "sin",
+        "softmax",
+        "softplus",
+        "sqrt",
+        "square",
+        "squeeze",
+        "std",
+        "sub",
+        "sub_",
+        "sum",
+        "t",
+        "tanh",
+        "topk",
+        "transpose",
+        "tril",
+        "triu",
+        "type_as",
+        "unbind",
+        "unflatten",
+        "unsqueeze",
+        "var",
+        "view",
+        "view_as",
+        "where",
+    ]
 )
 TRAINING_METHODS = frozenset({"backward", "zero_grad"})
 TRITON_DECORATORS = (
@@ -287,11 +381,8 @@ def _attribute_call(f: FuncFacts, func: ast.Attribute, aliases: dict[str, str]) 
                 _library_call(f, full)
     if full is None and attr in TENSOR_METHODS:
         f.ops.add("Tensor." + attr)
-    if (
-        attr in TRAINING_METHODS
-        or (attr == "step"
-        and d is not None
-        and d.split(".")[-2].lower().startswith(_STEP_OWNERS))
+    if attr in TRAINING_METHODS or (
+        attr == "step" and d is not None and d.split(".")[-2].lower().startswith(_STEP_OWNERS)
     ):
         f.training = True
 

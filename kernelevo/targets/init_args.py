@@ -30,7 +30,7 @@ def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) 
         run = run_user_code(
             "kernelevo.targets.init_args",
             [task_path],
-            readable + [os.path.dirname(task_path)],
+            [*readable, os.path.dirname(task_path)],
             tmp,
             timeout,
         )

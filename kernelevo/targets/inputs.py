@@ -143,7 +143,7 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
         except SyntaxError as exc:
             raise NoExampleInputs(
                 f"{a.path}:{lineno}: `# kernelevo: {key} = ...` is not a Python expression: {exc.msg}"
-            )
+            ) from None
     if "init" not in found and _needs_init(ref):
         raise NoExampleInputs(
             f"{a.path}:{first + 1}: {ref.name}({', '.join(required_params(ref.init, True))}) needs constructor "
@@ -270,7 +270,7 @@ def capture_from_script(
             run = run_user_code(
                 "kernelevo.targets.capture_child",
                 [spec_path],
-                readable_roots(user_file) + [os.path.dirname(os.path.abspath(script))],
+                [*readable_roots(user_file), os.path.dirname(os.path.abspath(script))],
                 tmp,
                 timeout,
                 cwd=os.path.dirname(os.path.abspath(script)),
@@ -287,7 +287,9 @@ def capture_from_script(
                     timeout=timeout,
                 )
             except subprocess.TimeoutExpired:
-                raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+                raise NoExampleInputs(
+                    f"{script}: did not call {call_q} within {timeout:.0f} s"
+                ) from None
             returncode, out, err = proc.returncode, proc.stdout, proc.stderr
         if not os.path.exists(spec["out"]):
             tail = (err or out).strip().splitlines()[-3:]
@@ -350,12 +352,12 @@ def inputs_from_capture(
 ) -> ExampleInputs:
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
-    parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names)]
+    parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names, strict=False)]
     init = [
         _value_code(s, f"{script}: constructor argument {n!r}")
-        for s, n in zip(captured.get("init") or [], captured.get("init_names") or [])
+        for s, n in zip(captured.get("init") or [], captured.get("init_names") or [], strict=False)
     ]
-    described = "; ".join(_describe(n, s) for n, s in zip(names, args))
+    described = "; ".join(_describe(n, s) for n, s in zip(names, args, strict=False))
     init_specs = list(captured.get("init") or [])
     configs = [s for s in init_specs if s.get("kind") == "config"]
     loader = ""

@@ -47,7 +47,7 @@ def node_span(lines: list[str], node: ast.AST, off: int) -> tuple[int, int, int,
 def slice_text(lines: list[str], l0: int, c0: int, l1: int, c1: int) -> str:
     if l0 == l1:
         return lines[l0][c0:c1]
-    return "\n".join([lines[l0][c0:]] + lines[l0 + 1 : l1] + [lines[l1][:c1]])
+    return "\n".join([lines[l0][c0:], *lines[l0 + 1 : l1], lines[l1][:c1]])
 
 
 def make_targets(path: str, lines: list[str], found: list) -> list[tuple[Target, ast.AST]]:

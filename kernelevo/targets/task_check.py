@@ -80,7 +80,7 @@ def run(path: str) -> dict:
     firsts = [x for x in again if isinstance(x, torch.Tensor)]
     if firsts and all(
         torch.equal(x.to(device), y)
-        for x, y in zip(firsts, [a for a in args if isinstance(a, torch.Tensor)])
+        for x, y in zip(firsts, [a for a in args if isinstance(a, torch.Tensor)], strict=False)
     ):
         warnings.append(
             "get_inputs() returns the same values for different seeds; it should draw random data"
@@ -90,7 +90,10 @@ def run(path: str) -> dict:
         for a in args
         if isinstance(a, torch.Tensor)
     )
-    msg = f"ran on {device}{' (SMALL sizes, Triton interpreter)' if small else ''}: inputs {shapes} -> output {', '.join(_describe(out))}"
+    msg = (
+        f"ran on {device}{' (SMALL sizes, Triton interpreter)' if small else ''}: inputs {shapes} -> output "
+        f"{', '.join(_describe(out))}"
+    )
     return {
         "ok": True,
         "message": msg,

@@ -271,4 +271,7 @@ def _aot_check(
     )
     if failed:
         verdict.status = "compile_error"
-        verdict.reason = f"kernel {failed[0]['kernel']} does not compile for sm_90 (H100/H200): {failed[0].get('error', '')}"
+        verdict.reason = (
+            f"kernel {failed[0]['kernel']} does not compile for sm_90 (H100/H200): "
+            f"{failed[0].get('error', '')}"
+        )

@@ -47,7 +47,7 @@ def compare_outputs(
     if len(refs) != len(cands):
         return False, f"output count mismatch: expected {len(refs)} outputs, got {len(cands)}", {}
     worst: dict[str, Any] = {}
-    for i, (r, c) in enumerate(zip(refs, cands)):
+    for i, (r, c) in enumerate(zip(refs, cands, strict=True)):
         label = f"output {i}" if len(refs) > 1 else "output"
         if not isinstance(r, torch.Tensor):
             if isinstance(c, torch.Tensor) or r != c:

@@ -260,7 +260,9 @@ def _note_triton(fn: Any, args: tuple, kwargs: dict) -> None:
     if names is None or not arg_names:
         note_custom_call((args, kwargs))
         return
-    bound = dict(zip(arg_names, args)) | {k: v for k, v in kwargs.items() if k in arg_names}
+    bound = dict(zip(arg_names, args, strict=False)) | {
+        k: v for k, v in kwargs.items() if k in arg_names
+    }
     note_custom_call((args, kwargs), written=[bound[n] for n in names if n in bound])
 
 

@@ -296,7 +296,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             if node.name in DUNDER_HOOKS:
                 bad(
                     node,
-                    f"{node.name} hooks are not allowed: a candidate returns plain tensors (tensor subclasses can compute lazily)",
+                    f"{node.name} hooks are not allowed: a candidate returns plain tensors (tensor subclasses "
+                    "can compute lazily)",
                 )
         elif isinstance(node, ast.ClassDef):
             bases = [_resolve(dotted_name(b), aliases) for b in node.bases]
@@ -305,12 +306,14 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 if any(b.split(".")[-1] == "Model" for b in bases):
                     bad(
                         node,
-                        "ModelNew subclasses Model: a candidate must implement forward itself, not inherit the reference",
+                        "ModelNew subclasses Model: a candidate must implement forward itself, not inherit "
+                        "the reference",
                     )
             if any(b in TENSOR_BASES or b.endswith("torch.Tensor") for b in bases):
                 bad(
                     node,
-                    f"class {node.name} subclasses torch.Tensor: tensor subclasses can compute lazily and are not allowed",
+                    f"class {node.name} subclasses torch.Tensor: tensor subclasses can compute lazily and are "
+                    "not allowed",
                 )
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             mods = (
@@ -352,10 +355,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 bad(node, f"try/except: {why}")
         elif isinstance(node, ast.Call):
             full = _resolve(dotted_name(node.func), aliases)
-            if (
-                full in FORBIDDEN_CALLS
-                or (full.split(".")[-1] in ("Stream", "ExternalStream")
-                and full.startswith("torch"))
+            if full in FORBIDDEN_CALLS or (
+                full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch")
             ):
                 bad(node, f"{full}: {FORBIDDEN_CALLS.get(full, 'side streams escape the timer')}")
             elif (

@@ -11,6 +11,7 @@ read-only inbox and the request's paths point there; paths in the reply are mapp
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import select
@@ -340,10 +341,8 @@ class Worker:
 
     def _reap(self) -> None:
         if self.proc is not None:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
             self.kill()
             self.restarts += 1
 

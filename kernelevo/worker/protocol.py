@@ -20,7 +20,7 @@ class ProtocolError(Exception):
 
 
 def encode(message: dict[str, Any]) -> bytes:
-    payload = msgpack.packb(message, use_bin_type=True, default=_default)
+    payload: bytes = msgpack.packb(message, use_bin_type=True, default=_default)
     return HEADER.pack(len(payload)) + payload
 
 
@@ -48,7 +48,8 @@ def read(stream: BinaryIO) -> dict[str, Any] | None:
     body = _read_exact(stream, size)
     if body is None:
         raise ProtocolError("stream ended inside a frame")
-    return msgpack.unpackb(body, raw=False, strict_map_key=False)
+    message: dict[str, Any] = msgpack.unpackb(body, raw=False, strict_map_key=False)
+    return message
 
 
 def _read_exact(stream: BinaryIO, n: int) -> bytes | None:

@@ -106,7 +106,8 @@ def diagnostics_for(
                     severity=types.DiagnosticSeverity.Information,
                     source=SOURCE,
                     code="unfused-ops",
-                    message=f"At least {n} separate kernels launched here ({', '.join(o.rsplit('.', 1)[-1] for o in t.ops[:6])}"
+                    message=f"At least {n} separate kernels launched here "
+                    f"({', '.join(o.rsplit('.', 1)[-1] for o in t.ops[:6])}"
                     f"{', …' if len(t.ops) > 6 else ''}); a fused kernel is likely faster",
                 )
             )

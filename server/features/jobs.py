@@ -189,7 +189,7 @@ def register(server: KernelEvoServer) -> None:
 
     @server.command("kernelevo.optimize")
     async def optimize_command(ls: KernelEvoServer, *args: Any) -> dict[str, Any]:
-        uri, target_id = (list(args) + [None, None])[:2]
+        uri, target_id = ([*list(args), None, None])[:2]
         backend = args[2] if len(args) > 2 else None
         if not uri or not target_id:
             raise KernelEvoError("kernelevo.optimize needs [uri, targetId, backend?]")

@@ -72,7 +72,13 @@ class FolderWatcher:
 
 
 def register(server: KernelEvoServer) -> None:
-    state: dict[str, Any] = {"watcher": None, "registration": None, "path": None, "started": False}
+    state: dict[str, Any] = {
+        "watcher": None,
+        "registration": None,
+        "path": None,
+        "started": False,
+        "pending": set(),
+    }
 
     def matches(uri: str) -> bool:
         path = server.path_of(uri)
@@ -161,7 +167,9 @@ def register(server: KernelEvoServer) -> None:
 
     def settings_changed() -> None:
         if state["started"]:  # before `initialized` the client cannot take requests
-            asyncio.ensure_future(watch())
+            task = asyncio.ensure_future(watch())
+            state["pending"].add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(state["pending"].discard)
 
     async def start() -> None:
         state["started"] = True

@@ -113,7 +113,7 @@ class CodeServer:
             )
             (self.ext / ".installed").write_text("")
         self.port = free_port()
-        self.log = open(home / "code-server.log", "w")
+        self.log = open(home / "code-server.log", "w")  # noqa: SIM115 (open while code-server runs)
         self.proc = subprocess.Popen(
             [
                 str(exe),

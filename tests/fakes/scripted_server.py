@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 
 @dataclass
@@ -38,15 +38,15 @@ class Reply:
     body: dict[str, Any] | None = None  # a raw JSON body, sent as is
 
 
-ScriptItem = Union[Reply, str, Callable[["RecordedRequest"], Reply | str]]
+ScriptItem = Reply | str | Callable[["RecordedRequest"], Reply | str]
 RETRY_AFTER_MS = 20
 
 
 def retry_headers(status: int, headers: dict[str, str]) -> dict[str, str]:
     """What real servers send with a retryable error, unless the reply chose its own."""
-    if status in (408, 409, 429) or status >= 500:
-        if "retry-after" not in headers and "retry-after-ms" not in headers:
-            return {"retry-after": "1", "retry-after-ms": str(RETRY_AFTER_MS), **headers}
+    retryable = status in (408, 409, 429) or status >= 500
+    if retryable and "retry-after" not in headers and "retry-after-ms" not in headers:
+        return {"retry-after": "1", "retry-after-ms": str(RETRY_AFTER_MS), **headers}
     return headers
 
 

@@ -221,6 +221,6 @@ def test_compile_baseline_on_gpu():
     x = torch.randn(4096, 4096, device="cuda")
     fn, err = compile_baseline(Gelu(), "default")
     assert err is None
-    out, err, seconds = first_call(fn, (x,))
+    out, err, _seconds = first_call(fn, (x,))
     assert err is None, err
     torch.testing.assert_close(out, Gelu()(x), rtol=1e-4, atol=1e-4)

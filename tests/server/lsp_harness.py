@@ -64,7 +64,8 @@ def fix_code_action_decoding(client: LanguageClient) -> None:
         kind = types.Command if isinstance(obj.get("command"), str) else types.CodeAction
         return conv.structure(obj, kind)
 
-    conv.register_structure_hook(Union[types.Command, types.CodeAction], hook)
+    # lsprotocol declares the field as typing.Union, which cattrs matches exactly
+    conv.register_structure_hook(Union[types.Command, types.CodeAction], hook)  # noqa: UP007
 
 
 def add_recorders(client: LanguageClient) -> None:

@@ -143,7 +143,7 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
     if client.client_name == "visual-studio-code":
         note = edit["changeAnnotations"]
         # Labelled, not needsConfirmation: that opens VS Code's Refactor Preview with nothing checked.
-        assert not list(note.values())[0].get("needsConfirmation")
+        assert not next(iter(note.values())).get("needsConfirmation")
         assert creates[0]["annotationId"] in note
         assert all(e.get("annotationId") in note for c in doc_edits.values() for e in c["edits"])
     else:
@@ -159,7 +159,7 @@ async def test_apply_is_resolved_lazily_against_the_current_text(client, workspa
 
 
 async def test_apply_command_sends_a_workspace_edit(client, workspace):
-    path, uri, target_id, result = await optimized(client, workspace)
+    _path, uri, target_id, result = await optimized(client, workspace)
     got = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]
@@ -172,7 +172,7 @@ async def test_apply_command_sends_a_workspace_edit(client, workspace):
 
 
 async def test_show_diff_command_opens_a_diff(client, workspace):
-    path, uri, target_id, result = await optimized(client, workspace)
+    _path, uri, target_id, result = await optimized(client, workspace)
     got = await client.workspace_execute_command_async(
         types.ExecuteCommandParams(
             command="kernelevo.showDiff", arguments=[uri, target_id, result["runId"]]

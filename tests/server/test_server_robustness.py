@@ -76,7 +76,7 @@ async def test_unsaved_file_is_not_optimized(client, workspace):
     uri = open_doc(client, path)
     target_id = (await lenses(client, uri))[0].command.arguments[1]
     edit_doc(client, uri, 2, 0, "# unsaved\n")
-    with pytest.raises(Exception, match="save rms_norm.py first"):
+    with pytest.raises(Exception, match=r"save rms_norm\.py first"):
         await request(client, "kernelevo/optimize", {"uri": uri, "targetId": target_id})
     assert not workspace.pidfile.exists()
 

@@ -366,16 +366,6 @@ def indent(lines: list[str], spaces: int) -> str:
     return "\n".join(" " * spaces + line for line in lines)
 
 
-def tl_dtype(torch_dtype: str) -> str:
-    return {
-        "torch.float32": "tl.float32",
-        "torch.float16": "tl.float16",
-        "torch.bfloat16": "tl.bfloat16",
-        "torch.float64": "tl.float64",
-        "torch.bool": "tl.int1",
-    }.get(torch_dtype, "tl.float32")
-
-
 @dataclass
 class Leaf:
     name: str  # placeholder name in the graph
@@ -445,7 +435,8 @@ def operand_checks(main: str, leaves: list[Leaf]) -> list[str]:
         if leaf.cls == "full":
             lines.append(f"if {var}.shape != {main}.shape:")
             lines.append(
-                f"    raise ValueError('operand shapes differ: ' + str(tuple({var}.shape)) + ' vs ' + str(tuple({main}.shape)))"
+                f"    raise ValueError('operand shapes differ: ' + str(tuple({var}.shape)) + ' vs ' + "
+                f"str(tuple({main}.shape)))"
             )
         elif leaf.cls == "row":
             lines.append(f"if {var}.numel() != {main}.shape[-1]:")

@@ -65,7 +65,8 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     x = leaf_var(main)
     out_dtype = graph.get(params["output"])["dtype"]
     dtype = f"{x}.dtype" if out_dtype == graph.placeholders[main.name]["dtype"] else out_dtype
-    forward = operand_checks(x, leaves) + [
+    forward = [
+        *operand_checks(x, leaves),
         f"out = torch.empty({x}.shape, dtype={dtype}, device={x}.device)",
         "n = out.numel()",
         "if n == 0:",

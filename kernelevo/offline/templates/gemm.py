@@ -51,7 +51,7 @@ def match(graph: Graph) -> dict[str, Any] | None:
         a_val, b_val = mm["args"][1], mm["args"][2]
     else:
         a_val, b_val = mm["args"][0], mm["args"][1]
-    m, n = mm["shape"]
+    _m, n = mm["shape"]
     if bias is None and mm["target"] == "aten.addmm.default":
         return None
     if bias is not None and (bias["kind"] == "input" or bias["shape"] not in ([n], [1, n])):
@@ -171,8 +171,10 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         "acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)",
         "for k0 in range(0, K, BLOCK_K):",
         "    kk = k0 + rk",
-        "    a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak, mask=(rm[:, None] < M) & (kk[None, :] < K), other=0.0)",
-        "    b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn, mask=(kk[:, None] < K) & (rn[None, :] < N), other=0.0)",
+        "    a = tl.load(a_ptr + rm[:, None] * stride_am + kk[None, :] * stride_ak, mask=(rm[:, None] < M) & "
+        "(kk[None, :] < K), other=0.0)",
+        "    b = tl.load(b_ptr + kk[:, None] * stride_bk + rn[None, :] * stride_bn, mask=(kk[:, None] < K) & "
+        "(rn[None, :] < N), other=0.0)",
         f"    acc = tl.dot(a, b, acc, input_precision={_precision(graph)!r})",
         "c_mask = (rm[:, None] < M) & (rn[None, :] < N)",
     ]

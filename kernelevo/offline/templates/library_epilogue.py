@@ -46,7 +46,7 @@ PREP_OPS = (
 def _broadcastable(shape: list[int], full: list[int]) -> bool:
     if len(shape) > len(full):
         return False
-    return all(s in (1, f) for s, f in zip(reversed(shape), reversed(full)))
+    return all(s in (1, f) for s, f in zip(reversed(shape), reversed(full), strict=False))
 
 
 def match(graph: Graph) -> dict[str, Any] | None:
@@ -251,7 +251,7 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     ]
     body += plan.index_lines + plan.load_lines + emitter.lines
     body.append(f"tl.store(out_ptr + offs, ({result}).to(out_ptr.dtype.element_ty), mask=mask)")
-    signature = ", ".join(["y_ptr", "out_ptr", "n_elements"] + plan.kernel_args)
+    signature = ", ".join(["y_ptr", "out_ptr", "n_elements", *plan.kernel_args])
     kernel = (
         f"\n\n@triton.jit\ndef library_epilogue_kernel({signature}, BLOCK_SIZE: tl.constexpr):\n"
         f"{indent(body, 4)}\n"
@@ -272,7 +272,7 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         "if n == 0:",
         f"    return {result_expr}",
         "library_epilogue_kernel[lambda meta: (triton.cdiv(n, meta['BLOCK_SIZE']),)](",
-        f"    {', '.join(['y', 'out', 'n'] + plan.call_args)}, BLOCK_SIZE=1024, num_warps=4)",
+        f"    {', '.join(['y', 'out', 'n', *plan.call_args])}, BLOCK_SIZE=1024, num_warps=4)",
         f"return {result_expr}",
     ]
     return [(NAME, with_header(NAME) + kernel + model_class(graph.data, forward))]

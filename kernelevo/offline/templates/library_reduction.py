@@ -170,15 +170,13 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         else:
             post.emit(name)
     result = post.env[params["output"]]
-    body += post.lines + [f"tl.store(out_ptr + row, ({result}).to(out_ptr.dtype.element_ty))"]
-    signature = ", ".join(["y_ptr", "out_ptr", "n_cols"] + plan.kernel_args)
+    body += [*post.lines, f"tl.store(out_ptr + row, ({result}).to(out_ptr.dtype.element_ty))"]
+    signature = ", ".join(["y_ptr", "out_ptr", "n_cols", *plan.kernel_args])
     kernel = f"\n\n@triton.jit\ndef library_reduction_kernel({signature}, BLOCK: tl.constexpr):\n{indent(body, 4)}\n"
 
     forward, rows = library_prelude(graph, params["lib"])
-    if rows:  # a linear layer's leading dimensions come back in front of the reduced ones
-        lead_shape = f"(*{rows}.shape[:-1],)"
-    else:
-        lead_shape = f"tuple(y.shape[:{lead}])"
+    # a linear layer's leading dimensions come back in front of the reduced ones
+    lead_shape = f"(*{rows}.shape[:-1],)" if rows else f"tuple(y.shape[:{lead}])"
     tail = tuple(params["out_tail"])
     out_dtype = graph.get(params["output"])["dtype"]
     forward += plan.forward_lines
@@ -189,7 +187,7 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         "if n_rows == 0 or n_cols == 0:",
         "    raise ValueError('an empty reduction: ' + str(tuple(y.shape)))",
         "library_reduction_kernel[(n_rows,)](",
-        f"    {', '.join(['y', 'out', 'n_cols'] + plan.call_args)}, BLOCK=1024, num_warps=4)",
+        f"    {', '.join(['y', 'out', 'n_cols', *plan.call_args])}, BLOCK=1024, num_warps=4)",
         f"return out.reshape({lead_shape} + {tail!r})",
     ]
     return [(NAME, with_header(NAME) + kernel + model_class(graph.data, forward))]

@@ -166,19 +166,18 @@ def _bodies(kind: str, has_w: bool, has_b: bool) -> tuple[list[str], list[str]]:
     head = ["row = tl.program_id(0)", "base = row.to(tl.int64) * n_cols"]
     chunk = ["cols = start + tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols", f"x = {load}"]
     if kind == RMS:
-        single = (
-            head
-            + [
-                "cols = tl.arange(0, BLOCK_SIZE)",
-                "mask = cols < n_cols",
-                f"x = {load}",
-                "inv = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)",
-                "y = x * inv",
-            ]
-            + affine
-            + [store]
-        )
-        looped = head + [
+        single = [
+            *head,
+            "cols = tl.arange(0, BLOCK_SIZE)",
+            "mask = cols < n_cols",
+            f"x = {load}",
+            "inv = tl.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)",
+            "y = x * inv",
+            *affine,
+            store,
+        ]
+        looped = [
+            *head,
             "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
             "for start in range(0, n_cols, BLOCK_SIZE):",
         ]
@@ -187,23 +186,22 @@ def _bodies(kind: str, has_w: bool, has_b: bool) -> tuple[list[str], list[str]]:
             "inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)",
             "for start in range(0, n_cols, BLOCK_SIZE):",
         ]
-        looped += ["    " + s for s in chunk + ["y = x * inv"] + affine + [store]]
+        looped += ["    " + s for s in [*chunk, "y = x * inv", *affine, store]]
         return single, looped
-    single = (
-        head
-        + [
-            "cols = tl.arange(0, BLOCK_SIZE)",
-            "mask = cols < n_cols",
-            f"x = {load}",
-            "mean = tl.sum(x, axis=0) / n_cols",
-            "d = tl.where(mask, x - mean, 0.0)",
-            "inv = tl.rsqrt(tl.sum(d * d, axis=0) / n_cols + eps)",
-            "y = d * inv",
-        ]
-        + affine
-        + [store]
-    )
-    looped = head + [
+    single = [
+        *head,
+        "cols = tl.arange(0, BLOCK_SIZE)",
+        "mask = cols < n_cols",
+        f"x = {load}",
+        "mean = tl.sum(x, axis=0) / n_cols",
+        "d = tl.where(mask, x - mean, 0.0)",
+        "inv = tl.rsqrt(tl.sum(d * d, axis=0) / n_cols + eps)",
+        "y = d * inv",
+        *affine,
+        store,
+    ]
+    looped = [
+        *head,
         "acc = tl.zeros([BLOCK_SIZE], tl.float32)",
         "for start in range(0, n_cols, BLOCK_SIZE):",
     ]
@@ -221,7 +219,7 @@ def _bodies(kind: str, has_w: bool, has_b: bool) -> tuple[list[str], list[str]]:
         "inv = tl.rsqrt(tl.sum(acc, axis=0) / n_cols + eps)",
         "for start in range(0, n_cols, BLOCK_SIZE):",
     ]
-    looped += ["    " + s for s in chunk + ["y = (x - mean) * inv"] + affine + [store]]
+    looped += ["    " + s for s in [*chunk, "y = (x - mean) * inv", *affine, store]]
     return single, looped
 
 
@@ -258,14 +256,17 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         (kind, single, "triton.next_power_of_2(n_cols)"),
         (f"{kind}_looped", looped, "1024"),
     ):
-        kernel = f"\n\n@triton.jit\ndef {kind}_kernel({ptrs}, n_cols, eps, BLOCK_SIZE: tl.constexpr):\n{indent(body, 4)}\n"
+        kernel = (
+            f"\n\n@triton.jit\ndef {kind}_kernel({ptrs}, n_cols, eps, BLOCK_SIZE: "
+            f"tl.constexpr):\n{indent(body, 4)}\n"
+        )
         launch = f"{kind}_kernel[(n_rows,)]({', '.join(args)}, n_cols, {eps}, BLOCK_SIZE={block}, num_warps=4)"
         sources.append(
             (
                 name,
                 HEADER.format(template=name)
                 + kernel
-                + model_class(graph.data, forward + [launch, "return out"]),
+                + model_class(graph.data, [*forward, launch, "return out"]),
             )
         )
     return sources

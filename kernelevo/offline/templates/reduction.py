@@ -135,19 +135,24 @@ def _generate_row(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]
     body += ["    " + line for line in chunk]
     body += [f"tl.store(out_ptr + row, ({finish}).to(out_ptr.dtype.element_ty))"]
     ptrs = ", ".join(leaf.ptr for leaf in leaves)
-    kernel = f"\n\n@triton.jit\ndef row_reduce_kernel(out_ptr, {ptrs}, n_cols, n_q, BLOCK_SIZE: tl.constexpr):\n{indent(body, 4)}\n"
+    kernel = (
+        f"\n\n@triton.jit\ndef row_reduce_kernel(out_ptr, {ptrs}, n_cols, n_q, BLOCK_SIZE: "
+        f"tl.constexpr):\n{indent(body, 4)}\n"
+    )
     x = leaf_var(main)
     out_dtype = graph.get(params["output"])["dtype"]
     dtype = f"{x}.dtype" if out_dtype == graph.placeholders[main.name]["dtype"] else out_dtype
     shape = f"{x}.shape[:-1] + (1,)" if params["keepdim"] else f"{x}.shape[:-1]"
-    forward = operand_checks(x, leaves) + [
+    forward = [
+        *operand_checks(x, leaves),
         f"n_cols = {x}.shape[-1]",
         f"out = torch.empty({shape}, dtype={dtype}, device={x}.device)",
         "n_rows = out.numel()",
         "if n_rows == 0:",
         "    return out",
         f"n_q = {x}.shape[-2] if {x}.dim() > 1 else 1",
-        f"row_reduce_kernel[(n_rows,)](out, {', '.join(leaf_var(leaf) for leaf in leaves)}, n_cols, n_q, BLOCK_SIZE=1024, num_warps=4)",
+        f"row_reduce_kernel[(n_rows,)](out, {', '.join(leaf_var(leaf) for leaf in leaves)}, n_cols, n_q, "
+        "BLOCK_SIZE=1024, num_warps=4)",
         "return out",
     ]
     return [(ROW, HEADER.format(template=ROW) + kernel + model_class(graph.data, forward))]
@@ -204,9 +209,11 @@ def _generate_ce(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         f"x = {x}.contiguous()",
         f"t = {t}.contiguous()",
         "n_rows, n_cols = x.shape",
-        f"loss = torch.empty((n_rows,), dtype={'x.dtype' if params['reduction'] == 0 else 'torch.float32'}, device=x.device)",
+        f"loss = torch.empty((n_rows,), dtype={'x.dtype' if params['reduction'] == 0 else 'torch.float32'}, "
+        "device=x.device)",
         "valid = torch.empty((n_rows,), dtype=torch.float32, device=x.device)",
-        f"cross_entropy_row_kernel[(n_rows,)](loss, valid, x, t, n_cols, {params['ignore_index']}, BLOCK_SIZE=1024, num_warps=4)",
+        f"cross_entropy_row_kernel[(n_rows,)](loss, valid, x, t, n_cols, {params['ignore_index']}, "
+        "BLOCK_SIZE=1024, num_warps=4)",
     ]
     kernels = CE_ROW
     if params["reduction"] == 0:
@@ -215,7 +222,8 @@ def _generate_ce(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         kernels += CE_MEAN
         forward += [
             "out = torch.empty((), dtype=x.dtype, device=x.device)",
-            f"mean_kernel[(1,)](out, loss, valid, n_rows, DIVIDE={params['reduction'] == 1}, BLOCK_SIZE=1024, num_warps=4)",
+            f"mean_kernel[(1,)](out, loss, valid, n_rows, DIVIDE={params['reduction'] == 1}, BLOCK_SIZE=1024, "
+            "num_warps=4)",
             "return out",
         ]
     return [(CE, HEADER.format(template=CE) + kernels + model_class(graph.data, forward))]

@@ -81,18 +81,17 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         finish = "y = e / tl.sum(e, axis=0)"
         finish_online = "y = tl.exp(s - m_row) / s_row"
 
-    single = (
-        head
-        + ["cols = tl.arange(0, BLOCK_SIZE)", "mask = cols < n_cols"]
-        + causal_lines
-        + load
-        + [
-            "m = tl.max(s, axis=0)",
-            "e = tl.exp(s - m)",
-            finish,
-            "tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
-        ]
-    )
+    single = [
+        *head,
+        "cols = tl.arange(0, BLOCK_SIZE)",
+        "mask = cols < n_cols",
+        *causal_lines,
+        *load,
+        "m = tl.max(s, axis=0)",
+        "e = tl.exp(s - m)",
+        finish,
+        "tl.store(out_ptr + base + cols, y.to(out_ptr.dtype.element_ty), mask=mask)",
+    ]
     online = (
         head
         + [
@@ -124,7 +123,8 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     out_dtype = graph.get(params["output"])["dtype"]
     dtype = f"{x}.dtype" if out_dtype == graph.placeholders[main.name]["dtype"] else out_dtype
     args = ", ".join(leaf_var(leaf) for leaf in leaves)
-    prelude = operand_checks(x, leaves) + [
+    prelude = [
+        *operand_checks(x, leaves),
         f"out = torch.empty({x}.shape, dtype={dtype}, device={x}.device)",
         f"n_cols = {x}.shape[-1]",
         "n_rows = out.numel() // n_cols if n_cols else 0",
@@ -137,7 +137,8 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         (
             NAME,
             single,
-            f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=triton.next_power_of_2(n_cols), num_warps=4)",
+            f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=triton.next_power_of_2(n_cols), "
+            "num_warps=4)",
         ),
         (
             f"{NAME}_online",
@@ -154,7 +155,7 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
                 name,
                 HEADER.format(template=name)
                 + kernel
-                + model_class(graph.data, prelude + [launch, "return out"]),
+                + model_class(graph.data, [*prelude, launch, "return out"]),
             )
         )
     return sources
