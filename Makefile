@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: setup demo test test-python test-client gpu-test clean
+.PHONY: setup demo test test-python lint test-client gpu-test gpu-bench clean
 
 setup: $(VENV)/.installed
 
@@ -32,14 +32,26 @@ node_modules/.installed: package.json package-lock.json client-vscode/package.js
 
 test: test-python test-client
 
-test-python: setup
+test-python: setup lint
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
+
+# Lint, format and type check (seconds; config in pyproject.toml). mypy sees the server under
+# its import name through a link, as setuptools installs it.
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	mkdir -p build/mypy-path && ln -sfn $(CURDIR)/server build/mypy-path/kernelevo_server
+	$(BIN)/mypy
 
 test-client: setup node_modules/.installed
 	KERNELEVO_TEST_PYTHON=$(abspath $(BIN)/python) npm test
 
 gpu-test: setup
 	$(BIN)/python -m pytest -q -m gpu
+
+# Every GPU benchmark, and docs/BENCHMARKS.md's current table from their figures.
+gpu-bench: setup
+	$(BIN)/python bench/gpu_bench.py --write
 
 clean:
 	rm -rf $(VENV) node_modules .kernelevo
