@@ -1,4 +1,4 @@
-# Sourced by the bench/gpu_*.sh scripts on the device: install the carried wheels, set paths.
+# Sourced before bench/gpu_bench.py on a GPU machine: install the wheels copied beside the checkout, set paths.
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # a bench step measures its own processes: `kernelevo verify` starts no background service here
@@ -11,5 +11,5 @@ fi
 if ! command -v bwrap >/dev/null && [ -x .sandbox-tools/bin/bwrap ]; then  # the image has no bubblewrap
   export PATH="$PWD/.sandbox-tools/bin:$PATH"
 fi
-command -v bwrap >/dev/null || echo "no bubblewrap here: workers refuse to start; carry .sandbox-tools (bench/sandbox_tools.sh)"
+command -v bwrap >/dev/null || echo "no bubblewrap here: workers refuse to start; copy .sandbox-tools beside the checkout (bench/sandbox_tools.sh)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader

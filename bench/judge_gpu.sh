@@ -1,5 +1,5 @@
 #!/bin/bash
-# One device call for the out-of-process judge: the memory plan on KernelBench Level-1 sizes, the GPU
+# One GPU run for the out-of-process judge: the memory plan on KernelBench Level-1 sizes, the GPU
 # verifier tests the judge touches, and adversarial tests on the GPU (CUDA IPC from the judge into the
 # sandboxed candidate process, outputs copied back into the judge's buffers). Details under $OUT.
 source bench/gpu_env.sh

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One device call for the verifier's trust boundaries on a GPU: every adversarial test of the judge
+# One GPU run for the verifier's trust boundaries on a GPU: every adversarial test of the judge
 # (test_judge_adversarial.py, the cache-poisoning and forged-count attacks), the GPU hack corpus's
 # CUDA C++ candidates (fast path: nvcc cubins), then verdict latency through sandbox + judge.
 # Candidate code runs as an unprivileged uid when the GPU's device nodes allow it. Details under $OUT.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One device call for the sandbox: bubblewrap there (or the Debian build carried in .sandbox-tools),
+# One GPU run for the sandbox: bubblewrap there (or the Debian build carried in .sandbox-tools),
 # the GPU checks of bench/sandbox_gpu_check.py, and the adversarial corpus. Details under $OUT.
 source bench/gpu_env.sh
 echo "bwrap on the device: $(command -v bwrap), $(bwrap --version)"  # gpu_env.sh falls back to .sandbox-tools

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Build .sandbox-tools/ (ignored) from this machine's Debian bubblewrap, for a device machine whose
-# image lacks the package (the H200 image does): name `.sandbox-tools` in the run's `carry`;
-# bench/gpu_env.sh puts it on PATH there when no bwrap is installed.
+# Build .sandbox-tools/ (ignored) from this machine's Debian bubblewrap, for a GPU machine whose
+# image lacks the package (the H200 image does): copy `.sandbox-tools` beside the checkout there;
+# bench/gpu_env.sh puts it on PATH when no bwrap is installed.
 set -e
 cd "$(dirname "$0")/.."
 mkdir -p .sandbox-tools/bin .sandbox-tools/lib

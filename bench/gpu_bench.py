@@ -1,0 +1,216 @@
+"""Every GPU benchmark in one run, and docs/BENCHMARKS.md's current table from what each printed.
+
+Each benchmark prints its figures last; the table keeps that last line (the whole output goes
+to $OUT/<name>.txt), with the date, the GPU, the commit and the command, so a figure in the docs
+always names the run it came from. Earlier tables are kept in docs/benchmarks-history/.
+
+    source bench/gpu_env.sh && python3 bench/gpu_bench.py             # on the GPU machine
+    python3 bench/gpu_bench.py --only offline_suite,timing_fidelity   # a part of it
+    python3 bench/gpu_bench.py --table $OUT/gpu_bench.json --write    # the table from a run, into the docs
+
+`make gpu-bench` runs it with --write. One GPU run has ten minutes: `--only` splits the set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+BEGIN, END = "<!-- gpu-bench: begin -->", "<!-- gpu-bench: end -->"
+
+
+@dataclass(frozen=True)
+class Bench:
+    name: str
+    command: str  # run in the repository root; $OUT is the run's output folder
+    limit_s: int
+    gpus: int = 1  # how many GPUs it needs
+
+
+BENCHES = (
+    Bench(
+        "gpu_tests", "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 300 tests/gpu", 420
+    ),
+    Bench("offline_suite", "python3 bench/offline_suite.py --tune-evals 4", 300),
+    Bench(
+        "timing_fidelity", "python3 bench/timing_fidelity.py --out $OUT/timing_fidelity.json", 150
+    ),
+    Bench(
+        "eval_latency",
+        "python3 bench/eval_latency.py --device cuda --out $OUT/eval_latency.json",
+        150,
+    ),
+    Bench("faults", "python3 bench/faults.py --quick --device cuda --out $OUT/faults.json", 120),
+    Bench(
+        "search_throughput",
+        "python3 bench/search_throughput.py --device cuda --out $OUT/throughput.json",
+        180,
+    ),
+    Bench(
+        "judge_memory",
+        "python3 bench/judge_memory.py --device cuda --budget-s 200 --out $OUT/memory",
+        240,
+    ),
+    Bench("scale", "python3 bench/scale.py --device cuda --out $OUT/scale.json", 150, gpus=2),
+)
+
+
+@dataclass
+class Result:
+    name: str
+    command: str
+    rc: int | None  # None: not run (say why in `figures`)
+    seconds: float
+    figures: str
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else "(printed nothing)"
+
+
+def gpu_count() -> int:
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return 0
+    return len([line for line in out.splitlines() if line.strip()])
+
+
+def run(bench: Bench, out: Path, gpus: int) -> Result:
+    if gpus < bench.gpus:
+        return Result(bench.name, bench.command, None, 0.0, f"not run: needs {bench.gpus} GPUs")
+    env = {**os.environ, "OUT": str(out), "PYTHONUNBUFFERED": "1"}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", bench.command],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=bench.limit_s,
+        )
+        rc, text = proc.returncode, proc.stdout + proc.stderr
+    except subprocess.TimeoutExpired as exc:
+        rc, text = 124, _text(exc.stdout) + _text(exc.stderr) + f"\nran past {bench.limit_s} s"
+    (out / f"{bench.name}.txt").write_text(text)
+    figure = last_line(proc.stdout if rc == 0 else text) if rc != 124 else last_line(text)
+    return Result(bench.name, bench.command, rc, time.monotonic() - t0, figure)
+
+
+def _text(data: str | bytes | None) -> str:
+    if isinstance(data, bytes):
+        return data.decode(errors="replace")
+    return data or ""
+
+
+def machine() -> dict[str, str]:
+    """What the table names: the GPU (or none), the commit, the date."""
+    try:
+        gpu = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        gpu = ""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+    except OSError:
+        commit = ""
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "gpu": "; ".join(gpu.splitlines()) or "no GPU found",
+        "commit": commit or os.environ.get("KERNELEVO_COMMIT", "unknown"),
+    }
+
+
+def table(info: dict[str, str], results: list[Result]) -> str:
+    rows = [
+        f"Run of {info['date']} on {info['gpu']}, commit {info['commit']}: "
+        f"`python3 bench/gpu_bench.py{info.get('args', '')}` (outputs in $OUT/<benchmark>.txt).",
+        "",
+        "| benchmark | command | exit | s | figures (its last line) |",
+        "|---|---|---|---|---|",
+    ]
+    for r in results:
+        cell = r.figures.replace("|", "\\|")
+        exit_code = "-" if r.rc is None else str(r.rc)
+        rows.append(f"| {r.name} | `{r.command}` | {exit_code} | {r.seconds:.0f} | {cell} |")
+    return "\n".join(rows) + "\n"
+
+
+def write_doc(text: str, doc: Path = DOC) -> None:
+    """Replace the current table between the markers; the rest of the page is left as it is."""
+    page = doc.read_text()
+    if BEGIN not in page or END not in page:
+        raise SystemExit(f"{doc}: no {BEGIN} ... {END} markers; add them where the table goes")
+    head, rest = page.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    doc.write_text(f"{head}{BEGIN}\n{text}{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated benchmark names (default: all)")
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/kernelevo-out"))
+    ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
+    ap.add_argument("--table", help="a gpu_bench.json from an earlier run: make its table only")
+    ap.add_argument("--list", action="store_true", help="print the benchmarks and exit")
+    args = ap.parse_args(argv)
+    if args.list:
+        for b in BENCHES:
+            print(f"{b.name:<18} {b.limit_s:>4} s  {b.command}")
+        return 0
+    if args.table:
+        saved = json.loads(Path(args.table).read_text())
+        info, results = saved["machine"], [Result(**r) for r in saved["results"]]
+    else:
+        names = {n.strip() for n in args.only.split(",")} if args.only else None
+        unknown = (names or set()) - {b.name for b in BENCHES}
+        if unknown:
+            print(f"unknown benchmark {', '.join(sorted(unknown))}; --list names them")
+            return 2
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        gpus = gpu_count()
+        info = machine()
+        if args.only:
+            info["args"] = f" --only {shlex.quote(args.only)}"
+        results = []
+        for bench in BENCHES:
+            if names is None or bench.name in names:
+                print(f"=== {bench.name} ({time.strftime('%H:%M:%S')})", flush=True)
+                results.append(run(bench, out, gpus))
+                print(f"    exit {results[-1].rc}: {results[-1].figures}", flush=True)
+        (out / "gpu_bench.json").write_text(
+            json.dumps({"machine": info, "results": [asdict(r) for r in results]}, indent=1)
+        )
+    text = table(info, results)
+    if args.write:
+        write_doc(text)
+    print(text)
+    return 0 if all(r.rc in (0, None) for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

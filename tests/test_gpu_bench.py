@@ -1,0 +1,68 @@
+"""bench/gpu_bench.py: each benchmark's last printed line becomes its table row, and the table
+replaces only the part of docs/BENCHMARKS.md between its markers."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("gpu_bench", REPO / "bench" / "gpu_bench.py")
+gpu_bench = importlib.util.module_from_spec(spec)
+sys.modules["gpu_bench"] = gpu_bench  # dataclasses look their module up
+spec.loader.exec_module(gpu_bench)
+
+
+def test_a_run_keeps_the_last_line_and_the_whole_output(tmp_path):
+    bench = gpu_bench.Bench("two_lines", "echo warming up; echo 'speedup 1.52x | p50 3 ms'", 30)
+    r = gpu_bench.run(bench, tmp_path, gpus=1)
+    assert r.rc == 0 and r.figures == "speedup 1.52x | p50 3 ms"
+    assert "warming up" in (tmp_path / "two_lines.txt").read_text()
+    row = gpu_bench.table({"date": "d", "gpu": "g", "commit": "c"}, [r]).splitlines()[-1]
+    assert row.endswith("| speedup 1.52x \\| p50 3 ms |")  # a | in a figure does not split the row
+
+
+def test_a_failure_a_time_limit_and_too_few_gpus_are_rows_too(tmp_path):
+    failed = gpu_bench.run(
+        gpu_bench.Bench("f", "echo out; echo 'no GPU' >&2; exit 3", 30), tmp_path, 1
+    )
+    assert failed.rc == 3 and failed.figures == "no GPU"
+    slow = gpu_bench.run(gpu_bench.Bench("s", "echo started; sleep 30", 1), tmp_path, 1)
+    assert slow.rc == 124 and slow.figures == "ran past 1 s"
+    two = gpu_bench.run(gpu_bench.Bench("scale", "true", 30, gpus=2), tmp_path, 1)
+    assert two.rc is None and "needs 2 GPUs" in two.figures
+
+
+def test_the_table_replaces_only_what_is_between_the_markers(tmp_path):
+    doc = tmp_path / "BENCHMARKS.md"
+    doc.write_text(f"# B\nintro\n{gpu_bench.BEGIN}\nold table\n{gpu_bench.END}\n## History\nkept\n")
+    gpu_bench.write_doc("new table\n", doc)
+    assert (
+        doc.read_text()
+        == f"# B\nintro\n{gpu_bench.BEGIN}\nnew table\n{gpu_bench.END}\n## History\nkept\n"
+    )
+    doc.write_text("# no markers\n")
+    with pytest.raises(SystemExit, match="markers"):
+        gpu_bench.write_doc("t\n", doc)
+
+
+def test_the_table_is_rebuilt_from_a_saved_run(tmp_path, capsys):
+    saved = {
+        "machine": {"date": "2026-12-01 20:00 UTC", "gpu": "NVIDIA H200, 580", "commit": "abc1234"},
+        "results": [
+            {"name": "faults", "command": "x", "rc": 0, "seconds": 2.0, "figures": "9/9 caught"}
+        ],
+    }
+    (tmp_path / "run.json").write_text(json.dumps(saved))
+    assert gpu_bench.main(["--table", str(tmp_path / "run.json")]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "NVIDIA H200, 580, commit abc1234" in out and "| faults | `x` | 0 | 2 | 9/9 caught |" in out
+    )
+
+
+def test_the_real_docs_page_has_the_markers():
+    page = (REPO / "docs" / "BENCHMARKS.md").read_text()
+    assert page.index(gpu_bench.BEGIN) < page.index(gpu_bench.END)
