@@ -176,9 +176,9 @@ def test_a_replayed_search_keeps_its_slot_busy_after_a_cold_first_verdict(tmp_pa
 def test_a_search_on_a_dispatcher_that_judged_already_starts_from_its_verdict_times(tmp_path):
     from support import EXAMPLES
 
+    from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher
     from kernelevo.llm.replay import ReplayProvider
     from kernelevo.optimize import _search
-    from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher
     from kernelevo.search.loop import SearchConfig
     from kernelevo.store import Store
     from kernelevo.task import read_task
