@@ -18,11 +18,9 @@ from typing import Any
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    cells = [[str(h) for h in headers]] + [[_cell(v) for v in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    from kernelevo.cli.table import render
+
+    return "\n".join(render([list(headers), *[[_cell(v) for v in row] for row in rows]], rule=True))
 
 
 def _cell(v: Any) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.cli import UserError
+from kernelevo.cli.table import render
 
 NO_GPU = (
     "speed not measured: no CUDA GPU on this machine (candidates were checked for correctness only)"
@@ -303,13 +304,11 @@ def format_table(report: dict[str, Any]) -> str:
                 _fmt(r.get("roofline_fraction"), ".0%"),
             ]
         )
-    widths = [max(len(str(x)) for x in col) for col in zip(head, *lines, strict=True)]
     out = [
         f"{report['task']} on {report.get('device_info', {}).get('name') or report['device']} "
         f"({report['size']} shapes; torch.compile: {report['compile_mode'] or 'off'})"
     ]
-    out.append("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-    out += ["  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)) for line in lines]
+    out += render([head, *lines])
     notes = [f"  {r['name']}: {r['reason']}" for r in report["rows"] if r["status"] != "verified"]
     if notes:
         out.append("not verified:")

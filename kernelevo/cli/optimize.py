@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.cli import UserError
+from kernelevo.cli.table import render
 from kernelevo.outcome import OutcomeKind, RunOutcome
 
 
@@ -690,8 +691,7 @@ def _table(summaries: list[dict[str, Any]], cfg: Any, dispatcher: Any, elapsed: 
                 f"{s['elapsed_s']} s",
             )
         )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    lines = render(rows)
     lines += [f"  {s['task']}: {s['error']}" for s in summaries if s["status"] == "failed"]
     tokens = sum(s.get("tokens", 0) for s in summaries)
     cost = sum(s.get("cost_usd", 0.0) for s in summaries)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.cli import UserError
+from kernelevo.cli.table import render
 from kernelevo.phase import Phase
 
 if TYPE_CHECKING:
@@ -96,9 +97,7 @@ def list_runs(args: argparse.Namespace) -> int:
                 f"{(s.get('usage') or {}).get('tokens', 0):,}",
             )
         )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print("\n".join(render(rows)))
     crashed = [r.id for r in runs if _status(store, r) == "crashed"]
     if crashed:
         print(
