@@ -3,6 +3,17 @@
 from __future__ import annotations
 
 import ast
+import threading
+
+_PARSING = threading.Lock()
+
+
+def parse_module(source: str, filename: str = "<unknown>") -> ast.Module:
+    """ast.parse, one thread at a time: CPython 3.11-3.12 can fail a parse that runs while another
+    thread parses ("SystemError: AST constructor recursion depth mismatch"), and the search checks
+    candidates on several evaluation threads at once."""
+    with _PARSING:
+        return ast.parse(source, filename=filename)
 
 
 def dotted_name(node: ast.AST) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kernelevo.ast_names import dotted_name
+from kernelevo.ast_names import dotted_name, parse_module
 from kernelevo.verdict import Check
 from kernelevo.verify.native import check_native
 
@@ -265,7 +265,7 @@ def _dunder_problem(node: ast.Attribute) -> str | None:
 def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
     """All source checks on one candidate file, in milliseconds; each problem names the line."""
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = parse_module(source, filename)
     except SyntaxError as exc:
         return StaticReport(
             backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}"
