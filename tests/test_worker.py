@@ -113,7 +113,7 @@ def test_hanging_candidate_stopped_within_limit(tmp_path, evaluator):
     t0 = time.monotonic()
     v = _judge(evaluator, cand, timeout=5)
     assert v.status == "timeout" and "time limit" in v.reason, v.reason
-    assert time.monotonic() - t0 < 12
+    assert time.monotonic() - t0 < 60  # unstopped it would hang until pytest's limit
     assert evaluator.runner.proc.pid == host  # only the candidate's own process was stopped
     assert _judge(evaluator, GOOD).status == "verified"
 
@@ -123,9 +123,9 @@ def test_hang_gives_timeout_verdict(tmp_path):
     t0 = time.monotonic()
     v = verify_candidate(SOFTMAX, cand, device="cpu", timeout=5)
     assert v.status == "timeout" and "time limit" in v.reason
-    assert (
-        time.monotonic() - t0 < 45
-    )  # three processes start (judge, runner host, compiler), then the 5 s limit
+    # Unstopped, the hang would last until pytest's own 600 s limit; three processes start first
+    # (judge, runner host, compiler), which takes long on a loaded 2-core machine.
+    assert time.monotonic() - t0 < 150
 
 
 def test_crashing_candidate_reported(tmp_path, evaluator):
