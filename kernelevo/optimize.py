@@ -9,6 +9,7 @@ sharing the GPUs and one budget.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -293,7 +294,11 @@ def optimize_many(
             t0 = time.monotonic()
             try:
                 task = read_task(out.task_path)
-                cfg = replace(config, **out.origin)
+                cfg = replace(
+                    config,
+                    source_file=out.origin.get("source_file", config.source_file),
+                    target_id=out.origin.get("target_id", config.target_id),
+                )
                 # off the event loop: the offline proposer may take seconds (it compiles), other searches go on
                 search = await asyncio.to_thread(
                     _search,
@@ -301,7 +306,7 @@ def optimize_many(
                     cfg,
                     store=store,
                     dispatcher=dispatcher,
-                    events=lambda e, name=task.name: emit({**e, "task": name}),
+                    events=functools.partial(_named, emit, task.name),
                     resume=None,
                     provider=provider_factory() if provider_factory else None,
                 )
@@ -355,3 +360,8 @@ def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: Se
             outcome=result.outcome.to_dict() if result.outcome else {},
         )
     )
+
+
+def _named(emit: Callable[[dict[str, Any]], None], name: str, event: dict[str, Any]) -> None:
+    """A search's event, said of its task (several searches share one event stream)."""
+    emit({**event, "task": name})

@@ -15,11 +15,12 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
     from kernelevo.phase import Phase
+    from kernelevo.store_open import RedactingConnection
 
 SCHEMA_VERSION = 2
 
@@ -131,7 +132,7 @@ class Store:
         self.path = Path(path) if path is not None else default_store_path()
         self._db, self.read_only = open_database(self.path, self._prepare)
 
-    def _prepare(self, db: sqlite3.Connection) -> None:
+    def _prepare(self, db: RedactingConnection) -> None:
         self._db = db
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
@@ -258,7 +259,8 @@ class Store:
     def update_run(
         self, run_id: str, *, status: str | None = None, summary: dict[str, Any] | None = None
     ) -> None:
-        sets, args = ["updated_at=?"], [time.time()]
+        sets: list[str] = ["updated_at=?"]
+        args: list[Any] = [time.time()]
         if status is not None:
             sets.append("status=?")
             args.append(status)
@@ -322,7 +324,7 @@ class Store:
                 phase.attempt,
             ),
         )
-        return int(cur.lastrowid)
+        return cast(int, cur.lastrowid)  # an INSERT sets it
 
     def candidates(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._db.execute(

@@ -189,7 +189,7 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def _session_members(sid: int) -> list[int]:
     """Live processes whose session id is `sid` (Linux /proc; empty elsewhere)."""
-    found = []
+    found: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

@@ -67,8 +67,8 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
 
     with torch.no_grad():
         gm = make_fx(flat_forward, tracing_mode="fake")(*[t for _, t, _ in state], *inputs)
-    placeholders = []
-    nodes = []
+    placeholders: list[dict[str, Any]] = []
+    nodes: list[dict[str, Any]] = []
     output: Any = None
     for node in gm.graph.nodes:
         val = node.meta.get("val")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -476,7 +477,7 @@ def own_kernel_names(source: str) -> set[str]:
     return set(_GLOBAL_FN.findall(source))
 
 
-def _is_own(profiled: str, own: set[str]) -> bool:
+def _is_own(profiled: str, own: AbstractSet[str]) -> bool:
     """A profiler kernel name is one of the candidate's kernels: plain (Triton, extern "C"), demangled
     ("void name<...>(...)"), or mangled ("_Z<len><name>...")."""
     bare = re.sub(r"^void\s+", "", profiled)
@@ -489,7 +490,7 @@ def kernel_check(
     names: list[str],
     ref_ops: set[str],
     allowed: list[str],
-    own: set[str] = frozenset(),
+    own: AbstractSet[str] = frozenset(),
     strict: bool = False,
 ) -> Check:
     """On the GPU: a custom kernel must launch, and no library GEMM may stand in for the reference's.
