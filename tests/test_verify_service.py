@@ -92,6 +92,7 @@ def test_a_silent_client_is_dropped_and_the_idle_service_exits_removing_its_sock
     deadline = time.monotonic() + 240
     while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
+    assert service.request(workspace, "cpu", {"op": "ping"}, 240)["pid"] == proc.pid  # warm now
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.connect(str(path))  # connects and never sends a request
     t0 = time.monotonic()
