@@ -18,6 +18,7 @@ from typing import Any
 
 from kernelevo_server import settings as settings_mod
 from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
+from kernelevo_server.applied import Applications
 from kernelevo_server.jobs.manager import Job, JobManager
 from kernelevo_server.jobs.runner import kill_all_groups
 from kernelevo_server.protocol import KernelEvoProtocol
@@ -50,7 +51,8 @@ class KernelEvoServer(LanguageServer):
         self.settings_listeners: list[Callable[[], None]] = []
         self.initialized_hooks: list[Callable[[], Awaitable[None]]] = []
         self.stop_hooks: list[Callable[[], None]] = []
-        self.applied: dict[tuple[str, str], str] = {}  # (real path, target id) -> run applied there
+        self.applications = Applications(self)
+        self.analysis_listeners.append(self.applications.document_analyzed)
         self._lens_refresh_at = 0.0
         self._lens_refresh_pending: asyncio.TimerHandle | None = None
         self._store_debounce: asyncio.TimerHandle | None = None
@@ -59,6 +61,10 @@ class KernelEvoServer(LanguageServer):
     def supports(self, field: str) -> bool:
         caps = getattr(self.protocol, "client_capabilities", None)
         return bool(caps and get_capability(caps, field, False))
+
+    def supports_resource_operation(self, kind: types.ResourceOperationKind) -> bool:
+        we = getattr(getattr(self.client_capabilities, "workspace", None), "workspace_edit", None)
+        return kind in list(getattr(we, "resource_operations", None) or [])
 
     @property
     def position_encoding(self) -> str:
@@ -289,6 +295,7 @@ def create_server() -> KernelEvoServer:
         debug,
         diagnostics,
         hover,
+        inputs,
         jobs,
         lenses,
         proposal,
@@ -297,7 +304,7 @@ def create_server() -> KernelEvoServer:
 
     server = KernelEvoServer()
     _register_lifecycle(server)
-    for feature in (lenses, hover, actions, diagnostics, jobs, watch, proposal, debug):
+    for feature in (lenses, hover, actions, inputs, diagnostics, jobs, watch, proposal, debug):
         feature.register(server)
     atexit.register(kill_all_groups)
     return server

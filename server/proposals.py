@@ -120,28 +120,6 @@ async def searched_hash(server: KernelEvoServer, r: ResultSummary) -> str:
     return ""
 
 
-async def applied_run(server: KernelEvoServer, path: str, target: TargetInfo) -> str | None:
-    """The run whose kernel was applied to `target` in this session, until an undo brings the
-    target's text back to what that run searched (then its Show diff / Apply return)."""
-    key = (os.path.realpath(path), target.id)
-    run_id = server.applied.get(key)
-    if run_id is None or target.edited:  # edited since the last analysis: its hash is not known yet
-        return run_id
-    r = (await server.results.for_file(path)).get(target.id)
-    if (
-        r is not None
-        and r.run_id == run_id
-        and await searched_hash(server, r) == target.source_hash
-    ):
-        server.applied.pop(key, None)
-        return None
-    return run_id
-
-
-def mark_applied(server: KernelEvoServer, uri: str, target_id: str, run_id: str) -> None:
-    server.applied[(os.path.realpath(server.path_of(uri)), target_id)] = run_id
-
-
 async def apply_meta(
     server: KernelEvoServer, r: ResultSummary, started_hash: str
 ) -> dict[str, Any]:
@@ -185,6 +163,18 @@ async def check_not_stale(server: KernelEvoServer, target: TargetInfo, r: Result
 
 
 async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
+    reply = await run_plan_worker(request)
+    if "error" in reply:
+        if reply.get("traceback"):
+            logger.warning("apply planning failed:\n%s", reply["traceback"])
+        raise KernelEvoError(f"cannot plan the rewrite: {reply['error']}")
+    if not reply.get("files"):
+        raise KernelEvoError("cannot plan the rewrite: the plan is empty")
+    return reply
+
+
+async def run_plan_worker(request: dict[str, Any]) -> dict[str, Any]:
+    """One request to a fresh plan worker (it may import torch; the server must not)."""
     proc = await asyncio.create_subprocess_exec(
         *PLAN_COMMAND,
         stdin=asyncio.subprocess.PIPE,
@@ -201,16 +191,9 @@ async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
         await proc.wait()
         raise
     try:
-        reply = json.loads(out or b"{}")
+        return json.loads(out or b"{}")
     except ValueError:
-        reply = {"error": f"planning failed: {err.decode(errors='replace')[-500:]}"}
-    if "error" in reply:
-        if reply.get("traceback"):
-            logger.warning("apply planning failed:\n%s", reply["traceback"])
-        raise KernelEvoError(f"cannot plan the rewrite: {reply['error']}")
-    if not reply.get("files"):
-        raise KernelEvoError("cannot plan the rewrite: the plan is empty")
-    return reply
+        return {"error": f"the worker failed: {err.decode(errors='replace')[-500:]}"}
 
 
 def _current(server: KernelEvoServer, path: str) -> tuple[bool, int | None, str]:

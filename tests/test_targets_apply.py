@@ -400,3 +400,22 @@ def test_a_file_whose_name_is_not_a_module_name(tmp_path):
         tmp_path,
     )
     assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr
+
+
+def test_the_guard_names_its_run_for_the_editor(tmp_path):
+    """The editor reads "applied" from the file (kernelevo_server/applied.py): the guard line
+    names the run, the original text has none, and an unrelated comment is not taken for one."""
+    from kernelevo.targets.apply_templates import applied_run_id
+
+    user = user_copy(tmp_path)
+    before = user.read_text().splitlines()
+    plan = plan_apply(
+        user.read_text(),
+        detect_file(str(user)).find("function:fused_bias_gelu"),
+        (CANDIDATES / "bias_gelu_triton.py").read_text(),
+        meta_for(user, "function:fused_bias_gelu", shapes=[[[8, 256], [256]]], run_id="r42"),
+    )
+    (after,) = [f.new_text for f in plan.files if f.path == str(user)]
+    assert applied_run_id(after.splitlines()) == "r42"
+    assert applied_run_id(before) is None
+    assert applied_run_id(["    # KernelEvo run r42 was slower; see notes"]) is None

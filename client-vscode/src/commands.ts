@@ -6,9 +6,10 @@ import * as vscode from 'vscode';
 import { applyResult } from './apply';
 import { discardProposals, parseProposalUri, proposalUri, showProposal, VirtualTextStore } from './diff';
 import { ErrorReporter, messageOf } from './errors';
+import { askExampleInputs } from './inputs';
 import { describeJob, JobBoard, JobView } from './jobs';
 import { LspClient } from './lsp';
-import { localJobs, optimizeTarget } from './optimize';
+import { localJobs, OptimizeOutcome, optimizeTarget } from './optimize';
 import { CancelResult, JobInfo, Methods, TargetRef } from './protocol';
 import { reportMarkdown, reportUri } from './report';
 import { ApiKeys, maskKey, PROVIDER_ENV, validateApiKey } from './secrets';
@@ -101,7 +102,7 @@ function refFromArgument(arg: unknown): TargetRef | undefined {
   return undefined;
 }
 
-export function optimize(s: Services, ref: TargetRef) {
+export function optimize(s: Services, ref: TargetRef): Promise<OptimizeOutcome> {
   return optimizeTarget(
     {
       client: () => s.server.client(),
@@ -114,6 +115,7 @@ export function optimize(s: Services, ref: TargetRef) {
       showDiff: (r) => showDiff(s, r),
       apply: (r) => apply(s, r),
       openReport: (r) => openReport(s, r),
+      askInputs: (r) => askExampleInputs({ client: () => s.server.client(), errors: s.errors, optimize: (again) => optimize(s, again) }, r),
     },
     ref,
   );

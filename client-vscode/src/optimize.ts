@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { ErrorReporter, messageOf } from './errors';
 import { formatTokens, JobBoard } from './jobs';
+import { needsInputs } from './inputs';
 import { IncrementTracker, isCancellation, LspClient } from './lsp';
 import { readOutcome } from './outcome';
 import { Methods, OptimizeParams, OptimizeResult, TargetRef, targetLabel } from './protocol';
@@ -22,6 +23,8 @@ export interface OptimizeDeps {
   showDiff(ref: TargetRef): unknown;
   apply(ref: TargetRef): unknown;
   openReport(ref: TargetRef): unknown;
+  /** Asks for example inputs when the engine found none (inputs.ts). */
+  askInputs?(ref: TargetRef): unknown;
   /** How long to wait for the server to confirm a cancel before giving up on it. */
   cancelGraceMs?: number;
 }
@@ -119,6 +122,8 @@ function followUp(deps: OptimizeDeps, ref: TargetRef, label: string, result: Opt
     void vscode.window.showInformationMessage(text, 'Open Report').then((choice) => choice && deps.openReport(withRun));
   } else if (!outcome && result.status === 'cancelled') {
     void vscode.window.showInformationMessage(text, 'Open Report').then((choice) => choice && deps.openReport(withRun));
+  } else if (deps.askInputs && needsInputs(result.message)) {
+    deps.askInputs(ref);
   } else {
     const cause = typeof result.message === 'string' && result.message ? result.message : text;
     deps.errors.reportFailure(text, cause, { level: 'error', actions: [{ title: 'Open Report', run: () => deps.openReport(withRun) }] });
@@ -183,6 +188,8 @@ export async function optimizeTarget(deps: OptimizeDeps, ref: TargetRef): Promis
     followUp(deps, ref, label, outcome.result);
   } else if (outcome.kind === 'cancelled') {
     void vscode.window.showInformationMessage(`KernelEvo: optimizing ${label} was cancelled.`);
+  } else if (outcome.kind === 'error' && deps.askInputs && needsInputs(outcome.message)) {
+    deps.askInputs(ref);
   } else if (outcome.kind === 'error') {
     deps.errors.reportFailure(`Optimizing ${label} failed: ${outcome.message}`, outcome.message, { level: 'error' });
   }

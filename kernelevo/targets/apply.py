@@ -455,7 +455,8 @@ def _rewrite(
     unit = indent[len(def_indent) :] or "    "
     _, call = _call_args(ref.call, skip_self=False)
     guard = [
-        f"{indent}if {alias} is not None and {alias}.supports({call}):  # KernelEvo run {run_id}",
+        f"{indent}if {alias} is not None and {alias}.supports({call}):  "
+        + tpl.GUARD_COMMENT.format(run_id=run_id),
         f"{indent}{unit}return {alias}.run({call})",
     ]
     at = first.lineno - 1

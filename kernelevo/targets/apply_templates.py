@@ -6,6 +6,24 @@ values are filled in with repr(), so they are plain Python literals.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
+# The guard line Apply puts at the top of the target's body ends with this comment: the editor
+# reads from it which run's kernel is applied (see `applied_run_id`).
+GUARD_COMMENT = "# KernelEvo run {run_id}"
+_GUARD = re.compile(r"\.supports\(.*#\s*KernelEvo run (\S+)\s*$")
+
+
+def applied_run_id(lines: Iterable[str]) -> str | None:
+    """The run whose kernel the guard in these lines calls, or None when there is no guard."""
+    for line in lines:
+        m = _GUARD.search(line.rstrip("\r\n"))
+        if m:
+            return m.group(1)
+    return None
+
+
 KERNEL_ENTRY = '''
 
 # ---- entry points called by {user_file} (generated) ----------------------------------------

@@ -210,18 +210,46 @@ def _from_get_inputs(a: Analysis, ref: Reference) -> ExampleInputs | None:
     )
 
 
+@dataclass
+class InputGuess:
+    """The first guess at a target's example inputs, for a person to correct (the editor's
+    input box, the error's suggested lines)."""
+
+    inputs: str  # a Python expression for the call's arguments, e.g. "(torch.randn(8, 1024),)"
+    init: str | None  # the constructor's arguments, when it needs some
+    params: list[str]
+    init_params: list[str]
+    line: int  # 1-based first line of the target (its decorators included)
+
+    def comment_lines(self, indent: str = "") -> list[str]:
+        """The `# kernelevo:` comments `_from_comments` reads, to put just above the target."""
+        lines = [f"{indent}# kernelevo: inputs = {self.inputs}"]
+        if self.init is not None:
+            lines.append(f"{indent}# kernelevo: init = {self.init}")
+        return lines
+
+
+def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
+    params = required_params(ref.call, ref.kind == "class") or ["x"]
+    ctor = required_params(ref.init, True) if _needs_init(ref) else []
+    return InputGuess(
+        inputs=_tuple_text(["torch.randn(8, 1024)"] * len(params)),
+        init=_tuple_text(["1024"] * len(ctor)) if ctor else None,
+        params=params,
+        init_params=ctor,
+        line=min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list]),
+    )
+
+
 def suggestion(a: Analysis, ref: Reference) -> str:
     """The exact lines to add, named after the target's own parameters."""
-    params = required_params(ref.call, ref.kind == "class") or ["x"]
-    inputs = _tuple_text(["torch.randn(8, 1024)"] * len(params))
-    ctor = required_params(ref.init, True) if _needs_init(ref) else []
-    init = f", init=lambda: {_tuple_text(['1024'] * len(ctor))}" if ctor else ""
-    line = min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list])
-    meaning = f"arguments ({', '.join(params)})" + (
-        f", constructor arguments ({', '.join(ctor)})" if ctor else ""
+    g = guess_inputs(a, ref)
+    init = f", init=lambda: {g.init}" if g.init else ""
+    meaning = f"arguments ({', '.join(g.params)})" + (
+        f", constructor arguments ({', '.join(g.init_params)})" if g.init_params else ""
     )
     return (
-        f"{a.path}:{line}: no example inputs for {ref.qualname}; add `@kernelevo.example(lambda: {inputs}{init})` "
+        f"{a.path}:{g.line}: no example inputs for {ref.qualname}; add `@kernelevo.example(lambda: {g.inputs}{init})` "
         f"above it (with `import kernelevo`; shapes and dtypes as in real use for {meaning}), or add "
         "KernelBench-style get_inputs()/get_init_inputs() to the file, or pass --script SCRIPT that runs this "
         "code so its shapes are captured"

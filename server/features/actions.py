@@ -14,10 +14,12 @@ from typing import Any
 from kernelevo_server import workspace_edit
 from kernelevo_server.analysis import TargetInfo
 from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.applied import applied_run
 from kernelevo_server.features.compile_action import COMPILE_KIND, compile_actions
+from kernelevo_server.features.inputs import INPUTS_KIND, inputs_actions
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import offers_kernel, result_title
-from kernelevo_server.proposals import KernelEvoError, applied_run, build_proposal, searched_hash
+from kernelevo_server.proposals import KernelEvoError, build_proposal, searched_hash
 from lsprotocol import types
 
 from kernelevo.store import ResultSummary
@@ -38,7 +40,8 @@ def register(server: KernelEvoServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND], resolve_provider=True
+            code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND, INPUTS_KIND],
+            resolve_provider=True,
         ),
     )
     async def code_action(
@@ -63,13 +66,15 @@ def register(server: KernelEvoServer) -> None:
                     ),
                 )
             )
+        if _wanted(INPUTS_KIND, only):
+            actions += inputs_actions(ls, uri, t)
         r = (await ls.results.for_file(ls.path_of(uri))).get(t.id)
         if _wanted(COMPILE_KIND, only) and not t.edited:
             actions += compile_actions(ls, uri, t, r)
         if (
             offers_kernel(r)
             and _wanted(APPLY_KIND, only)
-            and await applied_run(ls, ls.path_of(uri), t) is None
+            and applied_run(ls, ls.path_of(uri), t) is None
         ):
             assert r is not None
             action = await _apply_action(ls, uri, t, r)
@@ -88,6 +93,7 @@ def register(server: KernelEvoServer) -> None:
             ls.show(exc.message, types.MessageType.Error)
             raise
         action.edit = workspace_edit.build(proposal, ls.client_capabilities, ls.position_encoding)
+        ls.applications.remember(proposal)
         return action
 
 
@@ -127,6 +133,7 @@ async def _apply_action(
             logger.info("apply action unavailable: %s", exc.message)
             return None
         action.edit = workspace_edit.build(proposal, ls.client_capabilities, ls.position_encoding)
+        ls.applications.remember(proposal)
     return action
 
 

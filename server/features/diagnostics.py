@@ -16,8 +16,8 @@ import logging
 
 from kernelevo_server.analysis import DocState, TargetInfo
 from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.applied import applied_run
 from kernelevo_server.present import offers_kernel, result_title
-from kernelevo_server.proposals import applied_run
 from lsprotocol import types
 
 logger = logging.getLogger(__name__)
@@ -139,9 +139,7 @@ def register(server: KernelEvoServer) -> None:
         results = await ls.results.for_file(st.path)
         doc = ls.open_document(st.uri)
         lines = list(doc.lines) if doc is not None else []
-        applied = frozenset(
-            [t.id for t in st.targets if await applied_run(ls, st.path, t) is not None]
-        )
+        applied = frozenset([t.id for t in st.targets if applied_run(ls, st.path, t) is not None])
         diagnostics = diagnostics_for(st, results, lines, applied)
         sent = (doc.version if doc else None, [(d.range, d.code, d.message) for d in diagnostics])
         if published.get(st.uri) == sent:

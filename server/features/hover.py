@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.applied import applied_run
 from kernelevo_server.present import hover_markdown
-from kernelevo_server.proposals import applied_run
 from lsprotocol import types
 
 
@@ -29,7 +29,7 @@ def register(server: KernelEvoServer) -> None:
         if results is None:
             results = await ls.results.for_file(st.path)
         job = ls.jobs.active_for(st.path, t.id)
-        applied = await applied_run(ls, st.path, t) is not None
+        applied = applied_run(ls, st.path, t) is not None
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,

@@ -9,8 +9,8 @@ so a lens request never waits for parsing.
 from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.applied import applied_run
 from kernelevo_server.present import offers_kernel, progress_message, result_title
-from kernelevo_server.proposals import applied_run
 from lsprotocol import types
 
 
@@ -54,7 +54,7 @@ def register(server: KernelEvoServer) -> None:
                     )
                 )
             r = results.get(t.id)
-            applied = await applied_run(ls, st.path, t)
+            applied = applied_run(ls, st.path, t)
             if applied is not None:
                 lenses.append(
                     _lens(

@@ -21,7 +21,7 @@ from kernelevo_server import workspace_edit
 from kernelevo_server.app import KernelEvoServer, uri_of
 from kernelevo_server.features.actions import can_preview_edits
 from kernelevo_server.params import as_dict
-from kernelevo_server.proposals import KernelEvoError, Proposal, build_proposal, mark_applied
+from kernelevo_server.proposals import KernelEvoError, Proposal, build_proposal
 from lsprotocol import types
 
 
@@ -101,12 +101,13 @@ def register(server: KernelEvoServer) -> None:
             if getattr(answer, "title", None) != "Apply":
                 return {"applied": False, "runId": prop.result.run_id, "reason": "not confirmed"}
         edit = workspace_edit.build(prop, ls.client_capabilities, ls.position_encoding)
+        ls.applications.remember(prop)
         result = await ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(edit=edit, label=prop.title)
         )
         applied = bool(getattr(result, "applied", False))
         if applied:
-            mark_applied(ls, str(uri), str(target_id), prop.result.run_id)
+            ls.applications.landed(str(uri), str(target_id), prop.result.run_id)
             ls.refresh_lenses()
         else:
             reason = getattr(result, "failure_reason", None)
@@ -118,11 +119,12 @@ def register(server: KernelEvoServer) -> None:
 
     @server.command("kernelevo.applied")
     def applied(ls: KernelEvoServer, *args: Any) -> dict[str, bool]:
-        """Run by the client right after it applied the apply code action's edit."""
+        """Run by the client right after it applied the apply code action's edit: the lenses then
+        read the applied state from the rewritten text at once."""
         uri, target_id, run_id = (list(args) + [None] * 3)[:3]
         if not (isinstance(uri, str) and isinstance(target_id, str) and isinstance(run_id, str)):
             raise KernelEvoError("kernelevo.applied needs [uri, targetId, runId]")
-        mark_applied(ls, uri, target_id, run_id)
+        ls.applications.landed(uri, target_id, run_id)
         ls.refresh_lenses()
         return {"recorded": True}
 

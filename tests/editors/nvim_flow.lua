@@ -35,21 +35,24 @@ end
 local bufnr = vim.api.nvim_get_current_buf()
 local uri = vim.uri_from_bufnr(bufnr)
 local original = table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n")
-local client_id = vim.lsp.start_client({
-  name = "kernelevo",
-  cmd = cfg.cmd,
-  cmd_env = cfg.env,
-  root_dir = cfg.root,
-  init_options = { kernelevo = cfg.settings },
-})
-vim.lsp.buf_attach_client(bufnr, client_id)
-local client
-if not vim.wait(60000, function()
-  client = vim.lsp.get_client_by_id(client_id)
-  return client ~= nil and client.initialized
-end, 100) then
-  return finish("the server did not initialize")
+local client_id, client
+
+-- Start the server and attach it to the buffer; true once it is initialized.
+local function start_server()
+  client_id = vim.lsp.start_client({
+    name = "kernelevo",
+    cmd = cfg.cmd,
+    cmd_env = cfg.env,
+    root_dir = cfg.root,
+    init_options = { kernelevo = cfg.settings },
+  })
+  vim.lsp.buf_attach_client(bufnr, client_id)
+  return vim.wait(60000, function()
+    client = vim.lsp.get_client_by_id(client_id)
+    return client ~= nil and client.initialized
+  end, 100)
 end
+if not start_server() then return finish("the server did not initialize") end
 
 local function request(method, params, timeout)
   local got = vim.lsp.buf_request_sync(bufnr, method, params, timeout or 60000)
@@ -170,7 +173,17 @@ record("modified_after_apply", vim.api.nvim_buf_get_option(bufnr, "modified"))
 -- 8. The lenses say "applied".
 record("lenses_after_apply", wait_lens("applied", 20000))
 
--- 9. Undo restores the original text; Apply is offered again.
+-- 9. A new server process still reads the target as applied (from its text).
+local function exists(path) return vim.loop.fs_stat(path) ~= nil end
+local created = {}
+for _, path in ipairs(cfg.created) do created[#created + 1] = { path = path, exists = exists(path) } end
+record("created_after_apply", created)
+vim.lsp.stop_client(client_id)
+vim.wait(10000, function() return vim.lsp.get_client_by_id(client_id) == nil end, 100)
+if not start_server() then return finish("the restarted server did not initialize") end
+record("lenses_after_restart", wait_lens("applied", 30000))
+
+-- 10. Undo restores the original text; the files Apply created are gone; Apply is offered again.
 vim.api.nvim_set_current_buf(bufnr)
 local undos = 0
 while undos < 10 and table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") ~= original do
@@ -181,4 +194,16 @@ record("undos", undos)
 record("buffer_after_undo_is_original",
   table.concat(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false), "\n") == original)
 record("lenses_after_undo", wait_lens("Apply", 20000))
+vim.wait(20000, function()
+  for _, path in ipairs(cfg.created) do
+    if exists(path) then return false end
+  end
+  return true
+end, 200)
+local left = {}
+for _, path in ipairs(cfg.created) do
+  if exists(path) then left[#left + 1] = path end
+end
+record("created_left_after_undo", left)
+record("messages_after_undo", seen.messages)
 finish(nil)

@@ -1,9 +1,11 @@
 """The whole flow in a real VS Code: code-server (VS Code 1.139 in the browser, from npm) in
 Debian's headless Chromium, driven by Playwright, with the freshly packaged .vsix installed.
 
-Open a file → lenses → hover → Optimize (palette) with a cancellable progress notification
-that says what the search is doing → the end message in the CLI's words → Show Diff in VS
-Code's diff editor → Apply → the file changed, the lens says "applied" → Undo restores it.
+Open a file → lenses → hover → Optimize from the lens, cancelled on its progress notification →
+from the context menu, cancelled with "KernelEvo: Cancel Job" → from the palette, with progress
+that says what the search is doing → the end message in the CLI's words → Show Diff in VS Code's
+diff editor → Apply → the file changed, the lens says "applied", also after a server restart →
+Undo restores the file and removes the files Apply created.
 The search is the real offline search on the CPU (verified, speed not measured without a GPU).
 The interpreter comes once from User settings (the full flow) and once from Machine settings
 (what VS Code Remote and code-server read for a remote window): the server starts either way.
@@ -264,10 +266,58 @@ def wait_lens(page, text: str, timeout_s: float = STEP_S) -> list[str]:
     raise AssertionError(f"no lens with {text!r}; lenses: {lens_titles(page)}")
 
 
+def click_lens(page, text: str, above: str) -> None:
+    """Click the lens titled `text` nearest above the editor line that shows `above`."""
+    line = page.locator(".view-line", has_text=above).first
+    line.wait_for(timeout=STEP_S * 1000)
+    y = line.bounding_box()["y"]
+    best = None
+    for link in page.locator(".codelens-decoration a", has_text=text).all():
+        box = link.bounding_box()
+        if box and box["y"] < y and (best is None or box["y"] > best[0]):
+            best = (box["y"], link)
+    assert best is not None, f"no lens {text!r} above {above!r}: {lens_titles(page)}"
+    best[1].click()
+
+
+def context_menu(page, on_text: str, item: str) -> str:
+    """Right-click the editor on a line and pick `item`; returns the menu's KernelEvo entries."""
+    page.locator(".view-line", has_text=on_text).first.click(button="right")
+    menu = page.locator(".monaco-menu .action-item")
+    menu.first.wait_for(timeout=STEP_S * 1000)
+    entries = " | ".join(
+        t.strip() for t in menu.all_inner_texts() if "Kernel" in t or "Result" in t
+    )
+    page.locator(".monaco-menu .action-item", has_text=item).first.click()
+    return entries
+
+
+def wait_progress(running, timeout_s: float = 120) -> str:
+    """The progress notification's text once the search reports a candidate ("seed 1 of 3 ...")."""
+    deadline = time.monotonic() + timeout_s
+    said = ""
+    while time.monotonic() < deadline:
+        said = " ".join(running.inner_text().split()) if running.count() else ""
+        if re.search(r"seed \d+ of \d+", said):
+            return said
+        time.sleep(0.3)
+    raise AssertionError(f"no per-candidate progress within {timeout_s} s: {said!r}")
+
+
 def toast(page, text: str, timeout_s: float = STEP_S):
     found = page.locator(".notifications-toasts .notification-toast", has_text=text).last
-    found.wait_for(timeout=timeout_s * 1000)
+    try:
+        found.wait_for(timeout=timeout_s * 1000)
+    except Exception:
+        shown = page.locator(".notifications-toasts").inner_text()
+        page.screenshot(path=str(REPO / "build" / "editor-tests" / "toast-failure.png"))
+        raise AssertionError(f"no notification with {text!r}; shown: {shown!r}") from None
     return found
+
+
+def clear_toasts(page) -> None:
+    palette(page, "Notifications: Clear All Notifications")
+    page.wait_for_timeout(500)
 
 
 def saved_text(page, path: Path) -> str:
@@ -340,6 +390,39 @@ def test_code_server_flow(tools, tmp_path):
                 )
                 page.keyboard.press("Escape")
 
+                # Optimize from the lens; Cancel on its progress notification.
+                click_lens(page, "Optimize with KernelEvo", "def fused_bias_gelu")
+                running = toast(page, "optimizing fused_bias_gelu", 90)
+                said = wait_progress(running)
+                shot(
+                    "lens-progress", f"after clicking the lens: '{said[:140]}' with a Cancel button"
+                )
+                running.locator(".monaco-button", has_text="Cancel").first.click()
+                stopped = " ".join(toast(page, "cancelled", 90).inner_text().split())
+                assert "fused_bias_gelu" in stopped, stopped
+                shot("lens-cancelled", f"Cancel pressed: '{stopped[:160]}'")
+                clear_toasts(page)
+                wait_lens(page, "Optimize with KernelEvo")
+                assert not any("optimizing" in t for t in lens_titles(page)), lens_titles(page)
+
+                # Optimize from the editor's context menu; cancel with "KernelEvo: Cancel Job".
+                entries = context_menu(page, "y = x + bias", "Optimize Kernel at Cursor")
+                assert "Optimize Kernel at Cursor" in entries, entries
+                running = toast(page, "optimizing fused_bias_gelu", 90)
+                said = wait_progress(running)
+                wait_lens(page, "optimizing")
+                shot(
+                    "menu-progress",
+                    f"started from the context menu ({entries[:80]}): '{said[:100]}'; the lens "
+                    "reads 'KernelEvo: optimizing… — Cancel'",
+                )
+                palette(page, "KernelEvo: Cancel Job")
+                stopped = " ".join(toast(page, "cancelled", 90).inner_text().split())
+                shot("menu-cancelled", f"after 'KernelEvo: Cancel Job': '{stopped[:160]}'")
+                clear_toasts(page)
+                wait_lens(page, "Optimize with KernelEvo")
+
+                go_to(page, def_line, 5)
                 palette(page, "KernelEvo: Optimize Kernel at Cursor")
                 running = toast(page, "optimizing fused_bias_gelu", 90)
                 deadline = time.monotonic() + 240
@@ -400,14 +483,35 @@ def test_code_server_flow(tools, tmp_path):
                 )
                 timings["applied"] = time.monotonic() - t0
 
+                # A new server process reads the applied state from the file.
+                palette(page, "KernelEvo: Restart Server")
+                page.wait_for_timeout(3000)
+                titles = wait_lens(page, "KernelEvo kernel applied", 90)
+                shot(
+                    "restarted",
+                    "after 'KernelEvo: Restart Server' the lens still reads 'KernelEvo kernel "
+                    "applied (run …)'",
+                )
+
+                created = [ws / "model_kernelevo_fused_bias_gelu.py"]
+                created.append(ws / "test_model_kernelevo_fused_bias_gelu.py")
+                assert all(p.exists() for p in created)
+                focus_tab(page, "model.py")
                 undo(page, shot)
                 assert saved_text(page, path) == source
+                removed = toast(page, "undo removed", 60)
+                deadline = time.monotonic() + 30
+                while any(p.exists() for p in created) and time.monotonic() < deadline:
+                    time.sleep(0.5)
+                assert not any(p.exists() for p in created), [p.name for p in created]
+                assert sorted(p.name for p in ws.iterdir()) == ["model.py"], list(ws.iterdir())
                 go_to(page, def_line, 5)
                 titles = wait_lens(page, "Show diff")
                 shot(
                     "undone",
-                    "after Undo: model.py is the original again; the result's Show diff / Apply "
-                    "lenses are back",
+                    "after Undo: model.py is the original again, "
+                    f"'{' '.join(removed.inner_text().split())[:120]}', the workspace holds "
+                    "model.py alone; the result's Show diff / Apply lenses are back",
                 )
             finally:
                 server.stop()

@@ -1,5 +1,6 @@
 """The whole flow in a real, headless Neovim (Debian's 0.7.2) through `vim.lsp`: lenses, hover,
-code action, optimize with progress, the diff seen, the apply confirmed, applied, undone.
+code action, optimize with progress, the diff seen, the apply confirmed, applied (still after a
+server restart), undone (the files Apply created removed again).
 
 The search is the real offline search on the CPU: its candidates are verified but not timed,
 so the result is offered under the label "verified, speed not measured without a GPU".
@@ -24,6 +25,7 @@ pytestmark = [pytest.mark.editors, pytest.mark.timeout(600), pytest.mark.xdist_g
 
 CPU_HEADLINE = "verified, speed not measured without a GPU"
 TARGET = "function:fused_bias_gelu"
+CREATED = ("model_kernelevo_fused_bias_gelu.py", "test_model_kernelevo_fused_bias_gelu.py")
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +59,7 @@ def test_neovim_flow(nvim, tmp_path):
         "target_line": line,
         "target_character": len("def ") + 1,
         "target_id": TARGET,
+        "created": [str(ws / f) for f in CREATED],
     }
     env = dict(
         os.environ,
@@ -125,8 +128,18 @@ def test_neovim_flow(nvim, tmp_path):
     assert path.read_text() == source, "nothing is saved to disk behind the user's back"
     assert any("KernelEvo kernel applied" in t for t in steps["lenses_after_apply"])
     assert not any(t == "Apply" for t in steps["lenses_after_apply"])
-    # Undo: the original text, and the result offered again.
+    # Apply created the kernel module and its test; a restarted server still says "applied".
+    assert all(f["exists"] for f in steps["created_after_apply"]), steps["created_after_apply"]
+    assert any("KernelEvo kernel applied" in t for t in steps["lenses_after_restart"]), steps[
+        "lenses_after_restart"
+    ]
+    # Undo: the original text, the created files gone again, and the result offered again.
     assert steps["buffer_after_undo_is_original"] is True
     assert "Apply" in steps["lenses_after_undo"]
+    assert steps["created_left_after_undo"] == [], steps["created_left_after_undo"]
+    assert not any((ws / f).exists() for f in CREATED)
+    assert any(
+        "undo removed model_kernelevo_fused_bias_gelu.py" in m for m in steps["messages_after_undo"]
+    ), steps["messages_after_undo"]
     (out / "time.txt").write_text(f"{time.monotonic() - t0:.1f} s\n")
     shutil.copy(path, out / "model.py")

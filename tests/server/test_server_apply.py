@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from lsp_harness import edit_doc, eventually, lenses, open_doc, request
+from lsp_harness import edit_doc, eventually, lens_titles, lenses, open_doc, request
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 
@@ -279,3 +279,83 @@ async def test_after_apply_the_lenses_say_applied_until_undo(client, workspace):
         return "Apply" in titles and any("Show diff" in t for t in titles)
 
     await eventually(offers_again)
+
+
+def _created_and_rewritten(edit: dict, uri: str, original: str) -> tuple[dict[str, str], str]:
+    """What the client does with an Apply edit: the created files' texts and the rewrite."""
+    changes = edit["documentChanges"]
+    creates = [c["uri"] for c in changes if c.get("kind") == "create"]
+    doc_edits = {c["textDocument"]["uri"]: c["edits"] for c in changes if "textDocument" in c}
+    created = {u: apply_text_edits("", doc_edits[u]) for u in creates}
+    return created, apply_text_edits(original, doc_edits[uri])
+
+
+async def test_the_applied_state_is_read_from_the_text(client, workspace):
+    """No Apply in this server: a file whose target holds the rewrite (after a restart, or a
+    `kernelevo apply` in a terminal) reads as applied, and its original text as not applied."""
+    path, uri, target_id, result = await optimized(client, workspace)
+    original = path.read_text()
+    prop = await request(client, "kernelevo/proposal", {"uri": uri, "targetId": target_id})
+    (rewritten,) = [f["newText"] for f in prop["files"] if f["uri"] == uri]
+    assert f"# KernelEvo run {result['runId']}" in rewritten
+    edit_doc(client, uri, 2, 0, rewritten, end_line=len(original.splitlines()))
+
+    async def says(text: str) -> bool:
+        return any(text in t for t in await lens_titles(client, uri))
+
+    try:
+        await eventually(lambda: says(f"KernelEvo kernel applied (run {result['runId']})"))
+    except AssertionError:
+        raise AssertionError(await lens_titles(client, uri)) from None
+    assert "Apply" not in await lens_titles(client, uri)
+    edit_doc(client, uri, 3, 0, original, end_line=len(rewritten.splitlines()))
+    await eventually(lambda: says("Show diff"))
+    assert client.applied_edits == []  # nothing was applied: the lenses read the text
+
+
+@pytest.mark.parametrize("user_changed_the_test", [False, True])
+async def test_undo_removes_the_files_apply_created(client, workspace, user_changed_the_test):
+    path, uri, target_id, result = await optimized(client, workspace)
+    original = path.read_text()
+    got = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(
+            command="kernelevo.apply", arguments=[uri, target_id, result["runId"]]
+        )
+    )
+    assert got["applied"] is True
+    created, rewritten = _created_and_rewritten(
+        as_json(client.applied_edits[-1].edit), uri, original
+    )
+    assert len(created) == 2  # the kernel module and its regression test
+    for u, text in created.items():  # the client writes them (VS Code saves refactorings)
+        Path(u[len("file://") :]).write_text(text)
+    edit_doc(client, uri, 2, 0, rewritten, end_line=len(original.splitlines()))
+    await eventually(
+        lambda: _has(lens_titles(client, uri), "KernelEvo kernel applied")
+    )  # the rewrite was seen
+    test_uri = next(u for u in created if Path(u).name.startswith("test_"))
+    if user_changed_the_test:
+        Path(test_uri[len("file://") :]).write_text(created[test_uri] + "# mine\n")
+    n_edits = len(client.applied_edits)
+    edit_doc(client, uri, 3, 0, original, end_line=len(rewritten.splitlines()))  # Undo
+
+    async def deleted() -> bool:
+        return len(client.applied_edits) > n_edits
+
+    await eventually(deleted)
+    (undo,) = client.applied_edits[n_edits:]
+    removed = {c["uri"] for c in as_json(undo.edit)["documentChanges"] if c["kind"] == "delete"}
+    expected = set(created) - ({test_uri} if user_changed_the_test else set())
+    assert removed == expected
+    await eventually(lambda: any("undo removed" in m.message for m in client.messages))
+    if user_changed_the_test:
+        await eventually(
+            lambda: any(
+                "kept test_" in m.message and "changed" in m.message for m in client.messages
+            )
+        )
+        assert Path(test_uri[len("file://") :]).read_text().endswith("# mine\n")
+
+
+async def _has(titles_coro, text: str) -> bool:
+    return any(text in t for t in await titles_coro)

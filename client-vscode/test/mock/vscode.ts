@@ -143,13 +143,15 @@ export interface Message {
 export interface FakeDocument {
   uri: Uri;
   getText(): string;
+  save(): Promise<boolean>;
   lineCount: number;
   lineAt(line: number): { text: string };
 }
 
 function fakeDocument(uri: Uri, text: string): FakeDocument {
   const lines = text.split('\n');
-  return { uri, getText: () => text, lineCount: lines.length, lineAt: (i) => ({ text: lines[i] ?? '' }) };
+  const save = async () => (mock.saved.push(uri.toString()), true);
+  return { uri, getText: () => text, save, lineCount: lines.length, lineAt: (i) => ({ text: lines[i] ?? '' }) };
 }
 
 /** Test-side controls and recordings. */
@@ -168,6 +170,7 @@ export const mock = {
   /** Files that exist on "disk" without being open documents. */
   existing: new Set<string>(),
   appliedEdits: [] as { edit: unknown; metadata: unknown }[],
+  saved: [] as string[],
   applyEditResult: true,
   contentProviders: new Map<string, any>(),
   clipboard: '',
@@ -189,6 +192,7 @@ export const mock = {
     this.documents.clear();
     this.existing.clear();
     this.appliedEdits = [];
+    this.saved = [];
     this.applyEditResult = true;
     this.contentProviders.clear();
     this.clipboard = '';

@@ -5,7 +5,8 @@ the real search. Behaviour comes from a JSON control file (`--control PATH`, pla
 before the real arguments by the server's `searchCommand` setting):
 {"mode": "improve" | "slow" | "crash" | "fail", "iterations": 3, "delay": 0.05,
  "compile_speedup": 1.5 (below 1.0: verified and faster than eager, but not than torch.compile),
- "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false}
+ "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false,
+ "error_message": "..." (what "fail" reports)}
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ def main() -> int:
             sys.stderr.flush()
             os._exit(3)
     if mode == "fail":
-        emit(event="error", message="no candidate compiled")
+        emit(event="error", message=ctl.get("error_message", "no candidate compiled"))
         emit(
             event="done",
             run_id=run_id,
