@@ -358,6 +358,9 @@ def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: Se
             verified=best is not None,
             candidate_path=candidate_path,
             outcome=result.outcome.to_dict() if result.outcome else {},
+            kept_library_ops=list(best.verdict.get("kept_library_ops") or []) if best else [],
+            library_split=str(best.verdict.get("library_split") or "") if best else "",
+            precision_offer=_precision_offer(store, result.run_id),
         )
     )
 
@@ -365,3 +368,21 @@ def _store_result(store: Store, task: TaskFile, config: SearchConfig, result: Se
 def _named(emit: Callable[[dict[str, Any]], None], name: str, event: dict[str, Any]) -> None:
     """A search's event, said of its task (several searches share one event stream)."""
     emit({**event, "task": name})
+
+
+def _precision_offer(store: Store, run_id: str) -> dict[str, Any]:
+    """The run's best candidate that only a lower precision level would accept (the user may
+    accept that level: `# kernelevo: precision = tf32` above the target, ALLOW_TF32 on a task)."""
+    offers = []
+    for c in store.candidates(run_id):
+        for check in (c.get("verdict") or {}).get("checks") or []:
+            detail = check.get("detail") or {}
+            if check.get("name") == "precision" and not check.get("passed") and detail.get("level"):
+                offers.append(
+                    {
+                        "level": detail["level"],
+                        "rel_l2": detail.get("rel_l2"),
+                        "message": check.get("message", ""),
+                    }
+                )
+    return min(offers, key=lambda o: o["rel_l2"] if o["rel_l2"] is not None else 1.0, default={})

@@ -87,6 +87,11 @@ class ResultSummary:
     verified: bool = False
     candidate_path: str = ""
     outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() of the run
+    kept_library_ops: list[str] = field(default_factory=list)  # the best verdict's, if any
+    library_split: str = ""  # the best verdict's sentence on what it keeps and what it fuses
+    # A candidate that failed the fp32 bounds but passed a looser level's (its verdict's
+    # "precision" check): {"level": "tf32", "rel_l2": 6.5e-4, "message": ...}; empty if none.
+    precision_offer: dict[str, Any] = field(default_factory=dict)
 
     def run_outcome(self) -> RunOutcome:
         """The run's outcome as the engine judged it (older rows: rebuilt from their status)."""

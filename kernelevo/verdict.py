@@ -40,6 +40,9 @@ class Verdict:
     kept_library_ops: list[str] = field(
         default_factory=list
     )  # GEMM/conv/attention left to cuBLAS/cuDNN
+    library_split: str = (
+        ""  # e.g. "keeps the cuDNN convolution; bias and ReLU fused in one Triton kernel"
+    )
     kernel_launches: int = 0
     task_hash: str = ""
     candidate_hash: str = ""

@@ -298,13 +298,25 @@ def create_server() -> KernelEvoServer:
         inputs,
         jobs,
         lenses,
+        precision,
         proposal,
         watch,
     )
 
     server = KernelEvoServer()
     _register_lifecycle(server)
-    for feature in (lenses, hover, actions, inputs, diagnostics, jobs, watch, proposal, debug):
+    for feature in (
+        lenses,
+        hover,
+        actions,
+        inputs,
+        precision,
+        diagnostics,
+        jobs,
+        watch,
+        proposal,
+        debug,
+    ):
         feature.register(server)
     atexit.register(kill_all_groups)
     return server

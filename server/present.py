@@ -97,8 +97,13 @@ def progress_message(job: Job) -> str:
 
 
 def hover_markdown(
-    target: TargetInfo, r: ResultSummary | None, job: Job | None = None, applied: bool = False
+    target: TargetInfo,
+    r: ResultSummary | None,
+    job: Job | None = None,
+    applied: bool = False,
+    offer: str | None = None,
 ) -> str:
+    """`offer`: the sentence on a lower precision level the user may accept (features/precision)."""
     head = f"**KernelEvo** · `{target.qualname or target.name}`"
     lines: list[str] = []
     if job is not None and job.state in ("queued", "running"):
@@ -114,6 +119,10 @@ def hover_markdown(
         lines.insert(0, f"{head} — {outcome.headline()}")
     if applied:
         lines.insert(1, f"_Applied (run `{r.run_id}`); undo the edit to get the original back._")
+    if r.library_split:
+        lines += ["", f"The kernel {r.library_split}."]
+    if offer:
+        lines += ["", offer]
     lines.append("")
     rows = []
     if r.reference_ms is not None:

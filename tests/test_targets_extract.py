@@ -219,3 +219,23 @@ def test_check_has_a_time_limit(tmp_path):
     task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
     check = check_task(task.path, timeout=8)
     assert check.ok is False and "did not finish within 8 s" in check.message
+
+
+def test_a_precision_comment_makes_the_task_accept_tf32(tmp_path):
+    """`# kernelevo: precision = tf32` above a target (what the editor's "Accept TF32" writes)
+    gives its task ALLOW_TF32, which the judge reads for the check and the baselines."""
+    src = (
+        "import torch\n\n\n"
+        "# kernelevo: precision = tf32\n"
+        "# kernelevo: inputs = (torch.randn(16, 32), torch.randn(32, 8))\n"
+        "def project(x, w):\n    return torch.relu(x @ w)\n\n\n"
+        "# kernelevo: inputs = (torch.randn(4, 8),)\n"
+        "def plain(x):\n    return x * 2\n"
+    )
+    user = tmp_path / "proj.py"
+    user.write_text(src)
+    accepted = build_task(str(user), "project", out_dir=str(tmp_path / "t"))
+    assert "ALLOW_TF32 = True" in accepted.text
+    assert read_task(accepted.path).hints.get("ALLOW_TF32") is True
+    other = build_task(str(user), "plain", out_dir=str(tmp_path / "t"))
+    assert "ALLOW_TF32" not in other.text

@@ -8,6 +8,7 @@ import { CommandIds, optimize, registerCommands, Services, showDiff, apply, sync
 import { PROPOSAL_SCHEME, VirtualTextStore } from './diff';
 import { ErrorReporter } from './errors';
 import { JobBoard, statusView } from './jobs';
+import { acceptPrecision } from './precision';
 import { ServerCommands } from './protocol';
 import { REPORT_SCHEME } from './report';
 import { ApiKeys } from './secrets';
@@ -56,6 +57,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     [ServerCommands.optimize]: (ref) => services && optimize(services, ref),
     [ServerCommands.showDiff]: (ref) => services && showDiff(services, ref),
     [ServerCommands.apply]: (ref) => services && apply(services, ref),
+    [ServerCommands.acceptPrecision]: (ref) =>
+      services && acceptPrecision({ client: () => services!.server.client(), errors: services.errors, optimize: (r) => optimize(services!, r) }, ref),
   });
   running = server;
   services = {

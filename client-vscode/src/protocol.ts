@@ -16,6 +16,7 @@ export const ServerCommands = {
   optimize: 'kernelevo.optimize',
   showDiff: 'kernelevo.showDiff',
   apply: 'kernelevo.apply',
+  acceptPrecision: 'kernelevo.acceptPrecision',
 } as const;
 
 export const ActionKinds = {
@@ -97,6 +98,8 @@ export interface TargetRef {
   targetId: string;
   runId?: string;
   backend?: Backend;
+  /** A lower precision level to accept ("tf32", "bf16"): the Accept TF32 lens. */
+  level?: string;
   /** What to call it in messages, e.g. "softmax". */
   label?: string;
 }
@@ -118,6 +121,8 @@ export function targetFromArguments(command: string, args: unknown[] | undefined
       if (third === 'triton' || third === 'cuda' || third === 'auto') {
         ref.backend = third;
       }
+    } else if (command === ServerCommands.acceptPrecision) {
+      ref.level = third;
     } else {
       ref.runId = third;
     }

@@ -364,6 +364,7 @@ class Session:
             kernel_launches=self.launches,
             library_ops=getattr(self, "library_ops", []),
             kept_library_ops=getattr(self, "kept", []),
+            library_split=getattr(self, "split", ""),
             log=log,
             inputs=self.inputs if status == "verified" else [],
             phases=self.phases,

@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from kernelevo.targets.detect import Analysis, analyze_file
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.input_sources import from_signature, from_workspace
-from kernelevo.targets.inputs import ExampleInputs, NoExampleInputs, find_inputs, suggestion
+from kernelevo.targets.inputs import (
+    PRECISION_FLAGS,
+    ExampleInputs,
+    NoExampleInputs,
+    accepted_precision,
+    find_inputs,
+    suggestion,
+)
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
@@ -466,6 +473,11 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     parts += [_stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
     if inputs.code:
         parts.append(inputs.code.rstrip())
+    flags = [f"{PRECISION_FLAGS[lv]} = True" for lv in accepted_precision(a, ref)]
+    if flags:
+        parts.append(
+            "# accepted by `# kernelevo: precision = ...` above the target\n" + "\n".join(flags)
+        )
     return "\n\n\n".join(p for p in parts if p.strip()) + "\n"
 
 

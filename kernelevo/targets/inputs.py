@@ -155,6 +155,31 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
     )
 
 
+_PRECISION = re.compile(r"#\s*kernelevo:\s*precision\s*=\s*(tf32|bf16)\s*$")
+PRECISION_FLAGS = {"tf32": "ALLOW_TF32", "bf16": "ALLOW_BF16"}
+
+
+def accepted_precision(a: Analysis, ref: Reference) -> list[str]:
+    """Lower precision levels the user accepts for the target: `# kernelevo: precision = tf32`
+    among the comments just above it (the task then sets ALLOW_TF32, and its baselines use TF32)."""
+    line = min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list]) - 2
+    found: list[str] = []
+    while line >= 0 and a.lines[line].strip().startswith("#"):
+        m = _PRECISION.search(a.lines[line])
+        if m and m.group(1) not in found:
+            found.append(m.group(1))
+        line -= 1
+    return found
+
+
+def precision_comment(level: str, indent: str = "") -> str:
+    if level not in PRECISION_FLAGS:
+        raise ValueError(
+            f"unknown precision level {level!r}; expected one of {', '.join(PRECISION_FLAGS)}"
+        )
+    return f"{indent}# kernelevo: precision = {level}"
+
+
 def _top_function(a: Analysis, name: str) -> ast.FunctionDef | None:
     for stmt in a.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == name:

@@ -17,6 +17,7 @@ from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.applied import applied_run
 from kernelevo_server.features.compile_action import COMPILE_KIND, compile_actions
 from kernelevo_server.features.inputs import INPUTS_KIND, inputs_actions
+from kernelevo_server.features.precision import PRECISION_KIND, precision_actions
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import offers_kernel, result_title
 from kernelevo_server.proposals import KernelEvoError, build_proposal, searched_hash
@@ -40,7 +41,13 @@ def register(server: KernelEvoServer) -> None:
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
-            code_action_kinds=[APPLY_KIND, OPTIMIZE_KIND, COMPILE_KIND, INPUTS_KIND],
+            code_action_kinds=[
+                APPLY_KIND,
+                OPTIMIZE_KIND,
+                COMPILE_KIND,
+                INPUTS_KIND,
+                PRECISION_KIND,
+            ],
             resolve_provider=True,
         ),
     )
@@ -69,6 +76,8 @@ def register(server: KernelEvoServer) -> None:
         if _wanted(INPUTS_KIND, only):
             actions += inputs_actions(ls, uri, t)
         r = (await ls.results.for_file(ls.path_of(uri))).get(t.id)
+        if _wanted(PRECISION_KIND, only):
+            actions += precision_actions(uri, t, r)
         if _wanted(COMPILE_KIND, only) and not t.edited:
             actions += compile_actions(ls, uri, t, r)
         if (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.applied import applied_run
+from kernelevo_server.features.precision import offer_markdown
 from kernelevo_server.present import hover_markdown
 from lsprotocol import types
 
@@ -29,10 +30,13 @@ def register(server: KernelEvoServer) -> None:
         if results is None:
             results = await ls.results.for_file(st.path)
         job = ls.jobs.active_for(st.path, t.id)
+        r = results.get(t.id)
         applied = applied_run(ls, st.path, t) is not None
         return types.Hover(
             contents=types.MarkupContent(
                 kind=types.MarkupKind.Markdown,
-                value=hover_markdown(t, results.get(t.id), job, applied),
+                value=hover_markdown(
+                    t, r, job, applied, offer_markdown(t.name, r) if r is not None else None
+                ),
             )
         )

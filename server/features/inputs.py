@@ -59,12 +59,12 @@ def _expression(text: Any, what: str) -> str:
     return text.strip()
 
 
-def _comment_edit(uri: str, guess: dict[str, Any], inputs: str, init: str | None) -> Any:
-    indent = str(guess.get("indent") or "")
-    lines = [f"{indent}# kernelevo: inputs = {inputs}"]
-    if init is not None:
-        lines.append(f"{indent}# kernelevo: init = {init}")
-    at = types.Position(line=int(guess["line"]) - 1, character=0)
+def comment_edit(uri: str, place: dict[str, Any], comments: list[str]) -> types.WorkspaceEdit:
+    """Insert `comments` just above the target (its decorators), at its indentation: where the
+    engine reads `# kernelevo:` comments. `place` is a guess_inputs reply (line, indent)."""
+    indent = str(place.get("indent") or "")
+    lines = [f"{indent}{c}" for c in comments]
+    at = types.Position(line=int(place["line"]) - 1, character=0)
     return types.WorkspaceEdit(
         changes={
             uri: [
@@ -116,7 +116,12 @@ def register(server: KernelEvoServer) -> None:
             raise
         result = await ls.workspace_apply_edit_async(
             types.ApplyWorkspaceEditParams(
-                edit=_comment_edit(uri, guess, inputs, init),
+                edit=comment_edit(
+                    uri,
+                    guess,
+                    [f"# kernelevo: inputs = {inputs}"]
+                    + ([f"# kernelevo: init = {init}"] if init is not None else []),
+                ),
                 label=f"KernelEvo: example inputs for {guess['targetName']}",
             )
         )
@@ -124,6 +129,6 @@ def register(server: KernelEvoServer) -> None:
         if applied:
             ls.show(
                 f"example inputs for {guess['targetName']} recorded above it "
-                f"(# kernelevo: inputs = {inputs}); save the file and optimize again"
+                f"(# kernelevo: inputs = {inputs}); the next search of the saved file uses them"
             )
         return {"applied": applied, "inputs": inputs, "init": init}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.applied import applied_run
+from kernelevo_server.features.precision import offer_title
 from kernelevo_server.present import offers_kernel, progress_message, result_title
 from lsprotocol import types
 
@@ -54,6 +55,17 @@ def register(server: KernelEvoServer) -> None:
                     )
                 )
             r = results.get(t.id)
+            accept = offer_title(r)
+            if accept is not None and job is None:
+                assert r is not None
+                lenses.append(
+                    _lens(
+                        t.start_line,
+                        accept,
+                        "kernelevo.acceptPrecision",
+                        [uri, t.id, r.precision_offer["level"]],
+                    )
+                )
             applied = applied_run(ls, st.path, t)
             if applied is not None:
                 lenses.append(

@@ -206,4 +206,102 @@ for _, path in ipairs(cfg.created) do
 end
 record("created_left_after_undo", left)
 record("messages_after_undo", seen.messages)
+
+-- 11. A target without example inputs: the search says why; a code action records the
+-- engine's best guess as the `# kernelevo: inputs` comment it reads; saved, the search starts.
+vim.cmd("edit " .. vim.fn.fnameescape(cfg.inputs_file))
+local b2 = vim.api.nvim_get_current_buf()
+vim.lsp.buf_attach_client(b2, client_id)
+local u2 = vim.uri_from_bufnr(b2)
+local function request_in(buf, method, params, timeout)
+  local got = vim.lsp.buf_request_sync(buf, method, params, timeout or 60000)
+  local answer = got and got[client_id]
+  if not answer then return nil, "no answer to " .. method end
+  if answer.err then return nil, answer.err.message end
+  return answer.result
+end
+local function job_of(target)
+  local found
+  for _, j in ipairs(request_in(b2, "kernelevo/jobs", vim.NIL) or {}) do
+    if j.targetId == target and (found == nil or j.startedAt > found.startedAt) then found = j end
+  end
+  return found
+end
+local function run_optimize()
+  local before = job_of(cfg.inputs_target)
+  request_in(b2, "workspace/executeCommand",
+    { command = "kernelevo.optimize", arguments = { u2, cfg.inputs_target, "triton" } })
+  local job
+  vim.wait(120000, function()
+    job = job_of(cfg.inputs_target)
+    return job and (before == nil or job.jobId ~= before.jobId) and job.state ~= "running" and job.state ~= "queued"
+  end, 500)
+  return job
+end
+vim.wait(20000, function() return #(request_in(b2, "textDocument/codeLens", { textDocument = { uri = u2 } }) or {}) > 0 end, 300)
+local failed = run_optimize()
+record("inputs_job", failed)
+local record_action
+local titles2 = {}
+local pos2 = { line = cfg.inputs_line, character = 4 }
+for _, a in ipairs(request_in(b2, "textDocument/codeAction", {
+  textDocument = { uri = u2 }, range = { start = pos2, ["end"] = pos2 }, context = { diagnostics = {} },
+}) or {}) do
+  titles2[#titles2 + 1] = a.title
+  if a.command and a.command.command == "kernelevo.recordInputs" then record_action = a.command end
+end
+record("inputs_actions", titles2)
+if not record_action then return finish("no Record example inputs code action") end
+local recorded = request_in(b2, "workspace/executeCommand",
+  { command = record_action.command, arguments = record_action.arguments })
+record("inputs_recorded", recorded)
+record("inputs_buffer", vim.api.nvim_buf_get_lines(b2, 0, -1, false))
+vim.cmd("silent write")
+vim.wait(3000, function() return false end, 100)
+local again_before = job_of(cfg.inputs_target)
+request_in(b2, "workspace/executeCommand",
+  { command = "kernelevo.optimize", arguments = { u2, cfg.inputs_target, "triton" } })
+local task_file
+vim.wait(120000, function()
+  local found = vim.fn.glob(cfg.root .. "/.kernelevo/tasks/scale__scale_rows__*.py", false, true)
+  task_file = found[1]
+  local j = job_of(cfg.inputs_target)
+  return task_file ~= nil or (j and j.jobId ~= again_before.jobId and j.state == "failed")
+end, 500)
+record("inputs_task_header", task_file and vim.fn.readfile(task_file, "", 12) or {})
+local running = job_of(cfg.inputs_target)
+if running and (running.state == "running" or running.state == "queued") then
+  request_in(b2, "kernelevo/cancel", { jobId = running.jobId })
+end
+
+-- 12. A stored run kept the library GEMM and had a TF32-level candidate: the hover says both; a
+-- code action writes the `# kernelevo: precision = tf32` comment the engine turns into ALLOW_TF32.
+vim.cmd("edit " .. vim.fn.fnameescape(cfg.tf32_file))
+local b3 = vim.api.nvim_get_current_buf()
+vim.lsp.buf_attach_client(b3, client_id)
+local u3 = vim.uri_from_bufnr(b3)
+local pos3 = { line = cfg.tf32_line, character = 5 }
+vim.wait(20000, function()
+  return #(request_in(b3, "textDocument/codeLens", { textDocument = { uri = u3 } }) or {}) > 1
+end, 300)
+local lenses3 = {}
+for _, l in ipairs(request_in(b3, "textDocument/codeLens", { textDocument = { uri = u3 } }) or {}) do
+  lenses3[#lenses3 + 1] = l.command and l.command.title
+end
+record("tf32_lenses", lenses3)
+local hover3 = request_in(b3, "textDocument/hover", { textDocument = { uri = u3 }, position = pos3 })
+record("tf32_hover", hover3 and hover3.contents.value or "")
+local accept
+local titles3 = {}
+for _, a in ipairs(request_in(b3, "textDocument/codeAction", {
+  textDocument = { uri = u3 }, range = { start = pos3, ["end"] = pos3 }, context = { diagnostics = {} },
+}) or {}) do
+  titles3[#titles3 + 1] = a.title
+  if a.command and a.command.command == "kernelevo.acceptPrecision" then accept = a.command end
+end
+record("tf32_actions", titles3)
+if not accept then return finish("no Accept TF32 code action") end
+record("tf32_accepted", request_in(b3, "workspace/executeCommand",
+  { command = accept.command, arguments = accept.arguments }))
+record("tf32_buffer", vim.api.nvim_buf_get_lines(b3, 0, -1, false))
 finish(nil)

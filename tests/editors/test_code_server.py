@@ -5,7 +5,9 @@ Open a file → lenses → hover → Optimize from the lens, cancelled on its pr
 from the context menu, cancelled with "KernelEvo: Cancel Job" → from the palette, with progress
 that says what the search is doing → the end message in the CLI's words → Show Diff in VS Code's
 diff editor → Apply → the file changed, the lens says "applied", also after a server restart →
-Undo restores the file and removes the files Apply created.
+Undo restores the file and removes the files Apply created. A second window (the interpreter in
+Machine settings): a function without example inputs is asked about in an input box; a stored
+run that kept the library GEMM and had a TF32-level candidate is accepted at TF32 in one click.
 The search is the real offline search on the CPU (verified, speed not measured without a GPU).
 The interpreter comes once from User settings (the full flow) and once from Machine settings
 (what VS Code Remote and code-server read for a remote window): the server starts either way.
@@ -33,6 +35,7 @@ from editor_setup import (
     playwright,
     server_env,
 )
+from scripted_results import PROJECT, SPLIT, seed_tf32_result
 
 pytestmark = [pytest.mark.editors, pytest.mark.timeout(900), pytest.mark.xdist_group("editors")]
 
@@ -292,16 +295,14 @@ def context_menu(page, on_text: str, item: str) -> str:
     return entries
 
 
-def wait_progress(running, timeout_s: float = 120) -> str:
-    """The progress notification's text once the search reports a candidate ("seed 1 of 3 ...")."""
-    deadline = time.monotonic() + timeout_s
-    said = ""
-    while time.monotonic() < deadline:
-        said = " ".join(running.inner_text().split()) if running.count() else ""
-        if re.search(r"seed \d+ of \d+", said):
-            return said
-        time.sleep(0.3)
-    raise AssertionError(f"no per-candidate progress within {timeout_s} s: {said!r}")
+def toast_text(found) -> str:
+    """A notification's message and buttons as a person reads them."""
+    message = found.locator(".notification-list-item-message").first
+    buttons = found.locator(".monaco-button").all_inner_texts()
+    text = message.inner_text() if message.count() else found.inner_text()
+    return " ".join(text.split()) + (
+        f" [{' | '.join(b.strip() for b in buttons)}]" if buttons else ""
+    )
 
 
 def toast(page, text: str, timeout_s: float = STEP_S):
@@ -338,6 +339,103 @@ def undo(page, shot: Shots) -> None:
     shot("undo-dialog", f"Ctrl+Z: VS Code asks '{' '.join(dialog.inner_text().split())[:120]}'")
     dialog.locator(".monaco-button", has_text="Undo in").first.click()
     dialog.wait_for(state="hidden", timeout=STEP_S * 1000)
+
+
+# A function no example inputs can be guessed for (a dict argument indexed by key).
+NO_INPUTS = """import torch
+
+
+def scale_rows(x: torch.Tensor, table: dict) -> torch.Tensor:
+    return torch.relu(x * table["scale"] + table["shift"])
+"""
+ANSWER = '(torch.randn(8, 64), {"scale": 2.0, "shift": 0.5})'
+
+
+def task_file(ws: Path, stem: str, timeout_s: float = 120) -> str:
+    """The task the next search built for `stem` (its header says where the inputs came from)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = sorted((ws / ".kernelevo" / "tasks").glob(f"{stem}__*.py"))
+        if found:
+            return found[0].read_text()
+        time.sleep(0.5)
+    raise AssertionError(f"no task built for {stem} within {timeout_s} s")
+
+
+def on_disk(path: Path, expected: str, timeout_s: float = 30) -> str:
+    """The file's saved text once it holds `expected` (the editor saves it)."""
+    deadline = time.monotonic() + timeout_s
+    text = path.read_text()
+    while expected not in text and time.monotonic() < deadline:
+        time.sleep(0.5)
+        text = path.read_text()
+    assert expected in text, text
+    return text
+
+
+def cancel_running(page) -> None:
+    palette(page, "KernelEvo: Cancel Job")
+    toast(page, "cancelled", 90)
+    clear_toasts(page)
+
+
+def example_inputs_asked(page, shot: Shots, ws: Path) -> None:
+    """No example inputs: the search says so, an input box asks with the best guess and the
+    reason, the answer is written as the comment the engine reads, and the search runs on it."""
+    open_file(page, "scale.py")
+    go_to(page, 4, 5)
+    palette(page, "KernelEvo: Optimize Kernel at Cursor")
+    box = page.locator(".quick-input-widget:visible")
+    box.wait_for(timeout=180_000)
+    page.wait_for_timeout(500)
+    asked = " ".join(box.inner_text().split())
+    value = page.locator(".quick-input-widget .quick-input-box input").input_value()
+    assert "example inputs for scale_rows(x, table)" in asked, asked
+    assert "guessed input sets fits scale_rows" in asked, asked
+    assert value == "(torch.randn(8, 1024), torch.randn(8, 1024))", value
+    shot("inputs-asked", f"input box: '{asked[:200]}', prefilled with '{value}'")
+    page.locator(".quick-input-widget .quick-input-box input").fill(ANSWER)
+    page.keyboard.press("Enter")
+    said = toast_text(toast(page, "example inputs for scale_rows recorded above it", 60))
+    toast(page, "optimizing scale_rows", 90)
+    on_disk(ws / "scale.py", f"# kernelevo: inputs = {ANSWER}\ndef scale_rows(")
+    header = task_file(ws, "scale")
+    assert "Example inputs: `# kernelevo:` comments at" in header, header[:600]
+    shot(
+        "inputs-recorded",
+        f"'{said[:120]}'; scale.py saved with '# kernelevo: inputs = {ANSWER}' above the "
+        "function; the search started again on those inputs",
+    )
+    cancel_running(page)
+
+
+def tf32_accepted(page, shot: Shots, ws: Path) -> None:
+    """A stored run kept the library GEMM and had a TF32-level candidate: the hover says both;
+    one click on "Accept TF32" records it, saves and starts a search whose task allows TF32."""
+    open_file(page, "proj.py")
+    go_to(page, 5, 6)
+    accept = "Accept TF32 (a kernel passes at rel. error 0.00065) and optimize again"
+    wait_lens(page, accept, 90)
+    palette(page, "Show or Focus Hover")
+    hover = page.locator(".monaco-hover:visible").first
+    hover.wait_for(timeout=STEP_S * 1000)
+    said = " ".join(hover.inner_text().split())
+    assert f"The kernel {SPLIT}." in said, said
+    assert "fails the fp32 bounds but passes at TF32 tolerance" in said, said
+    shot("tf32-hover", f"hover: '{said[:260]}'; lens '{accept}'")
+    page.keyboard.press("Escape")
+    click_lens(page, "Accept TF32", "def project")
+    said = toast_text(toast(page, "TF32 accepted for project", 60))
+    toast(page, "optimizing project", 90)
+    text = on_disk(ws / "proj.py", "# kernelevo: precision = tf32\ndef project(")
+    task = task_file(ws, "proj")
+    assert "ALLOW_TF32 = True" in task, task[-400:]
+    shot(
+        "tf32-accepted",
+        f"after one click on '{accept}': '{said[:100]}'; proj.py saved with "
+        "'# kernelevo: precision = tf32'; the search runs on a task with ALLOW_TF32 = True",
+    )
+    cancel_running(page)
 
 
 def test_code_server_flow(tools, tmp_path):
@@ -393,12 +491,12 @@ def test_code_server_flow(tools, tmp_path):
                 # Optimize from the lens; Cancel on its progress notification.
                 click_lens(page, "Optimize with KernelEvo", "def fused_bias_gelu")
                 running = toast(page, "optimizing fused_bias_gelu", 90)
-                said = wait_progress(running)
+                said = toast_text(running)
                 shot(
                     "lens-progress", f"after clicking the lens: '{said[:140]}' with a Cancel button"
                 )
                 running.locator(".monaco-button", has_text="Cancel").first.click()
-                stopped = " ".join(toast(page, "cancelled", 90).inner_text().split())
+                stopped = toast_text(toast(page, "cancelled", 90))
                 assert "fused_bias_gelu" in stopped, stopped
                 shot("lens-cancelled", f"Cancel pressed: '{stopped[:160]}'")
                 clear_toasts(page)
@@ -409,15 +507,15 @@ def test_code_server_flow(tools, tmp_path):
                 entries = context_menu(page, "y = x + bias", "Optimize Kernel at Cursor")
                 assert "Optimize Kernel at Cursor" in entries, entries
                 running = toast(page, "optimizing fused_bias_gelu", 90)
-                said = wait_progress(running)
                 wait_lens(page, "optimizing")
+                said = toast_text(running)
                 shot(
                     "menu-progress",
                     f"started from the context menu ({entries[:80]}): '{said[:100]}'; the lens "
                     "reads 'KernelEvo: optimizing… — Cancel'",
                 )
                 palette(page, "KernelEvo: Cancel Job")
-                stopped = " ".join(toast(page, "cancelled", 90).inner_text().split())
+                stopped = toast_text(toast(page, "cancelled", 90))
                 shot("menu-cancelled", f"after 'KernelEvo: Cancel Job': '{stopped[:160]}'")
                 clear_toasts(page)
                 wait_lens(page, "Optimize with KernelEvo")
@@ -435,13 +533,10 @@ def test_code_server_flow(tools, tmp_path):
                     ):
                         break
                     time.sleep(0.3)
-                if re.search(r"seed \d+ of \d+", said):
-                    shot(
-                        "progress",
-                        f"progress notification with Cancel: '{' '.join(said.split())[:140]}'",
-                    )
+                if re.search(r"seed \d+ of \d+", said) and running.count():
+                    shot("progress", f"progress notification: '{toast_text(running)[:180]}'")
                 done = toast(page, CPU_HEADLINE, 300)
-                end_text = " ".join(done.inner_text().split())
+                end_text = toast_text(done)
                 assert f"fused_bias_gelu: {CPU_HEADLINE}" in end_text, end_text
                 shot("done", f"end of the run: '{end_text[:160]}'")
                 timings["search"] = time.monotonic() - t0
@@ -504,7 +599,7 @@ def test_code_server_flow(tools, tmp_path):
                 while any(p.exists() for p in created) and time.monotonic() < deadline:
                     time.sleep(0.5)
                 assert not any(p.exists() for p in created), [p.name for p in created]
-                assert sorted(p.name for p in ws.iterdir()) == ["model.py"], list(ws.iterdir())
+                assert [p.name for p in ws.iterdir() if p.name != ".kernelevo"] == ["model.py"]
                 go_to(page, def_line, 5)
                 titles = wait_lens(page, "Show diff")
                 shot(
@@ -518,6 +613,9 @@ def test_code_server_flow(tools, tmp_path):
 
             # Pass 2: the interpreter in Machine settings only (a remote window reads it there).
             ws2, _, _ = workspace(tmp_path / "second")
+            (ws2 / "scale.py").write_text(NO_INPUTS)
+            (ws2 / "proj.py").write_text(PROJECT)
+            seed_tf32_result(ws2 / "proj.py")
             server = CodeServer(
                 exe,
                 env,
@@ -538,6 +636,11 @@ def test_code_server_flow(tools, tmp_path):
                     "second window, kernelevo.interpreter only in Machine settings: "
                     "the server runs, lenses are there",
                 )
+                timings["machine"] = time.monotonic() - t0
+                example_inputs_asked(page, shot, ws2)
+                timings["inputs"] = time.monotonic() - t0
+                tf32_accepted(page, shot, ws2)
+                timings["tf32"] = time.monotonic() - t0
             finally:
                 server.stop()
         finally:

@@ -20,11 +20,20 @@ import time
 
 import pytest
 from editor_setup import REPO, Unavailable, neovim, output_dir, server_env
+from scripted_results import PROJECT, SPLIT, seed_tf32_result
 
 pytestmark = [pytest.mark.editors, pytest.mark.timeout(600), pytest.mark.xdist_group("editors")]
 
 CPU_HEADLINE = "verified, speed not measured without a GPU"
 TARGET = "function:fused_bias_gelu"
+# A function no example inputs can be guessed for (a dict argument indexed by key).
+NO_INPUTS = """import torch
+
+
+def scale_rows(x: torch.Tensor, table: dict) -> torch.Tensor:
+    return torch.relu(x * table["scale"] + table["shift"])
+"""
+GUESS = "(torch.randn(8, 1024), torch.randn(8, 1024))"
 CREATED = ("model_kernelevo_fused_bias_gelu.py", "test_model_kernelevo_fused_bias_gelu.py")
 
 
@@ -44,6 +53,9 @@ def test_neovim_flow(nvim, tmp_path):
     source = (REPO / "tests" / "corpus" / "usercode" / "model.py").read_text()
     path = ws / "model.py"
     path.write_text(source)
+    (ws / "scale.py").write_text(NO_INPUTS)
+    (ws / "proj.py").write_text(PROJECT)
+    seed_tf32_result(ws / "proj.py")
     line = next(
         i for i, text in enumerate(source.splitlines()) if text.startswith("def fused_bias_gelu")
     )
@@ -60,6 +72,13 @@ def test_neovim_flow(nvim, tmp_path):
         "target_character": len("def ") + 1,
         "target_id": TARGET,
         "created": [str(ws / f) for f in CREATED],
+        "tf32_file": str(ws / "proj.py"),
+        "tf32_line": PROJECT.splitlines().index("def project(x, w):"),
+        "inputs_file": str(ws / "scale.py"),
+        "inputs_target": "function:scale_rows",
+        "inputs_line": NO_INPUTS.splitlines().index(
+            "def scale_rows(x: torch.Tensor, table: dict) -> torch.Tensor:"
+        ),
     }
     env = dict(
         os.environ,
@@ -141,5 +160,27 @@ def test_neovim_flow(nvim, tmp_path):
     assert any(
         "undo removed model_kernelevo_fused_bias_gelu.py" in m for m in steps["messages_after_undo"]
     ), steps["messages_after_undo"]
+    # Without example inputs: the engine's reason, a code action with its best guess, the
+    # comment it reads recorded, and the next search's task built from that comment.
+    assert steps["inputs_job"]["state"] == "failed"
+    assert "no example inputs for scale_rows" in steps["inputs_job"]["message"]
+    assert any("Record example inputs for scale_rows" in t for t in steps["inputs_actions"])
+    assert steps["inputs_recorded"]["applied"] is True
+    assert f"# kernelevo: inputs = {GUESS}" in steps["inputs_buffer"]
+    assert (
+        (ws / "scale.py")
+        .read_text()
+        .startswith(f"import torch\n\n\n# kernelevo: inputs = {GUESS}\ndef scale_rows(")
+    )
+    header = "\n".join(steps["inputs_task_header"])
+    assert "Example inputs: `# kernelevo:` comments at" in header, header
+    # What the verdict kept and the precision it would pass at, and one action accepting TF32.
+    accept = "Accept TF32 (a kernel passes at rel. error 0.00065) and optimize again"
+    assert accept in steps["tf32_lenses"], steps["tf32_lenses"]
+    assert f"The kernel {SPLIT}." in steps["tf32_hover"], steps["tf32_hover"]
+    assert "passes at TF32 tolerance" in steps["tf32_hover"]
+    assert f"{accept} (project)" in steps["tf32_actions"], steps["tf32_actions"]
+    assert steps["tf32_accepted"] == {"applied": True, "level": "tf32"}
+    assert "# kernelevo: precision = tf32" in steps["tf32_buffer"]
     (out / "time.txt").write_text(f"{time.monotonic() - t0:.1f} s\n")
     shutil.copy(path, out / "model.py")

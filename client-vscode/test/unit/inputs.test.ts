@@ -82,3 +82,20 @@ test('a search that failed for lack of inputs asks for them instead of reporting
   assert.deepEqual(asked, [ref.targetId]);
   assert.deepEqual(shownErrors, []);
 });
+
+test('Accept TF32: the server writes the comment, the file is saved and optimized again at that level', async () => {
+  const { acceptPrecision } = await import('../../src/precision');
+  const { targetFromArguments } = await import('../../src/protocol');
+  const client = new FakeClient();
+  const sent: unknown[] = [];
+  client.handlers['workspace/executeCommand'] = async (params) => (sent.push(params), { applied: true, level: 'tf32' });
+  const { s } = services(client);
+  mock.documents.set(ref.uri, 'class Scale: ...\n');
+  const lensRef = targetFromArguments('kernelevo.acceptPrecision', [ref.uri, ref.targetId, 'tf32'])!;
+  assert.equal(lensRef.level, 'tf32');
+  const again: any[] = [];
+  assert.equal(await acceptPrecision({ client: () => client, errors: s.errors, optimize: (r) => again.push(r) }, lensRef), true);
+  assert.deepEqual(sent, [{ command: 'kernelevo.acceptPrecision', arguments: [ref.uri, ref.targetId, 'tf32'] }]);
+  assert.deepEqual(mock.saved, [ref.uri]);
+  assert.deepEqual(again, [{ uri: ref.uri, targetId: ref.targetId, label: 'Scale' }]);
+});
