@@ -11,24 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kernelevo.digest import text_hash
-from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound, Usage
-from kernelevo.outcome import RunOutcome, judge
+from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound
+from kernelevo.outcome import judge
 from kernelevo.phase import Phase
-from kernelevo.search.apply_guard import apply_guard
 from kernelevo.search.asking import Asker
+from kernelevo.search.config import SearchConfig, SearchResult
 from kernelevo.search.parse import NoCode, extract_candidate
 from kernelevo.search.population import Population, Program
-from kernelevo.search.progress import ProgressEvent, describe_step
+from kernelevo.search.progress import progress_event, resume_state, run_summary
 from kernelevo.search.prompt import PromptBuilder
-from kernelevo.search.resume import RunLock
+from kernelevo.search.resume import RunLock, restore
 from kernelevo.search.throughput import Throughput
 from kernelevo.store import Store
 from kernelevo.task import TaskFile
@@ -37,53 +35,6 @@ from kernelevo.verdict import Verdict
 Events = Callable[[dict[str, Any]], None]
 REPAIRABLE = ("compile_error", "runtime_error", "incorrect", "rejected", "timeout")
 MAX_MODEL_ERRORS_IN_A_ROW = 3
-
-
-@dataclass
-class SearchConfig:
-    backend: str = "auto"
-    provider: str = "offline"
-    model: str | None = None
-    budget_tokens: int | None = None
-    budget_usd: float | None = None
-    wall_s: float | None = None
-    iterations: int | None = 10
-    patience: int | None = None
-    concurrency: int | None = (
-        None  # model requests in flight; None: derived from measured latencies
-    )
-    max_in_flight: int = 96
-    repair_tries: int = 3
-    seed: int = 0
-    n_islands: int = 2
-    max_tokens: int | None = None  # None: the model's settings (config file), see llm/settings.py
-    thinking_tokens: int | None = None
-    effort: str | None = None
-    device: str = "cpu"
-    size: str | None = None
-    base_url: str | None = None
-    source_file: str = ""
-    target_id: str = ""
-    source_hash: str = ""
-    offline_seeds: bool = True
-    tune_evals: int = 12
-    tune_top: int = 2
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class SearchResult:
-    run_id: str
-    status: str
-    best: Program | None
-    counts: dict[str, int]
-    usage: dict[str, Any]
-    iterations: int
-    stop_reason: str
-    baselines: dict[str, Any] = field(default_factory=dict)
-    outcome: RunOutcome | None = None
 
 
 class Search:
@@ -129,9 +80,7 @@ class Search:
             max_workers=max(1, eval_slots) + max(1, compile_ahead), thread_name_prefix="evaluate"
         )
         self.next_iteration = 0
-        self.unfinished: list[
-            int
-        ] = []  # iterations a killed run left half done (their answers are paid)
+        self.unfinished: list[int] = []  # iterations a killed run left half done (answers paid)
         self.seeds_done = False
         self.best_fitness = -1.0
         self.last_improvement = 0
@@ -141,9 +90,8 @@ class Search:
         self.notes: list[str] = []
         self.model_errors: list[str] = []
         self.errors_in_a_row = 0
-        slots = max(1, eval_slots)
         self.throughput = Throughput(
-            slots=slots,
+            slots=max(1, eval_slots),
             highest=max(1, config.max_in_flight),
             fixed=config.concurrency,
             device=config.device,
@@ -154,67 +102,17 @@ class Search:
             else None
         )
 
-    # -- resume ----------------------------------------------------------------------
-    def _restore(self) -> None:
-        """Rebuild the population, spending and position from what the store holds."""
-        rows = self.store.candidates(self.run_id)
-        phases = {row["id"]: Phase.of_row(row) for row in rows}
-        done = {
-            phases[r["id"]].index
-            for r in rows
-            if phases[r["id"]].is_model and r["features"].get("final")
-        }
-        for row in rows:
-            phase = phases[row["id"]]
-            if not phase.is_model or phase.index in done:
-                self._remember(
-                    row["id"],
-                    row["source"],
-                    row["backend"],
-                    row["verdict"],
-                    phase,
-                    row["parent_id"],
-                    row["origin"],
-                )
-            else:
-                self.store.delete_candidate(row["id"])  # re-evaluated from its stored answer
-        started: set[int] = set()
-        for call in self.store.llm_calls(self.run_id):
-            self.budget.charge(
-                Usage(
-                    call["input_tokens"],
-                    call["output_tokens"],
-                    call["cache_read_tokens"],
-                    call["cache_write_tokens"],
-                    call["cost_usd"],
-                )
-            )
-            if call["phase_index"] is not None:
-                started.add(int(call["phase_index"]))
-        self.next_iteration = max(done | started) + 1 if done | started else 0
-        self.unfinished = sorted(set(range(self.next_iteration)) - done)
-        self.completed = len(done)
-        run = self.store.get_run(self.run_id)
-        summary = run.summary if run is not None else {}
-        self.seeds_done = bool(summary.get("seeds_done"))
-        self.earlier_elapsed_s = float(summary.get("elapsed_s") or 0.0)
-        self.budget.wall_s = (
-            None if self.cfg.wall_s is None else max(self.cfg.wall_s - self.earlier_elapsed_s, 0.0)
-        )
-
     # -- evaluation --------------------------------------------------------------------
     async def _evaluate(self, source: str, phase: Phase) -> dict[str, Any]:
         path = self.dir / f"cand_{phase.kind}_{phase.index:04d}_{phase.attempt}.py"
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
-        started = time.monotonic()
         verdict = (
             await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
         ).to_dict()
-        await self.throughput.saw_verdict(
-            float(verdict.get("elapsed_s") or 0) or time.monotonic() - started
-        )
+        # the time it held its slot (not the wait for one, which says nothing of the verdict)
+        await self.throughput.saw_verdict(float(verdict.get("elapsed_s") or 0))
         if self.builder is not None:
             self.builder.learn(verdict)
         return verdict
@@ -236,20 +134,15 @@ class Search:
             if phase.kind == "tune" and parent
             else phase.index % self.population.n_islands
         )
-        t = verdict.get("timings") or {}
-        p = Program(
-            id=cid,
-            source=source,
-            backend=backend,
-            status=verdict.get("status", "?"),
-            speedup=t.get("speedup_eager"),
-            time_ms=t.get("candidate_ms"),
+        p = Program.judged(
+            cid,
+            source,
+            backend,
+            verdict,
             parent_id=parent_id,
             island=island,
             iteration=iteration,
-            launches=int(verdict.get("kernel_launches") or 0) // max(1, _n_calls(verdict)),
             origin=origin,
-            verdict=verdict,
         )
         self.population.add(p)
         if p.verified and p.fitness > self.best_fitness + 1e-9:
@@ -445,43 +338,10 @@ class Search:
         candidate_id: int | None,
         detail: str = "",
     ) -> None:
-        best = self.population.best()
-        snap = self.budget.snapshot()
-        t = (best.verdict.get("timings") or {}) if best else {}
-        total = {"seed": len(self.seeds), "tune": self.cfg.tune_evals}.get(
-            phase.kind, self.cfg.iterations
+        self.emit(
+            progress_event(self, phase, origin, status, speedup, candidate_id, detail).to_dict()
         )
-        index, message = describe_step(phase, total, origin, status, speedup, self.cfg.repair_tries)
-        message += f" ({detail[:200]})" if detail else ""
-        event = ProgressEvent(
-            run_id=self.run_id,
-            phase=phase.kind,
-            index=index,
-            total=total,
-            origin=origin,
-            status=status,
-            speedup=speedup,
-            message=message,
-            attempt=phase.attempt,
-            candidate_id=candidate_id,
-            iteration=self.completed,
-            evaluated=len(self.population.programs),
-            best_speedup=best.speedup if best else None,
-            best_speedup_compile=t.get("speedup_compile"),
-            verified=best is not None,
-            tokens=snap["tokens"],
-            cost_usd=snap["cost_usd"],
-        )
-        self.emit(event.to_dict())
-        self.store.update_run(self.run_id, summary=self._state())
-
-    def _state(self) -> dict[str, Any]:
-        """What a resume needs besides the candidates and calls: whether the seeds are done, and
-        the wall time spent so far (the time budget does not restart)."""
-        return {
-            "seeds_done": self.seeds_done,
-            "elapsed_s": round(self.earlier_elapsed_s + self.budget.elapsed_s, 3),
-        }
+        self.store.update_run(self.run_id, summary=resume_state(self))
 
     # -- the run -------------------------------------------------------------------------
     async def run(self) -> SearchResult:
@@ -494,7 +354,7 @@ class Search:
     async def _run(self) -> SearchResult:
         self.store.update_run(self.run_id, status="running")
         if self.resuming:
-            self._restore()
+            restore(self)
         self.emit(
             {
                 "event": "start",
@@ -523,7 +383,7 @@ class Search:
             await self._tune_best()
         except LLMError as exc:
             self.stop_reason = f"model error: {exc}"
-            self.store.update_run(self.run_id, status="failed", summary=self._summary("failed"))
+            self.store.update_run(self.run_id, status="failed", summary=run_summary(self, "failed"))
             self.emit({"event": "error", "run_id": self.run_id, "message": str(exc)})
             raise
         finally:
@@ -538,7 +398,7 @@ class Search:
             counts=self.population.counts(),
         )
         status = outcome.kind.value
-        summary = {**self._summary(status), "outcome": outcome.to_dict()}
+        summary = {**run_summary(self, status), "outcome": outcome.to_dict()}
         self.store.update_run(self.run_id, status="done", summary=summary)
         return SearchResult(
             self.run_id,
@@ -555,36 +415,3 @@ class Search:
         from kernelevo.search.tuning import tune_best
 
         await tune_best(self)
-
-    def _summary(self, status: str) -> dict[str, Any]:
-        best = self.population.best()
-        t = (best.verdict.get("timings") or {}) if best else {}
-        return {
-            **apply_guard(best, self.cfg, self.run_id),
-            "status": status,
-            "best_candidate": best.id if best else None,
-            "backend": best.backend if best else "",
-            "speedup_eager": t.get("speedup_eager"),
-            "speedup_compile": t.get("speedup_compile"),
-            "usage": self.budget.snapshot(),
-            "counts": self.population.counts(),
-            "stop_reason": self.stop_reason,
-            "iterations": self.completed,
-            "calls_reused": self.calls_reused,
-            "notes": self.notes,
-            "model_errors": self.model_errors,
-            "throughput": self.throughput.snapshot(),
-            **self._state(),
-        }
-
-
-def _n_calls(verdict: dict[str, Any]) -> int:
-    """Forward calls made during verification (to turn total launches into launches per call)."""
-    return max(
-        1,
-        sum(
-            1
-            for c in verdict.get("checks", [])
-            if str(c.get("name", "")).startswith(("match[", "same_buffers"))
-        ),
-    )

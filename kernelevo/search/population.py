@@ -30,6 +30,30 @@ class Program:
     origin: str = "llm"
     verdict: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def judged(
+        cls, id: int, source: str, backend: str, verdict: dict[str, Any], **where: Any
+    ) -> Program:
+        """A program as its verdict describes it (status, speed, kernel launches per forward
+        call); `where` places it (parent_id, island, iteration, origin)."""
+        t = verdict.get("timings") or {}
+        calls = sum(
+            1
+            for c in verdict.get("checks", [])
+            if str(c.get("name", "")).startswith(("match[", "same_buffers"))
+        )
+        return cls(
+            id=id,
+            source=source,
+            backend=backend,
+            status=verdict.get("status", "?"),
+            speedup=t.get("speedup_eager"),
+            time_ms=t.get("candidate_ms"),
+            launches=int(verdict.get("kernel_launches") or 0) // max(1, calls),
+            verdict=verdict,
+            **where,
+        )
+
     @property
     def verified(self) -> bool:
         return self.status == "verified"

@@ -1,14 +1,18 @@
 """The progress event a search emits after each evaluation, one record for every reader:
 `kernelevo optimize --progress json` writes it as one JSON object per line, text mode prints
-its `line()`, the language server reads it from the CLI's stdout.
+its `line()`, the language server reads it from the CLI's stdout. Also the run summary the store
+keeps for a search (`run_summary`, `resume_state`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.phase import Phase, PhaseKind
+
+if TYPE_CHECKING:
+    from kernelevo.search.loop import Search
 
 
 @dataclass(frozen=True)
@@ -83,3 +87,76 @@ def describe_step(
         where = f"iteration {index}{of}"
     outcome = status.replace("_", " ") + (f", {speedup:.2f}x" if speedup else "")
     return index, f"{where} ({origin}): {outcome}"
+
+
+def progress_event(
+    search: Search,
+    phase: Phase,
+    origin: str,
+    status: str,
+    speedup: float | None,
+    candidate_id: int | None,
+    detail: str = "",
+) -> ProgressEvent:
+    """The event for one step of `search`, with the run's best and spending so far."""
+    best = search.population.best()
+    snap = search.budget.snapshot()
+    t = (best.verdict.get("timings") or {}) if best else {}
+    total = {"seed": len(search.seeds), "tune": search.cfg.tune_evals}.get(
+        phase.kind, search.cfg.iterations
+    )
+    index, message = describe_step(phase, total, origin, status, speedup, search.cfg.repair_tries)
+    message += f" ({detail[:200]})" if detail else ""
+    return ProgressEvent(
+        run_id=search.run_id,
+        phase=phase.kind,
+        index=index,
+        total=total,
+        origin=origin,
+        status=status,
+        speedup=speedup,
+        message=message,
+        attempt=phase.attempt,
+        candidate_id=candidate_id,
+        iteration=search.completed,
+        evaluated=len(search.population.programs),
+        best_speedup=best.speedup if best else None,
+        best_speedup_compile=t.get("speedup_compile"),
+        verified=best is not None,
+        tokens=snap["tokens"],
+        cost_usd=snap["cost_usd"],
+    )
+
+
+def resume_state(search: Search) -> dict[str, Any]:
+    """What a resume needs besides the candidates and calls: whether the seeds are done, and
+    the wall time spent so far (the time budget does not restart)."""
+    return {
+        "seeds_done": search.seeds_done,
+        "elapsed_s": round(search.earlier_elapsed_s + search.budget.elapsed_s, 3),
+    }
+
+
+def run_summary(search: Search, status: str) -> dict[str, Any]:
+    """The run's summary as the store keeps it: best, spending, counts, why it stopped."""
+    from kernelevo.search.apply_guard import apply_guard
+
+    best = search.population.best()
+    t = (best.verdict.get("timings") or {}) if best else {}
+    return {
+        **apply_guard(best, search.cfg, search.run_id),
+        "status": status,
+        "best_candidate": best.id if best else None,
+        "backend": best.backend if best else "",
+        "speedup_eager": t.get("speedup_eager"),
+        "speedup_compile": t.get("speedup_compile"),
+        "usage": search.budget.snapshot(),
+        "counts": search.population.counts(),
+        "stop_reason": search.stop_reason,
+        "iterations": search.completed,
+        "calls_reused": search.calls_reused,
+        "notes": search.notes,
+        "model_errors": search.model_errors,
+        "throughput": search.throughput.snapshot(),
+        **resume_state(search),
+    }

@@ -6,7 +6,13 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+from kernelevo.llm import Usage
+from kernelevo.phase import Phase
+
+if TYPE_CHECKING:
+    from kernelevo.search.loop import Search
 
 
 class ResumeError(Exception):
@@ -56,3 +62,53 @@ class RunLock:
             fcntl.flock(self._file.fileno(), fcntl.LOCK_UN)
             self._file.close()
             self._file = None
+
+
+def restore(search: Search) -> None:
+    """Rebuild the population, spending and position from what the store holds."""
+    rows = search.store.candidates(search.run_id)
+    phases = {row["id"]: Phase.of_row(row) for row in rows}
+    done = {
+        phases[r["id"]].index
+        for r in rows
+        if phases[r["id"]].is_model and r["features"].get("final")
+    }
+    for row in rows:
+        phase = phases[row["id"]]
+        if not phase.is_model or phase.index in done:
+            search._remember(
+                row["id"],
+                row["source"],
+                row["backend"],
+                row["verdict"],
+                phase,
+                row["parent_id"],
+                row["origin"],
+            )
+        else:
+            search.store.delete_candidate(row["id"])  # re-evaluated from its stored answer
+    started: set[int] = set()
+    for call in search.store.llm_calls(search.run_id):
+        search.budget.charge(
+            Usage(
+                call["input_tokens"],
+                call["output_tokens"],
+                call["cache_read_tokens"],
+                call["cache_write_tokens"],
+                call["cost_usd"],
+            )
+        )
+        if call["phase_index"] is not None:
+            started.add(int(call["phase_index"]))
+    search.next_iteration = max(done | started) + 1 if done | started else 0
+    search.unfinished = sorted(set(range(search.next_iteration)) - done)
+    search.completed = len(done)
+    run = search.store.get_run(search.run_id)
+    summary = run.summary if run is not None else {}
+    search.seeds_done = bool(summary.get("seeds_done"))
+    search.earlier_elapsed_s = float(summary.get("elapsed_s") or 0.0)
+    search.budget.wall_s = (
+        None
+        if search.cfg.wall_s is None
+        else max(search.cfg.wall_s - search.earlier_elapsed_s, 0.0)
+    )
