@@ -153,7 +153,8 @@ class Applications:
 
     async def _remove_created(self, a: Application) -> None:
         """Undo brought the user's file back: delete what Apply created and nobody changed."""
-        gone, kept = [], []
+        gone: list[str] = []
+        kept: list[str] = []
         for path, wrote in a.created.items():
             if not os.path.exists(path):
                 continue

@@ -427,7 +427,7 @@ def tf32_accepted(page, shot: Shots, ws: Path) -> None:
     click_lens(page, "Accept TF32", "def project")
     said = toast_text(toast(page, "TF32 accepted for project", 60))
     toast(page, "optimizing project", 90)
-    text = on_disk(ws / "proj.py", "# kernelevo: precision = tf32\ndef project(")
+    on_disk(ws / "proj.py", "# kernelevo: precision = tf32\ndef project(")  # waits for the edit
     task = task_file(ws, "proj")
     assert "ALLOW_TF32 = True" in task, task[-400:]
     shot(
