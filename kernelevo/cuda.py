@@ -272,9 +272,9 @@ class CudaKernel:
 
     def __init__(self, module: CudaModule, name: str) -> None:
         self.module, self.name = module, name
-        self._func = None
+        self._func: int | None = None  # the CUfunction; None in compile-only mode
         self._dyn_shared_max = _STATIC_SHARED_LIMIT
-        if module.device is None:
+        if module.device is None or module._handle is None:
             self.param_sizes = param_sizes_from_source(module.source, name)
         else:
             self._func = driver().function(module._handle, name)
@@ -297,14 +297,15 @@ class CudaKernel:
             )
         device = self.module.device
         params = kernel_args(args, device=device, param_sizes=self.param_sizes, kernel=self.name)
-        if device is None:
+        func = self._func
+        if device is None or func is None:
             raise CudaUnavailable(f"{NOT_RUN}: kernel {self.name!r}")
         drv = driver()
         if shared > self._dyn_shared_max:
-            drv.set_max_dynamic_shared(self._func, shared, self.name)
+            drv.set_max_dynamic_shared(func, shared, self.name)
             self._dyn_shared_max = shared
         handle = _stream_handle(stream, device)
-        drv.launch(self._func, g, b, shared, handle, params, self.name, device)
+        drv.launch(func, g, b, shared, handle, params, self.name, device)
         _launches += 1
         if launch_hook is not None:
             launch_hook(args)

@@ -130,13 +130,14 @@ def kernel_args(
             raise TypeError(
                 f"{where}: cannot pass {_describe(a)}; use a torch tensor or a numpy scalar"
             )
-        if param_sizes is not None and param_sizes[i] is not None and param_sizes[i] != size:
+        want = param_sizes[i] if param_sizes is not None else None
+        if want is not None and want != size:
             what = {
                 8: "8 bytes (a pointer: pass a tensor; or np.int64/np.float64)",
                 4: "4 bytes (np.int32/np.float32)",
                 2: "2 bytes (np.int16/np.float16)",
                 1: "1 byte (np.int8/np.uint8/np.bool_)",
-            }.get(param_sizes[i], f"{param_sizes[i]} bytes")
+            }.get(want, f"{want} bytes")
             raise TypeError(
                 f"{where}: the kernel parameter takes {what}, got {_describe(a)} ({size} bytes)"
             )

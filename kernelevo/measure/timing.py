@@ -33,9 +33,9 @@ from kernelevo.measure.timing_stats import Timing, median_ci, quantile, relative
 # Captured at import, before untrusted code can patch them.
 _perf_counter = time.perf_counter
 _EventBase = torch.cuda.Event.__mro__[1]
-_event_record = getattr(_EventBase, "record", None)  # absent on CPU-only builds
-_event_elapsed = getattr(_EventBase, "elapsed_time", None)
-_event_synchronize = getattr(_EventBase, "synchronize", None)
+_event_record: Any = getattr(_EventBase, "record", None)  # absent on CPU-only builds
+_event_elapsed: Any = getattr(_EventBase, "elapsed_time", None)
+_event_synchronize: Any = getattr(_EventBase, "synchronize", None)
 _event_query = getattr(_EventBase, "query", None)
 _cuda_sleep = getattr(torch.cuda, "_sleep", None)
 _Event = torch.cuda.Event
@@ -352,8 +352,11 @@ def time_interleaved(
             ms = timer.measure(fns[name], index)
         return ms, timer.last_synced_ms
 
-    real_gpu = isinstance(timer, CudaTimer) and timer.api is REAL_CUDA
-    device_ctx = torch.cuda.device(timer.device) if real_gpu else nullcontext()
+    device_ctx = (
+        torch.cuda.device(timer.device)
+        if isinstance(timer, CudaTimer) and timer.api is REAL_CUDA
+        else nullcontext()
+    )
     with device_ctx:
         timer.prepare(n_input_sets, input_set_bytes, flush_l2)
         try:
@@ -371,7 +374,7 @@ def time_interleaved(
             empty = [(timer.measure(_noop, 0), timer.last_synced_ms) for _ in range(10)]
             overhead = quantile(sorted(e[0] for e in empty), 0.5)
             sync_gap = (
-                (quantile(sorted(e[1] for e in empty), 0.5) - overhead)
+                (quantile(sorted(s for _, s in empty if s is not None), 0.5) - overhead)
                 if empty[0][1] is not None
                 else 0.0
             )
