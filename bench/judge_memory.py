@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference_verify import eager_peak, verify_reference  # noqa: E402
+from reference_verify import eager_peak, no_cuda_ipc_handles, verify_reference  # noqa: E402
 
 KERNELBENCH = ROOT / "bench" / "kernelbench"
 GiB = float(1 << 30)
@@ -84,11 +84,12 @@ def measure(path: Path, args: argparse.Namespace, compile_mode: str | None) -> d
         row["eager_gib"] = eager_peak(path, args.device, args.size)
         if cuda:
             torch.cuda.reset_peak_memory_stats()
-        row.update(
-            verify_reference(
-                path, args.device, args.seed, args.time_s, compile_mode, args.size, args.via
+        with no_cuda_ipc_handles():
+            row.update(
+                verify_reference(
+                    path, args.device, args.seed, args.time_s, compile_mode, args.size, args.via
+                )
             )
-        )
         row["status"] = "passed"
     except torch.cuda.OutOfMemoryError as exc:
         row.update(status="oom", reason=str(exc).splitlines()[0][:300])

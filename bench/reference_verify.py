@@ -7,10 +7,12 @@ process would (ReferenceAsCandidate), so the memory held is what a verification 
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,34 @@ class ReferenceAsCandidate:
                 items.append({"value": o})
         self.sample()
         return items
+
+
+@contextlib.contextmanager
+def no_cuda_ipc_handles() -> Iterator[None]:
+    """CUDA tensors the judge would share by IPC handle are described without one: in this process
+    nobody opens a handle, and an exported block that no consumer releases is never freed (PyTorch
+    keeps it for the consumer), so every task's inputs would stay on the GPU."""
+    import torch
+
+    import kernelevo.judge.process as judge_process
+
+    real_tensor, real_values = judge_process.export_tensor, judge_process.export_values
+
+    def tensor(t: Any, folder: str, name: str, via: str = "ipc") -> Any:
+        if isinstance(t, torch.Tensor) and t.device.type == "cuda" and via == "ipc":
+            return {"in_process": True, "shape": list(t.shape)}
+        return real_tensor(t, folder, name, via)
+
+    def values(vals: list[Any], folder: str, prefix: str, via: str = "ipc") -> list[Any]:
+        if via == "ipc" and any(isinstance(v, torch.Tensor) and v.is_cuda for v in vals):
+            return [{"in_process": True} for _ in vals]
+        return real_values(vals, folder, prefix, via)
+
+    judge_process.export_tensor, judge_process.export_values = tensor, values
+    try:
+        yield
+    finally:
+        judge_process.export_tensor, judge_process.export_values = real_tensor, real_values
 
 
 def verify_reference(
