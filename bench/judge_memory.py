@@ -60,7 +60,10 @@ def find_tasks(folders: list[str], only: list[str]) -> list[Path]:
             for lv in ("level1", "level2")
         ]
         tasks = [t for pair in itertools.zip_longest(*levels) for t in pair if t is not None]
-    return [t for t in tasks if not only or any(o in name(t) for o in only)]
+    if not only:
+        return tasks
+    rank = {t: min((i for i, o in enumerate(only) if o in name(t)), default=-1) for t in tasks}
+    return sorted((t for t in tasks if rank[t] >= 0), key=lambda t: rank[t])  # in the order asked
 
 
 def name(path: Path) -> str:
