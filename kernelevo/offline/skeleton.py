@@ -34,7 +34,7 @@ def signature_text(fn: Any) -> list[str]:
     for i, p in enumerate(inspect.signature(fn).parameters.values()):
         if i == 0 and p.name == "self":
             continue
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        prefix = "*" if p.kind is p.VAR_POSITIONAL else "**" if p.kind is p.VAR_KEYWORD else ""
         text = prefix + p.name
         if p.default is not p.empty:
             try:

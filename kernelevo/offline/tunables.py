@@ -91,12 +91,13 @@ class _Finder:
         text = self.source[self.starts[line - 1] : self.starts[line]]
         return self.starts[line - 1] + len(text.encode()[:col].decode(errors="ignore"))
 
-    def span(self, node: ast.AST) -> tuple[int, int]:
-        return self.pos(node.lineno, node.col_offset), self.pos(
-            node.end_lineno, node.end_col_offset
-        )  # type: ignore[attr-defined]
+    def span(self, node: ast.expr) -> tuple[int, int]:
+        end_line, end_col = node.end_lineno, node.end_col_offset
+        if end_line is None or end_col is None:  # parsed nodes have both
+            end_line, end_col = node.lineno, node.col_offset
+        return self.pos(node.lineno, node.col_offset), self.pos(end_line, end_col)
 
-    def add(self, name: str, node: ast.AST, value: int, choices: list[int]) -> None:
+    def add(self, name: str, node: ast.expr, value: int, choices: list[int]) -> None:
         start, end = self.span(node)
         if len(choices) > 1 and (start, end, "") not in self.found:
             self.found[(start, end, "")] = Tunable(name, "literal", start, end, value, choices)
@@ -158,7 +159,7 @@ class _Finder:
                     choices = []
                 else:
                     continue
-                literal: ast.AST | None = kw.value
+                literal: ast.expr | None = kw.value
                 value = _int_literal(kw.value)
                 label = f"{kernel}.{kw.arg}@L{node.lineno}"
                 if value is None and isinstance(kw.value, ast.Name):
@@ -240,13 +241,13 @@ class _Finder:
                 for kw in node.keywords:
                     if kw.arg == "block" and isinstance(kw.value, ast.Tuple) and kw.value.elts:
                         first = kw.value.elts[0]
-                        value = _int_literal(first)
-                        if value is not None and _pow2(value):
+                        threads = _int_literal(first)
+                        if threads is not None and _pow2(threads):
                             self.add(
                                 f"block.x@L{node.lineno}",
                                 first,
-                                value,
-                                tile_choices(value, hi=1024),
+                                threads,
+                                tile_choices(threads, hi=1024),
                             )
 
 

@@ -47,7 +47,7 @@ class Graph:
         if not node["target"].startswith("aten.") or not op.endswith("_") or op.startswith("_"):
             return
         target = refs(node["args"][0])[0] if node["args"] and refs(node["args"][0]) else None
-        if target in self.nodes and len(self.users(target)) == 1:
+        if target is not None and target in self.nodes and len(self.users(target)) == 1:
             node["target"] = f"aten.{op[:-1]}.{overload}"
 
     def get(self, name: str) -> dict[str, Any]:
