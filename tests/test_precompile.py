@@ -146,3 +146,24 @@ def test_forward_guarded_by_is_cuda_compiles_ahead(caches, tmp_path):
         ahead = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
     assert ahead.status == "compiled", ahead.reason
     assert ahead.kernels == ["softmax_kernel"] and cubins(ahead.cache)
+
+
+def test_the_same_candidate_compiled_again_hits_its_own_cache(caches, tmp_path):
+    """A candidate's folder is held under its content (candidate, task, backend, arch, size) and
+    moved between sandboxes; a second compile of the same content starts from it and rewrites
+    no cubin (Triton's group files name absolute paths, so they are found by name)."""
+    cand = tmp_path / "again.py"
+    cand.write_text(GOOD.read_text())
+    with Worker("compile") as w:
+        first = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
+        stamps = {p.name: p.stat().st_mtime_ns for p in cubins(first.cache)}
+        second = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
+        again = {p.name: p.stat().st_mtime_ns for p in cubins(second.cache)}
+        other = tmp_path / "other.py"
+        other.write_text(
+            GOOD.read_text().replace("cols = tl.arange", "# other\n    cols = tl.arange", 1)
+        )
+        third = precompile(w, SOFTMAX, other, "triton", device="cpu", size="small")
+    assert first.status == second.status == "compiled" and stamps, first.reason
+    assert again == stamps, "the second compile of the same content recompiled"
+    assert third.cache != second.cache, "another candidate never gets this one's folder"

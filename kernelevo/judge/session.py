@@ -266,14 +266,14 @@ class Session:
 
     def drop_cache(self) -> None:
         """What the candidate process had to build itself (nothing, when compiling ahead found it
-        all), then the folder goes: no later candidate ever reads it."""
+        all), then the runner's copy goes: no later candidate ever reads it (the held folder,
+        named by this candidate's content, stays for its next compile)."""
         from kernelevo.worker.cache_folders import discard
 
         if self.cache:
             new = sorted(_built(self.cache) - self._cached_before)
             self.phases["built_in_run"] = new[:20]
             discard(self.cache)
-        discard(self.held_cache)
 
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()

@@ -41,6 +41,23 @@ def use(folder: str) -> None:
     os.environ["TRITON_CACHE_MANAGER"] = "kernelevo.runner.candidate_cache:LayeredCache"
 
 
+def _group(folder: str, filename: str) -> dict[str, str] | None:
+    import json
+
+    try:
+        with open(os.path.join(folder, f"__grp__{filename}")) as f:
+            children = json.load(f)["child_paths"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    found = {}
+    for name, path in children.items():
+        here = os.path.join(folder, os.path.basename(str(path)))
+        if not os.path.exists(here):
+            return None
+        found[name] = here
+    return found
+
+
 @functools.cache
 def _layered() -> type:
     from triton.runtime.cache import FileCacheManager
@@ -61,14 +78,13 @@ def _layered() -> type:
             return found
 
         def get_group(self, filename: str) -> dict[str, str] | None:
-            found = super().get_group(filename)
-            if found is None and self.base_dir:
-                own, self.cache_dir = self.cache_dir, self.base_dir
-                try:
-                    found = super().get_group(filename)
-                finally:
-                    self.cache_dir = own
-            return found
+            """Triton's group file names its members by absolute path; the engine moves a
+            candidate's folder between sandboxes, so members are found by name in this entry."""
+            for folder in (self.cache_dir, self.base_dir):
+                found = _group(folder, filename) if folder else None
+                if found is not None:
+                    return found
+            return None
 
     return Layered
 

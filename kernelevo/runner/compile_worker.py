@@ -30,13 +30,85 @@ def compile_request(request: dict[str, Any]) -> dict[str, Any]:
     return {"error": f"unknown op {op!r}"}
 
 
-def _preload() -> None:
-    import torch  # noqa: F401
-    import triton
-    import triton.language  # noqa: F401
+WARM_TASK = """import torch
+import torch.nn as nn
 
-    import kernelevo.runner.precompile
-    import kernelevo.task  # noqa: F401
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def get_inputs():
+    return [torch.randn(64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+WARM_CANDIDATE = """import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def warm(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=-float("inf"))
+    e = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + offs, e / tl.sum(e, axis=0), mask=offs < n)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        warm[(1,)](x, out, x.numel(), BLOCK=64)
+        return out
+"""
+
+
+def warm_nvcc() -> None:
+    """nvcc's version is part of every cubin's cache key and costs a subprocess the first time a
+    process asks: asked once here, the forked children inherit the answer."""
+    from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
+
+    try:
+        nvcc_version()
+    except (CudaUnavailable, OSError):
+        pass
+
+
+def _preload() -> None:
+    """Imports and one compile of our own tiny kernel, here in the long-lived process: Triton's
+    first compile imports hundreds of modules and hashes its own binaries (~10 s), and a task's
+    get_inputs() on meta tensors imports torch._dynamo (~8 s): every forked child would pay both."""
+    import shutil
+    import tempfile
+
+    import torch._dynamo  # noqa: F401  (meta tensors under torch.device import it lazily: ~8 s)
+
+    from kernelevo.runner import candidate_cache
+
+    folder = tempfile.mkdtemp(prefix="kernelevo-warm-")
+    saved = dict(os.environ)
+    try:
+        task, cand = os.path.join(folder, "task.py"), os.path.join(folder, "cand.py")
+        with open(task, "w") as f:
+            f.write(WARM_TASK)
+        with open(cand, "w") as f:
+            f.write(WARM_CANDIDATE)
+        candidate_cache.use(os.path.join(folder, "cache"))
+        compile_request({"op": "precompile", "task_path": task, "candidate_path": cand, "arch": 90})
+        warm_nvcc()
+    finally:
+        base = os.environ.get(candidate_cache.BASE_ENV)
+        os.environ.clear()
+        os.environ.update(saved)
+        if base:
+            os.environ[candidate_cache.BASE_ENV] = base
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> int:

@@ -137,9 +137,6 @@ def verify_candidate(
                 )
             ahead = precompiled.check()
             if precompiled.conclusive:
-                from kernelevo.worker.cache_folders import discard
-
-                discard(precompiled.cache)
                 verdict = Verdict(
                     precompiled.status,
                     precompiled.reason,

@@ -3,13 +3,16 @@
 Each sandbox that runs candidate code binds one root of its own writable. A candidate's folder
 is made fresh (an unguessable name) in the compile worker's root just before its compile, moved
 out of that root into a holding folder no sandbox binds as soon as the compile answers (so the
-next candidate compiled there cannot reach it), and moved into the runner host's root only
-while that candidate is verified; the runner root holds nothing else meanwhile.
+next candidate compiled there cannot reach it), and copied into the runner host's root only
+while that candidate is verified; the runner root holds nothing else meanwhile. Held folders are
+named by their content key: only a compile or run of the same candidate and task ever reads one,
+so a candidate's own planted files can only reach itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import shutil
@@ -50,31 +53,55 @@ def holding() -> Path:
     return _holding
 
 
-def hold(folder: Path) -> Path:
-    """Move a compiled candidate's folder out of the compile sandbox's reach."""
-    target = holding() / folder.name
+def content_key(*parts: bytes | str) -> str:
+    """What a compile depends on (candidate and task source, backend, arch, size): a held folder
+    is only ever handed back to a compile or a run of the same content."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part if isinstance(part, bytes) else part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def held(key: str) -> Path | None:
+    path = holding() / key
+    return path if path.is_dir() else None
+
+
+def seed(folder: Path, key: str) -> None:
+    """Start a compile from what the same content's last compile left (its own cache hits)."""
+    earlier = held(key)
+    if earlier is not None:
+        shutil.copytree(earlier, folder, symlinks=True, dirs_exist_ok=True)
+        own_like(folder.parent, folder)
+
+
+def hold(folder: Path, key: str | None = None, keep: int = 64) -> Path:
+    """Move a compiled candidate's folder out of the compile sandbox's reach (under its content
+    key: a later compile or run of the same content starts from it); at most `keep` are held."""
+    target = holding() / (key or folder.name)
     shutil.rmtree(target, ignore_errors=True)
     try:
         os.rename(folder, target)
     except OSError:  # another file system: copy, then remove
         shutil.copytree(folder, target, symlinks=True)
         shutil.rmtree(folder, ignore_errors=True)
+    os.utime(target)
+    entries = sorted(holding().iterdir(), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
     return target
 
 
-def install(held: Path | None, root: Path) -> Path:
-    """Empty `root` (nothing an earlier candidate left stays), then move `held` (or a fresh folder)
-    into it: the folder the next candidate process uses as all its build caches."""
+def install(held_folder: Path | None, root: Path) -> Path:
+    """Empty `root` (nothing an earlier candidate left stays), then copy `held_folder` (or make a
+    fresh folder) into it: the folder the next candidate process uses as all its build caches.
+    A copy, so what the run adds never reaches the held folder."""
     clear(root)
-    if held is None or not Path(held).is_dir():
-        return fresh(root)
-    target = root / Path(held).name
-    try:
-        os.rename(held, target)
-    except OSError:
-        shutil.copytree(held, target, symlinks=True)
-        shutil.rmtree(held, ignore_errors=True)
-    own_like(root, target)  # compiled under the compile sandbox's uid
+    target = fresh(root)
+    if held_folder is not None and Path(held_folder).is_dir():
+        shutil.copytree(held_folder, target, symlinks=True, dirs_exist_ok=True)
+        own_like(root, target)  # compiled under the compile sandbox's uid
     return target
 
 

@@ -12,10 +12,8 @@ read-only inbox and the request's paths point there; paths in the reply are mapp
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import select
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,6 +25,7 @@ from typing import Any
 from kernelevo.sandbox import Limits, SandboxProcess, SandboxSpec, spawn, use_sandbox
 from kernelevo.sandbox.mounts import package_root
 from kernelevo.worker import cache_folders, protocol
+from kernelevo.worker.inbox import Inbox
 
 
 class WorkerError(Exception):
@@ -117,53 +116,6 @@ def task_roots(task_path: Any) -> set[Path]:
                 if os.path.isdir(p)
             }
     return set()
-
-
-class Inbox:
-    """Read-only copies of the files requests name, under content-addressed names (the same
-    task keeps its path, so a worker's per-task caches still hit)."""
-
-    KEYS = ("task_path", "candidate_path")
-
-    def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="kernelevo-inbox-")).resolve()
-        os.chmod(self.root, 0o711)  # readable to a sandbox's own uid by exact path, not listable
-        self._back: dict[str, str] = {}
-
-    def rewrite(self, message: dict[str, Any]) -> dict[str, Any]:
-        message = dict(message)
-        for key in self.KEYS:
-            if isinstance(message.get(key), str) and os.path.isfile(message[key]):
-                message[key] = self._copy(message[key])
-        return message
-
-    def _copy(self, path: str) -> str:
-        data = Path(path).read_bytes()
-        folder = self.root / hashlib.sha256(data).hexdigest()[:16]
-        target = folder / Path(path).name
-        if not target.exists():
-            folder.mkdir(mode=0o755, exist_ok=True)
-            tmp = folder / (target.name + ".part")
-            tmp.write_bytes(data)
-            tmp.rename(target)
-        self._back[str(target)] = str(Path(path).resolve())
-        return str(target)
-
-    def map_back(self, value: Any) -> Any:
-        """`value` with every inbox path replaced by the file the user knows."""
-        if isinstance(value, str):
-            if str(self.root) in value:
-                for inbox_path, original in self._back.items():
-                    value = value.replace(inbox_path, original)
-            return value
-        if isinstance(value, dict):
-            return {k: self.map_back(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.map_back(v) for v in value]
-        return value
-
-    def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 class Worker:
@@ -307,10 +259,13 @@ class Worker:
         self.ensure_started()
         assert self.proc and self.proc.stdin
         compiling = self.cache_root is not None and message.get("op") in ("precompile", "aot")
-        folder = None
+        folder, key = None, None
         if compiling:  # nothing an earlier candidate left in the root stays, then a fresh folder
             cache_folders.clear(self.cache_root)  # type: ignore[arg-type]
             folder = cache_folders.fresh(self.cache_root)  # type: ignore[arg-type]
+            key = _content_key(message)
+            if key:
+                cache_folders.seed(folder, key)
         if folder is not None:
             message = {**message, "cache": str(folder)}
         try:
@@ -327,7 +282,7 @@ class Worker:
         if (
             folder is not None
         ):  # out of this sandbox's reach before the next candidate compiles here
-            reply["cache_folder"] = str(cache_folders.hold(folder))
+            reply["cache_folder"] = str(cache_folders.hold(folder, key))
         self.requests_served += 1
         if reply.get("poisoned") or reply.get("integrity_violation"):
             self._reap()
@@ -389,6 +344,18 @@ class Worker:
                 return msgpack.unpackb(
                     buf[protocol.HEADER.size : need], raw=False, strict_map_key=False
                 )
+
+
+def _content_key(message: dict[str, Any]) -> str | None:
+    """The content a compile request depends on, or None where a file cannot be read."""
+    try:
+        sources = [
+            Path(message[k]).read_bytes() for k in ("candidate_path", "task_path") if k in message
+        ]
+    except (OSError, TypeError):
+        return None
+    fields = [str(message.get(k)) for k in ("op", "backend", "arch", "size", "build_inline")]
+    return cache_folders.content_key(*sources, *fields)
 
 
 def start_all(workers: list[Worker]) -> None:
