@@ -11,6 +11,7 @@ error is the one conclusive one), never a verdict.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import sys
@@ -74,10 +75,8 @@ def warm_nvcc() -> None:
     process asks: asked once here, the forked children inherit the answer."""
     from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
 
-    try:
+    with contextlib.suppress(CudaUnavailable, OSError):
         nvcc_version()
-    except (CudaUnavailable, OSError):
-        pass
 
 
 def _preload() -> None:
