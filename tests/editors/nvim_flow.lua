@@ -62,10 +62,13 @@ local function request(method, params, timeout)
   return answer.result
 end
 
--- The lenses of our target only (a file holds several targets).
+-- The lenses of our target only (a file holds several targets), from the running server
+-- (Neovim 0.7 keeps showing a stopped client's lenses beside the new client's).
 local function target_lenses()
   local out = {}
-  for _, lens in ipairs(vim.lsp.codelens.get(bufnr)) do
+  local got = vim.lsp.buf_request_sync(bufnr, "textDocument/codeLens", { textDocument = { uri = uri } }, 10000)
+  local answer = got and got[client_id]
+  for _, lens in ipairs(answer and answer.result or {}) do
     local args = lens.command and lens.command.arguments
     if args and args[2] == cfg.target_id then out[#out + 1] = lens end
   end

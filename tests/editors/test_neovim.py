@@ -155,6 +155,7 @@ def test_neovim_flow(nvim, tmp_path):
     # Undo: the original text, the created files gone again, and the result offered again.
     assert steps["buffer_after_undo_is_original"] is True
     assert "Apply" in steps["lenses_after_undo"]
+    assert not any("applied" in t for t in steps["lenses_after_undo"]), steps["lenses_after_undo"]
     assert steps["created_left_after_undo"] == [], steps["created_left_after_undo"]
     assert not any((ws / f).exists() for f in CREATED)
     assert any(
