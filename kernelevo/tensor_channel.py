@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import torch
 
@@ -130,7 +130,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
         or not _ints(shape)
         or not _ints(stride)
         or len(shape) != len(stride)
-        or not _ints([offset])
+        or not _int(offset)
     ):
         raise ChannelError("malformed tensor descriptor (dtype, shape, stride, offset)")
     if any(s < 0 for s in shape) or any(s < 0 for s in stride) or offset < 0:
@@ -161,7 +161,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
         )
     else:
         name, numel = desc.get("file"), desc.get("numel")
-        if not isinstance(name, str) or not _NAME.match(name) or not _ints([numel]):
+        if not isinstance(name, str) or not _NAME.match(name) or not _int(numel):
             raise ChannelError("malformed shared-memory descriptor")
         path = os.path.join(os.path.realpath(folder), name)
         if not os.path.isfile(path) or os.path.islink(path):
@@ -178,7 +178,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
     return out
 
 
-def _ints(values: Any) -> bool:
+def _ints(values: object) -> TypeGuard[list[int]]:
     return isinstance(values, list) and all(
         isinstance(v, int) and not isinstance(v, bool) for v in values
     )
@@ -242,3 +242,7 @@ def open_values(
         else:
             raise ChannelError("malformed argument")
     return out
+
+
+def _int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
