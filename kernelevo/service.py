@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -204,6 +205,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
         print(f"kernelevo service: cannot listen on {path}: {exc}", file=sys.stderr)
         return 2
     listener.listen(16)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped: the workers and socket go too
     served, started = 0, time.time()
     ev = Evaluator(device)
     try:

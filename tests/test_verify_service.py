@@ -105,6 +105,19 @@ def test_a_silent_client_is_dropped_and_the_idle_service_exits_removing_its_sock
     assert not path.exists()
 
 
+def test_a_terminated_service_removes_its_socket(workspace):
+    cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "600"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while not service.address(workspace, "cpu").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert service.request(workspace, "cpu", {"op": "ping"}, 240)["pid"] == proc.pid
+    proc.terminate()
+    assert proc.wait(120) == 0, proc.stderr.read()
+    assert not service.address(workspace, "cpu").exists()
+
+
 def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNELEVO_RUN_DIR", str(tmp_path / "run"))
     a = service.address(tmp_path / "a", "cpu")
