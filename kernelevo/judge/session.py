@@ -73,7 +73,8 @@ class Session:
         self.policy_args = dict(policy or {})
         self.compile_mode = self.policy_args.get("compile_mode", compile_mode)
         self.max_time_s = float(self.policy_args.get("max_time_s", max_time_s))
-        self.custom_calls, self.untraced = 0, []
+        self.custom_calls = 0
+        self.untraced: list[str] = []
         self.task, self.cand_path, self.backend, self.device, self.size = (
             task,
             Path(cand_path),

@@ -159,9 +159,9 @@ class Budget:
                 f"{max(left, 0):,} of {self.tokens:,} are left"
             )
         if self.usd is not None and self.used.cost_usd + reserved_u + usd > self.usd:
-            left = self.usd - self.used.cost_usd - reserved_u
+            left_usd = self.usd - self.used.cost_usd - reserved_u
             return (
-                f"cost budget: the next call may cost up to ${usd:.4f}, ${max(left, 0):.4f} of "
+                f"cost budget: the next call may cost up to ${usd:.4f}, ${max(left_usd, 0):.4f} of "
                 f"${self.usd:.2f} is left"
             )
         return None

@@ -120,11 +120,11 @@ def bwrap_args(spec: SandboxSpec, scratch: Path) -> list[str]:
     if spec.gpu:
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
-    for path in [*SYSTEM_SECRETS, *map(str, spec.hidden)]:
-        if os.path.isdir(path):
-            args += ["--tmpfs", str(path)]
-        elif os.path.exists(path):
-            args += ["--ro-bind", "/dev/null", str(path)]
+    for hidden in [*SYSTEM_SECRETS, *map(str, spec.hidden)]:
+        if os.path.isdir(hidden):
+            args += ["--tmpfs", hidden]
+        elif os.path.exists(hidden):
+            args += ["--ro-bind", "/dev/null", hidden]
     args += ["--remount-ro", "/", "--chdir", str(scratch)]
     return args
 

@@ -46,7 +46,8 @@ def strip_reasoning(text: str) -> str:
 def fenced_blocks(text: str) -> list[Block]:
     blocks: list[Block] = []
     fence: str | None = None
-    lang, lines = "", []
+    lang = ""
+    lines: list[str] = []
     for line in text.splitlines():
         if fence is None:
             m = _OPEN.match(line)

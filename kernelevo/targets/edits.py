@@ -36,7 +36,7 @@ class ApplyPlan:
 
 def diff_of(files: list[FileEdit]) -> str:
     """A unified diff of all files (new files from /dev/null), as `git apply` reads it."""
-    out = []
+    out: list[str] = []
     for f in files:
         rel = os.path.relpath(f.path)
         name = (f.path if rel.startswith("..") else rel).replace(os.sep, "/")
