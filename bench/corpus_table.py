@@ -52,6 +52,19 @@ def last_error(out: str) -> str:
     return (lines[-1] if lines else "")[:300]
 
 
+def regression_result(returncode: int, stdout: str, failure: str) -> str:
+    """passed, skipped here (with pytest's reason), or FAILED (with the first error line)."""
+    if returncode != 0:
+        return f"FAILED: {failure[:200]}"
+    tail = stdout.strip().splitlines()[-1] if stdout.strip() else ""
+    if "passed" not in tail and "skipped" in tail:
+        reason = next(
+            (ln.split(": ", 1)[-1] for ln in stdout.splitlines() if ln.startswith("SKIPPED")), ""
+        )
+        return f"skipped on this machine: {reason[:200]}"
+    return "passed"
+
+
 def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
     top = entry["file"].split("/", 1)[
         0
@@ -133,6 +146,7 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
                             "-m",
                             "pytest",
                             "-q",
+                            "-rs",
                             "-x",
                             "-p",
                             "no:cacheprovider",
@@ -150,8 +164,8 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
                         (ln[1:].strip() for ln in proc.stdout.splitlines() if ln.startswith("E ")),
                         last_error(proc.stdout),
                     )
-                    row["applied"] = "applied; regression test " + (
-                        "passed" if proc.returncode == 0 else f"FAILED: {failure[:200]}"
+                    row["applied"] = "applied; regression test " + regression_result(
+                        proc.returncode, proc.stdout, failure
                     )
                 else:
                     row["applied"] = f"not applied: {last_error(out)}"

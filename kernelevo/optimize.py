@@ -67,7 +67,11 @@ def make_evaluate(
 
 
 def offline_seeds(
-    task: TaskFile, device: str, size: str | None, log: Callable[[str], None] | None = None
+    task: TaskFile,
+    device: str,
+    size: str | None,
+    log: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> list[tuple[str, str]]:
     """Candidates the offline search proposes: template instances and the Inductor extraction;
     why a source proposed nothing goes to `log`."""
@@ -83,6 +87,7 @@ def offline_seeds(
                 device=device,
                 size=size or ("small" if device == "cpu" else "default"),
                 log=log,
+                progress=progress,
             )
         )
     except Exception as exc:  # seeds are a bonus: a reference the offline search cannot read is a reason, not a crash
@@ -130,11 +135,18 @@ def _search(
         run.summary.get("seeds_done")
     )  # a resume finishes an unfinished seed phase
     seed_notes: list[str] = []
+
+    def status(message: str) -> None:  # the offline phase can take minutes on a CPU: say so
+        if events is not None:
+            events({"event": "status", "message": message})
+
     seeds = (
-        offline_seeds(task, config.device, config.size, seed_notes.append)
+        offline_seeds(task, config.device, config.size, seed_notes.append, status)
         if config.offline_seeds and not seeds_done
         else []
     )
+    if seeds:
+        status(f"verifying {len(seeds)} offline candidate(s)...")
     search = Search(
         task,
         config,

@@ -77,6 +77,24 @@ def test_runs_and_show(store_with_run, capsys):
     assert data["run"]["id"] == rid and len(data["candidates"]) == 2
 
 
+def test_show_keeps_its_columns_aligned_for_long_origins(store_with_run, capsys):
+    tmp, s, rid = store_with_run
+    s.add_candidate(
+        rid,
+        phase=Phase("seed", 2),
+        origin="template:rms_norm_looped",
+        backend="triton",
+        source="x",
+        candidate_hash="c",
+        verdict={"status": "verified", "reason": "outputs match"},
+    )
+    assert main(["show", rid, "--store", str(s.path)]) == 0
+    rows = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("  #")]
+    assert len(rows) == 3 and "None" not in "".join(rows)
+    assert len({ln.index("triton") for ln in rows}) == 1  # the backend column starts at one place
+    assert "not timed" in rows[-1] and "1.80x" in rows[1]
+
+
 def test_export_writes_best_and_never_overwrites(store_with_run, capsys):
     tmp, s, rid = store_with_run
     out = tmp / "best.py"

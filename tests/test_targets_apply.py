@@ -382,6 +382,17 @@ def test_static_init_args():
     assert static_init_args("def get_init_inputs():\n    return [make()]\n") is None
 
 
+def test_static_init_args_at_the_small_size_the_cpu_verified():
+    task = (
+        "_KERNELEVO_N4096 = 4096\nSMALL = {'_KERNELEVO_N4096': 64}\n\n\n"
+        "def get_init_inputs():\n    return _kernelevo_list((_KERNELEVO_N4096,))\n"
+    )
+    assert static_init_args(task) == [4096]  # a GPU verifies the sizes as given
+    assert static_init_args(task, small=True) == [
+        64
+    ]  # the regression test matches the small inputs
+
+
 def test_a_file_whose_name_is_not_a_module_name(tmp_path):
     user = (
         tmp_path / "02-fused-gelu.py"
@@ -419,3 +430,28 @@ def test_the_guard_names_its_run_for_the_editor(tmp_path):
     assert applied_run_id(after.splitlines()) == "r42"
     assert applied_run_id(before) is None
     assert applied_run_id(["    # KernelEvo run r42 was slower; see notes"]) is None
+
+
+@pytest.mark.skipif(
+    __import__("torch").cuda.is_available(), reason="the file's GPU code runs on a GPU"
+)
+def test_the_regression_test_skips_on_a_cpu_only_where_the_file_runs_gpu_code_at_import(tmp_path):
+    user = tmp_path / "tutorial.py"
+    text = (CORPUS / "model.py").read_text()
+    user.write_text(text + "\n\nDATA = __import__('torch').randn(4).cuda()\n")
+    shapes = [[[8, 256], [256]]]
+    plan = apply_candidate(
+        str(user),
+        "function:fused_bias_gelu",
+        str(CANDIDATES / "bias_gelu_triton.py"),
+        meta_for(user, "function:fused_bias_gelu", shapes=shapes),
+    )
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"]
+    result = run([*cmd, Path(plan.test_path).name], tmp_path)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0 and "2 skipped" in out, out
+    assert "tutorial.py runs GPU code when imported (AssertionError: Torch not compiled" in out
+    # any other failure at import is the test's business: it fails
+    user.write_text(user.read_text().replace(".cuda()", ".reshape(3)"))
+    result = run([*cmd, Path(plan.test_path).name], tmp_path)
+    assert result.returncode != 0 and "RuntimeError" in result.stdout + result.stderr

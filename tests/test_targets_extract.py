@@ -32,7 +32,9 @@ def test_decorator_inputs_function_target_with_constants(tmp_path):
     read_task(task.path)
     check = check_task(task.path)
     assert check.ok is True, check.message
-    assert "float32[8, 256], float32[256] -> output float32[8, 256]" in check.message
+    # the decorator's 256 is a size of real use: the CPU verifies a small copy (FORMATS.md)
+    assert "_KERNELEVO_N256 = 256" in text and "SMALL = {'_KERNELEVO_N256': 64}" in text
+    assert "float32[8, 64], float32[64] -> output float32[8, 64]" in check.message
 
 
 def test_comment_inputs_module_target(tmp_path):
@@ -175,8 +177,8 @@ def test_inputs_captured_from_a_training_script(tmp_path):
 def test_captured_constructor_objects(tmp_path):
     task = build("model.py", "Attention", tmp_path, script=str(CORPUS / "train.py"))
     assert (
-        "return [Config(dim=64, n_heads=4, n_layers=2, hidden_mult=4, vocab=256, max_seq=128)]"
-        in task.text
+        "return [Config(dim=64, n_heads=4, n_layers=2, hidden_mult=4, vocab=_KERNELEVO_N256, "
+        "max_seq=_KERNELEVO_N128)]" in task.text
     )
     with pytest.raises(
         ExtractError, match="constructor argument 'fn' is an object of type Attention"

@@ -205,3 +205,33 @@ def test_when_nothing_fits_every_source_says_why_in_one_line(tmp_path):
     msg = str(exc.value)
     assert "\n" not in msg and "Tried without edits:" in msg and "has no __main__ block" in msg
     assert "failed on the CPU before any call" in msg
+
+
+def test_sizes_of_real_use_get_a_small_copy_for_the_cpu_that_is_kept_only_if_it_runs(tmp_path):
+    ws = workspace(
+        tmp_path,
+        {
+            "norm.py": "import torch\nfrom torch import nn\n\n\n# kernelevo: inputs = (torch.randn(8, 4096),)\n"
+            "# kernelevo: init = (4096,)\nclass Norm(nn.Module):\n    def __init__(self, dim):\n"
+            "        super().__init__()\n        self.w = nn.Parameter(torch.ones(dim))\n\n"
+            "    def forward(self, x):\n        return x * self.w\n\n\n"
+            "# kernelevo: inputs = (torch.randn(8, 96),)\ndef heads(x):\n"
+            "    return torch.softmax(x.view(8, 3, 32), -1)\n",
+            "run.py": "import torch\nfrom norm import Norm\n\nif __name__ == '__main__':\n"
+            "    Norm(3072)(torch.randn(2, 1000, 3072))\n",
+        },
+    )
+    built = build(ws / "norm.py", "Norm", ws / "t")
+    assert "SMALL = {'_KERNELEVO_N4096': 64}" in built.text
+    assert "CPU sizes: small (4096->64)" in built.text and "CPU sizes small" in built.inputs
+    assert built.small_check.ok is True and "float32[8, 64]" in built.small_check.message
+    scripted = build(ws / "norm.py", "Norm", ws / "t2", script=str(ws / "run.py"))
+    assert "torch.randn((2, _KERNELEVO_N1000, _KERNELEVO_N3072)" in scripted.text
+    assert "return [_KERNELEVO_N3072]" in scripted.text  # the width and the input stay equal
+    assert check_task(scripted.path, timeout=120).detail["small"] is True
+    odd = build(ws / "norm.py", "heads", ws / "t3")  # 96 -> 48 breaks its view: sizes as given
+    assert (
+        "SMALL =" not in odd.text
+        and "CPU sizes: as given (small sizes 96->48 did not run" in odd.text
+    )
+    assert check_task(odd.path, timeout=120).message.startswith("ran on cpu: inputs float32[8, 96]")

@@ -140,14 +140,15 @@ def _constructor_args(meta: dict[str, Any], task_path: str, source_file: str) ->
     """Constructor arguments the generated code needs, when the task builds them (config objects)."""
     from kernelevo.targets.apply import static_init_args
 
-    if "init_args" in meta or static_init_args(meta.get("task_source") or "") is not None:
+    small = meta.get("size") == "small"
+    if "init_args" in meta or static_init_args(meta.get("task_source") or "", small) is not None:
         return
     if not meta.get("task_source"):
         return
     from kernelevo.targets.init_args import task_init_args
     from kernelevo.targets.input_sources import readable_roots
 
-    found = task_init_args(task_path, readable_roots(source_file))
+    found = task_init_args(task_path, readable_roots(source_file), small=small)
     if found is not None:
         meta["init_args"] = found
 

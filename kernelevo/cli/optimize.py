@@ -206,9 +206,12 @@ def _build_target(
     if found is not None:
         path, target = found
         if not quiet:
+            from kernelevo.targets.extract import task_origin
+
+            sizes = task_origin(path).get("CPU sizes")
             print(
                 f"kernelevo: reusing the task built before: {path} (same code; `kernelevo task {file}::{name}` "
-                "rebuilds it)",
+                "rebuilds it)" + (f"; CPU sizes {sizes}" if sizes else ""),
                 file=sys.stderr,
             )
         return Path(path), {
@@ -227,6 +230,8 @@ def _build_target(
     except ExtractError as exc:
         raise UserError(str(exc)) from exc
     assert built.path is not None
+    if not quiet:
+        print(f"kernelevo: task {built.path}; example inputs {built.inputs}", file=sys.stderr)
     return Path(built.path), {
         "source_file": str(Path(file).resolve()),
         "target_id": built.target.id,
@@ -297,6 +302,10 @@ class Printer:
         if self.mode == "json":
             sys.stdout.write(json.dumps(event) + "\n")
             sys.stdout.flush()
+        elif self.mode == "text" and event.get("event") == "status":
+            prefix = "\r\033[K" if self.tty else ""
+            sys.stderr.write(f"{prefix}kernelevo: {event.get('message', '')}\n")
+            sys.stderr.flush()
         elif self.mode == "text" and event.get("event") == "progress":
             from kernelevo.search.progress import ProgressEvent
 

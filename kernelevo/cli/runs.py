@@ -180,16 +180,27 @@ def show(args: argparse.Namespace) -> int:
         )
         for note in s.get("notes") or []:
             print(f"  note: {note}")
+    rows = []
     for c in cands:
         sp = c.get("speedup_eager")
         try:
             phase = Phase.of_row(c).label()
         except (KeyError, TypeError, ValueError):
             phase = _text(c.get("iteration"))
-        print(
-            f"  #{c['id']:<4} {phase:<22} {c['origin']:<18} {c['backend']:<7} {c['status']:<14}"
-            f" {f'{sp:.2f}x' if sp else 'not timed':>9}  {(c['verdict'].get('reason') or '')[:90]}"
+        rows.append(
+            [
+                f"#{c['id']}",
+                phase,
+                str(c["origin"]),
+                str(c["backend"]),
+                str(c["status"]),
+                f"{sp:.2f}x" if sp else "not timed",
+                (c["verdict"].get("reason") or "")[:90],
+            ]
         )
+    widths = [max(len(r[i]) for r in rows) for i in range(7)] if rows else []
+    for r in rows:  # columns as wide as their longest entry, so long origins stay aligned
+        print("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
     return 0
 
 

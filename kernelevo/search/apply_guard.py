@@ -10,12 +10,19 @@ from kernelevo.search.population import Program
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import SearchConfig
+    from kernelevo.task import TaskFile
 
 
-def apply_guard(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[str, Any]:
-    """What `kernelevo apply` needs to guard the kernel: the inputs it was verified on, and where."""
+def apply_guard(
+    best: Program | None, cfg: SearchConfig, run_id: str, task: TaskFile | None = None
+) -> dict[str, Any]:
+    """What `kernelevo apply` needs to guard the kernel: the inputs it was verified on, and where,
+    and at which size (`small`: the task's SMALL overrides, so its constructor arguments too)."""
     if best is None:
         return {}
+    size = cfg.size or ("default" if cfg.device == "cuda" else "small")
+    if size == "small" and (task is None or not task.hints.get("SMALL")):
+        size = "default"
     v = best.verdict
     inputs = v.get("inputs") or []
     tensors = [a for row in inputs for a in row if a.get("kind") == "tensor"]
@@ -27,6 +34,7 @@ def apply_guard(best: Program | None, cfg: SearchConfig, run_id: str) -> dict[st
         "gpu": (v.get("device") or {}).get("name", ""),
         "date": time.strftime("%Y-%m-%d"),
         "inputs": inputs,
+        "size": size,
         "dtypes": sorted({a["dtype"] for a in tensors}),
         "devices": sorted({a["device"] for a in tensors}),
         "shapes": [[a["shape"] for a in row if a.get("kind") == "tensor"] for row in inputs],

@@ -144,7 +144,7 @@ def run_summary(search: Search, status: str) -> dict[str, Any]:
     best = search.population.best()
     t = (best.verdict.get("timings") or {}) if best else {}
     return {
-        **apply_guard(best, search.cfg, search.run_id),
+        **apply_guard(best, search.cfg, search.run_id, search.task),
         "status": status,
         "best_candidate": best.id if best else None,
         "backend": best.backend if best else "",

@@ -206,7 +206,7 @@ def plan_apply(
         run_id=run_id,
         user_file=os.path.basename(target.path),
         backend_import='pytest.importorskip("triton")\n' if backend == "triton" else "",
-        import_user=user_import,
+        import_user="\n".join(f"    {line}" if line else "" for line in user_import.splitlines()),
         import_kernel=kernel_import,
         init=init,
         sets=sets,
@@ -371,7 +371,7 @@ def _init_args(meta: dict, ref: Reference, run_id: str) -> list:
     if "init_args" in meta:
         return list(meta["init_args"])
     if meta.get("task_source"):
-        found = static_init_args(meta["task_source"])
+        found = static_init_args(meta["task_source"], small=meta.get("size") == "small")
         if found is not None:
             return found
     if ref.init is None or not required_params(ref.init, True):
@@ -382,10 +382,18 @@ def _init_args(meta: dict, ref: Reference, run_id: str) -> list:
     )
 
 
-def static_init_args(task_source: str) -> list | None:
-    """get_init_inputs() of a task, when it returns literals and module-level constants."""
+def static_init_args(task_source: str, small: bool = False) -> list | None:
+    """get_init_inputs() of a task, when it returns literals and module-level constants; `small`:
+    with the task's SMALL overrides, as the verification that ran at that size built them."""
     tree = ast.parse(task_source)
     consts: dict[str, object] = {}
+    overrides = {}
+    for stmt in tree.body:
+        if small and isinstance(stmt, ast.Assign) and getattr(stmt.targets[0], "id", "") == "SMALL":
+            try:
+                overrides = dict(ast.literal_eval(stmt.value))
+            except (ValueError, TypeError):
+                return None
     for stmt in tree.body:
         if (
             isinstance(stmt, ast.Assign)
@@ -394,8 +402,15 @@ def static_init_args(task_source: str) -> list | None:
         ):
             with contextlib.suppress(ValueError):
                 consts[stmt.targets[0].id] = ast.literal_eval(stmt.value)
+            consts.update(overrides)
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
             ret = next((s.value for s in stmt.body if isinstance(s, ast.Return)), None)
+            if (
+                isinstance(ret, ast.Call)
+                and getattr(ret.func, "id", "") == "_kernelevo_list"
+                and len(ret.args) == 1
+            ):  # the comment and decorator routes: _kernelevo_list((...))
+                ret = ret.args[0]
             if isinstance(ret, (ast.List, ast.Tuple)):
                 out = []
                 for e in ret.elts:

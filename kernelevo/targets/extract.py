@@ -35,7 +35,14 @@ from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
-ORIGIN_KEYS = ("Source file", "Target id", "Source hash", "Inputs from", "sys.path root")
+ORIGIN_KEYS = (
+    "Source file",
+    "Target id",
+    "Source hash",
+    "Inputs from",
+    "sys.path root",
+    "CPU sizes",
+)
 
 
 class ExtractError(Exception):
@@ -50,6 +57,7 @@ class BuiltTask:
     inputs: str
     path: str | None = None
     notes: list[str] = field(default_factory=list)
+    small_check: TaskCheck | None = None  # the run at the derived small sizes, when there was one
 
 
 @dataclass
@@ -98,10 +106,16 @@ def build_task(
     if write:
         os.makedirs(out, exist_ok=True)
         built.path = path
-        tmp = built.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, built.path)
+        _write(built.path, text)
+        if inputs.small.sizes:  # keep the derived small sizes only if the task runs on them
+            small = built.small_check = check_task(
+                built.path, timeout=min(timeout, 120.0), small=True
+            )
+            if small.ok is False:
+                inputs.small.failed = small.message.split(": ", 1)[-1]
+                built.text = text = task_source(a, t, ref, inputs)
+                _write(built.path, text)
+            built.inputs += f"; CPU sizes {inputs.small.describe()}"
         if inputs.init_blob:  # the same data, beside the task, for people to inspect
             with open(os.path.splitext(built.path)[0] + ".init.pt", "wb") as fh:
                 fh.write(base64.b64decode(inputs.init_blob))
@@ -112,6 +126,13 @@ def build_task(
         except TaskError as exc:
             raise ExtractError(f"built task is malformed (a KernelEvo bug): {exc}") from exc
     return built
+
+
+def _write(path: str, text: str) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 def task_path_for(out: str, user_file: str, t: Target) -> str:
@@ -444,6 +465,8 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     ]
     if paths:
         head.append(f"{ORIGIN_KEYS[4]}: {os.pathsep.join(sorted(paths))}")
+    if inputs.small.sizes:
+        head.append(f"{ORIGIN_KEYS[5]}: {inputs.small.describe()}")
     head.append('"""')
     pre = [
         _stmt_text(a, s)
@@ -471,6 +494,8 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
     parts = ["\n".join(head), "\n".join(pre)] if pre else ["\n".join(head)]
     parts += [*_grouped(closure, body), ref_text]
     parts += [_stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
+    if inputs.small.sizes:
+        parts.append(inputs.small.constants())
     if inputs.code:
         parts.append(inputs.code.rstrip())
     flags = [f"{PRECISION_FLAGS[lv]} = True" for lv in accepted_precision(a, ref)]
@@ -501,12 +526,14 @@ def _grouped(closure: list[ast.stmt], texts: list[str]) -> list[str]:
     return out
 
 
-def check_task(task_path: str, timeout: float = 300.0) -> TaskCheck:
-    """Run the task once (Model(*get_init_inputs())(*get_inputs())) in a child process, time-limited."""
+def check_task(task_path: str, timeout: float = 300.0, small: bool = False) -> TaskCheck:
+    """Run the task once (Model(*get_init_inputs())(*get_inputs())) in a child process, time-limited;
+    `small`: at its SMALL sizes even on a GPU."""
     t0 = time.monotonic()
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "kernelevo.targets.task_check", task_path],
+            [sys.executable, "-m", "kernelevo.targets.task_check", task_path]
+            + (["--small"] if small else []),
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -206,6 +206,7 @@ def function_facts(
     fields_of = _CHILD_FIELDS
     int_ctx: set[int] = set()
     UnaryOp, USub, Slice = ast.UnaryOp, ast.USub, ast.Slice
+    Tuple, List, Expr, Return = ast.Tuple, ast.List, ast.Expr, ast.Return
     # One explicit-stack walk over the body only (decorators such as example-input lambdas are
     # not what the function does); leaves and hot node types are handled inline because this
     # loop is most of detection's time.
@@ -272,7 +273,18 @@ def function_facts(
             f.arith = True
         elif t is Subscript and (type(node.slice) is Slice or type(node.slice) is ast.Tuple):
             f.tensor_signal = True
-        if t is Assign or t is AnnAssign:
+        if t is Assign:
+            _assignment(f, node, aliases)
+            extend(node.targets)
+            push(node.value)
+            continue
+        if t is Tuple or t is List or t is Expr or t is Return:
+            if t is Tuple or t is List:
+                extend(node.elts)
+            elif node.value is not None:
+                push(node.value)
+            continue
+        if t is AnnAssign:
             _assignment(f, node, aliases)
         elif t is ast.Yield or t is ast.YieldFrom:
             f.generator = True
@@ -404,13 +416,23 @@ def _assignment(f: FuncFacts, node: ast.Assign | ast.AnnAssign, aliases: dict[st
 def constructors(value: ast.expr, aliases: dict[str, str]) -> set[str]:
     """Callables invoked to build a value: `torch.nn.Linear`, or bare names of same-file classes."""
     out: set[str] = set()
-    for node in ast.walk(value):
-        if isinstance(node, ast.Call):
+    stack: list = [value]
+    while stack:  # a walk that skips what cannot hold a call (most values are one constructor)
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Call:
             d = dotted(node.func)
             if d is None:
-                continue
-            full = resolve(d, aliases)
-            out.add(full if full is not None else d)
+                stack.append(node.func)
+            else:
+                full = resolve(d, aliases)
+                out.add(full if full is not None else d)
+            stack.extend(node.args)
+            stack.extend(k.value for k in node.keywords)
+        elif t is ast.Attribute:
+            stack.append(node.value)
+        elif t is not ast.Name and t is not ast.Constant:
+            stack.extend(ast.iter_child_nodes(node))
     return out
 
 

@@ -24,12 +24,15 @@ class InitSource(str):
         return str(self)
 
 
-def task_init_args(task_path: str, readable: list[str], timeout: float = 120.0) -> list | None:
-    """The constructor arguments of the task at `task_path`, or None when they cannot be written as source."""
+def task_init_args(
+    task_path: str, readable: list[str], timeout: float = 120.0, small: bool = False
+) -> list | None:
+    """The constructor arguments of the task at `task_path` (`small`: at its SMALL sizes, as the
+    verification built them), or None when they cannot be written as source."""
     with tempfile.TemporaryDirectory(prefix="kernelevo-init-") as tmp:
         run = run_user_code(
             "kernelevo.targets.init_args",
-            [task_path],
+            [task_path, *(["--small"] if small else [])],
             [*readable, os.path.dirname(task_path)],
             tmp,
             timeout,
@@ -66,11 +69,11 @@ def _describe(value) -> dict:  # type: ignore[no-untyped-def]
     return {"unsupported": type(value).__name__}
 
 
-def main(task_path: str) -> int:
-    from kernelevo.task import import_file
+def main(task_path: str, small: bool = False) -> int:
+    from kernelevo.task import load_task_module
 
     try:
-        mod = import_file(task_path, "init")
+        mod = load_task_module(task_path, "small" if small else "default")
         items = [_describe(v) for v in mod.get_init_inputs()]
     except Exception as exc:  # reported as "cannot be written as source" by the caller
         sys.stdout.write(f"\n{type(exc).__name__}: {exc}\n")
@@ -80,4 +83,4 @@ def main(task_path: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1]))
+    raise SystemExit(main(sys.argv[1], "--small" in sys.argv[2:]))

@@ -23,6 +23,14 @@ from dataclasses import dataclass, field
 from kernelevo.targets.detect import Analysis
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.reference import Reference
+from kernelevo.targets.small_sizes import (
+    SmallSizes,
+    derive,
+    held_by_configs,
+    ints_in_spec,
+    large_ints_in_expr,
+    name_sizes_in_expr,
+)
 
 HINT_NAMES = ("SMALL", "TOLERANCE", "ALLOWED_LIBRARY_OPS", "VERIFY_SEEDS", "get_extra_inputs")
 _COMMENT = re.compile(r"#\s*kernelevo:\s*(inputs|init)\s*=\s*(.+?)\s*$")
@@ -41,6 +49,7 @@ class ExampleInputs:
     uses: set[str] = field(default_factory=set)
     statements: list[ast.stmt] = field(default_factory=list)
     init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
+    small: SmallSizes = field(default_factory=SmallSizes)  # sizes the CPU scales down
 
 
 def find_inputs(
@@ -70,12 +79,17 @@ def _names(expr: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(expr) if isinstance(n, ast.Name)}
 
 
-def _getters(inputs_expr: str, init_expr: str | None) -> str:
+def _getters(inputs_expr: str, init_expr: str | None) -> tuple[str, SmallSizes]:
+    """get_inputs()/get_init_inputs() around the user's expressions, large int literals named."""
+    small = derive(v for e in (inputs_expr, init_expr) if e for v in large_ints_in_expr(e))
+    inputs_expr = name_sizes_in_expr(inputs_expr, small)
+    init_expr = name_sizes_in_expr(init_expr, small) if init_expr else init_expr
     init = f"_kernelevo_list({init_expr})" if init_expr else "[]"
-    return (
+    code = (
         f"{_AS_LIST}\n\ndef get_inputs():\n    return _kernelevo_list({inputs_expr})\n\n\n"
         f"def get_init_inputs():\n    return {init}\n"
     )
+    return code, small
 
 
 def _needs_init(ref: Reference) -> bool:
@@ -111,9 +125,8 @@ def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
                 f"add init=lambda: (...) to @kernelevo.example"
             )
         uses = _names(make) | (_names(init) if init is not None else set())
-        return ExampleInputs(
-            "decorator", _getters(texts[0], texts[1]), f"@kernelevo.example at {where}", uses
-        )
+        code, small = _getters(texts[0], texts[1])
+        return ExampleInputs("decorator", code, f"@kernelevo.example at {where}", uses, small=small)
     return None
 
 
@@ -149,9 +162,13 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
             f"{a.path}:{first + 1}: {ref.name}({', '.join(required_params(ref.init, True))}) needs constructor "
             f"arguments; add `# kernelevo: init = (...)` above it"
         )
-    code = _getters(found["inputs"][0], found["init"][0] if "init" in found else None)
+    code, small = _getters(found["inputs"][0], found["init"][0] if "init" in found else None)
     return ExampleInputs(
-        "comment", code, f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}", uses
+        "comment",
+        code,
+        f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}",
+        uses,
+        small=small,
     )
 
 
@@ -363,26 +380,33 @@ def attach_init_blob(captured: dict, path: str | None) -> None:
             captured["init_blob"] = base64.b64encode(fh.read()).decode()
 
 
-def _value_code(spec: dict, what: str) -> str:
+def _value_code(spec: dict, what: str, small: SmallSizes | None = None) -> str:
+    small = small or SmallSizes()
+
+    def size(v: int) -> str:
+        return small.name(v) if v in small.sizes else str(v)
+
     kind = spec.get("kind")
     if kind == "tensor":
-        dims = [str(d) for d in spec["shape"]]
+        dims = [size(d) for d in spec["shape"]]
         shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
         dtype = spec["dtype"]
         if dtype == "bool":
             return f"torch.rand({shape}) < 0.5"
         if spec.get("integer"):
-            return f"torch.randint({spec.get('min', 0)}, {spec.get('max', 0) + 1}, {shape}, dtype=torch.{dtype})"
+            top = spec.get("max", 0) + 1  # ids below a scaled vocabulary stay below it
+            return f"torch.randint({spec.get('min', 0)}, {size(top)}, {shape}, dtype=torch.{dtype})"
         return f"torch.randn({shape}, dtype=torch.{dtype})"
     if kind == "value":
-        return spec["repr"]
+        return name_sizes_in_expr(spec["repr"], small)
     if kind in ("list", "tuple"):
-        items = ", ".join(_value_code(s, what) for s in spec["items"])
+        items = ", ".join(_value_code(s, what, small) for s in spec["items"])
         return (
             f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
         )
     if kind == "dataclass":
-        return f"{spec['type']}({', '.join(f'{k}={v}' for k, v in spec['fields'].items())})"
+        fields = ", ".join(f"{k}={name_sizes_in_expr(v, small)}" for k, v in spec["fields"].items())
+        return f"{spec['type']}({fields})"
     if kind == "config":
         saved = f"_kernelevo_saved()[{str(spec['index'])!r}]"
         return (
@@ -405,13 +429,22 @@ def inputs_from_capture(
 ) -> ExampleInputs:
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
-    parts = [_value_code(s, f"{script}: argument {n!r}") for s, n in zip(args, names, strict=False)]
+    init_specs = list(captured.get("init") or [])
+    small = SmallSizes()
+    if source != "signature":  # sizes of real use: the CPU gets a scaled-down copy
+        small = derive(
+            (v for s in list(args) + init_specs for v in ints_in_spec(s)),
+            keep=held_by_configs(list(args) + init_specs),
+        )
+    parts = [
+        _value_code(s, f"{script}: argument {n!r}", small)
+        for s, n in zip(args, names, strict=False)
+    ]
     init = [
-        _value_code(s, f"{script}: constructor argument {n!r}")
-        for s, n in zip(captured.get("init") or [], captured.get("init_names") or [], strict=False)
+        _value_code(s, f"{script}: constructor argument {n!r}", small)
+        for s, n in zip(init_specs, captured.get("init_names") or [], strict=False)
     ]
     described = "; ".join(_describe(n, s) for n, s in zip(names, args, strict=False))
-    init_specs = list(captured.get("init") or [])
     configs = [s for s in init_specs if s.get("kind") == "config"]
     loader = ""
     if configs and not captured.get("init_blob"):
@@ -430,13 +463,13 @@ def inputs_from_capture(
             "weights_only=True)\n\n\n"
         )
     label = how or f"captured from {os.path.basename(script)}"
-    small = (
+    already_small = (
         "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n"
         if source == "signature"
         else ""
     )
     code = (
-        f"{small}{loader}def get_inputs():\n    # {label}: {described}\n"
+        f"{already_small}{loader}def get_inputs():\n    # {label}: {described}\n"
         f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
     )
     uses = (
@@ -445,7 +478,7 @@ def inputs_from_capture(
         | {s["type"] for s in configs if s["rebuild"] == "class"}
     )
     note = note or f"captured while running {script}"
-    ex = ExampleInputs(source, code, note, uses)
+    ex = ExampleInputs(source, code, note, uses, small=small)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
     return ex
 
