@@ -45,29 +45,37 @@ def propose_offline(
         extracted = pool.submit(extract_inductor, task_path, device=device, size=size)
         for done in as_completed([matched, extracted]):
             took = f"{time.monotonic() - t0:.0f} s"
+            which = "templates" if done is matched else "Inductor extraction"
+            try:
+                value = done.result()
+            except Exception as exc:  # one source failing leaves the other's candidates
+                first = str(exc).splitlines()[0][:300] if str(exc) else ""
+                say(f"offline {which}: {type(exc).__name__}: {first}")
+                tell(f"offline {which}: nothing, after {took} (it failed: see the run's notes)")
+                continue
             if done is matched:
-                names = [name for name, _ in done.result().candidates]
+                for name, source in value.candidates:
+                    seeds.append((f"template:{name}", source))
+                names = [name for name, _ in value.candidates]
+                if not names:
+                    dropped = "; ".join(f"{name}: {why}" for name, why in value.rejected.items())
+                    say(
+                        f"offline templates: {value.note or 'no template matches'}"
+                        + (f" ({dropped})" if dropped else "")
+                    )
                 tell(
                     f"offline templates: {len(names)} candidate(s) ({', '.join(names)}) after {took}"
                     if names
                     else f"offline templates: none match, after {took}"
                 )
             else:
-                found = bool(done.result().source)
+                if value.source:
+                    seeds.append(("inductor", value.source))
+                else:
+                    say(f"offline Inductor extraction: {value.reason}")
                 tell(
-                    f"offline Inductor extraction: {'1 candidate' if found else 'nothing'} after {took}"
+                    f"offline Inductor extraction: {'1 candidate' if value.source else 'nothing,'} "
+                    f"after {took}"
                 )
-        report, result = matched.result(), extracted.result()
-    for name, source in report.candidates:
-        seeds.append((f"template:{name}", source))
-    if not report.candidates:
-        dropped = "; ".join(f"{name}: {why}" for name, why in report.rejected.items())
-        say(
-            f"offline templates: {report.note or 'no template matches'}"
-            + (f" ({dropped})" if dropped else "")
-        )
-    if result.source:
-        seeds.append(("inductor", result.source))
-    else:
-        say(f"offline Inductor extraction: {result.reason}")
+    seeds.sort(key=lambda seed: seed[0] == "inductor")  # templates first, as before
     return seeds
