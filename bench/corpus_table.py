@@ -7,7 +7,8 @@ one-line reason), `apply --force` and the regression test apply wrote. Every com
 a user would run it (a child `kernelevo` process in a scratch workspace); any "Traceback" in
 its output counts as a traceback.
 
-    python bench/corpus_table.py [--out docs/CORPUS.md] [--files N] [--no-optimize]
+    python bench/corpus_table.py [--out docs/CORPUS.md] [--files N] [--skip N] [--no-optimize]
+    python bench/corpus_table.py --combine part1.json part2.json   # parts run side by side
 """
 
 from __future__ import annotations
@@ -224,7 +225,24 @@ def main() -> int:
         "--skip", type=int, default=0, help="skip the first N files (re-measure the rest)"
     )
     ap.add_argument("--no-optimize", action="store_true")
+    ap.add_argument(
+        "--combine",
+        nargs="+",
+        metavar="JSON",
+        help="render --out from the .json of several runs over parts of the corpus (--files/--skip "
+        "run side by side), their seconds added up",
+    )
     args = ap.parse_args()
+    if args.combine:
+        parts = [json.loads(Path(p).read_text()) for p in args.combine]
+        rows = [r for part in parts for r in part["rows"]]
+        text = render(rows, sum(part["elapsed_s"] for part in parts))
+        Path(args.out).write_text(text)
+        Path(args.out).with_suffix(".json").write_text(
+            json.dumps({"rows": rows, "elapsed_s": sum(p["elapsed_s"] for p in parts)}, indent=1)
+        )
+        print(text.split("\n")[6])
+        return 0
     entries = json.loads((CORPUS / "MANIFEST.json").read_text())["files"]
     if args.files:
         entries = entries[: args.files]
@@ -244,11 +262,12 @@ def main() -> int:
             f"optimize {r['optimize']}, {r['applied']}, tracebacks {r['tracebacks']}",
             flush=True,
         )
-    text = render(rows, time.monotonic() - t0)
+    elapsed = time.monotonic() - t0
+    text = render(rows, elapsed)
     Path(args.out).write_text(text)
     Path(args.out).with_suffix(".json").write_text(
-        json.dumps(rows, indent=1)
-    )  # every measurement, for re-rendering
+        json.dumps({"rows": rows, "elapsed_s": elapsed}, indent=1)
+    )  # every measurement, for re-rendering (--combine)
     print(text.split("\n")[6])
     return 0
 
