@@ -133,7 +133,8 @@ def name_sizes_in_expr(text: str, small: SmallSizes) -> str:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
         return text
-    lines = text.splitlines(keepends=True)
+    data = text.encode()  # the parser's column offsets count UTF-8 bytes
+    lines = data.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
@@ -153,5 +154,5 @@ def name_sizes_in_expr(text: str, small: SmallSizes) -> str:
         reverse=True,
     )
     for begin, end, value in spans:
-        text = text[:begin] + small.name(value) + text[end:]
-    return text
+        data = data[:begin] + small.name(value).encode() + data[end:]
+    return data.decode()
