@@ -78,7 +78,7 @@ def test_runs_and_show(store_with_run, capsys):
 
 
 def test_show_keeps_its_columns_aligned_for_long_origins(store_with_run, capsys):
-    tmp, s, rid = store_with_run
+    _, s, rid = store_with_run
     s.add_candidate(
         rid,
         phase=Phase("seed", 2),

@@ -200,7 +200,7 @@ def show(args: argparse.Namespace) -> int:
         )
     widths = [max(len(r[i]) for r in rows) for i in range(7)] if rows else []
     for r in rows:  # columns as wide as their longest entry, so long origins stay aligned
-        print("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+        print("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)).rstrip())
     return 0
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 
 def propose_offline(
@@ -25,7 +26,7 @@ def propose_offline(
     saying why: the run's summary carries them), never raised: a seed is a bonus.
     """
     import time
-    from concurrent.futures import ThreadPoolExecutor, as_completed
+    from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
     from kernelevo.offline.inductor import extract_inductor
     from kernelevo.offline.match import instantiate_report
@@ -43,7 +44,8 @@ def propose_offline(
     ) as pool:  # two child processes, each paying its own torch import: side by side
         matched = pool.submit(instantiate_report, task_path, check=False)
         extracted = pool.submit(extract_inductor, task_path, device=device, size=size)
-        for done in as_completed([matched, extracted]):
+        futures: list[Future[Any]] = [matched, extracted]
+        for done in as_completed(futures):
             took = f"{time.monotonic() - t0:.0f} s"
             which = "templates" if done is matched else "Inductor extraction"
             try:

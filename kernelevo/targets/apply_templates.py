@@ -181,7 +181,8 @@ except Exception as exc:
         raise
     _user = None
     pytestmark = pytest.mark.skip(
-        reason=f"{user_file} runs GPU code when imported ({{type(exc).__name__}}: {{exc}}); run this test on a GPU machine"
+        reason=f"{user_file} runs GPU code when imported ({{type(exc).__name__}}: {{exc}}); "
+        "run this test on a GPU machine"
     )
 {import_kernel}
 

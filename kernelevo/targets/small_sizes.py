@@ -142,7 +142,7 @@ def name_sizes_in_expr(text: str, small: SmallSizes) -> str:
         (
             (
                 starts[n.lineno - 1] + n.col_offset,
-                starts[n.end_lineno - 1] + n.end_col_offset,
+                starts[(n.end_lineno or n.lineno) - 1] + (n.end_col_offset or 0),
                 n.value,
             )
             for n in ast.walk(tree)
