@@ -13,44 +13,18 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from kernelevo.store_records import ResultSummary, RunRecord, run_record
+from kernelevo.store_schema import SCHEMA, SCHEMA_VERSION, migrate
+
 if TYPE_CHECKING:
-    from kernelevo.outcome import RunOutcome
     from kernelevo.phase import Phase
     from kernelevo.store_open import RedactingConnection
 
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS verdicts (
-    task_hash TEXT, candidate_hash TEXT, env_key TEXT,
-    status TEXT, verdict_json TEXT, created_at REAL,
-    PRIMARY KEY (task_hash, candidate_hash, env_key));
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, created_at REAL, updated_at REAL,
-    task_path TEXT, task_hash TEXT, source_file TEXT, target_id TEXT, source_hash TEXT,
-    status TEXT, config_json TEXT, summary_json TEXT);
-CREATE TABLE IF NOT EXISTS candidates (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, iteration INTEGER, parent_id INTEGER,
-    origin TEXT, backend TEXT, source TEXT, candidate_hash TEXT, status TEXT,
-    time_ms REAL, speedup_eager REAL, speedup_compile REAL, verdict_json TEXT,
-    features_json TEXT, created_at REAL, phase TEXT, phase_index INTEGER, attempt INTEGER);
-CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id);
-CREATE TABLE IF NOT EXISTS llm_calls (
-    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, request_hash TEXT, seq INTEGER,
-    provider TEXT, model TEXT, prompt_json TEXT, response_text TEXT,
-    input_tokens INTEGER, output_tokens INTEGER, cache_read_tokens INTEGER,
-    cache_write_tokens INTEGER, cost_usd REAL, created_at REAL, phase TEXT, phase_index INTEGER,
-    attempt INTEGER);
-CREATE INDEX IF NOT EXISTS llm_calls_run ON llm_calls(run_id, request_hash);
-CREATE TABLE IF NOT EXISTS results (
-    run_id TEXT PRIMARY KEY, source_file TEXT, target_id TEXT, summary_json TEXT, created_at REAL);
-CREATE INDEX IF NOT EXISTS results_file ON results(source_file);
-"""
+__all__ = ["SCHEMA_VERSION", "ResultSummary", "RunRecord", "Store", "default_store_path"]
 
 DEFAULT_DIRNAME = ".kernelevo"
 
@@ -61,71 +35,6 @@ def default_store_path(workdir: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env)
     return Path(workdir or os.getcwd()) / DEFAULT_DIRNAME / "store.sqlite"
-
-
-@dataclass
-class ResultSummary:
-    """What the editor shows for a target: the best verified result of one run."""
-
-    run_id: str
-    source_file: str
-    target_id: str
-    status: str
-    backend: str = ""
-    gpu: str = ""
-    created_at: float = 0.0
-    reference_ms: float | None = None
-    compile_ms: float | None = None
-    best_ms: float | None = None
-    speedup_eager: float | None = None
-    speedup_compile: float | None = None
-    achieved_gbps: float | None = None
-    achieved_tflops: float | None = None
-    roofline_fraction: float | None = None
-    tokens: int = 0
-    cost_usd: float = 0.0
-    verified: bool = False
-    candidate_path: str = ""
-    outcome: dict[str, Any] = field(default_factory=dict)  # RunOutcome.to_dict() of the run
-    kept_library_ops: list[str] = field(default_factory=list)  # the best verdict's, if any
-    library_split: str = ""  # the best verdict's sentence on what it keeps and what it fuses
-    # A candidate that failed the fp32 bounds but passed a looser level's (its verdict's
-    # "precision" check): {"level": "tf32", "rel_l2": 6.5e-4, "message": ...}; empty if none.
-    precision_offer: dict[str, Any] = field(default_factory=dict)
-
-    def run_outcome(self) -> RunOutcome:
-        """The run's outcome as the engine judged it (older rows: rebuilt from their status)."""
-        from kernelevo.outcome import RunOutcome, from_status
-
-        if self.outcome.get("kind"):
-            return RunOutcome.from_dict(self.outcome)
-        return from_status(
-            self.status,
-            verified=self.verified,
-            speedup_eager=self.speedup_eager,
-            speedup_compile=self.speedup_compile,
-            device="cuda" if self.gpu and "cpu" not in self.gpu.lower() else "cpu",
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ResultSummary:
-        known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
-
-
-@dataclass
-class RunRecord:
-    id: str
-    created_at: float
-    updated_at: float
-    task_path: str
-    task_hash: str
-    source_file: str
-    target_id: str
-    source_hash: str
-    status: str
-    config: dict[str, Any]
-    summary: dict[str, Any]
 
 
 class Store:
@@ -142,12 +51,12 @@ class Store:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         try:
-            db.executescript(_SCHEMA)
+            db.executescript(SCHEMA)
         except sqlite3.Error as exc:
             from kernelevo.store_open import translate
 
             raise translate(exc, self.path) from None
-        self._migrate()
+        migrate(db)
         row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         if row is None or row[0] != str(
             SCHEMA_VERSION
@@ -155,43 +64,6 @@ class Store:
             db.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-
-    def _migrate(self) -> None:
-        """Version 1 stores encoded a candidate's phase in `iteration` (seeds -1-k, tuning -1000-k)
-        and a model call's in `seq` (iteration*100 + attempt): add the phase columns and fill them."""
-        for table in ("candidates", "llm_calls"):
-            have = {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}
-            for column, kind in (
-                ("phase", "TEXT"),
-                ("phase_index", "INTEGER"),
-                ("attempt", "INTEGER"),
-            ):
-                if column not in have:
-                    self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        old = self._db.execute(
-            "SELECT id, iteration, features_json FROM candidates WHERE phase IS NULL"
-        ).fetchall()
-        calls = self._db.execute(
-            "SELECT id, seq FROM llm_calls WHERE phase IS NULL AND seq IS NOT NULL"
-        ).fetchall()
-        if not old and not calls:
-            return
-        from kernelevo.phase import Phase
-
-        with self._db:
-            for cid, iteration, features in old:
-                attempt = int(json.loads(features or "{}").get("attempt") or 0)
-                ph = Phase.from_legacy(int(iteration or 0), attempt)
-                self._db.execute(
-                    "UPDATE candidates SET phase=?, phase_index=?, attempt=?, iteration=? WHERE id=?",
-                    (ph.kind, ph.index, ph.attempt, ph.index if ph.is_model else None, cid),
-                )
-            for cid, seq in calls:
-                ph = Phase.from_legacy_seq(int(seq))
-                self._db.execute(
-                    "UPDATE llm_calls SET phase=?, phase_index=?, attempt=? WHERE id=?",
-                    (ph.kind, ph.index, ph.attempt, cid),
-                )
 
     def close(self) -> None:
         self._db.close()
@@ -280,13 +152,13 @@ class Store:
             row = self._db.execute(
                 "SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC", (run_id + "%",)
             ).fetchone()
-        return _run(row) if row else None
+        return run_record(row) if row else None
 
     def list_runs(self, limit: int = 50) -> list[RunRecord]:
         rows = self._db.execute(
             "SELECT * FROM runs ORDER BY created_at DESC LIMIT ?", (limit,)
         ).fetchall()
-        return [_run(r) for r in rows]
+        return [run_record(r) for r in rows]
 
     # -- candidates ------------------------------------------------------------------
     def add_candidate(
@@ -447,20 +319,3 @@ class Store:
 
 def _norm(path: str) -> str:
     return os.path.realpath(path) if path else ""
-
-
-def _run(row: sqlite3.Row) -> RunRecord:
-    d = dict(row)
-    return RunRecord(
-        id=d["id"],
-        created_at=d["created_at"],
-        updated_at=d["updated_at"],
-        task_path=d["task_path"],
-        task_hash=d["task_hash"],
-        source_file=d["source_file"] or "",
-        target_id=d["target_id"] or "",
-        source_hash=d["source_hash"] or "",
-        status=d["status"],
-        config=json.loads(d["config_json"] or "{}"),
-        summary=json.loads(d["summary_json"] or "{}"),
-    )
