@@ -175,7 +175,7 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
     return row
 
 
-def render(rows: list[dict], elapsed: float) -> str:
+def render(rows: list[dict], elapsed: float, parts: int = 1) -> str:
     exp = sum(len(r["expected"]) for r in rows)
     hit = sum(len(r["expected"]) - len(r["missed"]) for r in rows)
     fps = sum(len(r["false_positives"]) for r in rows)
@@ -191,7 +191,12 @@ def render(rows: list[dict], elapsed: float) -> str:
         "",
         f"**Detection recall {hit}/{exp} ({100 * hit / max(exp, 1):.0f} %) · false positives {fps} in {len(rows)} "
         f"files · tasks built unedited {built}/{wanted} ({100 * built / max(wanted, 1):.0f} %) of the targets one "
-        f"would optimize · tracebacks {tbs}** · {elapsed:.0f} s in all.",
+        f"would optimize · tracebacks {tbs}** · {elapsed:.0f} s in all"
+        + (
+            f" (the corpus in {parts} parts run side by side; their seconds added)."
+            if parts > 1
+            else "."
+        ),
         "",
         "| file | expected | found | missed | false positives | tasks built "
         "| optimize (first built target) | applied |",
@@ -204,6 +209,13 @@ def render(rows: list[dict], elapsed: float) -> str:
             f"| {', '.join(r['missed']) or '-'} | {', '.join(r['false_positives']) or '-'} | "
             f"{nb}/{r['wanted']} | {r.get('optimized_target', '')} {r['optimize']} | {r['applied']} |"
         )
+    notes = {
+        e["file"]: e["note"]
+        for e in json.loads((CORPUS / "MANIFEST.json").read_text())["files"]
+        if e.get("note")
+    }
+    lines += ["", "## Notes on the files (MANIFEST.json)", ""]
+    lines += [f"- `{r['file']}`: {notes[r['file']]}" for r in rows if r["file"] in notes]
     lines += ["", "## Targets whose task did not build, and why", ""]
     for r in rows:
         for tid, t in r["tasks"].items():
@@ -236,7 +248,7 @@ def main() -> int:
     if args.combine:
         parts = [json.loads(Path(p).read_text()) for p in args.combine]
         rows = [r for part in parts for r in part["rows"]]
-        text = render(rows, sum(part["elapsed_s"] for part in parts))
+        text = render(rows, sum(part["elapsed_s"] for part in parts), len(parts))
         Path(args.out).write_text(text)
         Path(args.out).with_suffix(".json").write_text(
             json.dumps({"rows": rows, "elapsed_s": sum(p["elapsed_s"] for p in parts)}, indent=1)
