@@ -14,172 +14,22 @@ from dataclasses import dataclass, field
 from kernelevo.ast_names import dotted_name, parse_module
 from kernelevo.verdict import Check
 from kernelevo.verify.native import check_native
-
-FORBIDDEN_MODULES = {
-    "threading": "threads escape the timer and the checks",
-    "_thread": "threads escape the timer and the checks",
-    "multiprocessing": "processes escape the timer and the checks",
-    "concurrent": "thread/process pools escape the timer and the checks",
-    "subprocess": "subprocesses are not allowed in a candidate",
-    "socket": "network access is not allowed in a candidate",
-    "asyncio": "background tasks escape the timer",
-    "signal": "signal handlers are not allowed in a candidate",
-    "ctypes": "raw memory access through ctypes is not allowed",
-    "pickle": "loading pickled results is not allowed",
-    "importlib": "dynamic imports are not allowed in a candidate",
-    "faulthandler": "fault handlers are not allowed in a candidate",
-    "gc": "reaching other objects through the garbage collector is not allowed",
-    "inspect": "inspecting the harness is not allowed in a candidate",
-    "requests": "network access is not allowed in a candidate",
-    "urllib": "network access is not allowed in a candidate",
-    "http": "network access is not allowed in a candidate",
-}
-FORBIDDEN_CALLS = {
-    "os.system": "running shell commands is not allowed",
-    "os.fork": "forking is not allowed",
-    "os.popen": "running shell commands is not allowed",
-    "os.kill": "signalling processes is not allowed",
-    "os._exit": "exiting the process is not allowed",
-    "os.abort": "aborting the process is not allowed",
-    "os.killpg": "signalling processes is not allowed",
-    "sys.exit": "exiting the process is not allowed",
-    "torch.cuda.Stream": "side streams escape the timer; launch on torch's current stream",
-    "torch.cuda.stream": "side streams escape the timer; launch on torch's current stream",
-    "torch.cuda.ExternalStream": "side streams escape the timer; launch on torch's current stream",
-    "torch.Stream": "side streams escape the timer; launch on torch's current stream",
-    "torch.compile": "torch.compile is the baseline, not a kernel",
-    "torch.jit.script": "TorchScript is not a kernel",
-    "eval": "eval is not allowed in a candidate",
-    "exec": "exec is not allowed in a candidate",
-    "__import__": "dynamic imports are not allowed in a candidate",
-    "importlib.import_module": "dynamic imports are not allowed in a candidate",
-}
-PATCH_ROOTS = (
-    "torch",
-    "triton",
-    "tl",
-    "time",
-    "np",
-    "numpy",
-    "F",
-    "nn",
-    "builtins",
-    "os",
-    "sys",
-    "math",
+from kernelevo.verify.static_rules import (
+    ALLOWED_DUNDERS,
+    ALLOWED_IMPORTS,
+    BANNED_BUILTINS,
+    DUNDER_HOOKS,
+    FORBIDDEN_CALLS,
+    FORBIDDEN_MODULES,
+    NUMPY_SCALARS,
+    PATCH_ROOTS,
+    REACHABLE_MODULES,
+    TENSOR_BASES,
+    assignment_problem,
+    import_allowed,
 )
-TENSOR_BASES = {"torch.Tensor", "Tensor"}
-DUNDER_HOOKS = {"__torch_function__", "__torch_dispatch__"}
-# What a Python candidate may import: the kernel languages, math, our CUDA helper, and pure
-# language helpers. Anything else (numpy computes outside the op recorder, os reaches files) is refused.
-ALLOWED_IMPORTS = (
-    "torch",
-    "triton",
-    "math",
-    "kernelevo.cuda",
-    "__future__",
-    "typing",
-    "dataclasses",
-    "functools",
-    "itertools",
-    "operator",
-    "collections",
-    "numbers",
-    "enum",
-    "warnings",
-    "numpy",
-)
-# numpy only for the CUDA helper's fixed-width scalars: arrays would compute outside the op recorder
-NUMPY_SCALARS = {
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "float32",
-    "float64",
-    "intp",
-    "uintp",
-    "bool_",
-}
-BANNED_BUILTINS = {
-    "getattr": "reaches attributes by computed name",
-    "setattr": "sets attributes by computed name",
-    "delattr": "deletes attributes",
-    "vars": "exposes a module's or object's namespace",
-    "globals": "exposes the module namespace",
-    "locals": "exposes the frame's namespace",
-    "eval": "runs code from a string",
-    "exec": "runs code from a string",
-    "compile": "builds code from a string",
-    "open": "reads or writes files",
-    "__import__": "imports modules dynamically",
-    "breakpoint": "stops the process",
-    "input": "reads the worker's channel",
-}
-ALLOWED_DUNDERS = {"__init__"}  # super().__init__(), nn.Module.__init__(self)
-# Modules that torch (or triton) holds as attributes (`torch.os`, `torch.sys`): reaching them that
-# way would walk around the import allowlist.
-REACHABLE_MODULES = {
-    "os",
-    "sys",
-    "ctypes",
-    "subprocess",
-    "builtins",
-    "importlib",
-    "inspect",
-    "gc",
-    "threading",
-    "io",
-    "pathlib",
-    "shutil",
-    "socket",
-    "pickle",
-    "platform",
-    "glob",
-    "tempfile",
-    "signal",
-    "multiprocessing",
-    "types",
-    "time",
-}
-# Library attributes whose assignment changes state the reference and the baselines share.
-GLOBAL_STATE_PREFIXES = ("torch.backends.", "torch.set_", "torch.cuda.matmul", "torch._C")
-TIMER_NAMES = (
-    "time.",
-    "torch.cuda.Event",
-    "torch.cuda.synchronize",
-    "torch.cuda.Stream",
-    "torch.cuda.current_stream",
-)
-CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose")
 
-
-def _import_allowed(module: str) -> bool:
-    return any(module == a or module.startswith(a + ".") for a in ALLOWED_IMPORTS)
-
-
-def _assignment_problem(target: str) -> str:
-    """What assigning a library attribute does, said plainly."""
-    if target.startswith(GLOBAL_STATE_PREFIXES):
-        return (
-            f"assigning {target} changes global state that the reference and the baselines share; "
-            "a candidate must not change library settings (a task opts into TF32 with ALLOW_TF32)"
-        )
-    if target.startswith(TIMER_NAMES):
-        return (
-            f"assigning {target} patches what the timer uses; a candidate must not change the timer"
-        )
-    if target.startswith(CHECK_NAMES):
-        return f"assigning {target} patches what the correctness checks use; a candidate must not change them"
-    return (
-        f"assigning {target} patches a library attribute that the reference, the checks and the timer "
-        "share; keep your own state on ModelNew"
-    )
+__all__ = ["StaticReport", "check_source"]
 
 
 @dataclass
@@ -321,13 +171,13 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 if isinstance(node, ast.Import)
                 else [node.module or ""]
             )
-            if isinstance(node, ast.ImportFrom) and not _import_allowed(node.module or ""):
+            if isinstance(node, ast.ImportFrom) and not import_allowed(node.module or ""):
                 mods = [f"{node.module}.{a.name}" for a in node.names]  # from kernelevo import cuda
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
                     bad(node, f"import of {root}: {FORBIDDEN_MODULES[root]}")
-                elif not _import_allowed(m) and not (
+                elif not import_allowed(m) and not (
                     isinstance(node, ast.ImportFrom) and node.level
                 ):
                     bad(
@@ -337,7 +187,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                         refused,
                     )
             if isinstance(node, ast.ImportFrom) and (
-                node.level or not _import_allowed(node.module or "")
+                node.level or not import_allowed(node.module or "")
             ):
                 if any(a.name == "Model" for a in node.names):
                     bad(node, "imports Model: a candidate must not use the reference module")
@@ -393,7 +243,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                             root in PATCH_ROOTS
                             or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS
                         ):
-                            bad(node, _assignment_problem(_resolve(dotted_name(sub), aliases)))
+                            bad(node, assignment_problem(_resolve(dotted_name(sub), aliases)))
         elif isinstance(node, ast.Attribute):
             if (
                 isinstance(node.value, ast.Name)
