@@ -11,6 +11,7 @@ so a candidate's own planted files can only reach itself.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -50,6 +51,7 @@ def holding() -> Path:
     global _holding
     if _holding is None or not _holding.is_dir():
         _holding = Path(tempfile.mkdtemp(prefix="kernelevo-compiled-")).resolve()
+        atexit.register(shutil.rmtree, _holding, True)
     return _holding
 
 
