@@ -310,6 +310,7 @@ def optimize_many(
                     config,
                     source_file=out.origin.get("source_file", config.source_file),
                     target_id=out.origin.get("target_id", config.target_id),
+                    source_hash=out.origin.get("source_hash", config.source_hash),
                 )
                 # off the event loop: the offline proposer may take seconds (it compiles), other searches go on
                 search = await asyncio.to_thread(

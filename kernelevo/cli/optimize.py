@@ -478,6 +478,7 @@ def _run_targets(
                             cfg,
                             source_file=origin.get("source_file", cfg.source_file),
                             target_id=origin.get("target_id", cfg.target_id),
+                            source_hash=origin.get("source_hash", cfg.source_hash),
                         ),
                         store=store,
                         events=events,
