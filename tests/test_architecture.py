@@ -147,7 +147,6 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "kernelevo/judge/session.py": 523,
     "kernelevo/judge/process.py": 512,
     "kernelevo/targets/inputs.py": 492,
-    "kernelevo/offline/templates/common.py": 461,
     "kernelevo/runner/candidate.py": 435,
     "kernelevo/targets/probe_child.py": 433,
     "kernelevo/search/loop.py": 417,
