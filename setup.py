@@ -2,11 +2,15 @@
 the language server, kept in the `server/` folder, installed under the unique import name
 `kernelevo_server` so it cannot collide with another top-level `server` package."""
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, find_packages, setup
 
 SERVER = ["kernelevo_server"] + [f"kernelevo_server.{p}" for p in find_packages("server")]
 
 setup(
-    packages=find_packages(include=["kernelevo", "kernelevo.*"]) + SERVER,
+    # namespace discovery so the prompt folders (data only) count as packages, not as ignored ones
+    packages=find_namespace_packages(
+        include=["kernelevo", "kernelevo.*"], exclude=["*.__pycache__"]
+    )
+    + SERVER,
     package_dir={"kernelevo_server": "server"},
 )
