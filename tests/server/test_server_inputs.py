@@ -42,7 +42,10 @@ def test_the_guess_is_what_the_comments_route_reads(tmp_path):
     a2 = analyze_source(recorded, str(path))
     found = _from_comments(a2, resolve_reference(a2, a2.targets[0]))
     assert found is not None and found.source == "comment"
-    assert "torch.randn(8, 1024), torch.randn(8, 1024)" in found.code and "1024" in found.code
+    # the guessed sizes reach the task as named constants, shrunk for a CPU run and full on a GPU
+    assert "torch.randn(8, _KERNELEVO_N1024), torch.randn(8, _KERNELEVO_N1024)" in found.code
+    assert "_kernelevo_list((_KERNELEVO_N1024,))" in found.code
+    assert found.small is not None and found.small.sizes == {1024: 64}
 
 
 async def failed_for_inputs(client, workspace) -> tuple[Path, str, str]:
