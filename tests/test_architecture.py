@@ -148,7 +148,7 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "kernelevo/judge/process.py": 512,
     "kernelevo/targets/inputs.py": 492,
     "kernelevo/runner/candidate.py": 435,
-    "kernelevo/targets/probe_child.py": 433,
+    "kernelevo/targets/probe_child.py": 412,
     "kernelevo/search/loop.py": 417,
     "kernelevo/optimize.py": 401,
 }

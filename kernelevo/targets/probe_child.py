@@ -62,6 +62,25 @@ _TOKEN_NAMES = (
 _SIZE_NAME = re.compile(
     r"^(n_|num_)|(^|_)(length|len|size|channels|width|height|count|steps|seq_len)$"
 )
+# attribute names of a config that hold sizes; constructor defaults also shrink these two
+_CONFIG_SIZE_WORDS = (
+    "size",
+    "dim",
+    "embd",
+    "embed",
+    "state",
+    "width",
+    "n_",
+    "num_",
+    "head",
+    "layer",
+    "vocab",
+    "ctx",
+    "hidden",
+    "channels",
+    "features",
+)
+_SHRINK_WORDS = (*_CONFIG_SIZE_WORDS, "position", "intermediate")
 _CONFIG_NAMES = ("config", "cfg", "conf", "args", "hparams", "params", "dims", "opt", "settings")
 
 
@@ -107,26 +126,7 @@ class GuessedConfig(types.SimpleNamespace):
             "causal",
         ):
             value = "bias" in low
-        elif any(
-            w in low
-            for w in (
-                "size",
-                "dim",
-                "embd",
-                "embed",
-                "state",
-                "width",
-                "n_",
-                "num_",
-                "head",
-                "layer",
-                "vocab",
-                "ctx",
-                "hidden",
-                "channels",
-                "features",
-            )
-        ):
+        elif any(w in low for w in _CONFIG_SIZE_WORDS):
             value = guess_int(name, True)
         else:
             value = None
@@ -139,28 +139,7 @@ def _shrink(name: str, value):  # type: ignore[no-untyped-def]
     if isinstance(value, bool) or not isinstance(value, int) or value <= 8:
         return value
     low = name.lower()
-    if any(
-        w in low
-        for w in (
-            "size",
-            "dim",
-            "embd",
-            "embed",
-            "state",
-            "width",
-            "n_",
-            "num_",
-            "head",
-            "layer",
-            "vocab",
-            "ctx",
-            "hidden",
-            "channels",
-            "features",
-            "position",
-            "intermediate",
-        )
-    ):
+    if any(w in low for w in _SHRINK_WORDS):
         return guess_int(name, True)
     return value
 
