@@ -39,7 +39,15 @@ class Bench:
 
 BENCHES = (
     Bench(
-        "gpu_tests", "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 300 tests/gpu", 420
+        "gpu_tests",
+        "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -n 4 --dist loadfile"
+        " tests/gpu tests/test_offline_inductor.py tests/test_offline_templates.py",
+        420,
+    ),
+    Bench(
+        "adversarial",
+        "python3 -m pytest -q -p no:cacheprovider --timeout 200 -n 4 --dist loadfile tests/adversarial",
+        240,
     ),
     Bench("offline_suite", "python3 bench/offline_suite.py --tune-evals 4", 300),
     Bench(
@@ -50,6 +58,11 @@ BENCHES = (
         "python3 bench/eval_latency.py --device cuda --out $OUT/eval_latency.json",
         150,
     ),
+    Bench(
+        "replay",
+        "python3 bench/replay.py --lanes 3 --time-s 0.6 --budget-s 250 --out $OUT/replay",
+        300,
+    ),
     Bench("faults", "python3 bench/faults.py --quick --device cuda --out $OUT/faults.json", 120),
     Bench(
         "search_throughput",
@@ -58,7 +71,8 @@ BENCHES = (
     ),
     Bench(
         "judge_memory",
-        "python3 bench/judge_memory.py --device cuda --budget-s 200 --out $OUT/memory",
+        "python3 bench/judge_memory.py --device cuda --budget-s 200 --out $OUT/memory"
+        ' ${MEM_TASKS:+--tasks "$MEM_TASKS"}',
         240,
     ),
     Bench("scale", "python3 bench/scale.py --device cuda --out $OUT/scale.json", 150, gpus=2),
