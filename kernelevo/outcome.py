@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from kernelevo.measure.timing_stats import clearly_faster
+from kernelevo.measure.timing_stats import ship_decision
 
 
 class OutcomeKind(str, Enum):
-    IMPROVED = "improved"  # faster than eager and torch.compile beyond the noise
+    IMPROVED = "improved"  # faster than eager beyond the noise, not slower than torch.compile
     VERIFIED_UNMEASURED = "verified_unmeasured"  # correct, but no GPU to measure its speed
     NO_IMPROVEMENT = "no_improvement"  # correct and timed, not clearly faster
     NO_VERIFIED = "no_verified_candidate"  # no candidate passed verification
@@ -31,6 +31,7 @@ class RunOutcome:
     speedup_compile: float | None = None
     device: str = ""  # where the best candidate was verified: "cuda" or "cpu"
     reasons: tuple[str, ...] = field(default_factory=tuple)  # why not improved / why it failed
+    versus_compile: str = ""  # improved: "beats" or "matches" torch.compile; "" when not timed
 
     @property
     def improved(self) -> bool:
@@ -54,10 +55,7 @@ class RunOutcome:
         """One sentence, the same in the terminal and in the editor."""
         why = "; ".join(r for r in self.reasons if r)
         if self.kind is OutcomeKind.IMPROVED:
-            compile_ = (
-                f", {self.speedup_compile:.2f}x vs torch.compile" if self.speedup_compile else ""
-            )
-            return f"verified, {self.speedup_eager or 0:.2f}x faster than eager PyTorch{compile_}"
+            return f"verified, {self.speedup_eager or 0:.2f}x faster than eager PyTorch{self._compile_words()}"
         if self.kind is OutcomeKind.VERIFIED_UNMEASURED:
             return (
                 "verified, speed not measured without a GPU"
@@ -72,6 +70,16 @@ class RunOutcome:
             return "cancelled"
         return "failed" + (f": {why}" if why else "")
 
+    def _compile_words(self) -> str:
+        sc = self.speedup_compile
+        if not sc:
+            return ""
+        if self.versus_compile == "matches":
+            return f", matches torch.compile ({sc:.2f}x, within the timing noise)"
+        if self.versus_compile == "beats":
+            return f", beats torch.compile ({sc:.2f}x)"
+        return f", {sc:.2f}x vs torch.compile"
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "kind": self.kind.value,
@@ -79,6 +87,7 @@ class RunOutcome:
             "speedup_compile": self.speedup_compile,
             "device": self.device,
             "reasons": list(self.reasons),
+            "versus_compile": self.versus_compile,
             "improved": self.improved,
             "applicable": self.applicable,
             "headline": self.headline(),
@@ -92,6 +101,7 @@ class RunOutcome:
             speedup_compile=data.get("speedup_compile"),
             device=str(data.get("device") or ""),
             reasons=tuple(str(r) for r in data.get("reasons") or ()),
+            versus_compile=str(data.get("versus_compile") or ""),
         )
 
 
@@ -102,8 +112,10 @@ def judge(
     device: str,
     counts: Mapping[str, int] | None = None,
 ) -> RunOutcome:
-    """The engine's rule. Improved only when the best verified candidate is measured faster than
-    both eager PyTorch and torch.compile beyond the timing noise; unmeasured is not improved."""
+    """The engine's rule (timing_stats.ship_decision). Improved when the best verified candidate is
+    measured faster than eager PyTorch beyond the timing noise and not slower than torch.compile
+    beyond it (the outcome says whether it beats or matches torch.compile); unmeasured is not
+    improved."""
     t = dict(timings or {})
     if not verified:
         return RunOutcome(OutcomeKind.NO_VERIFIED, device=device, reasons=_failure_counts(counts))
@@ -114,14 +126,15 @@ def judge(
             device=device,
             reasons=() if device != "cuda" else ("no timing was recorded",),
         )
-    faster, why_not = clearly_faster(t)
-    kind = OutcomeKind.IMPROVED if faster else OutcomeKind.NO_IMPROVEMENT
+    decision = ship_decision(t)
+    kind = OutcomeKind.IMPROVED if decision.ship else OutcomeKind.NO_IMPROVEMENT
     return RunOutcome(
         kind,
         speedup_eager=se,
         speedup_compile=sc,
         device=device,
-        reasons=() if faster else (why_not,),
+        reasons=() if decision.ship else (decision.why_not,),
+        versus_compile=decision.versus_compile,
     )
 
 

@@ -42,8 +42,11 @@ def result_title(r: ResultSummary) -> str:
     if not outcome.improved:
         return f"{backend_name(r.backend)} kernel {outcome.headline()}"
     gpu = gpu_name(r.gpu)
-    return f"{r.speedup_eager:.2f}x faster {backend_name(r.backend)} kernel" + (
-        f" ({gpu})" if gpu else ""
+    level = ", as fast as torch.compile" if outcome.versus_compile == "matches" else ""
+    return (
+        f"{r.speedup_eager:.2f}x faster {backend_name(r.backend)} kernel"
+        + (f" ({gpu})" if gpu else "")
+        + level
     )
 
 

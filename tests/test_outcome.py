@@ -16,14 +16,27 @@ def timed(se, sc, cand=(0.9, 1.0), eager=(1.5, 1.6), compile_=(1.2, 1.3)):
     }
 
 
-def test_improved_needs_both_baselines_beaten_beyond_the_noise():
-    assert judge(timed(1.6, 1.25), verified=True, device="cuda").kind is OutcomeKind.IMPROVED
-    # Faster than eager only: not improved, and it says why.
-    slow = judge(timed(1.6, 0.9), verified=True, device="cuda")
+def test_improved_is_faster_than_eager_and_not_slower_than_torch_compile():
+    beats = judge(timed(1.6, 1.25), verified=True, device="cuda")
+    assert beats.kind is OutcomeKind.IMPROVED and beats.versus_compile == "beats"
+    assert (
+        beats.headline() == "verified, 1.60x faster than eager PyTorch, beats torch.compile (1.25x)"
+    )
+    # Level with torch.compile (intervals overlap): a standalone kernel as fast as it is proposed.
+    level = judge(timed(25.0, 0.99, compile_=(0.95, 1.05)), verified=True, device="cuda")
+    assert level.kind is OutcomeKind.IMPROVED and level.applicable
+    assert level.headline() == (
+        "verified, 25.00x faster than eager PyTorch, matches torch.compile (0.99x, within the "
+        "timing noise)"
+    )
+    # Slower than torch.compile beyond the noise: not improved, and it says why.
+    slow = judge(timed(1.6, 0.9, compile_=(0.8, 0.85)), verified=True, device="cuda")
     assert slow.kind is OutcomeKind.NO_IMPROVEMENT and not slow.applicable
-    assert slow.headline() == "verified, no faster kernel: not faster than torch.compile (0.90x)"
-    # 1.05x, but the intervals overlap: within the noise.
-    noisy = judge(timed(1.05, 1.02, cand=(0.9, 1.25)), verified=True, device="cuda")
+    assert slow.headline().startswith(
+        "verified, no faster kernel: slower than torch.compile beyond the timing noise (0.90x"
+    )
+    # 1.05x over eager, but the intervals overlap: within the noise.
+    noisy = judge(timed(1.05, 1.02, cand=(0.9, 1.55)), verified=True, device="cuda")
     assert noisy.kind is OutcomeKind.NO_IMPROVEMENT and "timing noise" in noisy.headline()
 
 
@@ -49,7 +62,7 @@ def test_round_trip_and_old_rows():
     assert RunOutcome.from_dict(o.to_dict()) == o
     assert (
         o.to_dict()["headline"]
-        == "verified, 1.60x faster than eager PyTorch, 1.25x vs torch.compile"
+        == "verified, 1.60x faster than eager PyTorch, beats torch.compile (1.25x)"
     )
     # Rows stored before outcomes were recorded: a CPU-verified "no_improvement" is unmeasured.
     old = ResultSummary(
@@ -73,4 +86,24 @@ def test_round_trip_and_old_rows():
 
 
 def slow_outcome():
-    return judge(timed(1.3, 0.8), verified=True, device="cuda").to_dict()
+    return judge(timed(1.3, 0.8, compile_=(0.7, 0.8)), verified=True, device="cuda").to_dict()
+
+
+def test_the_editor_title_says_when_the_kernel_only_matches_torch_compile():
+    from kernelevo_server.present import result_title
+
+    def title(sc, compile_):
+        outcome = judge(timed(25.0, sc, compile_=compile_), verified=True, device="cuda")
+        r = ResultSummary(
+            run_id="r",
+            source_file="f",
+            target_id="t",
+            status=outcome.kind.value,
+            verified=True,
+            speedup_eager=25.0,
+            outcome=outcome.to_dict(),
+        )
+        return result_title(r)
+
+    assert title(0.99, (0.95, 1.05)).endswith("kernel, as fast as torch.compile")
+    assert "torch.compile" not in title(1.25, (1.2, 1.3))

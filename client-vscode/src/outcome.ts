@@ -13,6 +13,8 @@ export interface RunOutcome {
   /** Where the best candidate was verified: 'cuda' or 'cpu'. */
   device: string;
   reasons: string[];
+  /** An improved run's kernel against torch.compile: 'beats' or 'matches' (level within the noise); '' when not timed. */
+  versus_compile: string;
   improved: boolean;
   /** A faster kernel, or one verified on the CPU (offered under that label); never a no-improvement run. */
   applicable: boolean;
@@ -37,6 +39,7 @@ export function readOutcome(value: unknown): RunOutcome | undefined {
     speedup_compile: typeof o.speedup_compile === 'number' ? o.speedup_compile : null,
     device: typeof o.device === 'string' ? o.device : '',
     reasons: Array.isArray(o.reasons) ? o.reasons.map(String) : [],
+    versus_compile: typeof o.versus_compile === 'string' ? o.versus_compile : '',
     improved: o.kind === 'improved',
     applicable: o.kind === 'improved' || o.kind === 'verified_unmeasured',
     headline: o.headline,

@@ -119,28 +119,66 @@ def summarize(
     )
 
 
-def clearly_faster(timings: dict[str, Any]) -> tuple[bool, str]:
-    """Whether a timed verdict shows the candidate faster than eager and torch.compile beyond the
-    noise: its median's 95 % interval must lie below each baseline's. Returns (yes, why not)."""
+@dataclass(frozen=True)
+class ShipDecision:
+    """Whether a timed kernel is proposed, and how it stands against torch.compile."""
+
+    ship: bool
+    versus_compile: str  # "beats" | "matches" | "" (torch.compile not timed)
+    why_not: str  # empty when shipped
+
+
+def _against(speedup: float, cand: dict[str, Any], base: dict[str, Any]) -> str:
+    """ "faster", "slower" or "tie": the candidate's median against a baseline's, beyond the noise
+    when both 95 % intervals are known (they must not overlap), else by the medians alone."""
+    high, low = cand.get("ci_high_ms"), base.get("ci_low_ms")
+    c_low, b_high = cand.get("ci_low_ms"), base.get("ci_high_ms")
+    if speedup > 1.0:
+        return "tie" if high and low and high >= low else "faster"
+    if speedup < 1.0:
+        return "tie" if c_low and b_high and c_low <= b_high else "slower"
+    return "tie"
+
+
+def _intervals(cand: dict[str, Any], base: dict[str, Any]) -> str:
+    return (
+        f"{cand.get('ci_low_ms', 0):.4f}-{cand.get('ci_high_ms', 0):.4f} ms vs "
+        f"{base.get('ci_low_ms', 0):.4f}-{base.get('ci_high_ms', 0):.4f} ms"
+    )
+
+
+def ship_decision(timings: dict[str, Any]) -> ShipDecision:
+    """The ship rule: a verified kernel is proposed when it is faster than eager PyTorch beyond the
+    noise (its median's 95 % interval lies below eager's) and not slower than torch.compile beyond
+    the noise. It "beats" torch.compile when its interval also lies below torch.compile's, else it
+    "matches" it: a standalone kernel as fast as torch.compile, shippable without it."""
     se = timings.get("speedup_eager")
     if se is None:
-        return False, "speed not measured"
+        return ShipDecision(False, "", "speed not measured")
     detail = timings.get("detail") or {}
     cand = detail.get("candidate") or {}
-    for name, label, speedup in (
-        ("eager", "eager PyTorch", se),
-        ("compile", "torch.compile", timings.get("speedup_compile")),
-    ):
-        if speedup is None:
-            continue
-        if speedup <= 1.0:
-            return False, f"not faster than {label} ({speedup:.2f}x)"
-        base = detail.get(name) or {}
-        high, low = cand.get("ci_high_ms"), base.get("ci_low_ms")
-        if high and low and high >= low:
-            return False, (
-                f"{speedup:.2f}x vs {label} is within the timing noise (the 95 % intervals of the "
-                f"medians overlap: {cand.get('ci_low_ms', 0):.4f}-{high:.4f} ms vs "
-                f"{low:.4f}-{base.get('ci_high_ms', 0):.4f} ms)"
-            )
-    return True, ""
+    eager = detail.get("eager") or {}
+    vs_eager = _against(se, cand, eager)
+    if vs_eager != "faster":
+        why = (
+            f"{se:.2f}x vs eager PyTorch is within the timing noise (the 95 % intervals of the "
+            f"medians overlap: {_intervals(cand, eager)})"
+            if vs_eager == "tie" and se > 1.0
+            else f"not faster than eager PyTorch ({se:.2f}x)"
+        )
+        return ShipDecision(False, "", why)
+    sc = timings.get("speedup_compile")
+    if sc is None:
+        return ShipDecision(True, "", "")
+    comp = detail.get("compile") or {}
+    vs_compile = _against(sc, cand, comp)
+    if vs_compile == "slower":
+        known = cand.get("ci_low_ms") and comp.get("ci_high_ms")
+        return ShipDecision(
+            False,
+            "",
+            f"slower than torch.compile beyond the timing noise ({sc:.2f}x; {_intervals(cand, comp)})"
+            if known
+            else f"slower than torch.compile ({sc:.2f}x)",
+        )
+    return ShipDecision(True, "beats" if vs_compile == "faster" else "matches", "")

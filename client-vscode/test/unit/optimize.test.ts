@@ -6,7 +6,7 @@ import { statusView } from '../../src/jobs';
 import { FakeClient, mock, services } from './fakes';
 import type { RunOutcome } from '../../src/outcome';
 
-const IMPROVED: RunOutcome = { kind: 'improved', speedup_eager: 1.42, speedup_compile: 1.05, device: 'cuda', reasons: [], improved: true, applicable: true, headline: 'verified, 1.42x faster than eager PyTorch, 1.05x vs torch.compile' };
+const IMPROVED: RunOutcome = { kind: 'improved', speedup_eager: 1.42, speedup_compile: 1.05, device: 'cuda', reasons: [], versus_compile: 'beats', improved: true, applicable: true, headline: 'verified, 1.42x faster than eager PyTorch, beats torch.compile (1.05x)' };
 
 const ref = { uri: 'file:///w/softmax.py', targetId: 'function:softmax', label: 'softmax' };
 
@@ -74,7 +74,7 @@ test('a search runs in a cancellable notification with live progress and ends wi
   assert.equal(board.running().length, 0);
   assert.equal(board.best(), 1.42);
   const final = mock.messages.at(-1)!;
-  assert.equal(final.message, 'softmax: verified, 1.42x faster than eager PyTorch, 1.05x vs torch.compile (6k tokens, $0.02).');
+  assert.equal(final.message, 'softmax: verified, 1.42x faster than eager PyTorch, beats torch.compile (1.05x) (6k tokens, $0.02).');
   assert.deepEqual(final.items, ['Show Diff', 'Apply']);
   assert.deepEqual(followUps, ['diff:r1']);
 });
