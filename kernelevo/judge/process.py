@@ -200,12 +200,11 @@ class Judge:
 
     def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
-        s = self.sets[str(req["set"])]
-        rec = OpRecorder()
-        t0 = time.perf_counter()
+        s, rec, t0 = self.sets[str(req["set"])], OpRecorder(), time.perf_counter()
         with rec:
             s["out"] = self.ref.forward(s["args"])
         self.ref_ops |= rec.compute_ops()
+        self.ref_tf32_conv = self.ref_tf32_conv or rec.tf32_convolution
         return {"ran": True, "seconds": round(time.perf_counter() - t0, 4)}
 
     def op_out_buffers(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -356,7 +355,7 @@ class Judge:
         self.sets.clear()
         self.timing_sets = []
         self.timing_shared: list[list[Any]] = []
-        self.ref_ops = set()
+        self.ref_ops, self.ref_tf32_conv = set(), False  # did its convolution run in TF32?
         if self.ref is not None:
             large = self.ref.model is not None and sum(
                 p.numel() * p.element_size() for p in self.ref.model.parameters()
@@ -380,8 +379,8 @@ class Judge:
 
         assert self.ref is not None
         cand_ops = {str(k): int(v) for k, v in (req.get("cand_ops") or {}).items()}
-        strict = bool(req.get("strict"))
-        lib = library_op_check(self.ref_ops, cand_ops, list(req.get("allowed") or []), strict)
+        strict, allowed = bool(req.get("strict")), list(req.get("allowed") or [])
+        lib = library_op_check(self.ref_ops, cand_ops, allowed, strict)
         checks = [lib]
         facts = SimpleNamespace(
             custom_calls=int(req.get("custom_calls") or 0),
@@ -390,6 +389,7 @@ class Judge:
             precision=self.precision,
             precision_failure=self.precision_failure,
             precision_rel_l2=self.precision_rel_l2,
+            reference_tf32=self.ref_tf32_conv,
         )
         contributes = (
             contribution_check(facts, int(req.get("launches") or 0)) if lib.passed else None
@@ -480,7 +480,7 @@ class Judge:
         base = self.baselines[str(req["key"])]
         ok, why, detail = bound(
             base["work"],
-            bool(base["tf32"]),
+            bool(base["tf32"]) or self.ref_tf32_conv,
             float(req["candidate_ms"]),
             float(base["eager"]["median_ms"]),
             self.ref.device,

@@ -330,9 +330,8 @@ class Session:
             if measure and self.device == "cuda":
                 from kernelevo.judge.timing_check import timed
 
-                self.tf32 = (
-                    self.precision is not None and self.precision.detail.get("level") == "tf32"
-                )
+                p = self.precision.detail if self.precision is not None else {}  # TF32 baselines?
+                self.tf32 = p.get("level") == "tf32" and not p.get("reference_tf32")
                 self.timings, self.roofline = timed(self)
         except CandidateFailed as exc:
             status, reason, log = exc.status, exc.reason, exc.log

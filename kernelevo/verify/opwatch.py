@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
+from kernelevo.measure.precision import CONVOLUTION_OPS, convolution_runs_tf32
 from kernelevo.verify.library_ops import (
     GEMM_KERNEL,
     LIBRARY_FAMILIES,
@@ -220,6 +221,7 @@ class OpRecorder(TorchDispatchMode):
         super().__init__()
         self.ops: dict[str, int] = {}
         self.flow = flow
+        self.tf32_convolution = False  # a float32 CUDA convolution ran in TF32 (cuDNN's default)
 
     def __enter__(self) -> OpRecorder:
         if self.flow is not None:
@@ -234,6 +236,8 @@ class OpRecorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
         name = op_name(func)
         self.ops[name] = self.ops.get(name, 0) + 1
+        if not self.tf32_convolution and name in CONVOLUTION_OPS:
+            self.tf32_convolution = convolution_runs_tf32(name, tuple(args))
         out = func(*args, **(kwargs or {}))
         if self.flow is not None:
             self.flow.op(name, (args, kwargs or {}), out)
