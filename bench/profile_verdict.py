@@ -27,10 +27,43 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_latency import fresh_caches, write_variant  # noqa: E402
 
 
+def _top(spent: dict[str, float] | None, n: int = 4) -> str:
+    items = sorted((spent or {}).items(), key=lambda kv: -kv[1])[:n]
+    return " ".join(f"{k} {v:.2f}" for k, v in items)
+
+
+def phase_table(rows: list[dict]) -> str:
+    """One line per verdict: where its seconds went, engine-side wall time per phase and per op."""
+    head = (
+        "| verdict | status | total s | compile-ahead | probe | load | sets (n: sum) | checks | "
+        "timing: candidate / baselines / rest | transport | judge ops (s) | candidate ops (s) |"
+    )
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
+    for r in rows:
+        v = r["verify_phases"] or {}
+        m = r["measure_phases"] or {}
+        sets = v.get("per_set_s") or []
+        checks = v.get("checks_s")
+        timing = ""
+        if m:
+            cand, base = m.get("candidate_timing_s", 0.0), m.get("baselines_s", 0.0)
+            rest = (v.get("total_s") or 0) - (checks or 0) - cand - base
+            timing = f"{cand:.2f} / {base:.2f}{' (stored)' if m.get('baselines_stored') else ''} / {rest:.2f}"
+        lines.append(
+            f"| {r['kind']} {r['backend']} | {r['status']} | {r['total_s']:.2f} | "
+            f"{v.get('precompile_s', 0):.2f} | {v.get('probe_s', 0):.2f} | {v.get('load_s') or 0:.2f} | "
+            f"{len(sets)}: {sum(sets):.2f} | {checks or 0:.2f} | {timing} | {v.get('transport', '')} | "
+            f"{_top(v.get('judge_ops_s'))} | {_top(v.get('candidate_ops_s'))} |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default=str(ROOT / "examples" / "softmax.py"))
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--slowest", type=int, default=3, help="judge profiles shown (slowest first)")
+    ap.add_argument("--budget-s", type=float, default=0, help="start no verdict past this many s")
     ap.add_argument(
         "--out",
         default=None,
@@ -40,6 +73,9 @@ def main() -> int:
     root = Path(args.out or tempfile.mkdtemp(prefix="kernelevo-profile-"))
     prof_dir = root / "prof"
     prof_dir.mkdir(parents=True, exist_ok=True)
+    prof_dir.chmod(
+        0o777
+    )  # the judge writes here as uid 0 without capabilities, the others as their own uid
     fresh_caches(Path(tempfile.mkdtemp(prefix="kernelevo-profile-caches-")))
     os.environ["KERNELEVO_WORKER_PROFILE"] = str(prof_dir)
     from kernelevo.evaluate import Evaluator
@@ -55,8 +91,14 @@ def main() -> int:
     ]
     paths: dict[str, Path] = {}
     rows = []
+    t_start = time.perf_counter()
     with Evaluator(device) as ev:
+        ev.warm()
+        start_s = time.perf_counter() - t_start
         for kind, backend, name in plan:
+            if args.budget_s and time.perf_counter() - t_start > args.budget_s:
+                print(f"budget of {args.budget_s:g} s spent: {kind} {backend} not run", flush=True)
+                break
             if name not in paths:
                 paths[name] = write_variant(root, backend)
             before = set(prof_dir.iterdir())
@@ -78,12 +120,18 @@ def main() -> int:
             }
             rows.append(row)
             print(json.dumps(row), flush=True)
+            print(phase_table([row]).splitlines()[-1], flush=True)
     (root / "rows.json").write_text(json.dumps(rows, indent=1))
     cold = next(r for r in rows if r["kind"] == "cold" and r["backend"] == "triton")
-    for name in cold["profiles"]:
+    slowest = sorted(cold["profiles"], key=lambda n: -pstats.Stats(str(prof_dir / n)).total_tt)[
+        : args.slowest
+    ]
+    for name in slowest:
         print(f"\n=== {name}: top {args.top} by cumulative time", flush=True)
         stats = pstats.Stats(str(prof_dir / name), stream=sys.stdout)
         stats.strip_dirs().sort_stats("cumulative").print_stats(args.top)
+    print(f"\nworkers started in {start_s:.1f} s (judge warm-up included)")
+    print(phase_table(rows))
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+import time
 from typing import Any
 
 from kernelevo.task import TaskError
@@ -31,12 +32,19 @@ class JudgeFailed(Exception):
     """The judge process itself failed (crashed, answered without the nonce, ran out of memory)."""
 
 
+def _spend(spent: dict[str, float], op: str, since: float) -> None:
+    """Seconds per op, round trip included: where a verdict's time goes (bench/profile_verdict.py)."""
+    spent[op] = round(spent.get(op, 0.0) + time.perf_counter() - since, 4)
+
+
 class JudgeClient:
     def __init__(self, worker: Worker, timeout: float) -> None:
         self.worker, self.timeout = worker, timeout
+        self.spent: dict[str, float] = {}
 
     def ask(self, op: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
         nonce = secrets.token_hex(16)
+        t0 = time.perf_counter()
         try:
             reply = self.worker.request(
                 {"op": op, "nonce": nonce, **fields}, timeout or self.timeout
@@ -46,6 +54,8 @@ class JudgeClient:
                 f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
                 f"{op}: {exc}"
             ) from exc
+        finally:
+            _spend(self.spent, op, t0)
         if reply.get("nonce") != nonce:
             self.worker.kill()  # its pipe carried a frame it did not write: start a fresh one
             raise JudgeFailed(
@@ -64,6 +74,7 @@ class CandidateClient:
     def __init__(self, host: Worker, timeout: float) -> None:
         self.host, self.timeout = host, timeout
         self.open_pid: int | None = None
+        self.spent: dict[str, float] = {}
 
     def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         nonce = secrets.token_hex(16)
@@ -78,18 +89,22 @@ class CandidateClient:
         return reply
 
     def open(self) -> None:
+        t0 = time.perf_counter()
         try:
             reply = self._request({"op": "open"}, 60)
         except WorkerError as exc:
             raise CandidateFailed(
                 "runtime_error", f"the candidate process could not start: {exc}"
             ) from exc
+        finally:
+            _spend(self.spent, "open", t0)
         self.open_pid = reply.get("opened")
 
     def ask(
         self, op: str, when: str, timeout: float | None = None, **fields: Any
     ) -> dict[str, Any]:
         limit = timeout or self.timeout
+        t0 = time.perf_counter()
         try:
             path = fields.pop("candidate_path", None)
             outer = self._request(
@@ -107,6 +122,8 @@ class CandidateClient:
                 f"the runner host failed while {when}: {exc}",
                 exc.log,
             ) from exc
+        finally:
+            _spend(self.spent, op, t0)
         if "child_timeout" in outer:
             raise CandidateFailed(
                 "timeout",
@@ -153,7 +170,9 @@ class CandidateClient:
         return reply
 
     def close(self) -> None:
+        t0 = time.perf_counter()
         if self.open_pid is not None and self.host.alive:
             with contextlib.suppress(WorkerError, CandidateFailed):
                 self._request({"op": "close"}, 30)
         self.open_pid = None
+        _spend(self.spent, "close", t0)

@@ -218,9 +218,12 @@ def _run_dynamic(
     `cache`: the candidate's own build caches, as its compile ahead left them."""
     from kernelevo.judge.session import Session
 
-    verdict, launches = Session(
+    session = Session(
         task_file, cand_path, backend, ev, device, size, timeout, seed, policy=policy, cache=cache
-    ).run(measure)
+    )
+    verdict, launches = session.run(measure)
+    verdict.phases["judge_ops_s"] = session.judge.spent  # seconds per op, round trips included
+    verdict.phases["candidate_ops_s"] = session.cand.spent
     verdict.checks = list(static_checks) + verdict.checks
     if device == "cpu" and backend == "triton" and verdict.status in ("verified", "incorrect"):
         missed = {k: v for k, v in launches.items() if k not in (compiled_ahead or [])}

@@ -29,7 +29,10 @@ def _profiled(
         return prof.runcall(handler, request)
     finally:
         name = f"{os.getpid()}-{next(_PROFILE_COUNT):03d}-{request.get('op')}.prof"
-        prof.dump_stats(os.path.join(os.environ["KERNELEVO_WORKER_PROFILE"], name))
+        try:  # a profile that cannot be written never fails the request it measured
+            prof.dump_stats(os.path.join(os.environ["KERNELEVO_WORKER_PROFILE"], name))
+        except OSError as exc:
+            print(f"kernelevo: profile {name} not written: {exc}", file=sys.stderr)
 
 
 _PROFILE_COUNT = itertools.count(1)

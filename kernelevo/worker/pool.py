@@ -93,6 +93,14 @@ def _user() -> str:
         return str(os.getuid())
 
 
+def profile_folder() -> set[Path]:
+    """Where workers dump their cProfile files when a bench asks ($KERNELEVO_WORKER_PROFILE,
+    bench/profile_verdict.py): bound writable into every sandbox then, so a bench setting only,
+    never set when verdicts matter (a candidate could write there)."""
+    folder = os.environ.get("KERNELEVO_WORKER_PROFILE")
+    return {Path(folder).resolve()} if folder and os.path.isdir(folder) else set()
+
+
 def hidden_paths() -> list[Path]:
     """Files a worker must never see even where a folder holding them is bound: key configs."""
     paths = [Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelevo"]
@@ -176,7 +184,10 @@ class Worker:
         caches = {Path(env[k]) for k in cache_dirs() if k in env}
         own = {self.cache_root} if self.cache_root else set()
         writable = sorted(
-            set(self.extra_writable) | own | (set() if self.runs_candidates else caches)
+            set(self.extra_writable)
+            | own
+            | (set() if self.runs_candidates else caches)
+            | profile_folder()
         )
         roots = sorted(self.user_roots)
         read_only = [self.inbox.root, *roots, *(sorted(caches) if self.runs_candidates else [])]
