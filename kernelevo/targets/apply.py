@@ -26,7 +26,8 @@ import re
 from dataclasses import replace
 
 from kernelevo.targets import apply_templates as tpl
-from kernelevo.targets.detect import Analysis, analyze_source
+from kernelevo.targets.analysis import Analysis
+from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, write_plan
 from kernelevo.targets.extract import _call_args
 from kernelevo.targets.inputs import required_params

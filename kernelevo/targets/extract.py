@@ -20,7 +20,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-from kernelevo.targets.detect import Analysis, analyze_file
+from kernelevo.targets.analysis import Analysis
+from kernelevo.targets.detect import analyze_file
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import (

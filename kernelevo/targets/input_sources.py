@@ -17,7 +17,7 @@ import os
 import re
 import tempfile
 
-from kernelevo.targets.detect import Analysis
+from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.inputs import (
     ExampleInputs,
     NoExampleInputs,

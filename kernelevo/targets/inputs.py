@@ -20,7 +20,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from kernelevo.targets.detect import Analysis
+from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.small_sizes import (

@@ -11,9 +11,10 @@ import ast
 import os
 from dataclasses import dataclass
 
-from kernelevo.targets.detect import Analysis
+from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.facts import ClassFacts, FuncFacts
 from kernelevo.targets.model import Target
+from kernelevo.targets.spans import Located
 
 
 class NoReference(Exception):
@@ -23,9 +24,9 @@ class NoReference(Exception):
 @dataclass
 class Reference:
     kind: str  # "class" | "function"
-    node: ast.ClassDef | ast.FunctionDef
+    node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
     qualname: str
-    call: ast.FunctionDef  # forward() or the function itself
+    call: ast.FunctionDef | ast.AsyncFunctionDef  # forward() or the function itself
     cls: ClassFacts | None
     facts: FuncFacts
 
@@ -44,6 +45,7 @@ class Reference:
 
 
 def resolve_reference(a: Analysis, t: Target) -> Reference:
+    """The code a task for `t` calls; NoReference (with what to do) when no one piece can be."""
     where = t.location()
     if t.kind == "module":
         return _class_ref(a, a.classes[t.qualname])
@@ -59,8 +61,8 @@ def resolve_reference(a: Analysis, t: Target) -> Reference:
             "build the task from the function or module that calls it"
         )
     if t.kind == "triton_kernel":
-        users = a.launchers_of(t.name)
-        return _one_user(a, t, [u.qualname for u in users], f"launches {t.name}[grid](...)")
+        launchers = a.launchers_of(t.name)
+        return _one_user(a, t, [u.qualname for u in launchers], f"launches {t.name}[grid](...)")
     if t.kind in ("cuda_inline", "cuda_file"):
         names = _cuda_handles(a, t)
         users = _users_of(a, names)
@@ -103,7 +105,7 @@ def _cuda_handles(a: Analysis, t: Target) -> set[str]:
     """Names through which Python code reaches the compiled CUDA: result variables and loader functions."""
     names: set[str] = set()
     site = a.cuda_sites.get(t.qualname)
-    node: ast.AST | None = site.call if site is not None else a.nodes.get(t.id)
+    node: Located | None = site.call if site is not None else a.nodes.get(t.id)
     owner = site.owner if site is not None else None
     if node is None:
         return names

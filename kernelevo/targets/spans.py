@@ -14,6 +14,11 @@ from kernelevo.digest import text_hash
 from kernelevo.targets import cuda
 from kernelevo.targets.model import Target
 
+# A node with a position: a definition, a kernel-holding assignment or a source string.
+Located = ast.stmt | ast.expr
+# (kind, name, qualified name, node, ops, line offset of its chunk): what make_targets turns into a Target.
+FoundTarget = tuple[str, str, str, Located, list[str], int]
+
 
 def char_col(line: str, byte_col: int) -> int:
     if line.isascii():
@@ -27,7 +32,7 @@ def utf16(line: str, char_col: int) -> int:
     return char_col + sum(1 for ch in line[:char_col] if ord(ch) > 0xFFFF)
 
 
-def node_span(lines: list[str], node: ast.AST, off: int) -> tuple[int, int, int, int]:
+def node_span(lines: list[str], node: Located, off: int) -> tuple[int, int, int, int]:
     """Character span (line, col, end line, end col) of a node, decorators included."""
     l0, b0 = node.lineno - 1 + off, node.col_offset
     decorators = getattr(node, "decorator_list", None)
@@ -39,8 +44,8 @@ def node_span(lines: list[str], node: ast.AST, off: int) -> tuple[int, int, int,
         c0 = at if at >= 0 else char_col(line, d.col_offset)
     else:
         c0 = char_col(lines[l0], b0)
-    l1 = node.end_lineno - 1 + off
-    c1 = char_col(lines[l1], node.end_col_offset)
+    l1 = (node.end_lineno or node.lineno) - 1 + off
+    c1 = char_col(lines[l1], node.end_col_offset or 0)
     return l0, c0, l1, c1
 
 
@@ -50,9 +55,11 @@ def slice_text(lines: list[str], l0: int, c0: int, l1: int, c1: int) -> str:
     return "\n".join([lines[l0][c0:], *lines[l0 + 1 : l1], lines[l1][:c1]])
 
 
-def make_targets(path: str, lines: list[str], found: list) -> list[tuple[Target, ast.AST]]:
+def make_targets(
+    path: str, lines: list[str], found: list[FoundTarget]
+) -> list[tuple[Target, Located]]:
     """Targets (sorted, ids made unique) from (kind, name, qualname, node, ops, line offset) tuples."""
-    made: list[tuple[Target, ast.AST]] = []
+    made: list[tuple[Target, Located]] = []
     for kind, name, qual, node, ops, off in found:
         l0, c0, l1, c1 = node_span(lines, node, off)
         t = Target(
