@@ -397,3 +397,36 @@ def test_the_hardware_model_ranks_plausible_launches_first() -> None:
         == 0
         for v in timed
     ), timed
+
+
+def test_a_family_slower_than_eager_gets_a_set_share_of_the_budget() -> None:
+    from kernelevo.offline.tune import SLOWER_THAN_EAGER_SHARE
+
+    evaluate, calls = _cost({"scale_kernel.BLOCK_SIZE": 256})  # every configuration >= 1.0
+    slow = tune(TRITON_SOURCE, evaluate, budget_evals=30, seed=1, eager=0.9)
+    assert len(calls) == math.ceil(SLOWER_THAN_EAGER_SHARE * 30), len(calls)
+    assert "not faster than eager's 0.9 ms" in slow.note and slow.best_time is not None
+    evaluate, calls = _cost({"scale_kernel.BLOCK_SIZE": 256})
+    tune(TRITON_SOURCE, evaluate, budget_evals=30, seed=1, eager=50.0)
+    assert len(calls) == 30  # faster than eager: the whole budget
+
+
+def test_a_configuration_clearly_slower_than_the_baseline_is_not_timed_again() -> None:
+    tunables = [
+        t for t in find_tunables(TRITON_SOURCE) if t.name.startswith("scale_kernel.BLOCK_SIZE")
+    ]
+    block = lambda source: next(  # noqa: E731
+        t.value for t in find_tunables(source) if t.name.startswith("scale_kernel.BLOCK_SIZE")
+    )
+    timed: list[int] = []
+
+    def evaluate(source: str) -> float:
+        timed.append(block(source))
+        return 1.0 if block(source) == 128 else 1.2 if block(source) == 256 else 3.0
+
+    result = tune(
+        TRITON_SOURCE, evaluate, budget_evals=9, seed=0, tunables=tunables, recheck=3, baseline=1.0
+    )
+    rechecked = [t.config for t in result.history if t.label == "recheck"]
+    # 128 and 256 are within 1.25x of the baseline and timed again; the 3x ones are not
+    assert sorted(v for c in rechecked for v in c.values()) == [128, 256], rechecked

@@ -118,3 +118,25 @@ def test_no_tuning_without_measured_times(tmp_path):
         and result.outcome.headline() == "verified, speed not measured without a GPU"
     )
     assert "parameter search skipped" in store.get_run(result.run_id).summary["notes"][0]
+
+
+def test_a_kernel_far_slower_than_the_baselines_is_not_tuned(tmp_path):
+    """A parent 3x slower than the better baseline costs no tuning evaluation; the notes say why."""
+
+    def slow_gpu(path, seed):
+        v = fake_gpu(path, seed)
+        v.timings.update(eager_ms=1.2, compile_ms=1.0, speedup_eager=1.2 / 3.1)
+        return v
+
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=slow_gpu,
+        seeds=[("template:copy", SEED)],
+    )
+    result = asyncio.run(search.run())
+    assert not [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
+    assert any("not tuned: 3.1 ms is 3.1x the better baseline's 1 ms" in n for n in search.notes)

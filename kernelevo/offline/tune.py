@@ -38,6 +38,8 @@ GIVE_UP_RATIO = (
     1.5  # a family this much slower than the baseline after PROBE_EVALS timings is dropped
 )
 PROBE_EVALS = 3
+SLOWER_THAN_EAGER_SHARE = 0.34  # the most of the budget a family slower than eager may spend
+PRUNE_RATIO = 1.25  # a configuration this much slower than the baseline breeds no mutants
 PRIOR_EVALS = 6  # evaluations whose mutants are ranked by the hardware model (hw_model.prior)
 
 
@@ -88,6 +90,8 @@ def tune(
     baseline: float | None = None,
     give_up_ratio: float = GIVE_UP_RATIO,
     probe: int = PROBE_EVALS,
+    eager: float | None = None,
+    slower_share: float = SLOWER_THAN_EAGER_SHARE,
 ) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
@@ -97,6 +101,9 @@ def tune(
     baseline: the time to beat (the better of eager and torch.compile). A family whose best of
     its first `probe` timed configurations is still give_up_ratio times slower gets no more of
     the budget: neighbouring tiles rarely close a gap that wide, and each costs a GPU evaluation.
+    A configuration whose timing is PRUNE_RATIO times the baseline or more is pruned: it is never
+    mutated nor timed again. eager: a family whose best is still slower than eager once
+    `slower_share` of the budget is spent gets no more of it.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
@@ -150,19 +157,35 @@ def tune(
         timed_so_far = [x for x in seen.values() if x is not None] + (
             [base_time] if base_time is not None else []
         )
+        best = f"{min(timed_so_far):.4g} ms" if timed_so_far else "no valid configuration"
         if (
             baseline
             and budget > 0
             and len(history) >= probe
             and (not timed_so_far or min(timed_so_far) > give_up_ratio * baseline)
         ):
-            best = f"{min(timed_so_far):.4g} ms" if timed_so_far else "no valid configuration"
             note = (note + "; " if note else "") + (
                 f"stopped after {len(history)} evaluations: best {best} against "
                 f"the baseline's {baseline:.4g} ms"
             )
             budget = 0
+        elif (
+            eager
+            and budget > 0
+            and sum(h.label == "" for h in history) >= math.ceil(slower_share * budget_evals)
+            and (not timed_so_far or min(timed_so_far) >= eager)
+        ):
+            note = (note + "; " if note else "") + (
+                f"stopped after {len(history)} evaluations: best {best} is not faster than eager's "
+                f"{eager:.4g} ms (a family slower than eager gets {slower_share:.0%} of the budget)"
+            )
+            budget = 0
         return t
+
+    def breeding(pairs: list[tuple[float, tuple[int, ...]]]) -> list[tuple[float, tuple[int, ...]]]:
+        """Pruned: timings PRUNE_RATIO times the baseline or more, unless nothing else is valid."""
+        kept = [p for p in pairs if not baseline or p[0] < PRUNE_RATIO * baseline]
+        return kept or pairs
 
     if start not in seen and budget > 0:
         run(start)
@@ -181,7 +204,7 @@ def tune(
         else:
             stale = 0
             while budget > 0 and stale < 200:
-                valid = sorted((t, v) for v, t in seen.items() if t is not None)
+                valid = breeding(sorted((t, v) for v, t in seen.items() if t is not None))
                 if valid:
                     elite = [v for _, v in valid[:5]]
                     a, b = rng.choice(elite), rng.choice(elite)
@@ -207,7 +230,11 @@ def tune(
                 run(child)
 
     if recheck:
-        ranked = sorted((t, v) for v, t in seen.items() if t is not None)[:recheck]
+        ranked = [
+            p
+            for p in sorted((t, v) for v, t in seen.items() if t is not None)
+            if not baseline or p[0] < PRUNE_RATIO * baseline
+        ][:recheck]
         for first, values in ranked:
             config = dict(zip(names, values, strict=True))
             again = timed(apply_config(base_source, tunables, config))

@@ -30,7 +30,7 @@ async def tune_best(search: Search) -> None:
     if cfg.device != "cuda":
         search.notes.append("parameter search skipped: it needs measured times (no GPU)")
         return
-    from kernelevo.offline.tune import REJECTED_AHEAD, tune
+    from kernelevo.offline.tune import GIVE_UP_RATIO, REJECTED_AHEAD, tune
 
     loop = asyncio.get_running_loop()
     programs = search.population.programs
@@ -63,6 +63,13 @@ async def tune_best(search: Search) -> None:
 
         t = parent.verdict.get("timings") or {}
         baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
+        if baseline and parent.time_ms and parent.time_ms > GIVE_UP_RATIO * baseline:
+            search.notes.append(
+                f"candidate {parent.id} not tuned: {parent.time_ms:.4g} ms is "
+                f"{parent.time_ms / baseline:.1f}x the better baseline's {baseline:.4g} ms "
+                "(launch parameters rarely close such a gap)"
+            )
+            continue
         result = await loop.run_in_executor(
             None,
             functools.partial(
@@ -72,6 +79,7 @@ async def tune_best(search: Search) -> None:
                 budget_evals=cfg.tune_evals,
                 seed=cfg.seed,
                 baseline=baseline,
+                eager=t.get("eager_ms"),
             ),
         )
         if result.note:
