@@ -4,18 +4,22 @@
         [--shard I/N] [--jobs K] [--deadline S] [--resume ROWS.jsonl] [--tune-evals N] [--out DIR]
 
 Per task: eager, torch.compile and the best offline kernel (ms), where the best came from,
-whether it is proposed (faster than both baselines beyond the timing noise) and, when not,
-why (one line per source that offered nothing, or why its candidates lost), the wall time.
-Each finished task is appended to DIR/offline_suite.jsonl at once, so a call cut short keeps
-what it did; `--resume` skips the tasks a rows file already holds, `--shard` takes every N-th,
-and `--deadline` starts no task once the time left is below the slowest task so far.
+whether it is proposed (the engine's ship rule: faster than eager beyond the timing noise, not
+slower than torch.compile beyond it; "beats" or "matches" torch.compile) and, when not, why
+(one line per source that offered nothing, or why its candidates lost), the wall time.
+The KernelBench set is bench/kernelbench/OFFLINE_SELECTION, in its order (cheapest first: the
+tasks' bytes at v0.1 sizes); each line's GiB figure also keeps searches whose tasks together
+need more than --gib of GPU memory from running side by side.
+Each finished task is appended to DIR/offline_suite.jsonl at once (and to the --resume file),
+and DIR/offline_suite.md holds the table and totals so far, so a call cut short keeps what it
+did; `--resume` skips the tasks a rows file already holds, `--shard` takes every N-th, and
+`--deadline` starts no task once the time left is below the slowest task so far.
 Without a GPU it verifies only and says that speed was not measured.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import math
 import os
@@ -28,12 +32,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 KERNELBENCH = ROOT / "bench" / "kernelbench"
+MEM_FACTOR = 7  # a search's GPU memory over its task's bytes: 12 GiB tasks peaked at 77.5 GiB alone
 
-
-def geomean(xs: list[float]) -> float | None:
-    xs = [x for x in xs if x and x > 0]
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+from offline_suite_table import is_oom, markdown_table, summary_lines  # noqa: E402
 
 
 def task_name(path: Path) -> str:
@@ -42,25 +45,27 @@ def task_name(path: Path) -> str:
     return f"L{level.removeprefix('level')}_{path.stem}" if level.startswith("level") else path.stem
 
 
+def selection() -> list[tuple[str, float]]:
+    """(level/file, GiB the task's inputs, weights and output take at v0.1 sizes), in file order."""
+    out = []
+    for line in (KERNELBENCH / "OFFLINE_SELECTION").read_text().splitlines():
+        parts = line.split("#")[0].split()
+        if parts:
+            out.append((parts[0], float(parts[1]) if len(parts) > 1 else 1.0))
+    return out
+
+
+def task_gib(path: Path) -> float:
+    rel = f"{path.parent.name}/{path.name}"
+    return next((g for name, g in selection() if name == rel), 1.0)
+
+
 def find_tasks(which: str, folders: list[str]) -> list[Path]:
     tasks: list[Path] = []
     if which in ("all", "examples"):
         tasks += sorted((ROOT / "examples").glob("*.py"))
     if which in ("all", "kernelbench"):
-        chosen = {
-            line.strip()
-            for line in (KERNELBENCH / "OFFLINE_SELECTION").read_text().splitlines()
-            if line.strip() and not line.startswith("#")
-        }
-        levels = [
-            sorted(
-                (p for p in (KERNELBENCH / level).glob("*.py") if f"{level}/{p.name}" in chosen),
-                key=lambda p: int(p.stem.split("_")[0]),
-            )
-            for level in ("level1", "level2")
-        ]
-        # Level 1 and Level 2 alternate, so a call cut short by its deadline still covers both
-        tasks += [t for pair in itertools.zip_longest(*levels) for t in pair if t is not None]
+        tasks += [KERNELBENCH / name for name, _ in selection()]
     for folder in folders:
         tasks += sorted(p for p in Path(folder).glob("*.py") if not p.name.startswith("_"))
     return tasks
@@ -73,16 +78,23 @@ def shard(tasks: list[Path], spec: str | None) -> list[Path]:
     return tasks[int(index) :: int(count)]
 
 
-def read_rows(path: str | None) -> list[dict[str, Any]]:
-    if not path or not Path(path).exists():
-        return []
-    return [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+def read_rows(paths: str | None) -> list[dict[str, Any]]:
+    """Rows of every comma-separated rows file that exists; a task's last row wins."""
+    rows: dict[str, dict[str, Any]] = {}
+    for path in (paths or "").split(","):
+        if path and Path(path).exists():
+            for line in Path(path).read_text().splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    rows[row["task"]] = row
+    return list(rows.values())
 
 
 def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
-    """One line: why the task has no proposal (empty when it has one)."""
+    """One line: how the proposal stands against torch.compile, or why there is none."""
+    outcome = result.outcome
     if result.status == "improved":
-        return ""
+        return f"proposed: {outcome.headline()}" if outcome else "proposed"
     if not cands:
         return "; ".join(notes) or "no candidates and no reason given"
     best = result.best
@@ -95,10 +107,21 @@ def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
     t = best.verdict.get("timings") or {}
     if not t.get("eager_ms"):
         return "verified, speed not measured (no GPU)"
+    because = "; ".join(outcome.reasons) if outcome else "not proposed"
     return (
-        f"best ({best.origin}) {t.get('candidate_ms', 0):.4g} ms vs eager {t['eager_ms']:.4g}, torch.compile "
-        f"{t.get('compile_ms') or 0:.4g}: not faster than both beyond the noise"
+        f"best ({best.origin}) {t.get('candidate_ms', 0):.4g} ms vs eager {t['eager_ms']:.4g}, "
+        f"torch.compile {t.get('compile_ms') or 0:.4g}: {because}"
     )
+
+
+def intervals(timings: dict[str, Any]) -> dict[str, list[float]]:
+    """The 95 % intervals of the medians (ms) the ship rule compared."""
+    detail = timings.get("detail") or {}
+    return {
+        name: [float(d.get("ci_low_ms") or 0), float(d.get("ci_high_ms") or 0)]
+        for name in ("candidate", "eager", "compile")
+        if isinstance(d := detail.get(name), dict) and d.get("ci_high_ms")
+    }
 
 
 LIBRARY_HINT = (
@@ -144,7 +167,7 @@ def run_task(
     run = store.get_run(result.run_id)
     notes = list((run.summary or {}).get("notes") or []) if run else []
     t = (best.verdict.get("timings") or {}) if best else {}
-    base = next(
+    base: dict[str, Any] = next(
         (
             c["verdict"].get("timings")
             for c in cands
@@ -164,9 +187,11 @@ def run_task(
         "evaluations": len(cands),
         "verified": sum(c["status"] == "verified" for c in cands),
         "proposed": result.status == "improved",
+        "versus_compile": result.outcome.versus_compile if result.outcome else "",
+        "ci": intervals(t),
         "reason": why_not(result, cands, notes),
         "notes": notes,
-        "oom": sum("OutOfMemory" in (c["verdict"].get("reason") or "") for c in cands),
+        "oom": sum(is_oom(c["verdict"].get("reason") or "") for c in cands),
         "not_verified": [
             {
                 "origin": c.get("origin"),
@@ -178,62 +203,6 @@ def run_task(
         ],
         "elapsed_s": round(time.monotonic() - t0, 1),
     }
-
-
-def shipped_ms(row: dict[str, Any], fallback: str) -> float:
-    """What the user runs: the proposed kernel, else their own code (eager) or the better baseline."""
-    if row["proposed"]:
-        return row["best_ms"]
-    if fallback == "eager":
-        return row["eager_ms"]
-    return min(row["eager_ms"], row.get("compile_ms") or row["eager_ms"])
-
-
-def summary(rows: list[dict[str, Any]], device: str) -> list[str]:
-    f = lambda x, d=3: f"{x:.{d}f}" if isinstance(x, (int, float)) else "-"  # noqa: E731
-    lines = [
-        f"offline suite on {device}: {len(rows)} tasks",
-        f"{'task':<44}{'eager ms':>10}{'compile':>10}{'offline':>10}{'x eager':>8}{'x comp':>7}{'evals':>6}"
-        f"{'wall s':>7}  prop  origin / reason",
-    ]
-    for row in rows:
-        if "error" in row:
-            lines.append(f"{row['task'][:43]:<44} ERROR {row['error']}")
-            continue
-        lines.append(
-            f"{row['task'][:43]:<44}{f(row['eager_ms'], 4):>10}{f(row['compile_ms'], 4):>10}"
-            f"{f(row['best_ms'], 4):>10}{f(row['speedup_eager'], 2):>8}{f(row['speedup_compile'], 2):>7}"
-            f"{row['evaluations']:>6}{f(row['elapsed_s'], 0):>7}  {'yes' if row['proposed'] else 'no ':<4}  "
-            f"{row['origin'] or '-'} / {row['reason'][:150]}"
-        )
-    timed = [r for r in rows if "error" not in r and r.get("eager_ms")]
-    done = [r for r in rows if "error" not in r]
-    if timed:
-        g_comp = geomean([r["eager_ms"] / r["compile_ms"] for r in timed if r.get("compile_ms")])
-        g_eager = geomean([r["eager_ms"] / shipped_ms(r, "eager") for r in timed])
-        g_better = geomean([r["eager_ms"] / shipped_ms(r, "better") for r in timed])
-        slower = [
-            r["task"]
-            for r in timed
-            if r["proposed"] and r["best_ms"] > min(r["eager_ms"], r["compile_ms"] or 1e9)
-        ]
-        lines.append(
-            f"geomean over eager ({len(timed)} timed tasks): torch.compile {f(g_comp, 2)}x · what KernelEvo "
-            f"ships, kernel where proposed else the user's code {f(g_eager, 2)}x · kernel where proposed else "
-            f"the better baseline {f(g_better, 2)}x · proposals {sum(r['proposed'] for r in timed)}"
-        )
-        lines.append(f"proposals slower than the better baseline: {slower or 'none'}")
-    lines.append(
-        f"tasks with an out-of-memory candidate: {[r['task'] for r in done if r.get('oom')] or 'none'}; "
-        f"without candidates and without a reason: "
-        f"{[r['task'] for r in done if not r['evaluations'] and not r['notes']] or 'none'}; "
-        f"errors: {[r['task'] for r in rows if 'error' in r] or 'none'}"
-    )
-    lines.append(
-        f"wall time: {f(sum(r.get('elapsed_s') or 0 for r in rows), 0)} s in all, "
-        f"{f(max((r.get('elapsed_s') or 0 for r in rows), default=0), 0)} s the slowest task"
-    )
-    return lines
 
 
 def main() -> int:
@@ -250,7 +219,9 @@ def main() -> int:
     )
     ap.add_argument("--task-timeout", type=float, help="wall seconds each search may spend")
     ap.add_argument(
-        "--resume", help="a rows file (.jsonl) from an earlier call: its tasks are not run again"
+        "--resume",
+        help="rows files (.jsonl, comma-separated) from earlier calls: their tasks are not run "
+        "again; the first also gets this call's rows (keep it where the next call finds it)",
     )
     ap.add_argument(
         "--jobs", type=int, default=1, help="searches run side by side (one shared dispatcher)"
@@ -264,11 +235,19 @@ def main() -> int:
         action="store_true",
         help="run copies of the tasks that allow the library GEMM and convolution",
     )
+    ap.add_argument(
+        "--gib",
+        type=float,
+        default=110.0,
+        help="GPU memory (GiB) the searches side by side may need together: a task counts "
+        f"{MEM_FACTOR}x its OFFLINE_SELECTION figure (sets, candidate, outputs, extraction)",
+    )
     ap.add_argument("--report", help="print the table and totals of a rows file (.jsonl) and exit")
     args = ap.parse_args()
     start = time.monotonic()
     if args.report:
-        print("\n".join(summary(read_rows(args.report), "the rows file's device")))
+        rows = read_rows(args.report)
+        print("\n".join([*markdown_table(rows), "", *summary_lines(rows, "the rows' device")]))
         return 0
 
     from kernelevo.dispatch.local import LocalDispatcher
@@ -276,6 +255,7 @@ def main() -> int:
     from kernelevo.store import Store
 
     device = "cuda" if probe().has_gpu else "cpu"
+    where = device if device == "cpu" else f"{device} ({probe().gpus[0]})"
     tasks = shard(find_tasks(args.which, args.folders), args.shard)
     if args.only:
         keep = set(args.only.split(","))
@@ -287,6 +267,18 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     rows_file = out / "offline_suite.jsonl"
     rows_file.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    keep_file = Path(args.resume.split(",")[0]) if args.resume else None
+    if keep_file is not None:
+        keep_file.parent.mkdir(parents=True, exist_ok=True)
+    order = {task_name(t): i for i, t in enumerate(find_tasks(args.which, args.folders))}
+
+    def write_table() -> None:
+        ranked = sorted(rows, key=lambda r: order.get(r["task"], len(order)))
+        (out / "offline_suite.md").write_text(
+            "\n".join([*markdown_table(ranked), "", *summary_lines(ranked, where)]) + "\n"
+        )
+
+    write_table()
     print(f"{len(tasks)} tasks to run ({len(done)} resumed)", flush=True)
     store = Store(Path(tempfile.mkdtemp(prefix="offline_suite_")) / "store.sqlite")
     # one dispatcher for the whole suite: the workers start (and warm up) once, not per task
@@ -294,27 +286,47 @@ def main() -> int:
         device, store=store, gpus=[int(g) for g in args.gpus.split(",")] if args.gpus else None
     )
     dispatcher.warm()
-    slowest, skipped, lock = 0.0, [], threading.Lock()
-    pending = list(tasks)
+    print(f"workers ready after {time.monotonic() - start:.0f} s", flush=True)
+    slowest, cond = 0.0, threading.Condition()
+    skipped: list[str] = []
+    pending, in_use = list(tasks), [0.0]
+
+    def take() -> tuple[Path, float] | None:
+        """The first pending task whose memory fits beside the running ones (waits for one)."""
+        nonlocal slowest
+        with cond:
+            while pending:
+                left = args.deadline - (time.monotonic() - start) if args.deadline else math.inf
+                if left < max(slowest, 5.0):
+                    skipped.extend(task_name(t) for t in pending)
+                    pending.clear()
+                    return None
+                for task in pending:
+                    need = MEM_FACTOR * task_gib(task) if device == "cuda" else 0.0
+                    if in_use[0] == 0 or in_use[0] + need <= args.gib:
+                        pending.remove(task)
+                        in_use[0] += need
+                        return task, need
+                cond.wait(timeout=5)
+            return None
 
     def worker() -> None:
         """Takes tasks until none is left or the deadline is near; rows are written as they finish."""
         nonlocal slowest
-        while True:
-            with lock:
-                if not pending:
-                    return
-                task = pending.pop(0)
-                left = args.deadline - (time.monotonic() - start) if args.deadline else math.inf
-                if left < max(slowest, 5.0):
-                    skipped.append(task_name(task))
-                    continue
+        while (got := take()) is not None:
+            task, need = got
             row = run_task(task, args, device, store, dispatcher)
-            with lock:
+            with cond:
+                in_use[0] -= need
                 slowest = max(slowest, row.get("elapsed_s") or 0.0)
                 rows.append(row)
-                with rows_file.open("a") as fh:
-                    fh.write(json.dumps(row) + "\n")
+                line = json.dumps(row) + "\n"
+                for path in (rows_file, keep_file):
+                    if path is not None:
+                        with path.open("a") as fh:
+                            fh.write(line)
+                write_table()
+                cond.notify_all()
             print(
                 f"done {row['task']} in {row.get('elapsed_s')} s: {row.get('status') or row.get('error')} "
                 f"{row.get('reason', '')[:200]}",
@@ -328,12 +340,10 @@ def main() -> int:
     for t in threads:
         t.join()
     dispatcher.close()
-    order = {task_name(t): i for i, t in enumerate(find_tasks(args.which, args.folders))}
     rows.sort(key=lambda r: order.get(r["task"], len(order)))
     if skipped:
         print(f"not started (deadline): {len(skipped)} tasks: {', '.join(skipped)}")
-    lines = summary(rows, device if device == "cpu" else f"{device} ({probe().gpus[0]})")
-    print("\n".join(lines))
+    print("\n".join([*markdown_table(rows), "", *summary_lines(rows, where)]))
     (out / "offline_suite.json").write_text(
         json.dumps({"device": device, "rows": rows, "not_started": skipped}, indent=2)
     )

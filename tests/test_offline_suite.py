@@ -1,5 +1,6 @@
-"""bench/offline_suite.py's bookkeeping: the KernelBench corpus it runs, shards, resumable rows
-and the totals it prints (what KernelEvo ships, tasks without a reason)."""
+"""bench/offline_suite.py's bookkeeping: the KernelBench corpus it runs (cheapest first), shards,
+resumable rows and the table and totals it writes (what KernelEvo ships, how proposals stand
+against torch.compile, out-of-memory tasks, tasks without a reason)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("offline_suite", REPO / "bench" / "offline_suite.py")
 suite = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(suite)
+table = importlib.util.module_from_spec(
+    s := importlib.util.spec_from_file_location(
+        "offline_suite_table", REPO / "bench" / "offline_suite_table.py"
+    )
+)
+s.loader.exec_module(table)
 
 
 def test_the_corpus_is_kernelbench_level1_and_level2_with_its_source_noted() -> None:
@@ -21,7 +28,19 @@ def test_the_corpus_is_kernelbench_level1_and_level2_with_its_source_noted() -> 
         sum(n.startswith("L1_") for n in names) >= 20
         and sum(n.startswith("L2_") for n in names) >= 20
     )
-    assert names[0].startswith("L1_") and names[1].startswith("L2_")  # levels alternate
+    gib = [suite.task_gib(t) for t in tasks]
+    assert gib == sorted(gib) and gib[0] < 0.2 < 10 < gib[-1]  # cheapest first
+    kinds = {line.split()[2] for line in _selection_lines()}
+    assert kinds == {
+        "elementwise",
+        "reduction",
+        "norm",
+        "pooling",
+        "matmul",
+        "conv",
+        "gemm+epilogue",
+        "conv+epilogue",
+    }
     manifest = (REPO / "bench" / "kernelbench" / "MANIFEST").read_text()
     assert "129232ea3c4cfa05c2dd5473bdb935d6246dc84b" in manifest and "MIT" in manifest
     for task in tasks:
@@ -57,19 +76,63 @@ def _row(
     }
 
 
+def _selection_lines() -> list[str]:
+    text = (REPO / "bench" / "kernelbench" / "OFFLINE_SELECTION").read_text()
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
 def test_totals_count_what_ships_and_the_tasks_without_a_reason(tmp_path: Path) -> None:
+    ci = {"candidate": [0.49, 0.51], "eager": [1.9, 2.1], "compile": [0.99, 1.01]}
     rows = [
-        _row("a", 2.0, 1.0, 0.5, True),
+        _row("a", 2.0, 1.0, 0.5, True, versus_compile="beats", ci=ci),
         _row("b", 1.0, 0.5, 0.8, False),
         _row("c", 1.0, 1.0, None, False, evaluations=0),
+        _row("d", 1.0, 1.0, None, False, evaluations=0, reason="templates: no template for cumsum"),
         _row(
-            "d", 1.0, 1.0, None, False, evaluations=0, notes=["templates: no template for cumsum"]
+            "e",
+            4.0,
+            1.0,
+            1.004,
+            True,
+            versus_compile="matches",
+            ci={"candidate": [0.99, 1.02], "compile": [0.98, 1.01]},
         ),
+        {
+            "task": "f",
+            "eager_ms": None,
+            "compile_ms": None,
+            "best_ms": None,
+            "proposed": False,
+            "evaluations": 2,
+            "notes": [],
+            "reason": "no candidate verified",
+            "oom": 2,
+            "elapsed_s": 3.0,
+        },
     ]
-    lines = "\n".join(suite.summary(rows, "cuda"))
-    # shipped, kernel else the user's code: 4x, 1x, 1x, 1x; kernel else the better baseline: 4x, 2x, 1x, 1x
-    assert f"user's code {4**0.25:.2f}x" in lines and f"better baseline {8**0.25:.2f}x" in lines
+    lines = "\n".join(table.summary_lines(rows, "cuda"))
+    # ships (kernel, else the user's code): 4, 1, 1, 1, 3.98 over the timed; f (untimed) is 1.0
+    ships = (4 * 4 / 1.004) ** (1 / 5)
+    assert (
+        f"{ships:.2f}x over the timed tasks, {(4 * 4 / 1.004) ** (1 / 6):.2f}x over all 6" in lines
+    )
+    assert "proposals: 2 (1 beat torch.compile, 1 match it)" in lines
+    # e's median is 0.4 % above torch.compile's, inside the noise: named, but not beyond it
+    assert "beyond the noise (95 % intervals): none; by the medians alone: ['e (0.996x)']" in lines
+    assert "out of memory: 1 tasks ['f']" in lines
     assert "without candidates and without a reason: ['c']" in lines
-    path = tmp_path / "rows.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    assert [r["task"] for r in suite.read_rows(str(path))] == ["a", "b", "c", "d"]
+    md = "\n".join(table.markdown_table(rows))
+    assert "| a | 2 | 1 | 0.5 | inductor | yes (beats torch.compile) |" in md
+    assert "| e | 4 | 1 | 1.004 | inductor | yes (matches torch.compile) |" in md
+    slow = dict(rows[4], ci={"candidate": [1.03, 1.05], "compile": [0.98, 1.01]})
+    assert "intervals): ['e']" in "\n".join(table.summary_lines([slow], "cuda"))
+
+
+def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
+    first, second = tmp_path / "call1.jsonl", tmp_path / "call2.jsonl"
+    first.write_text(json.dumps(_row("a", 1, 1, None, False)) + "\n")
+    second.write_text(
+        json.dumps(_row("b", 1, 1, None, False)) + "\n" + json.dumps(_row("a", 2, 1, None, False))
+    )
+    rows = suite.read_rows(f"{first},{second},{tmp_path / 'missing.jsonl'}")
+    assert sorted((r["task"], r["eager_ms"]) for r in rows) == [("a", 2), ("b", 1)]
