@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 KERNELBENCH = ROOT / "bench" / "kernelbench"
+MEM_BASE = 3.0  # GiB every search holds whatever its task (CUDA contexts, allocator slack)
 MEM_FACTOR = 7  # a search's GPU memory over its task's bytes: 12 GiB tasks peaked at 77.5 GiB alone
 
 from offline_suite_table import is_oom, markdown_table, summary_lines  # noqa: E402
@@ -96,7 +97,7 @@ def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
     if result.status == "improved":
         return f"proposed: {outcome.headline()}" if outcome else "proposed"
     if not cands:
-        return "; ".join(notes) or "no candidates and no reason given"
+        return "; ".join(notes)  # empty: no candidate and no reason (the totals name the task)
     best = result.best
     if best is None:
         first = next((c for c in cands if c["status"] != "verified"), None)
@@ -240,7 +241,8 @@ def main() -> int:
         type=float,
         default=110.0,
         help="GPU memory (GiB) the searches side by side may need together: a task counts "
-        f"{MEM_FACTOR}x its OFFLINE_SELECTION figure (sets, candidate, outputs, extraction)",
+        f"{MEM_BASE:g} GiB + {MEM_FACTOR}x its OFFLINE_SELECTION figure (sets, candidate, "
+        "outputs, extraction)",
     )
     ap.add_argument("--report", help="print the table and totals of a rows file (.jsonl) and exit")
     args = ap.parse_args()
@@ -302,7 +304,7 @@ def main() -> int:
                     pending.clear()
                     return None
                 for task in pending:
-                    need = MEM_FACTOR * task_gib(task) if device == "cuda" else 0.0
+                    need = MEM_BASE + MEM_FACTOR * task_gib(task) if device == "cuda" else 0.0
                     if in_use[0] == 0 or in_use[0] + need <= args.gib:
                         pending.remove(task)
                         in_use[0] += need

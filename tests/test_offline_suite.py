@@ -128,6 +128,16 @@ def test_totals_count_what_ships_and_the_tasks_without_a_reason(tmp_path: Path) 
     assert "intervals): ['e']" in "\n".join(table.summary_lines([slow], "cuda"))
 
 
+def test_a_task_without_candidates_or_notes_has_no_reason() -> None:
+    from types import SimpleNamespace
+
+    result = SimpleNamespace(status="no_verified_candidate", outcome=None, best=None)
+    assert suite.why_not(result, [], []) == ""
+    assert suite.why_not(result, [], ["templates: no template for mm"]) == (
+        "templates: no template for mm"
+    )
+
+
 def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
     first, second = tmp_path / "call1.jsonl", tmp_path / "call2.jsonl"
     first.write_text(json.dumps(_row("a", 1, 1, None, False)) + "\n")
