@@ -63,6 +63,7 @@ BENCHES = (
         "python3 bench/replay.py --lanes 3 --time-s 0.6 --budget-s 250 --out $OUT/replay",
         300,
     ),
+    Bench("cuda_compile", "python3 bench/cuda_compile.py", 60),
     Bench("faults", "python3 bench/faults.py --quick --device cuda --out $OUT/faults.json", 120),
     Bench(
         "search_throughput",

@@ -54,6 +54,7 @@ def environment() -> dict[str, Any]:
         "torch": m.torch,
         "triton": m.triton,
         "nvcc": m.nvcc,
+        "nvrtc": m.nvrtc,
         "driver": m.driver,
         "gpus": m.gpus,
     }

@@ -1,10 +1,11 @@
-"""CUDA fast path: CUDA C++ compiled in about a second, launched on torch's current stream.
+"""CUDA fast path: CUDA C++ compiled in about 0.1 s, launched on torch's current stream.
 
 `load_inline` spends 40-70 s building a Python extension around one kernel; this path
-compiles only the kernel (`nvcc -cubin`, cached on disk by content hash, so a re-run
-loads in milliseconds) and launches it through the CUDA driver in the context torch
-already uses, on `torch.cuda.current_stream()`, so timers, CUDA graphs and stream
-semantics see it like any torch op.
+compiles only the kernel (NVRTC in-process, or `nvcc -cubin` for what NVRTC cannot do,
+cached on disk by content hash, so a re-run loads in milliseconds) and launches it through
+the CUDA driver (NVIDIA's `cuda.bindings`) in the context torch already uses, on
+`torch.cuda.current_stream()`, so timers, CUDA graphs and stream semantics see it like
+any torch op.
 
 Example (a candidate's `ModelNew`)::
 
@@ -40,43 +41,33 @@ Rules the kernel author must know:
   fast math fails the float32 tolerances; pass it in `options` if you mean it.
 
 Without a GPU, `KERNELEVO_CUDA_COMPILE_ONLY=1` (or `set_compile_only(True)`) still
-runs nvcc for sm_90 and reports compile errors; launching then raises
+compiles for sm_90 and reports compile errors; launching then raises
 `CudaUnavailable("compiled, not run (no GPU)")`.
 
 Environment: KERNELEVO_CUDA_COMPILE_ONLY, KERNELEVO_CUDA_ARCH (compile-only target,
-default sm_90), KERNELEVO_NVCC_TIMEOUT (seconds, default 120), KERNELEVO_CACHE
+default sm_90), KERNELEVO_NVCC_TIMEOUT (seconds per compile, NVRTC's or nvcc's, default 120), KERNELEVO_CACHE
 (cubins go to `$KERNELEVO_CACHE/cuda`, default `~/.cache/kernelevo/cuda`), KERNELEVO_NVCC.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import operator
 import os
 import re
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
+from kernelevo.backends.cubin import build_cubin, cache_key
 from kernelevo.backends.cuda_args import kernel_args, launch_dims, param_sizes_from_source
 from kernelevo.backends.cuda_driver import driver
 from kernelevo.backends.nvcc import (
-    DEFAULT_TIMEOUT_S,
     CudaCompileError,
     CudaCompileTimeout,
     CudaError,
     CudaLaunchError,
     CudaUnavailable,
-    cache_dir,
-    compile_error,
     compile_only,
-    find_nvcc,
-    nvcc_version,
-    run_limited,
     set_compile_only,
-    timeout_from_env,
 )
 
 __all__ = [
@@ -102,7 +93,6 @@ __all__ = [
 DEFAULT_OPTIONS = ("-lineinfo",)
 COMPILE_ONLY_ARCH = "sm_90"
 NOT_RUN = "compiled, not run (no GPU)"
-_FORMAT = 1  # bump when the cubin cache layout or compile command changes
 _STATIC_SHARED_LIMIT = 48 * 1024
 
 _launches = 0
@@ -136,11 +126,6 @@ def _norm_arch(arch: str) -> str:
     raise ValueError(f"arch={arch!r}: expected e.g. 'sm_90' or 'sm_90a'")
 
 
-def cache_key(source: str, options: Sequence[str], arch: str, nvcc_ver: str) -> str:
-    blob = json.dumps([_FORMAT, source, list(options), arch, nvcc_ver], ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
 def _options(options: Sequence[str] | None) -> list[str]:
     if options is None:
         return list(DEFAULT_OPTIONS)
@@ -154,40 +139,14 @@ def _options(options: Sequence[str] | None) -> list[str]:
     return list(DEFAULT_OPTIONS) + [o for o in options if o not in DEFAULT_OPTIONS]
 
 
-def _cubin(source: str, opts: list[str], arch: str) -> tuple[str, bytes]:
-    nvcc = find_nvcc()
-    key = cache_key(source, opts, arch, nvcc_version(nvcc))
-    path = cache_dir("cuda") / f"{key}.cubin"
-    try:
-        data = path.read_bytes()
-        if data:
-            return key, data
-    except OSError:
-        pass
-    timeout = timeout_from_env("KERNELEVO_NVCC_TIMEOUT", DEFAULT_TIMEOUT_S)
-    with tempfile.TemporaryDirectory(prefix="kernelevo-nvcc-") as tmp:
-        Path(tmp, "kernel.cu").write_text(source)
-        cmd = [nvcc, "-cubin", f"-arch={arch}", *opts, "-o", "kernel.cubin", "kernel.cu"]
-        res = run_limited(cmd, cwd=tmp, timeout=timeout, what=f"nvcc ({arch})")
-        if res.returncode != 0:
-            header = f"nvcc failed (exit {res.returncode}) compiling kernel.cu for {arch}:"
-            raise compile_error(
-                res.output, header=header, strip_prefixes=[tmp, os.path.realpath(tmp)]
-            )
-        data = Path(tmp, "kernel.cubin").read_bytes()
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_bytes(data)
-    os.replace(part, path)
-    return key, data
-
-
 def compile(
     source: str, *, options: list[str] | None = None, arch: str | None = None
 ) -> CudaModule:
     """Compile CUDA C++ with `extern "C" __global__` kernels into a launchable module.
 
-    `options` are extra nvcc flags (added to `-lineinfo`); `arch` defaults to the current
-    device's (e.g. sm_90), or sm_90 / `$KERNELEVO_CUDA_ARCH` in compile-only mode.
+    `options` are extra nvcc flags (added to `-lineinfo`; NVRTC takes most, nvcc the rest);
+    `arch` defaults to the current device's (e.g. sm_90), or sm_90 / `$KERNELEVO_CUDA_ARCH` in
+    compile-only mode.
     Raises CudaCompileError (message: `kernel.cu:LINE: error ...`), CudaCompileTimeout,
     or CudaUnavailable when there is no GPU and compile-only mode is off.
     """
@@ -196,13 +155,13 @@ def compile(
     opts = _options(options)
     if compile_only():
         target = _norm_arch(arch or os.environ.get("KERNELEVO_CUDA_ARCH") or COMPILE_ONLY_ARCH)
-        key, data = _cubin(source, opts, target)
+        key, data, compiler = build_cubin(source, opts, target)
         _compiled.append(source)
-        return CudaModule(source, data, target, key, device=None)
+        return CudaModule(source, data, target, key, device=None, compiler=compiler)
     device, target = _gpu_target(arch)
-    key, data = _cubin(source, opts, target)
+    key, data, compiler = build_cubin(source, opts, target)
     _compiled.append(source)
-    return CudaModule(source, data, target, key, device=device)
+    return CudaModule(source, data, target, key, device=device, compiler=compiler)
 
 
 def _gpu_target(arch: str | None) -> tuple[int, str]:
@@ -231,8 +190,17 @@ _TEXT_SYMBOL = re.compile(rb"\.text\.([A-Za-z_$][\w$]*)\x00")
 class CudaModule:
     """A compiled module; each `extern "C" __global__` kernel is an attribute (a CudaKernel)."""
 
-    def __init__(self, source: str, cubin: bytes, arch: str, key: str, device: int | None) -> None:
+    def __init__(
+        self,
+        source: str,
+        cubin: bytes,
+        arch: str,
+        key: str,
+        device: int | None,
+        compiler: str = "nvcc",
+    ) -> None:
         self.source, self.cubin, self.arch, self.key, self.device = source, cubin, arch, key, device
+        self.compiler = compiler  # "nvrtc" or "nvcc"
         self._kernels: dict[str, CudaKernel] = {}
         self._handle = None if device is None else driver().load(key, cubin, device)
 

@@ -1,4 +1,5 @@
-"""The CUDA fast path without a GPU: compile-only mode, argument rules, cache keys, nvcc limits."""
+"""The CUDA fast path without a GPU: compile-only mode, argument rules, cache keys, nvcc limits,
+and NVRTC (which needs no GPU or driver) with its fall back to nvcc."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from kernelevo import cuda
-from kernelevo.backends import nvcc
+from kernelevo.backends import cubin, nvcc, nvrtc
 
 
 def child_env(**extra: str) -> dict[str, str]:
@@ -40,6 +41,9 @@ def _has_nvcc() -> bool:
 
 
 needs_nvcc = pytest.mark.skipif(not _has_nvcc(), reason="nvcc not installed")
+needs_nvrtc = pytest.mark.skipif(
+    nvrtc.version() is None, reason="no NVRTC (pip install cuda-bindings nvidia-cuda-nvrtc)"
+)
 
 
 @pytest.fixture
@@ -72,10 +76,11 @@ def test_second_compile_is_a_disk_cache_hit(compile_only, monkeypatch):
     src = unique(ADD)
     cuda.compile(src)
 
-    def no_nvcc(*a, **k):
-        raise AssertionError("nvcc ran on a cache hit")
+    def no_compiler(*a, **k):
+        raise AssertionError("a compiler ran on a cache hit")
 
-    monkeypatch.setattr(cuda, "run_limited", no_nvcc)
+    monkeypatch.setattr(cubin, "run_limited", no_compiler)
+    monkeypatch.setattr(nvrtc, "compile_cubin", no_compiler)
     t = time.perf_counter()
     cuda.compile(src)
     assert time.perf_counter() - t < 0.1
@@ -266,6 +271,7 @@ def test_launch_dims_are_padded_and_checked():
 
 def test_cache_key_changes_with_everything_that_shapes_the_cubin():
     base = cuda.cache_key(ADD, ["-lineinfo"], "sm_90", "13.0.88")
+    assert base != cuda.cache_key(ADD, ["-lineinfo"], "sm_90", "nvrtc 13.0")
     assert base == cuda.cache_key(ADD, ["-lineinfo"], "sm_90", "13.0.88")
     assert base != cuda.cache_key(ADD, ["-lineinfo", "--use_fast_math"], "sm_90", "13.0.88")
     assert base != cuda.cache_key(ADD, ["-lineinfo"], "sm_90a", "13.0.88")

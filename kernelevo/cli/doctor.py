@@ -34,12 +34,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"GPU:                {', '.join(m.gpus) or 'none found (nvidia-smi)'}")
     print(f"CUDA driver:        {m.driver or 'none'}")
     print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
+    print(f"NVRTC:              {m.nvrtc or 'not found (pip install nvidia-cuda-nvrtc)'}")
     print(f"torch:              {m.torch or 'not installed'}")
     print(f"triton:             {m.triton or 'not installed'} (interpreter works: {yes(interp)})")
-    if m.nvcc:
-        fast_path = "ready (nvcc + driver)" if m.has_gpu else "compile-only (no GPU)"
+    compilers = " + nvcc" if m.nvrtc and m.nvcc else ("" if m.nvrtc else "nvcc")
+    compilers = ("NVRTC" + compilers) if m.nvrtc else compilers
+    if compilers:
+        fast_path = (
+            f"ready ({compilers}, driver)" if m.has_gpu else f"compile-only ({compilers}; no GPU)"
+        )
     else:
-        fast_path = "unavailable (no nvcc)"
+        fast_path = "unavailable (no NVRTC, no nvcc)"
     print(f"CUDA fast path:     {fast_path}")
     for k, v in m.keys.items():
         print(f"{k + ':':<20}{'set' if v else 'not set'}")
@@ -57,11 +62,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(
             "No GPU: Triton candidates are checked in Triton's interpreter on small shapes and compiled ahead of"
-            " time for sm_90; CUDA candidates are compiled with nvcc but not run. Speed is not measured."
+            " time for sm_90; CUDA candidates are compiled but not run. Speed is not measured."
         )
-    if not m.nvcc:
+    if not m.nvcc and not m.nvrtc:
         print(
-            "No nvcc: CUDA candidates cannot be compiled here; install the CUDA toolkit for the CUDA backend."
+            "No NVRTC and no nvcc: CUDA candidates cannot be compiled here; pip install nvidia-cuda-nvrtc"
+            " for the fast path, or install the CUDA toolkit."
+        )
+    elif not m.nvcc:
+        print(
+            "No nvcc: the fast path compiles with NVRTC; load_inline candidates, and fast-path sources that"
+            " need host headers, cannot be compiled here (install the CUDA toolkit for them)."
         )
     if not iso.ok:
         print(

@@ -1,4 +1,4 @@
-"""What this machine can do, found cheaply (no torch import): GPU, nvcc, Triton, keys.
+"""What this machine can do, found cheaply (no torch import): GPU, nvcc, NVRTC, Triton, keys.
 
 Used to pick how candidates are checked (real GPU, or Triton's interpreter plus
 ahead-of-time compiles) and by `kernelevo doctor`.
@@ -21,6 +21,7 @@ class Machine:
     driver: str = ""
     arch: int | None = None  # the first GPU's compute capability as 90, 100... (None: unknown)
     nvcc: str = ""
+    nvrtc: str = ""  # e.g. "nvrtc 13.0 (nvidia-cuda-nvrtc 13.0.88)"; "" without NVRTC
     triton: str = ""
     torch: str = ""
     keys: dict[str, bool] = field(default_factory=dict)
@@ -77,6 +78,9 @@ def probe() -> Machine:
             )
         except (OSError, subprocess.TimeoutExpired):
             pass
+    from kernelevo.backends import nvrtc
+
+    m.nvrtc = nvrtc.version() or ""
     for name in ("triton", "torch"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             setattr(m, name, importlib.metadata.version(name))

@@ -70,13 +70,18 @@ class ModelNew(nn.Module):
 """
 
 
-def warm_nvcc() -> None:
-    """nvcc's version is part of every cubin's cache key and costs a subprocess the first time a
-    process asks: asked once here, the forked children inherit the answer."""
-    from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
+def warm_cuda_compilers() -> None:
+    """nvcc's version is part of a cubin's cache key and costs a subprocess the first time a
+    process asks, and NVRTC's first compile loads the library (~0.1 s): both done once here,
+    the forked children inherit them."""
+    from kernelevo.backends import nvrtc
+    from kernelevo.backends.nvcc import CudaError, CudaUnavailable, nvcc_version
 
     with contextlib.suppress(CudaUnavailable, OSError):
         nvcc_version()
+    if nvrtc.version() is not None:
+        with contextlib.suppress(nvrtc.NvrtcCannot, CudaError):
+            nvrtc.compile_cubin('extern "C" __global__ void warm() {}', [], "sm_90", 60)
 
 
 def _preload() -> None:
@@ -100,7 +105,7 @@ def _preload() -> None:
             f.write(WARM_CANDIDATE)
         candidate_cache.use(os.path.join(folder, "cache"))
         compile_request({"op": "precompile", "task_path": task, "candidate_path": cand, "arch": 90})
-        warm_nvcc()
+        warm_cuda_compilers()
     finally:
         base = os.environ.get(candidate_cache.BASE_ENV)
         os.environ.clear()

@@ -205,9 +205,9 @@ def _preload() -> None:
 
     with OpRecorder():  # the dispatch-mode machinery imports lazily on first use
         torch.ones(2) + 1
-    from kernelevo.runner.compile_worker import warm_nvcc
+    from kernelevo.runner.compile_worker import warm_cuda_compilers
 
-    warm_nvcc()
+    warm_cuda_compilers()
 
 
 def serve() -> int:

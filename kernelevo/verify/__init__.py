@@ -178,6 +178,7 @@ def verify_candidate(
         "torch": m.torch,
         "triton": m.triton,
         "nvcc": m.nvcc,
+        "nvrtc": m.nvrtc,
         "driver": m.driver,
         **verdict.versions,
     }
