@@ -10,6 +10,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+IEEE_DOT = "input_precision='ieee'"
+
+
+def drop_ieee_gemms(candidates: list[tuple[str, str]]) -> tuple[list[tuple[str, str]], str]:
+    """Triton GEMM templates computing float32 products in IEEE precision (the task accepts no
+    TF32) are dropped when a template keeps the library GEMM instead: without tensor cores a
+    Triton GEMM runs on the same FMA pipes as cuBLAS and was 2x slower than it on the H200
+    (KernelBench Level 2 GEMM + epilogue tasks), so each would cost a GPU verdict for nothing."""
+    names = {name for name, _ in candidates}
+    if not names & {"library_epilogue", "library_reduction"}:
+        return candidates, ""
+    slow = [name for name, source in candidates if IEEE_DOT in source]
+    if not slow:
+        return candidates, ""
+    kept = [(name, source) for name, source in candidates if name not in slow]
+    return kept, (
+        f"offline templates: {', '.join(slow)} not tried: a float32 Triton GEMM without TF32 is "
+        "slower than the library GEMM that library_epilogue keeps"
+    )
+
 
 def propose_offline(
     task_path: str | Path,
@@ -56,9 +76,12 @@ def propose_offline(
                 tell(f"offline {which}: nothing, after {took} (it failed: see the run's notes)")
                 continue
             if done is matched:
-                for name, source in value.candidates:
+                candidates, dropped_note = drop_ieee_gemms(list(value.candidates))
+                if dropped_note:
+                    say(dropped_note)
+                for name, source in candidates:
                     seeds.append((f"template:{name}", source))
-                names = [name for name, _ in value.candidates]
+                names = [name for name, _ in candidates]
                 if not names:
                     dropped = "; ".join(f"{name}: {why}" for name, why in value.rejected.items())
                     say(
