@@ -317,7 +317,15 @@ def main() -> int:
         nonlocal slowest
         while (got := take()) is not None:
             task, need = got
-            row = run_task(task, args, device, store, dispatcher)
+            t0 = time.monotonic()
+            try:
+                row = run_task(task, args, device, store, dispatcher)
+            except Exception as exc:  # reading the run back failed: the row says so, the rest go on
+                row = {
+                    "task": task_name(task),
+                    "error": f"{type(exc).__name__}: {exc}"[:300],
+                    "elapsed_s": round(time.monotonic() - t0, 1),
+                }
             with cond:
                 in_use[0] -= need
                 slowest = max(slowest, row.get("elapsed_s") or 0.0)
