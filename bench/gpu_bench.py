@@ -26,6 +26,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "BENCHMARKS.md"
+sys.path.insert(0, str(ROOT))
+
+from kernelevo.measure.gpus import scan as scan_gpus  # noqa: E402
+
 BEGIN, END = "<!-- gpu-bench: begin -->", "<!-- gpu-bench: end -->"
 
 
@@ -95,16 +99,7 @@ def last_line(text: str) -> str:
 
 
 def gpu_count() -> int:
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return len([line for line in out.splitlines() if line.strip()])
+    return len(scan_gpus().gpus)
 
 
 def run(bench: Bench, out: Path, gpus: int) -> Result:
@@ -137,15 +132,7 @@ def _text(data: str | bytes | None) -> str:
 
 def machine() -> dict[str, str]:
     """What the table names: the GPU (or none), the commit, the date."""
-    try:
-        gpu = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        gpu = ""
+    gpu = "; ".join(f"{g.name}, {g.driver}" for g in scan_gpus().gpus)
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
@@ -154,7 +141,7 @@ def machine() -> dict[str, str]:
         commit = ""
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "gpu": "; ".join(gpu.splitlines()) or "no GPU found",
+        "gpu": gpu or "no GPU found",
         "commit": commit or os.environ.get("KERNELEVO_COMMIT", "unknown"),
     }
 

@@ -43,7 +43,7 @@ def p50(xs: Sequence[float]) -> float | None:
 
 
 def environment() -> dict[str, Any]:
-    """Versions and GPU, found without importing torch in this process (nvidia-smi, package metadata)."""
+    """Versions and GPU, found without importing torch in this process (NVML, package metadata)."""
     from kernelevo.measure.machine import probe
 
     m = probe()

@@ -11,7 +11,7 @@ after the start) to the end of the wall time, two ways:
 
 - slot busy: the fraction of the window in which a verdict held the GPU's slot (the dispatcher
   gives one candidate at a time the GPU: checks, then timing against eager and torch.compile);
-- GPU busy: the mean of `nvidia-smi --query-gpu=utilization.gpu` sampled every 100 ms, the
+- GPU busy: the mean of NVML's utilization (`nvmlDeviceGetUtilizationRates`) sampled every 100 ms, the
   fraction of time a kernel (candidate, reference or baseline) was executing.
 
 A verdict also spends host time while it holds the GPU (loading the candidate, comparing
@@ -25,11 +25,8 @@ dispatcher at once, nothing else running. Without a GPU only slot busy is measur
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -75,40 +72,26 @@ def replay_file(path: Path, tag: str, n: int, reply_s: float) -> Path:
 
 
 class Sampler:
-    """nvidia-smi utilization samples with their times, in a background thread."""
+    """NVML utilization samples of GPU 0 with their times, every 100 ms in a background thread."""
 
     def __init__(self) -> None:
-        self.samples: list[tuple[float, float]] = []
-        self.proc: subprocess.Popen[str] | None = None
-        if shutil.which("nvidia-smi"):
-            self.proc = subprocess.Popen(
-                [
-                    "nvidia-smi",
-                    "--query-gpu=utilization.gpu",
-                    "--format=csv,noheader,nounits",
-                    "-lms",
-                    "100",
-                    "-i",
-                    "0",
-                ],
-                stdout=subprocess.PIPE,
-                text=True,
-            )
-            threading.Thread(target=self._read, daemon=True).start()
+        from kernelevo.measure.gpus import utilization_samples
 
-    def _read(self) -> None:
-        assert self.proc is not None and self.proc.stdout is not None
-        for line in self.proc.stdout:
-            with contextlib.suppress(ValueError):
-                self.samples.append((time.monotonic(), float(line.strip())))
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+
+        def read() -> None:
+            for busy in utilization_samples(0, 0.1, self._stop):
+                self.samples.append((time.monotonic(), busy))
+
+        threading.Thread(target=read, daemon=True).start()
 
     def mean(self, start: float, end: float) -> float | None:
         window = [u for t, u in self.samples if start <= t <= end]
         return sum(window) / len(window) / 100.0 if window else None
 
     def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
+        self._stop.set()
 
 
 class SlotSpans:

@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         default=5.0,
         help="seconds of measuring per timing run (default 5)",
     )
-    p.add_argument("--force", action="store_true", help="run even when nvidia-smi finds no GPU")
+    p.add_argument("--force", action="store_true", help="run even when no GPU is found")
     p.add_argument("--out", help="JSON file (default: $OUT/timing_fidelity.json when $OUT is set)")
     args = p.parse_args(argv)
     if args.workers < 2:

@@ -5,10 +5,7 @@ import torch
 
 from kernelevo.measure import device_info as di
 from kernelevo.measure import device_peaks as dp
-
-SMI = """GPU-1111-aaaa, 0, 570.86.15, 1980, 3201, 1980
-GPU-2222-bbbb, 1, 570.86.15, 345, 3201, 1980
-"""
+from kernelevo.measure.gpus import GpuFacts, for_device
 
 
 def test_cpu_device_info():
@@ -24,26 +21,18 @@ def test_versions_include_triton_when_installed():
     assert "triton" in di.versions()
 
 
-def test_parse_nvidia_smi_clocks():
-    rows = di.parse_smi_csv(SMI)
-    assert (
-        len(rows) == 2
-        and rows[1]["clocks.sm"] == "345"
-        and rows[0]["driver_version"] == "570.86.15"
-    )
+def _gpu(index: int, uuid: str) -> GpuFacts:
+    return GpuFacts(index=index, uuid=uuid, name="NVIDIA H200", driver="570.86.15")
 
 
-def test_smi_row_matched_by_uuid_not_index():
-    rows = di.parse_smi_csv(SMI)
-    # CUDA_VISIBLE_DEVICES=1 makes the second GPU torch's device 0
-    assert di.smi_row_for(rows, "2222-bbbb", 0)["index"] == "1"
-    assert di.smi_row_for(rows, "GPU-1111-AAAA", 5)["index"] == "0"
-    assert di.smi_row_for(rows, None, 1)["index"] == "1"
-    assert di.smi_row_for([], "x", 0) is None
-
-
-def test_unreadable_clock_is_none():
-    assert di._mhz("[N/A]") is None and di._mhz("1980") == 1980
+def test_gpu_facts_matched_to_a_torch_device_by_uuid_not_index():
+    found = [_gpu(0, "GPU-1111-aaaa"), _gpu(1, "GPU-2222-bbbb")]
+    # CUDA_VISIBLE_DEVICES=1 makes the second GPU torch's device 0; torch drops the GPU- prefix
+    assert for_device(found, "2222-bbbb", 0).index == 1
+    assert for_device(found, "GPU-1111-AAAA", 5).index == 0
+    assert for_device(found, None, 1).index == 1
+    assert for_device(found[:1], "other", 3).index == 0  # the only GPU
+    assert for_device([], "x", 0) is None
 
 
 def test_peaks_key_names_gpu_driver_and_torch():

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     def yes(b: bool) -> str:
         return "yes" if b else "no"
 
-    print(f"GPU:                {', '.join(m.gpus) or 'none found (nvidia-smi)'}")
+    print(f"GPU:                {', '.join(m.gpus) or f'none found ({m.gpu_problem})'}")
     print(f"CUDA driver:        {m.driver or 'none'}")
     print(f"nvcc (toolkit):     {m.nvcc or 'not found'}")
     print(f"NVRTC:              {m.nvrtc or 'not found (pip install nvidia-cuda-nvrtc)'}")

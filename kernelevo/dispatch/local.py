@@ -10,9 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
-import shutil
 import socket
-import subprocess
 import threading
 from collections import deque
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher, annotate, lost_worker
 from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.evaluate import Evaluator
+from kernelevo.measure.gpus import scan as scan_gpus
 from kernelevo.measure.machine import arch_env
 from kernelevo.task import TaskFile, read_task
 from kernelevo.verdict import Verdict
@@ -30,52 +29,29 @@ from kernelevo.worker.pool import Worker, start_all
 RETIRE_AFTER = 3  # workers lost in a row before a slot is given up (a broken GPU)
 
 
-def smi_gpus() -> list[dict[str, str]]:
-    """nvidia-smi's GPUs (index, uuid, name), in its (PCI bus) order; [] without a GPU."""
-    if os.environ.get("KERNELEVO_FORCE_CPU") == "1" or shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index,uuid,name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    rows = [
-        [c.strip() for c in line.split(",", 2)] for line in out.stdout.splitlines() if line.strip()
-    ]
-    return (
-        [{"index": r[0], "uuid": r[1], "name": r[2]} for r in rows if len(r) == 3]
-        if out.returncode == 0
-        else []
-    )
-
-
 def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]:
-    """(CUDA_VISIBLE_DEVICES entry, model) for each GPU to use: `wanted` nvidia-smi indexes,
-    else those CUDA_VISIBLE_DEVICES leaves visible, else all."""
-    rows = smi_gpus()
-    by_index = {int(r["index"]): r for r in rows if r["index"].isdigit()}
+    """(CUDA_VISIBLE_DEVICES entry, model) for each GPU to use: `wanted` NVML (= nvidia-smi)
+    indexes, else those CUDA_VISIBLE_DEVICES leaves visible, else all."""
+    found = scan_gpus().gpus
+    by_index = {g.index: g for g in found}
     if wanted is not None:
         missing = [g for g in wanted if g not in by_index]
         if missing:
             have = ", ".join(map(str, sorted(by_index))) or "none"
             raise DispatchError(
-                f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (nvidia-smi lists: {have})"
+                f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (NVML lists: {have})"
             )
-        return [(g, by_index[g]["name"]) for g in wanted]
+        return [(g, by_index[g].name) for g in wanted]
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is None:
-        return [(i, r["name"]) for i, r in sorted(by_index.items())]
+        return [(i, g.name) for i, g in sorted(by_index.items())]
     out: list[tuple[int | str, str]] = []
     for entry in (e.strip() for e in env.split(",")):
         if entry.isdigit() and int(entry) in by_index:
-            out.append((int(entry), by_index[int(entry)]["name"]))
+            out.append((int(entry), by_index[int(entry)].name))
         elif entry.startswith(("GPU-", "MIG-")):
-            row = next((r for r in rows if r["uuid"].startswith(entry)), None)
-            out.append((entry, row["name"] if row else "unknown GPU"))
+            match = next((g for g in found if g.uuid.startswith(entry)), None)
+            out.append((entry, match.name if match else "unknown GPU"))
         else:
             break  # CUDA ignores everything after an invalid entry
     return out

@@ -1,7 +1,7 @@
 """What a measurement was taken on: the GPU, its clocks as found, and the software versions.
 
 Stored with every verdict, so two timings are only compared when they came from like setups.
-Clocks are read (nvidia-smi), never set. Imports torch: the language server must not import
+Clocks are read (NVML, measure/gpus.py), never set. Imports torch: the language server must not import
 this module.
 """
 
@@ -11,60 +11,12 @@ import functools
 import importlib.metadata
 import importlib.util
 import platform
-import shutil
-import subprocess
 from typing import Any
 
 import torch
 
-_SMI_FIELDS = ("uuid", "index", "driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm")
-
-
-def parse_smi_csv(text: str) -> list[dict[str, str]]:
-    """Rows of `nvidia-smi --query-gpu=<_SMI_FIELDS> --format=csv,noheader,nounits`."""
-    rows = []
-    for line in text.strip().splitlines():
-        cells = [c.strip() for c in line.split(",")]
-        if len(cells) == len(_SMI_FIELDS):
-            rows.append(dict(zip(_SMI_FIELDS, cells, strict=True)))
-    return rows
-
-
-def _smi_rows() -> list[dict[str, str]]:
-    if shutil.which("nvidia-smi") is None:
-        return []
-    try:
-        res = subprocess.run(
-            ["nvidia-smi", "--query-gpu=" + ",".join(_SMI_FIELDS), "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return parse_smi_csv(res.stdout) if res.returncode == 0 else []
-
-
-def _mhz(value: str | None) -> int | None:
-    try:
-        return int(float(value)) if value else None
-    except ValueError:  # "[N/A]"
-        return None
-
-
-def smi_row_for(rows: list[dict[str, str]], uuid: str | None, index: int) -> dict[str, str] | None:
-    """nvidia-smi's row for a torch device: by UUID (CUDA_VISIBLE_DEVICES renumbers), else index."""
-    if uuid:
-        u = uuid.lower().removeprefix("gpu-")
-        for row in rows:
-            if row.get("uuid", "").lower().removeprefix("gpu-") == u:
-                return row
-    if len(rows) == 1:
-        return rows[0]
-    for row in rows:
-        if row.get("index") == str(index):
-            return row
-    return None
+from kernelevo.measure.gpus import for_device
+from kernelevo.measure.gpus import scan as scan_gpus
 
 
 def _dist_version(name: str) -> str | None:
@@ -77,8 +29,8 @@ def _dist_version(name: str) -> str | None:
 @functools.lru_cache(maxsize=1)
 def _static_versions() -> dict[str, str]:
     out = {"python": platform.python_version(), "torch": torch.__version__}
-    for dist in ("triton", "pycuda"):
-        if importlib.util.find_spec(dist) is not None and (v := _dist_version(dist)):
+    for dist, module in (("triton", "triton"), ("cuda-bindings", "cuda.bindings")):
+        if importlib.util.find_spec(module) is not None and (v := _dist_version(dist)):
             out[dist] = v
     if torch.version.cuda:
         out["cuda_runtime"] = torch.version.cuda
@@ -107,8 +59,8 @@ def device_info(device: Any = None) -> dict[str, Any]:
     index = dev.index if dev.index is not None else torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)
     uuid = str(getattr(props, "uuid", "") or "")
-    row = smi_row_for(_smi_rows(), uuid, index) or {}
-    driver = row.get("driver_version")
+    facts = for_device(scan_gpus().gpus, uuid, index)
+    driver = facts.driver if facts else None
     return {
         "device": "cuda",
         "index": index,
@@ -119,9 +71,9 @@ def device_info(device: Any = None) -> dict[str, Any]:
         "compute_capability": f"{props.major}.{props.minor}",
         "memory_bytes": int(props.total_memory),
         "clocks_mhz": {
-            "sm": _mhz(row.get("clocks.sm")),
-            "mem": _mhz(row.get("clocks.mem")),
-            "max_sm": _mhz(row.get("clocks.max.sm")),
+            "sm": facts.sm_clock_mhz if facts else None,
+            "mem": facts.mem_clock_mhz if facts else None,
+            "max_sm": facts.max_sm_clock_mhz if facts else None,
         },
         "driver": driver,
         "versions": versions(driver),

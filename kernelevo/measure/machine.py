@@ -1,4 +1,4 @@
-"""What this machine can do, found cheaply (no torch import): GPU, nvcc, NVRTC, Triton, keys.
+"""What this machine can do, found cheaply (no torch import): GPUs (NVML), nvcc, NVRTC, Triton, keys.
 
 Used to pick how candidates are checked (real GPU, or Triton's interpreter plus
 ahead-of-time compiles) and by `kernelevo doctor`.
@@ -14,12 +14,15 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from kernelevo.measure.gpus import scan as scan_gpus
+
 
 @dataclass
 class Machine:
     gpus: list[str] = field(default_factory=list)
     driver: str = ""
     arch: int | None = None  # the first GPU's compute capability as 90, 100... (None: unknown)
+    gpu_problem: str = ""  # why no GPU was found (NVML's answer), "" when one was
     nvcc: str = ""
     nvrtc: str = ""  # e.g. "nvrtc 13.0 (nvidia-cuda-nvrtc 13.0.88)"; "" without NVRTC
     triton: str = ""
@@ -34,34 +37,11 @@ class Machine:
 @functools.lru_cache(maxsize=1)
 def probe() -> Machine:
     m = Machine()
-    if os.environ.get("KERNELEVO_FORCE_CPU") != "1" and shutil.which("nvidia-smi"):
-        try:
-            for fields in (
-                "name,driver_version,compute_cap",
-                "name,driver_version",
-            ):  # old drivers lack compute_cap
-                out = subprocess.run(
-                    ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
-                    capture_output=True,
-                    text=True,
-                    timeout=20,
-                )
-                if out.returncode == 0:
-                    break
-            if out.returncode == 0:
-                rows = [
-                    [c.strip() for c in r.split(",")]
-                    for r in out.stdout.strip().splitlines()
-                    if r.strip()
-                ]
-                m.gpus = [r[0] for r in rows]
-                m.driver = rows[0][1] if rows and len(rows[0]) > 1 else ""
-                major, _, minor = (rows[0][2] if rows and len(rows[0]) > 2 else "").partition(".")
-                m.arch = (
-                    int(major) * 10 + int(minor) if major.isdigit() and minor.isdigit() else None
-                )
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+    found = scan_gpus()
+    m.gpus = [g.name for g in found.gpus]
+    m.gpu_problem = found.problem
+    if found.gpus:
+        m.driver, m.arch = found.gpus[0].driver, found.gpus[0].arch
     nvcc = shutil.which("nvcc") or (
         "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else ""
     )

@@ -2,7 +2,7 @@
 
 With one GPU, an example verifies and is timed through the dispatcher and the verdict names
 the GPU; with two or more, concurrent candidates come back from different GPUs, and each
-worker really ran on the GPU it was given (torch's device UUID is nvidia-smi's for that index).
+worker really ran on the GPU it was given (torch's device UUID is NVML's for that index).
 
 Run: pytest tests/gpu/test_multi_gpu.py -m gpu -v   (about 2 minutes on 2 H200s).
 """
@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from support import CANDIDATES, EXAMPLES
 
-from kernelevo.dispatch.local import LocalDispatcher, smi_gpus, visible_gpus
+from kernelevo.dispatch.local import LocalDispatcher, visible_gpus
+from kernelevo.measure.gpus import gpus as nvml_gpus
 
 pytestmark = pytest.mark.gpu
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -40,7 +41,7 @@ def test_single_gpu_path_through_the_dispatcher(tmp_path):
 
 
 def test_candidates_spread_over_gpus_each_worker_on_its_own(tmp_path):
-    rows = {int(r["index"]): r for r in smi_gpus()}
+    rows = {g.index: g for g in nvml_gpus()}
     if len(rows) < 2:
         pytest.skip("needs 2 GPUs")
     gpus = sorted(rows)[:2]
@@ -57,4 +58,4 @@ def test_candidates_spread_over_gpus_each_worker_on_its_own(tmp_path):
     assert {v.device["gpu_index"] for v in verdicts} == set(gpus)
     for v in verdicts:  # the worker saw only its GPU, as torch's device 0, and it is the one named
         assert v.device["index"] == 0
-        assert _uuid(v.device["uuid"]) == _uuid(rows[v.device["gpu_index"]]["uuid"])
+        assert _uuid(v.device["uuid"]) == _uuid(rows[v.device["gpu_index"]].uuid)
