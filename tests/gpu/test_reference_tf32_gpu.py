@@ -22,11 +22,16 @@ def test_a_default_float32_cudnn_convolution_runs_in_tf32():
 
 
 def test_with_tf32_switched_off_or_in_float64_it_does_not():
-    conv = torch.backends.cudnn.conv
-    old = conv.fp32_precision
+    conv = getattr(torch.backends.cudnn, "conv", None)
+    owner, attr, off = (
+        (conv, "fp32_precision", "ieee")
+        if hasattr(conv, "fp32_precision")
+        else (torch.backends.cudnn, "allow_tf32", False)
+    )
+    old = getattr(owner, attr)
     try:
-        conv.fp32_precision = "ieee"
+        setattr(owner, attr, off)
         assert not recorded(torch.nn.Conv2d(16, 32, 3), torch.randn(2, 16, 32, 32))
     finally:
-        conv.fp32_precision = old
+        setattr(owner, attr, old)
     assert not recorded(torch.nn.Conv2d(16, 32, 3).double(), torch.randn(2, 16, 32, 32).double())
