@@ -68,6 +68,7 @@ BENCHES = (
         300,
     ),
     Bench("cuda_compile", "python3 bench/cuda_compile.py", 60),
+    Bench("cuda_launch", "python3 bench/cuda_launch.py", 60),
     Bench("faults", "python3 bench/faults.py --quick --device cuda --out $OUT/faults.json", 120),
     Bench(
         "search_throughput",

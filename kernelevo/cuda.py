@@ -240,7 +240,7 @@ class CudaKernel:
 
     def __init__(self, module: CudaModule, name: str) -> None:
         self.module, self.name = module, name
-        self._func: int | None = None  # the CUfunction; None in compile-only mode
+        self._func: Any = None  # the driver's CUfunction; None in compile-only mode
         self._dyn_shared_max = _STATIC_SHARED_LIMIT
         if module.device is None or module._handle is None:
             self.param_sizes = param_sizes_from_source(module.source, name)
