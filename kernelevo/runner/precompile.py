@@ -5,7 +5,7 @@ the task's inputs as meta tensors (shapes, dtypes and alignment, no data), with 
 pointed at a stand-in driver for the GPU's architecture and every launch turned into
 a compile. Triton's binder then computes the same specialisations the run worker's
 will, so the kernels land in the shared Triton cache under the keys the run worker
-looks up. The CUDA fast path (nvcc cubins) and load_inline builds are content-hashed
+looks up. The CUDA fast path (NVRTC or nvcc cubins) and load_inline builds are content-hashed
 caches already: importing the candidate here fills them.
 
 The inputs say `is_cuda` (most published Triton candidates `assert x.is_cuda` before
