@@ -4,7 +4,7 @@ in torch's context, on whatever raw stream handle torch gives (its current strea
 pycuda launches only on streams it created, in a context of its own, so it cannot launch on
 torch's current stream; `cuda.bindings` wraps every driver call, and this module makes the
 device's primary context (the one torch uses) current on the calling thread before it loads or
-launches. `cuda.core` would do the same from higher up, but importing it costs 0.2-0.4 s, which
+launches. `cuda.core` would do the same from higher up, but importing it costs 0.17-0.44 s, which
 a fresh process's cache hit (< 0.1 s) cannot afford; `cuda.bindings.driver` costs ~0.03 s.
 """
 
