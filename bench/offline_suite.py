@@ -262,6 +262,7 @@ def main() -> int:
     if args.only:
         keep = set(args.only.split(","))
         tasks = [t for t in tasks if task_name(t) in keep or t.stem in keep]
+    planned = [task_name(t) for t in tasks]
     rows = read_rows(args.resume)
     done = {r["task"] for r in rows}
     tasks = [t for t in tasks if task_name(t) not in done]
@@ -276,8 +277,13 @@ def main() -> int:
 
     def write_table() -> None:
         ranked = sorted(rows, key=lambda r: order.get(r["task"], len(order)))
+        have = {r["task"] for r in rows}
+        left = [name for name in planned if name not in have]
         (out / "offline_suite.md").write_text(
-            "\n".join([*markdown_table(ranked), "", *summary_lines(ranked, where)]) + "\n"
+            "\n".join([*markdown_table(ranked), "", *summary_lines(ranked, where)])
+            + f"\nnot measured yet: {len(left)} of {len(planned)} tasks{': ' if left else ''}"
+            + ", ".join(left)
+            + "\n"
         )
 
     write_table()
