@@ -59,9 +59,9 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
 
 def compile_workers(gpus: int) -> int:
     """Compile workers for `gpus` GPUs: a verdict holds its GPU ~0.25 s while a cold Triton compile
-    takes ~0.5 s and nvcc 0.5-0.9 s, and every candidate compiles cold (a build cache of its own),
-    so each GPU gets up to eight compilers; half the cores at most (the rest run the workers and
-    the search), 2 to 32."""
+    takes ~0.5 s and a CUDA one ~0.1 s (NVRTC) to 0.9 s (nvcc), and every candidate compiles cold
+    (a build cache of its own), so each GPU gets up to eight compilers; half the cores at most
+    (the rest run the workers and the search), 2 to 32."""
     cores = os.cpu_count() or 2
     return max(2, min(32, 8 * gpus, cores // 2))
 
