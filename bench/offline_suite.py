@@ -244,6 +244,11 @@ def main() -> int:
         f"{MEM_BASE:g} GiB + {MEM_FACTOR}x its OFFLINE_SELECTION figure (sets, candidate, "
         "outputs, extraction)",
     )
+    ap.add_argument(
+        "--require-gpu",
+        action="store_true",
+        help="stop at once (exit 2) when no GPU is found, instead of verifying on the CPU",
+    )
     ap.add_argument("--report", help="print the table and totals of a rows file (.jsonl) and exit")
     args = ap.parse_args()
     start = time.monotonic()
@@ -256,7 +261,11 @@ def main() -> int:
     from kernelevo.measure.machine import probe
     from kernelevo.store import Store
 
-    device = "cuda" if probe().has_gpu else "cpu"
+    machine = probe()
+    device = "cuda" if machine.has_gpu else "cpu"
+    if device == "cpu" and args.require_gpu:
+        print(f"no GPU found ({machine.gpu_problem or 'none visible'}): nothing run", flush=True)
+        return 2
     where = device if device == "cpu" else f"{device} ({probe().gpus[0]})"
     tasks = shard(find_tasks(args.which, args.folders), args.shard)
     if args.only:
