@@ -399,13 +399,22 @@ def main(argv: list[str] | None = None) -> int:
         "--shell", action="store_true", help="kernelevo verify per shell (shell_latency.py)"
     )
     p.add_argument("--repeat", type=int, default=3, help="with --shell: candidates per case")
+    p.add_argument(
+        "--budget-s", type=float, default=0, help="with --shell: start no case past this"
+    )
     args = p.parse_args(argv)
     if args.shell:
         from shell_latency import run as shell_run
 
         from kernelevo.verify import default_device
 
-        data = shell_run(args.device or default_device(), args.repeat, not args.no_inline)
+        data = shell_run(
+            args.device or default_device(),
+            args.repeat,
+            not args.no_inline,
+            args.budget_s,
+            args.goals_first,
+        )
         write_json("shell_latency", data, args.out)
         return 0
     if args.queue is not None and args.queue < 2:

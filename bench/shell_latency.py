@@ -7,7 +7,10 @@ fresh cache and state folders:
   case found on disk (kernelevo/judge/baseline_store.py): worker start and the checks remain;
 - warm service: `--service on`, the service already started (its start is reported apart);
 - load_inline, cold build through the warm service: the ratio's denominator, as in eval_latency.py.
-Wall time is measured around the subprocess (interpreter start included).
+Wall time is measured around the subprocess (interpreter start included); each row also shows the
+transport (CUDA IPC or files) and the verdict's own phases. `--goals-first` runs the goal cases first
+(the service's first call stores the baselines the cold shell then finds) and `--budget-s` starts
+no case past a device call's limit.
 
 Goals on a GPU (point 8): Triton p50 <= 5 s from a cold shell (CUDA fast path <= 10 s), <= 1 s
 with the service warm. On a CPU the figures are verification only (no timing) and not judged.
@@ -55,6 +58,7 @@ def shell_verdict(
         v = {"status": f"exit {r.returncode}", "reason": r.stderr.strip()[-200:]}
     t = v.get("timings") or {}
     phases = t.get("phases") or {}
+    verify = v.get("phases") or {}
     return {
         "wall_s": wall,
         "status": v.get("status"),
@@ -62,10 +66,21 @@ def shell_verdict(
         "inside_s": v.get("elapsed_s"),
         "baselines_stored": phases.get("baselines_stored"),
         "baselines_s": phases.get("baselines_s"),
+        "transport": verify.get("transport"),
+        "phases": {  # where the seconds inside went (bench/profile_verdict.py has the full table)
+            k: verify.get(k)
+            for k in ("task_probe_s", "precompile_s", "probe_s", "load_s", "checks_s", "total_s")
+            if verify.get(k) is not None
+        }
+        | ({"timing_s": t.get("measure_s")} if t.get("measure_s") is not None else {}),
     }
 
 
-def run(device: str, repeat: int, inline: bool) -> dict[str, Any]:
+def run(
+    device: str, repeat: int, inline: bool, budget_s: float = 0, goals_first: bool = False
+) -> dict[str, Any]:
+    """`budget_s`: start no case past this many seconds (a device call's limit); 0: no limit.
+    `goals_first`: the goal cases (warm service, cold shell with baselines stored) first."""
     root = Path(tempfile.mkdtemp(prefix="kernelevo-shell-latency-"))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
     for name, sub in (
@@ -83,8 +98,13 @@ def run(device: str, repeat: int, inline: bool) -> dict[str, Any]:
     work.mkdir()
     rows: list[dict[str, Any]] = []
 
+    began = time.perf_counter()
+
     def case(backend: str, kind: str, service: str, n: int) -> None:
         for _ in range(n):
+            if budget_s and time.perf_counter() - began > budget_s:
+                print(f"  {kind:30} {backend:7} not run: the {budget_s:g} s budget is spent")
+                return
             if "nothing stored" in kind:
                 shutil.rmtree(env["KERNELEVO_STATE"])
                 Path(env["KERNELEVO_STATE"]).mkdir(mode=0o700)
@@ -96,19 +116,30 @@ def run(device: str, repeat: int, inline: bool) -> dict[str, Any]:
             rows.append(row)
             print(
                 f"  {kind:30} {backend:7} {row['status']:13} {row['wall_s']:7.2f} s  "
-                f"stored baselines {row['baselines_stored']}  {row['reason'][:60]}",
+                f"inside {row['inside_s']}  stored baselines {row['baselines_stored']}  {row['transport']}  "
+                f"{row['phases']}  "
+                f"{row['reason'][:60]}",
                 flush=True,
             )
 
     print(f"kernelevo verify from a shell on {device}; caches and state in {root}", flush=True)
     # the cases a call cut short by its time limit most needs come first
-    case("triton", "cold shell, nothing stored", "off", 1)
-    t0 = time.perf_counter()
-    case("triton", "service start (first call)", "on", 1)
-    start_s = time.perf_counter() - t0
-    for backend in ("triton", "cuda"):
-        case(backend, "warm service", "on", repeat + 2)
-    case("triton", "cold shell, baselines stored", "off", repeat)
+    if goals_first:  # the service's first call stores the baselines the cold shell then finds
+        t0 = time.perf_counter()
+        case("triton", "service start (first call)", "on", 1)
+        start_s = time.perf_counter() - t0
+        case("triton", "warm service", "on", repeat + 1)
+        case("triton", "cold shell, baselines stored", "off", repeat)
+        case("cuda", "warm service", "on", repeat + 1)
+        case("triton", "cold shell, nothing stored", "off", 1)
+    else:
+        case("triton", "cold shell, nothing stored", "off", 1)
+        case("triton", "cold shell, baselines stored", "off", repeat)
+        t0 = time.perf_counter()
+        case("triton", "service start (first call)", "on", 1)
+        start_s = time.perf_counter() - t0
+        for backend in ("triton", "cuda"):
+            case(backend, "warm service", "on", repeat + 1)
     case("cuda", "cold shell, nothing stored", "off", 1)
     case("cuda", "cold shell, baselines stored", "off", repeat)
     if inline:
@@ -192,9 +223,13 @@ if __name__ == "__main__":
     p.add_argument("--no-inline", action="store_true")
     p.add_argument("--device", choices=["cpu", "cuda"])
     p.add_argument("--out")
+    p.add_argument("--budget-s", type=float, default=0, help="start no case past this many s")
+    p.add_argument(
+        "--goals-first", action="store_true", help="warm service, stored baselines first"
+    )
     a = p.parse_args()
     from kernelevo.verify import default_device
 
-    data = run(a.device or default_device(), a.repeat, not a.no_inline)
+    data = run(a.device or default_device(), a.repeat, not a.no_inline, a.budget_s, a.goals_first)
     if a.out:
         Path(a.out).write_text(json.dumps(data, indent=1, default=str))

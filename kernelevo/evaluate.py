@@ -20,7 +20,15 @@ class Evaluator:
     `compiler` is a compile worker shared with other evaluators (anything with Worker's
     `request`), which this evaluator then does not close."""
 
-    def __init__(self, device: str, *, gpu: int | str | None = None, compiler: Any = None) -> None:
+    def __init__(
+        self,
+        device: str,
+        *,
+        gpu: int | str | None = None,
+        compiler: Any = None,
+        warmup: str = "1",
+    ) -> None:
+        """`warmup`: the judge's warm-up, "1" (a search, the service) or "light" (one verdict)."""
         self.device, self.gpu = device, gpu
         from kernelevo.measure.machine import arch_env
 
@@ -51,7 +59,10 @@ class Evaluator:
         # candidate's sandbox with the judge sandboxed or not, so tensors go through files there
         self.judge = Worker(
             device,
-            env=env,
+            env={
+                **env,
+                "KERNELEVO_WORKER_WARMUP": os.environ.get("KERNELEVO_WORKER_WARMUP", warmup),
+            },
             module="kernelevo.judge.process",
             writable=[self.exchange],
             file_bytes=big,

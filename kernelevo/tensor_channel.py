@@ -1,4 +1,5 @@
-"""Tensors crossing a process boundary as data: shared-memory files on the CPU, CUDA IPC handles on the GPU.
+"""Tensors crossing a process boundary as data: shared-memory files on the CPU, CUDA IPC handles on the GPU
+(kernelevo/cuda_ipc.py: one allocation per exported tensor).
 
 The judge and the candidate runner exchange inputs, weights and outputs this way, never by
 pickling (unpickling what a candidate process sent would run its code in the judge). A
@@ -32,7 +33,34 @@ DTYPES = {
     )
 }
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
-_IPC_REF = re.compile(rb"^/?torch_[A-Za-z0-9_.-]{1,200}$")
+_kept: list[torch.Tensor] = []  # GPU copies made for export, alive until the verification ends
+_accept_ipc = (
+    False  # only a candidate process maps CUDA IPC handles (the judge's, never the reverse)
+)
+
+
+def accept_cuda_ipc() -> None:
+    """Called in the candidate process: it maps the blocks the judge exports. The judge never
+    opens a handle, so no descriptor a candidate sends can map memory into the judge."""
+    global _accept_ipc
+    _accept_ipc = True
+
+
+def probe_arrived(desc: Any, folder: str, device: torch.device, via: str) -> bool:
+    """The judge's probe (0, 1, ... n-1) opened: on a GPU with `via="ipc"` it must have come by
+    handle and read right, else the engine switches to files (a wrong offset never goes unseen)."""
+    if not isinstance(desc, dict):
+        return True
+    probe = open_tensor(desc, folder, 1 << 20)
+    if device.type != "cuda" or via != "ipc":
+        return True
+    want = torch.arange(probe.numel(), dtype=probe.dtype)
+    return "cuda_ipc" in desc and torch.equal(probe.cpu(), want)
+
+
+def release_kept() -> None:
+    """The GPU copies `export_tensor` made go (the candidate process that mapped them is closed)."""
+    _kept.clear()
 
 
 class ChannelError(Exception):
@@ -45,9 +73,10 @@ def dtype_name(dtype: torch.dtype) -> str:
 
 def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> dict[str, Any]:
     """Describe `t` so another process can map it. CPU tensors are copied into a file under
-    `folder` (unless they already live in one, see `shared_empty`); CUDA tensors are shared in
-    place (`via="ipc"`) or, where CUDA IPC cannot cross between the two sandboxes, copied into a
-    file the reader puts back on its GPU (`via="file"`, the descriptor says `"device": "cuda"`)."""
+    `folder` (unless they already live in one, see `shared_empty`); CUDA tensors are shared by a
+    CUDA IPC handle of a block of their own (`via="ipc"`: in place when `t` is already in one, see
+    `cuda_ipc.copy_of`, else a copy kept until `release_kept`) or, where CUDA IPC cannot cross,
+    copied into a file the reader puts back on its GPU (`via="file"`, the descriptor says `"device": "cuda"`)."""
     t = t.detach()
     meta = {
         "dtype": dtype_name(t.dtype),
@@ -68,25 +97,13 @@ def export_tensor(t: torch.Tensor, folder: str, name: str, via: str = "ipc") -> 
         )  # type: ignore[attr-defined]
         return meta
     if t.device.type == "cuda":
-        storage = t.untyped_storage()
-        try:
-            fields = storage._share_cuda_()
-        except RuntimeError:  # memory that is itself an IPC mapping cannot be re-shared: copy it
-            t = t.clone()
-            storage = t.untyped_storage()
-            fields = storage._share_cuda_()
-            meta.update(stride=list(t.stride()), offset=int(t.storage_offset()))
-        device, handle, size, offset, ref_handle, ref_offset, event_handle, event_sync = fields
-        meta["cuda"] = {
-            "device": int(device),
-            "handle": bytes(handle),
-            "size": int(size),
-            "offset": int(offset),
-            "ref_handle": bytes(ref_handle),
-            "ref_offset": int(ref_offset),
-            "event_handle": bytes(event_handle) if event_handle is not None else None,
-            "event_sync": bool(event_sync),
-        }
+        from kernelevo import cuda_ipc
+
+        if not cuda_ipc.owned(t):  # a block of its own, kept until release_kept(): mapped later
+            t = cuda_ipc.copy_of(t)
+            _kept.append(t)
+        meta.update(stride=list(t.stride()), offset=int(t.storage_offset()))
+        meta["cuda_ipc"] = cuda_ipc.handle_of(t)
         return meta
     path = getattr(t.untyped_storage(), "_kernelevo_file", None)
     if path is None or os.path.dirname(path) != os.path.realpath(folder):
@@ -137,28 +154,24 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
         raise ChannelError("negative shape, stride or offset in a tensor descriptor")
     item = torch.empty((), dtype=dtype).element_size()
     span = 1 + sum((n - 1) * s for n, s in zip(shape, stride, strict=True)) if all(shape) else 0
-    if "cuda" in desc:
-        c = desc["cuda"]
-        if not isinstance(c, dict) or not _ints(
-            [c.get("device"), c.get("size"), c.get("offset"), c.get("ref_offset")]
+    if "cuda_ipc" in desc:
+        from kernelevo import cuda_ipc
+
+        c = desc["cuda_ipc"]
+        if not _accept_ipc:
+            raise ChannelError("CUDA IPC descriptors are not opened in this process")
+        if (
+            not isinstance(c, dict)
+            or not _ints([c.get("device"), c.get("size")])
+            or not isinstance(c.get("handle"), bytes)
+            or len(c["handle"]) != cuda_ipc.HANDLE_BYTES
         ):
             raise ChannelError("malformed CUDA IPC descriptor")
-        if not isinstance(c.get("handle"), bytes) or not _IPC_REF.match(c.get("ref_handle") or b""):
-            raise ChannelError("malformed CUDA IPC handle")
         if c["size"] > max_bytes or (offset + span) * item > c["size"]:
             raise ChannelError(
                 f"CUDA IPC descriptor of {c['size']} bytes exceeds what it may describe"
             )
-        storage = torch.UntypedStorage._new_shared_cuda(
-            c["device"],
-            c["handle"],
-            c["size"],
-            c["offset"],
-            c["ref_handle"],
-            c["ref_offset"],
-            c.get("event_handle") if isinstance(c.get("event_handle"), bytes) else None,
-            bool(c.get("event_sync")),
-        )
+        storage = cuda_ipc.open_handle(c["handle"], c["size"], c["device"]).untyped_storage()
     else:
         name, numel = desc.get("file"), desc.get("numel")
         if not isinstance(name, str) or not _NAME.match(name) or not _int(numel):

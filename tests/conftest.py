@@ -6,6 +6,11 @@ from support import DEVICE, HAS_GPU
 # `kernelevo verify` in a test judges in its own process: no background verification service
 # outlives a test (tests/test_verify_service.py starts its own, in private folders)
 os.environ.setdefault("KERNELEVO_SERVICE", "off")
+# what the judge keeps on disk (baselines, passed task probes) goes to a folder of this test run
+if "KERNELEVO_STATE" not in os.environ:
+    import tempfile
+
+    os.environ["KERNELEVO_STATE"] = tempfile.mkdtemp(prefix="kernelevo-test-state-")
 
 
 def pytest_collection_modifyitems(config, items):

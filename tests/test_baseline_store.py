@@ -61,3 +61,50 @@ def test_the_judge_takes_stored_baselines_without_timing(monkeypatch, tmp_path):
     assert reply["stored"] and reply["cached"] and reply["eager"]["median_ms"] == 2.5
     again = j.op_baselines({"key": "k"})
     assert again["eager"]["median_ms"] == 2.5
+
+
+def test_a_passed_task_probe_is_kept_beside_the_baselines_and_only_when_sandboxed(
+    tmp_path, monkeypatch
+):
+    """A new process skips the probe of a task (content, size, machine) that passed it before;
+    nothing is kept when candidates ran unsandboxed (one could have written the folder)."""
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("KERNELEVO_STATE", str(tmp_path / "state"))
+    task = SimpleNamespace(hash="abc123")
+
+    def session(isolation, size="small"):
+        ev = SimpleNamespace(runner=SimpleNamespace(isolation=isolation))
+        return SimpleNamespace(ev=ev, task=task, size=size, device="cpu")
+
+    key = baseline_store.probe_key(session("sandbox"))
+    assert key is not None and baseline_store.load(key, "probe") is None
+    baseline_store.save(key, {"probed": True}, "probe")
+    assert baseline_store.load(key, "probe") == {"probed": True}
+    assert baseline_store.load(key) is None  # not taken for baselines
+    assert (
+        baseline_store.load(baseline_store.probe_key(session("sandbox", "default")), "probe")
+        is None
+    )
+    assert baseline_store.probe_key(session("none")) is None
+
+
+def test_a_new_process_does_not_probe_a_task_that_passed_before(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from kernelevo.judge.session import Session
+    from kernelevo.task import read_task
+
+    monkeypatch.setenv("KERNELEVO_STATE", str(tmp_path / "state"))
+    asked: list[str] = []
+
+    class Judge:  # answers like the judge process, counting what it is asked
+        def request(self, message, timeout):
+            asked.append(message["op"])
+            return {"nonce": message["nonce"], "probed": True}
+
+    ev = SimpleNamespace(judge=Judge(), runner=SimpleNamespace(isolation="sandbox"))
+    task = read_task(Path(__file__).resolve().parents[1] / "examples" / "softmax.py")
+    for _ in range(2):  # two engine processes in turn
+        Session(task, Path(task.path), "reference", ev, "cpu", "small", 10, 1).probe()
+    assert asked == ["probe"]

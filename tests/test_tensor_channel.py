@@ -30,3 +30,48 @@ def test_a_bad_descriptor_is_refused(tmp_path, change, message):
     desc = export_tensor(torch.ones(3, 4), str(tmp_path), "x0", via="file")
     with pytest.raises(ChannelError, match=message):
         open_tensor({**desc, **change}, str(tmp_path), max_bytes=1 << 20)
+
+
+def _ipc_desc(**cuda_ipc):
+    fields = {"device": 0, "handle": b"\1" * 64, "size": 48, **cuda_ipc}
+    return {"dtype": "float32", "shape": [3, 4], "stride": [4, 1], "offset": 0, "cuda_ipc": fields}
+
+
+def test_a_cuda_ipc_handle_is_never_opened_where_candidates_send_them(tmp_path, monkeypatch):
+    """The judge maps nothing a candidate describes: only the candidate process accepts handles."""
+    import kernelevo.tensor_channel as channel
+
+    monkeypatch.setattr(channel, "_accept_ipc", False)
+    with pytest.raises(ChannelError, match="not opened in this process"):
+        open_tensor(_ipc_desc(), str(tmp_path), max_bytes=1 << 20)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"handle": b"\1" * 63}, "malformed CUDA IPC descriptor"),
+        ({"handle": "ab"}, "malformed CUDA IPC descriptor"),
+        ({"size": True}, "malformed CUDA IPC descriptor"),
+        ({"size": 40}, "exceeds what it may describe"),
+        ({"size": 1 << 30}, "exceeds what it may describe"),
+    ],
+)
+def test_a_bad_cuda_ipc_descriptor_is_refused_before_any_cuda_call(
+    tmp_path, monkeypatch, change, message
+):
+    import kernelevo.tensor_channel as channel
+
+    monkeypatch.setattr(channel, "_accept_ipc", True)
+    with pytest.raises(ChannelError, match=message):
+        open_tensor(_ipc_desc(**change), str(tmp_path), max_bytes=1 << 20)
+
+
+def test_the_probe_must_arrive_by_handle_with_its_values_on_a_gpu(tmp_path):
+    """A probe that came through a file while CUDA IPC was asked for sends the engine to files."""
+    desc = export_tensor(torch.arange(8, dtype=torch.float32), str(tmp_path), "probe", via="file")
+    from kernelevo.tensor_channel import probe_arrived
+
+    assert probe_arrived(desc, str(tmp_path), torch.device("cpu"), "ipc")
+    assert not probe_arrived(desc, str(tmp_path), torch.device("cuda"), "ipc")
+    assert probe_arrived(desc, str(tmp_path), torch.device("cuda"), "file")
+    assert probe_arrived(None, str(tmp_path), torch.device("cuda"), "ipc")

@@ -1,4 +1,5 @@
-"""Eager and torch.compile baselines kept on disk, so a new process does not time (and compile) them again.
+"""Eager and torch.compile baselines kept on disk, so a new process does not time (and compile) them again;
+beside them, that a task passed its probe (judge/task_faults.py), so a new process skips it.
 
 A baseline is a measurement of the task's reference alone, keyed by what decides it: the
 task's content, size, GPU model, torch, triton, compile mode and matmul precision
@@ -38,27 +39,43 @@ def _stamp(key: str) -> str:
     return f"{FORMAT}|kernelevo {__version__}|{key}"
 
 
-def _path(key: str) -> Path:
-    return baseline_dir() / (hashlib.sha256(_stamp(key).encode()).hexdigest()[:40] + ".json")
+def _path(key: str, kind: str) -> Path:
+    name = hashlib.sha256(_stamp(key).encode()).hexdigest()[:40]
+    return baseline_dir() / (name + (".json" if kind == "baselines" else f".{kind}.json"))
 
 
-def load(key: str) -> dict[str, Any] | None:
-    """The stored baselines for `key`, or None (missing, unreadable, or stored under another key)."""
+def probe_key(session: Any) -> str | None:
+    """The task probe's key (content, size, device, torch), or None where nothing may be kept: the
+    candidates ran unsandboxed, so one of them could have written into this folder."""
+    from kernelevo.measure.machine import probe
+
+    if getattr(session.ev.runner, "isolation", "sandbox") == "none":
+        return None
+    m = probe()
+    gpu = m.gpus[0] if m.gpus and session.device == "cuda" else session.device
+    return f"probe|{session.task.hash}|{session.size}|{gpu}|torch {m.torch}"
+
+
+def load(key: str, kind: str = "baselines") -> dict[str, Any] | None:
+    """The stored record for `key`, or None (missing, unreadable, or stored under another key).
+    `kind`: "baselines" (eager and torch.compile timings) or "probe" (the task passed its probe)."""
     try:
-        data = json.loads(_path(key).read_text())
+        data = json.loads(_path(key, kind).read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("key") != _stamp(key):
         return None
     base = data.get("baselines")
-    if not isinstance(base, dict) or not isinstance(base.get("eager"), dict):
+    if not isinstance(base, dict) or (
+        kind == "baselines" and not isinstance(base.get("eager"), dict)
+    ):
         return None
     return base
 
 
-def save(key: str, baselines: dict[str, Any]) -> None:
+def save(key: str, baselines: dict[str, Any], kind: str = "baselines") -> None:
     """Written whole or not at all (a temporary file renamed into place); a failure only costs a re-timing."""
-    path = _path(key)
+    path = _path(key, kind)
     keep = {k: v for k, v in baselines.items() if k not in ("cached", "stored")}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -10,51 +10,36 @@ request's nonce, so a frame a candidate forged on some pipe is not taken for the
 
 from __future__ import annotations
 
-import gc
 import time
 from typing import Any
 
 import torch
 
+from kernelevo import cuda_ipc
 from kernelevo.judge.outputs import compare_any_size
 from kernelevo.judge.reference import (
     GiB,
     Reference,
     TaskProblem,
     available_bytes,
+    describe_args,
     fingerprint,
     nbytes,
+    release_memory,
     tensors,
 )
-from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, open_tensor, placed
+from kernelevo.tensor_channel import (
+    ChannelError,
+    export_tensor,
+    export_values,
+    open_tensor,
+    placed,
+    release_kept,
+)
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
 
 MAX_TIMING_SETS = 8
-
-
-def _summary(args: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "kind": "tensor",
-            "shape": list(a.shape),
-            "dtype": str(a.dtype).replace("torch.", ""),
-            "device": a.device.type,
-            "contiguous": a.is_contiguous(),
-        }
-        if isinstance(a, torch.Tensor)
-        else {"kind": "value", "repr": repr(a)[:200]}
-        for a in args
-    ]
-
-
-def _release(device: torch.device, large: bool = True) -> None:
-    """Memory back to the device between phases; a full collection only after large sets (it costs ~0.3 s)."""
-    if large:
-        gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.ipc_collect()
 
 
 class Judge:
@@ -105,6 +90,8 @@ class Judge:
         ref = self.ref = self._reference(req)
         self.folder = str(req["exchange"])
         self.via = str(req.get("via") or "ipc")
+        if self.via == "ipc" and ref.device.type == "cuda" and not cuda_ipc.available():
+            self.via = "file"  # the probe arrives without a handle: the candidate asks for files
         need = ref.check_fits()
         self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
         model = ref.build(int(req["seed"]), randomise=False)
@@ -118,9 +105,8 @@ class Judge:
             k: export_tensor(v, self.folder, f"w-{i}", self.via)
             for i, (k, v) in enumerate(model.state_dict().items())
         }
-        self.ipc_probe = torch.ones(
-            1, device=ref.device
-        )  # opened first: does CUDA IPC cross into the candidate?
+        # opened first, values checked: does CUDA IPC cross into the candidate's sandbox?
+        self.ipc_probe = torch.arange(1024, dtype=torch.float32, device=ref.device)
         return {
             "init": export_values(list(ref.init), self.folder, "init", self.via),
             "weights": weights,
@@ -171,8 +157,8 @@ class Judge:
         write (a thread it left behind could change shared inputs while the reference runs)."""
         assert self.ref is not None
         cuda = self.ref.device.type == "cuda"
-        copies = (
-            [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+        copies = (  # each in a CUDA allocation of its own: its handle maps nothing else of the judge
+            [cuda_ipc.copy_of(v) if isinstance(v, torch.Tensor) else v for v in values]
             if cuda and self.via == "ipc"
             else values
         )
@@ -196,7 +182,7 @@ class Judge:
             "print": fingerprint(shared),
             "out": None,
         }
-        return {"args": descs, "summary": _summary(values)}
+        return {"args": descs, "summary": describe_args(values)}
 
     def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
@@ -233,11 +219,8 @@ class Judge:
                 return {
                     "channel_error": f"outputs of {total} bytes are more than this task can produce"
                 }
-            self.outbufs.append(
-                torch.full(shape, float("nan"), dtype=dtype, device=self.ref.device)
-                if dtype.is_floating_point
-                else torch.empty(shape, dtype=dtype, device=self.ref.device)
-            )
+            buf = cuda_ipc.empty(numel, dtype, self.ref.device).view(shape)
+            self.outbufs.append(buf.fill_(float("nan")) if dtype.is_floating_point else buf)
         return {
             "buffers": [
                 export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)
@@ -339,6 +322,8 @@ class Judge:
         for dst, src in zip(tensors(s["shared"]), tensors(fresh), strict=False):
             dst.copy_(src)
         del fresh
+        if self.ref.device.type == "cuda":
+            torch.cuda.synchronize(self.ref.device)  # written before the candidate reads them
         s["print"], s["out"] = fingerprint(s["shared"]), None
         return {"refilled": True}
 
@@ -347,12 +332,13 @@ class Judge:
         large = s is not None and nbytes(s["args"]) > (256 << 20)
         del s
         if self.ref is not None:
-            _release(self.ref.device, large)
+            release_memory(self.ref.device, large)
         return {"dropped": True}
 
     def op_end(self, req: dict[str, Any]) -> dict[str, Any]:
         ops = sorted(self.ref_ops)
         self.sets.clear()
+        release_kept()
         self.timing_sets = []
         self.timing_shared: list[list[Any]] = []
         self.ref_ops, self.ref_tf32_conv = set(), False  # did its convolution run in TF32?
@@ -361,7 +347,7 @@ class Judge:
                 p.numel() * p.element_size() for p in self.ref.model.parameters()
             ) > (256 << 20)
             self.ref.model = None
-            _release(self.ref.device, large)
+            release_memory(self.ref.device, large)
         return {"reference_ops": ops}
 
     def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:
@@ -436,7 +422,7 @@ class Judge:
         """Input sets for timing, as many as fit (up to 8) beside what the candidate needs."""
         assert self.ref is not None
         self.sets.clear()
-        _release(self.ref.device)
+        release_memory(self.ref.device)
         first = self.ref.inputs(int(req.get("seed") or 0))
         per_set = max(nbytes(first), 1)
         room = int(
@@ -444,7 +430,8 @@ class Judge:
             * 0.25
             // per_set
         )
-        n = max(1, min(MAX_TIMING_SETS, room))
+        most = MAX_TIMING_SETS if self.via == "ipc" else 2  # through files each set costs ~0.3 s
+        n = max(1, min(most, room))
         self.timing_sets = [first] + [
             self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)
         ]

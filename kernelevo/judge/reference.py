@@ -7,6 +7,7 @@ broken task is never reported as a candidate's failure.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -235,3 +236,28 @@ def fingerprint(values: list[Any]) -> list[int]:
             total = (total * 1000003 + int((chunk * weights).sum()) + int(chunk.sum())) % (1 << 61)
         out.append(total)
     return out
+
+
+def describe_args(args: list[Any]) -> list[dict[str, Any]]:
+    """What the verdict records of an input set: shapes, dtypes, devices, plain values."""
+    return [
+        {
+            "kind": "tensor",
+            "shape": list(a.shape),
+            "dtype": str(a.dtype).replace("torch.", ""),
+            "device": a.device.type,
+            "contiguous": a.is_contiguous(),
+        }
+        if isinstance(a, torch.Tensor)
+        else {"kind": "value", "repr": repr(a)[:200]}
+        for a in args
+    ]
+
+
+def release_memory(device: torch.device, large: bool = True) -> None:
+    """Memory back to the device between phases; a full collection only after large sets (it costs ~0.3 s)."""
+    if large:
+        gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.ipc_collect()

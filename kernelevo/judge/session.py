@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelevo.judge import baseline_store
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
@@ -202,9 +203,15 @@ class Session:
             self.one_set(f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)
 
     def probe(self) -> None:
-        """The reference alone on the input sets, before any candidate: its faults are the task's (TaskError)."""
+        """The reference alone on the input sets, before any candidate: its faults are the task's
+        (TaskError). Passed once for this content, size and machine, it is kept on disk."""
+        key = baseline_store.probe_key(self)
+        if key is not None and baseline_store.load(key, "probe"):
+            return
         try:
             self.judge.ask("probe", **self.common(), seed=self.base)
+            if key is not None:
+                baseline_store.save(key, {"probed": True}, "probe")
         except JudgeFailed as exc:
             self.judge.worker.kill()
             raise TaskError(
@@ -278,10 +285,8 @@ class Session:
 
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()
-        if getattr(
-            self.ev, "exchange", None
-        ):  # one verification at a time per evaluator: whatever an
-            from kernelevo.worker.cache_folders import clear  # earlier candidate left there goes
+        if getattr(self.ev, "exchange", None):  # one verification at a time per evaluator
+            from kernelevo.worker.cache_folders import clear  # what an earlier one left goes
 
             clear(Path(self.ev.exchange))
         self.folder = exchange_folder(self.ev)
@@ -306,13 +311,8 @@ class Session:
                     raise
                 if not self.judge.ask("seed_varies", seed=seeds[0])["varies"]:
                     raise
-                self.checks, self.inputs, self.launches, self.custom_calls, self.untraced = (
-                    [],
-                    [],
-                    0,
-                    0,
-                    [],
-                )
+                self.checks, self.inputs, self.untraced = [], [], []
+                self.launches = self.custom_calls = 0
                 self.cand.close()
                 self.cand.open()
                 begin, loaded = self.begin(seeds[0], same_seed_only=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from kernelevo import tensor_channel
 from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values, placed
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.opwatch import (
@@ -202,6 +203,7 @@ class CandidateProcess:
         self.folder = str(req["exchange"])
         self.device = torch.device(req.get("device") or "cpu")
         self.via = str(req.get("via") or "ipc")
+        tensor_channel.accept_cuda_ipc()  # this process maps the judge's blocks (cuda_ipc.py)
         install_launch_counters()
         install_load_inline_guard()
         t0 = time.perf_counter()
@@ -217,8 +219,9 @@ class CandidateProcess:
             raise CandidateFailure("rejected", "the candidate defines no ModelNew")
         init = open_values(req.get("init") or [], self.folder, MAX_EXCHANGE_BYTES)
         try:
-            if isinstance(req.get("probe"), dict):
-                open_tensor(req["probe"], self.folder, 1 << 20)
+            probe = req.get("probe")
+            if not tensor_channel.probe_arrived(probe, self.folder, self.device, self.via):
+                return {"ipc_failed": "the probe tensor did not arrive by CUDA IPC with its values"}
             weights, initial = (
                 {
                     k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
@@ -226,10 +229,7 @@ class CandidateProcess:
                 }
                 for key in ("weights", "initial")
             )
-        except (
-            RuntimeError,
-            OSError,
-        ) as exc:  # a CUDA IPC handle that cannot be opened across these sandboxes
+        except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened here
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
         seed = int(req.get("seed") or 0)
         torch.manual_seed(seed)

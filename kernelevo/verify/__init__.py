@@ -115,16 +115,13 @@ def verify_candidate(
     else:
         limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
         own = evaluator is None
-        ev = evaluator or Evaluator(device)
+        ev = evaluator or Evaluator(device, warmup="light")
         if own:
             ev.warm()  # both workers start side by side
         try:
-            if precompiled is None:
-                from kernelevo.judge.session import probe_task
-
-                probe_task(
-                    task_file, ev, device, size, limit, seed
-                )  # a broken or too-large task: TaskError first
+            probe_s = None
+            if precompiled is None:  # a broken or too-large task: TaskError first
+                probe_s = _probe(task_file, ev, device, size, limit, seed)
                 precompiled = precompile(
                     ev.compiler,
                     task_file.path,
@@ -165,7 +162,11 @@ def verify_candidate(
                     },
                     precompiled.cache,
                 )
-            verdict.phases = {"precompile_s": round(precompiled.seconds, 4), **verdict.phases}
+            verdict.phases = {
+                "precompile_s": round(precompiled.seconds, 4),
+                **({"task_probe_s": probe_s} if probe_s is not None else {}),
+                **verdict.phases,
+            }
             verdict.isolation = _isolation(ev)
         finally:
             if own:
@@ -192,6 +193,16 @@ def verify_candidate(
 
             print(f"kernelevo: warning: the verdict was not cached: {exc}", file=sys.stderr)
     return verdict
+
+
+def _probe(
+    task_file: TaskFile, ev: Evaluator, device: str, size: str, limit: float, seed: int | None
+) -> float:
+    from kernelevo.judge.session import probe_task
+
+    t0 = time.perf_counter()
+    probe_task(task_file, ev, device, size, limit, seed)
+    return round(time.perf_counter() - t0, 4)
 
 
 def _isolation(ev: Evaluator) -> str:

@@ -75,7 +75,7 @@ def serve(
     threading.Thread(
         target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch", daemon=True
     ).start()
-    if warm is not None and os.environ.get("KERNELEVO_WORKER_WARMUP", "1") == "1":
+    if warm is not None and os.environ.get("KERNELEVO_WORKER_WARMUP", "1") in ("1", "light"):
         warm()
     handlers = {"ping": ping, **(handlers or {})}
     profile_dir = os.environ.get("KERNELEVO_WORKER_PROFILE")

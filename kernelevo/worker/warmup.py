@@ -3,13 +3,16 @@
 The first verification in a fresh judge process spends seconds importing what torch loads
 lazily and creating the CUDA context; the first torch.compile another 5 s. Running one
 tiny built-in task's reference and baselines before answering `ready` moves that cost
-to judge start, which a search overlaps with its first proposals. (Candidate processes
+to judge start, which a search overlaps with its first proposals. A one-verdict evaluator
+(`kernelevo verify` without the service) asks for the light warm-up: CUDA and the lazy imports
+only, since its baselines are usually stored and torch.compile is then never needed. (Candidate processes
 are fresh per candidate and cannot be warmed this way; the pair below is also the
 smallest honest candidate, checked by the tests.)
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -73,13 +76,16 @@ def warm_up(handle: Any) -> float:
             "seed": 1,
             "exchange": tmp,
         }
+        light = (
+            os.environ.get("KERNELEVO_WORKER_WARMUP") == "light"
+        )  # one verdict: no torch.compile
         timing = (
             (
                 {"op": "timing_sets", "seed": 1},
                 {"op": "baselines", "key": "warmup", "max_time_s": 0.5},
                 {"op": "bound", "key": "warmup", "candidate_ms": 1.0},
             )
-            if gpu
+            if gpu and not light
             else ()
         )  # bound: the device peaks
         try:

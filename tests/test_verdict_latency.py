@@ -1,0 +1,35 @@
+"""What keeps a verdict from a fresh shell short: a one-verdict evaluator warms its judge up without
+torch.compile (its baselines are usually stored), a search or the service warms it up fully."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kernelevo.evaluate import Evaluator
+from kernelevo.worker.warmup import warm_up
+
+
+@pytest.mark.parametrize(("mode", "compiles"), [("1", True), ("light", False)])
+def test_the_light_warm_up_skips_the_baselines(monkeypatch, mode, compiles):
+    monkeypatch.setenv("KERNELEVO_WORKER_WARMUP", mode)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the GPU's request list
+    asked: list[str] = []
+
+    def handle(req):
+        asked.append(req["op"])
+        return {}
+
+    warm_up(handle)
+    assert asked[:4] == ["probe", "begin", "inputs", "reference"]
+    assert ("baselines" in asked) is compiles
+
+
+def test_a_one_verdict_evaluator_asks_its_judge_for_the_light_warm_up(monkeypatch):
+    monkeypatch.delenv("KERNELEVO_WORKER_WARMUP", raising=False)
+    for warmup, want in ((None, "1"), ("light", "light")):
+        ev = Evaluator("cpu", **({"warmup": warmup} if warmup else {}))
+        try:
+            assert ev.judge.spec().env["KERNELEVO_WORKER_WARMUP"] == want
+        finally:
+            ev.close()
