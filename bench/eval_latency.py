@@ -402,6 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--budget-s", type=float, default=0, help="with --shell: start no case past this"
     )
+    p.add_argument("--goals-first", action="store_true", help="with --shell: the goal cases first")
     args = p.parse_args(argv)
     if args.shell:
         from shell_latency import run as shell_run
