@@ -49,7 +49,7 @@ test-client: setup node_modules/.installed
 gpu-test: setup
 	$(BIN)/python -m pytest -q -m gpu
 
-# Every GPU benchmark, and docs/BENCHMARKS.md's current table from their figures.
+# Every benchmark (most need a GPU), and docs/BENCHMARKS.md's current table from their figures.
 gpu-bench: setup
 	$(BIN)/python bench/gpu_bench.py --write
 

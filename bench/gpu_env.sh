@@ -4,6 +4,13 @@ export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 # a bench step measures its own processes: `kernelevo verify` starts no background service here
 # (bench/shell_latency.py asks for one explicitly)
 export KERNELEVO_SERVICE="${KERNELEVO_SERVICE:-off}"
+# a failing test's report is kept as it happens (tests/conftest.py), even when a time limit ends the run
+export KERNELEVO_FAILURES="${KERNELEVO_FAILURES:-$OUT/failures.txt}"
+# candidate code runs as an unprivileged uid only where the GPU's device nodes let any uid open them
+if find /dev -maxdepth 1 -name 'nvidia*' -type c ! -perm -o=rw 2>/dev/null | grep -q .; then
+  echo "GPU device nodes not world read-write: candidates stay uid 0 without capabilities"
+  export KERNELEVO_SANDBOX_UID=0
+fi
 if ls .device-wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"

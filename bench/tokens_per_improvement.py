@@ -1,5 +1,5 @@
-"""Tokens per verified candidate on a replayed search, the search's code before and after the
-feedback/diff/prompt work, against the same scripted model on a local Anthropic-protocol server.
+"""Tokens per verified candidate on a replayed search: this tree's search (and an older tree's,
+to compare), against the same scripted model on a local Anthropic-protocol server.
 
 The scripted model behaves the same for both: its first answer from scratch is one column
 short (incorrect), the next correct, and so on; asked to improve a kernel it makes one small
@@ -7,11 +7,12 @@ change, as SEARCH/REPLACE edits when the request asks for edits, else as a whole
 third change brings the one-column bug back; it fixes an incorrect kernel only when the request
 says where the output went wrong (first wrong index and values). Tokens are what the server
 counts (4 characters a token), split into uncached input, cache reads, cache writes and output,
-with their dollars at claude-sonnet-5-5 prices; the same for both trees.
+with their dollars at claude-sonnet-5-5 prices; the same for every tree.
 Runs on the CPU (Triton interpreter).
 
-    python bench/tokens_per_improvement.py --old-tree /tmp/kernelevo-old [--iterations 6]
-(make the old tree with `git worktree add /tmp/kernelevo-old e9a6c1b`).
+    python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6]
+(an old tree to compare with: `git worktree add /tmp/kernelevo-old <commit>`; without one, the
+figures of this tree alone).
 """
 
 from __future__ import annotations
@@ -163,18 +164,20 @@ def run(tree: Path, iterations: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--old-tree", type=Path, required=True)
+    ap.add_argument("--old-tree", type=Path, help="a checkout of older code: a 'before' row")
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     args = ap.parse_args()
-    rows = [run(args.old_tree.resolve(), args.iterations), run(ROOT, args.iterations)]
+    trees = [("before", args.old_tree.resolve())] if args.old_tree else []
+    names = [name for name, _ in trees] + ["now"]
+    rows = [run(tree, args.iterations) for _, tree in trees] + [run(ROOT, args.iterations)]
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
     print(
         f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
         f"{'$/verified':>12}  candidates"
     )
-    for name, r in zip(("before", "after"), rows, strict=True):
+    for name, r in zip(names, rows, strict=True):
         n = r["verified"]
         per = f"{r['tokens'] / n:,.0f}" if n else "-"
         usd = f"{r['cost_usd'] / n:.4f}" if n else "-"
@@ -187,7 +190,7 @@ def main() -> int:
         f"{'code':<8}"
         + "".join(f"{k:>22}" for k in ("uncached input", "cache read", "cache write", "output"))
     )
-    for name, r in zip(("before", "after"), rows, strict=True):
+    for name, r in zip(names, rows, strict=True):
         n = max(1, r["verified"])
         cells = [
             f"{r[k + '_tokens'] / n:,.0f} (${r['usd'][k] / n:.4f})"

@@ -66,3 +66,34 @@ def test_the_table_is_rebuilt_from_a_saved_run(tmp_path, capsys):
 def test_the_real_docs_page_has_the_markers():
     page = (REPO / "docs" / "BENCHMARKS.md").read_text()
     assert page.index(gpu_bench.BEGIN) < page.index(gpu_bench.END)
+
+
+def test_every_benchmark_names_files_that_exist_and_a_time_limit():
+    names = [b.name for b in gpu_bench.BENCHES]
+    assert len(names) == len(set(names))
+    for bench in gpu_bench.BENCHES:
+        assert 0 < bench.limit_s <= 600, bench.name
+        paths = [w for w in bench.command.split() if w.startswith(("bench/", "tests/"))]
+        assert paths, bench.name
+        for path in paths:
+            assert (REPO / path.split("::")[0]).exists(), f"{bench.name}: {path} is gone"
+
+
+def test_no_one_off_batch_script_is_left_in_bench():
+    kept = {"gpu_env.sh", "sandbox_tools.sh"}  # sourced by every GPU run; builds bubblewrap for it
+    assert {p.name for p in (REPO / "bench").glob("*.sh")} == kept
+
+
+def test_a_benchmark_whose_package_is_missing_is_a_row_not_a_failure(tmp_path):
+    bench = gpu_bench.Bench("lsp", "exit 9", 30, gpus=0, needs=("no_such_package_kernelevo",))
+    r = gpu_bench.run(bench, tmp_path, gpus=0)
+    assert r.rc is None and "no no_such_package_kernelevo here" in r.figures
+    present = gpu_bench.run(
+        gpu_bench.Bench("j", "echo ok", 30, gpus=0, needs=("json",)), tmp_path, 0
+    )
+    assert present.rc == 0 and present.figures == "ok"
+
+
+def test_python3_in_a_command_is_the_interpreter_running_the_benchmarks(tmp_path):
+    bench = gpu_bench.Bench("which", 'python3 -c "import sys; print(sys.prefix)"', 30, gpus=0)
+    assert gpu_bench.run(bench, tmp_path, gpus=0).figures == sys.prefix
