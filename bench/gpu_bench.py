@@ -74,7 +74,8 @@ BENCHES = (
     ),
     Bench(
         "shell_latency",
-        "python3 bench/eval_latency.py --shell --repeat 2 --out $OUT/shell_latency.json",
+        "python3 bench/eval_latency.py --shell --goals-first --no-inline --repeat 2 --budget-s 180"
+        " --out $OUT/shell_latency.json",
         240,
     ),
     Bench(
