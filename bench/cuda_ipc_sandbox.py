@@ -11,7 +11,7 @@ CUDA VMM allocation exported as a POSIX file descriptor (cuMemExportToShareableH
 crosses as an inherited descriptor, not as a name. Then the file transport's copies, timed:
 256 MiB GPU -> /dev/shm file -> GPU, pageable and host-registered (pinned in place).
 
-Usage (on the device): python3 bench/cuda_ipc_sandbox.py [--out DIR]   (~30 s)
+Usage (on a GPU machine): python3 bench/cuda_ipc_sandbox.py [--out DIR]   (~30 s)
 """
 
 from __future__ import annotations

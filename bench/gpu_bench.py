@@ -8,8 +8,8 @@ always names the run it came from. Earlier tables are kept in docs/benchmarks-hi
     python3 bench/gpu_bench.py --only offline_suite,timing_fidelity   # a part of it
     python3 bench/gpu_bench.py --table $OUT/gpu_bench.json --write    # the table from a run, into the docs
 
-`make gpu-bench` runs it with --write; `--only` splits the set into runs that fit a machine
-lent for a limited time. A benchmark with `gpus=0` runs on any machine; one whose package is
+`make gpu-bench` runs it with --write; `--only` splits the set into runs that fit a GPU
+machine's time limit per run. A benchmark with `gpus=0` runs on any machine; one whose package is
 missing (the GPU image has no pygls or anthropic) is a "not run" row, not a failure.
 """
 
@@ -149,7 +149,7 @@ def run(bench: Bench, out: Path, gpus: int) -> Result:
     env = {**os.environ, "OUT": str(out), "PYTHONUNBUFFERED": "1", "PATH": path}
     missing = [m for m in bench.needs if not _importable(m, env)]
     if missing:
-        why = f"not run: no {', '.join(missing)} here (carry its wheel in .device-wheels)"
+        why = f"not run: no {', '.join(missing)} here (put its wheel in .device-wheels beside the checkout)"
         return Result(bench.name, bench.command, None, 0.0, why)
     t0 = time.monotonic()
     try:

@@ -190,7 +190,7 @@ def verify_all(
     for t in threads:
         t.join()
     if skipped:
-        print(f"not verified (device time ran out): {', '.join(skipped)}", flush=True)
+        print(f"not verified (--budget-s ran out): {', '.join(skipped)}", flush=True)
     oom = [r for r in rows if "out of memory" in str(r.get("reason"))]
     if oom and lanes > 1 and time.monotonic() < deadline:  # the lanes share one GPU's memory
         print(f"judged again alone (out of memory beside other lanes): {len(oom)}", flush=True)
@@ -218,7 +218,7 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
     with Evaluator("cuda") as ev:
         for r in todo:
             if time.monotonic() > deadline:
-                r["timing_skipped"] = "device time ran out"
+                r["timing_skipped"] = "--budget-s ran out"
                 continue
             tf32 = (r.get("precision") or {}).get("level") == "tf32"
             try:  # a full verdict with timing: the candidate in its own process, eager in the judge's

@@ -1,7 +1,7 @@
 """Build the replay corpus under bench/replay/ from public repositories (run once, on a machine
 that has their git mirrors; the result is checked in with its manifest).
 
-Sources (each a bare git directory, as the `fetch` tool leaves them):
+Sources (each a bare git directory, e.g. `git clone --mirror`):
 - pavanyellow/KernelBenchFiltered: METR's filtered KernelBench, the best agent solution per task
   with its speedup (H100) in a header comment, and the task files those solutions were judged on.
 - ScalingIntelligence/KernelBench: the adversarial kernels its unit tests require to fail

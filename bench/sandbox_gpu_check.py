@@ -3,7 +3,7 @@ verifying a Triton and a CUDA candidate, what a GPU worker's sandbox lets a cand
 (devices, host memory beyond the limit, pinned memory, daemons), and whether a CUDA IPC handle
 from the engine opens inside the sandbox (the judge's data channel). Prints a table last.
 
-Usage (on the device): python3 bench/sandbox_gpu_check.py   (~60 s on an H200 with warm caches)
+Usage (on a GPU machine): python3 bench/sandbox_gpu_check.py   (~60 s on an H200 with warm caches)
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ transport (CUDA IPC or files) and the verdict's own phases. `--goals-first` runs
 (the service's first call stores the baselines the cold shell then finds) and `--budget-s` starts
 no case past a device call's limit.
 
-Goals on a GPU (point 8): Triton p50 <= 5 s from a cold shell (CUDA fast path <= 10 s), <= 1 s
+Goals on a GPU: Triton p50 <= 5 s from a cold shell (CUDA fast path <= 10 s), <= 1 s
 with the service warm. On a CPU the figures are verification only (no timing) and not judged.
 
 Usage: python bench/eval_latency.py --shell [--repeat 3] [--no-inline]   (or this file directly)

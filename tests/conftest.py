@@ -34,7 +34,7 @@ def evaluator():
 
 
 def pytest_runtest_logreport(report):
-    """With KERNELEVO_FAILURES=FILE, each failure's report is appended as it happens: a device run
+    """With KERNELEVO_FAILURES=FILE, each failure's report is appended as it happens: a GPU run
     stopped by its time limit still leaves the reasons behind (pytest prints them only at the end)."""
     import os
 

@@ -1,4 +1,4 @@
-"""The issue's attack end to end: a candidate writes a forged "verified" row for a broken file into
+"""The store-forging attack end to end: a candidate writes a forged "verified" row for a broken file into
 the store it finds through /proc/<ppid>/cwd (and the workspace's known path); `kernelevo verify`
 of the broken file must still fail. Unsandboxed (--no-sandbox) the same forgery succeeds, which
 is what the sandbox is for."""
