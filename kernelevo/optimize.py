@@ -57,15 +57,6 @@ def hardware_description(device: str, gpu_name: str | None = None) -> str:
     return f"{gpu_name or m.gpus[0]} (driver {m.driver}, torch {m.torch}, triton {m.triton})"
 
 
-def make_evaluate(
-    task: TaskFile, dispatcher: Dispatcher, size: str | None
-) -> Callable[[Path, int], Any]:
-    def evaluate(path: Path, seed: int) -> Any:
-        return dispatcher.evaluate(task, path, seed, size=size)
-
-    return evaluate
-
-
 def offline_seeds(
     task: TaskFile,
     device: str,
@@ -151,7 +142,7 @@ def _search(
         task,
         config,
         store=store,
-        evaluate=make_evaluate(task, dispatcher, config.size),
+        evaluate=functools.partial(dispatcher.evaluate, task, size=config.size),
         provider=provider,
         builder=builder,
         seeds=seeds,

@@ -30,6 +30,13 @@ def gpu_name(gpu: str) -> str:
     return name.split(" ")[0] if name else ""
 
 
+def target_label(target_id: str) -> str:
+    """'function:softmax_rows#2' -> 'softmax_rows': a readable name from a target id alone
+    (as the extension's `targetLabel`), for a job started before any analysis is asked."""
+    name = target_id.split(":", 1)[-1].split("#", 1)[0].split("@", 1)[0]
+    return name or target_id
+
+
 def offers_kernel(r: ResultSummary | None) -> bool:
     """Show diff / Apply are offered when the engine's outcome says so (kernelevo/outcome.py):
     a faster kernel, or one verified on the CPU (labelled so); never a no-improvement run."""

@@ -110,14 +110,9 @@ async def find_result(
 
 
 async def searched_hash(server: KernelEvoServer, r: ResultSummary) -> str:
-    """The target's source hash when its search started: from the run record, else from our own job."""
+    """The target's source hash when its search started, as the search recorded it in its run."""
     run = await server.results.run(r.run_id)
-    if run is not None and run.source_hash:
-        return run.source_hash
-    for job in server.jobs.list():
-        if job.run_id == r.run_id:
-            return job.spec.source_hash
-    return ""
+    return run.source_hash if run is not None and run.source_hash else ""
 
 
 async def apply_meta(

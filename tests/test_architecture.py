@@ -148,7 +148,6 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "kernelevo/runner/candidate.py": 435,
     "kernelevo/targets/probe_child.py": 412,
     "kernelevo/search/loop.py": 417,
-    "kernelevo/optimize.py": 401,
 }
 
 

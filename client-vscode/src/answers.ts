@@ -5,35 +5,6 @@
 import type { CodeAction, CodeLens, Command, Position, Range } from 'vscode-languageclient';
 import { ActionKinds, ServerCommands, TargetRef, targetFromArguments, targetLabel } from './protocol';
 
-export function isCodeAction(item: CodeAction | Command): item is CodeAction {
-  return typeof (item as Command).command !== 'string';
-}
-
-/** The target and run ids an action refers to, wherever the server put them. */
-export function actionRefs(action: CodeAction): { targetId?: string; runId?: string } {
-  const data = (action.data ?? {}) as Record<string, unknown>;
-  const args = action.command?.arguments ?? [];
-  const pick = (...values: unknown[]) => values.find((v): v is string => typeof v === 'string' && v.length > 0);
-  return {
-    targetId: pick(data.targetId, data.target_id, args[1]),
-    runId: pick(data.runId, data.run_id, args[2]),
-  };
-}
-
-/** The apply action for `ref` among the server's answer; the only one when none says whose it is. */
-export function pickApplyAction(items: (CodeAction | Command)[] | null | undefined, ref: TargetRef): CodeAction | undefined {
-  const actions = (items ?? []).filter(isCodeAction).filter((a) => a.kind === ActionKinds.apply || a.kind?.startsWith(`${ActionKinds.apply}.`));
-  const forTarget = actions.filter((a) => actionRefs(a).targetId === ref.targetId);
-  if (forTarget.length) {
-    if (!ref.runId) {
-      return forTarget[0];
-    }
-    return forTarget.find((a) => actionRefs(a).runId === ref.runId) ?? forTarget.find((a) => !actionRefs(a).runId);
-  }
-  const anonymous = actions.filter((a) => !actionRefs(a).targetId);
-  return anonymous.length === 1 && actions.length === 1 ? anonymous[0] : undefined;
-}
-
 export interface LocatedTarget extends TargetRef {
   range?: Range;
 }

@@ -15,12 +15,10 @@ import { reportMarkdown, reportUri } from './report';
 import { ApiKeys, maskKey, PROVIDER_ENV, validateApiKey } from './secrets';
 import { readSettings } from './settings';
 import { chooseTarget, targetsAtCursor } from './targets';
-import type { WorkspaceEdit } from 'vscode-languageclient';
 
 export interface ServerHandle {
   client(): LspClient | undefined;
   restart(): Promise<void>;
-  toWorkspaceEdit(edit: WorkspaceEdit): Promise<vscode.WorkspaceEdit>;
   /** Re-shows the install offer when the server couldn't start for lack of KernelEvo. */
   explainNotRunning(): void;
 }
@@ -129,7 +127,6 @@ export function apply(s: Services, ref: TargetRef) {
   return applyResult(
     {
       client: () => s.server.client(),
-      toWorkspaceEdit: (edit) => s.server.toWorkspaceEdit(edit),
       errors: s.errors,
       log: s.log,
       applied: (r) => (r.runId ? discardProposals(s.proposals, [proposalUri({ file: r.uri, targetId: r.targetId, runId: r.runId })]) : undefined),

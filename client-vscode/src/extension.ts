@@ -65,7 +65,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     server: {
       client: () => server.client(),
       restart: () => server.restart(),
-      toWorkspaceEdit: (edit) => server.toWorkspaceEdit(edit),
       explainNotRunning: () => {
         if (server.state === 'not-installed' && server.interpreter) {
           void server.offerInstall(server.interpreter, 'KernelEvo is not installed there.');

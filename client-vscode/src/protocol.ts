@@ -81,6 +81,14 @@ export interface ProposalParams {
   runId?: string;
 }
 
+/** The answer to `workspace/executeCommand kernelevo.apply`. */
+export interface ApplyResult {
+  applied: boolean;
+  runId: string;
+  /** Why not, when the server knows (e.g. "not confirmed"). */
+  reason?: string;
+}
+
 export interface ProposalFile {
   uri: string;
   oldText: string;

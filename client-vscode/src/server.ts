@@ -15,7 +15,6 @@ import {
   TransportKind,
   WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import type { WorkspaceEdit } from 'vscode-languageclient';
 import { CommandIds } from './commands';
 import { ErrorReporter, messageOf } from './errors';
 import { LspClient, sendWith } from './lsp';
@@ -92,17 +91,6 @@ export class ServerManager implements vscode.Disposable {
       sendRequest: sendWith(client),
       onProgress: (token, handler) => client.onProgress(WorkDoneProgress.type, token, handler),
     };
-  }
-
-  async toWorkspaceEdit(edit: WorkspaceEdit): Promise<vscode.WorkspaceEdit> {
-    if (!this.languageClient) {
-      throw new Error('The KernelEvo server is not running.');
-    }
-    const converted = await this.languageClient.protocol2CodeConverter.asWorkspaceEdit(edit);
-    if (!converted) {
-      throw new Error('The server sent an empty edit.');
-    }
-    return converted;
   }
 
   private pythonExtension(): (() => Promise<PythonExtensionApi | undefined>) | undefined {

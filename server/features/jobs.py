@@ -2,7 +2,9 @@
 `kernelevo/jobs`, `kernelevo/cancel`, the `kernelevo.optimize` / `kernelevo.cancel`
 commands, and `$/progress` for each job (a progress Cancel stops the job too).
 
-The search runs in a child process started only here, on an explicit request.
+The search runs in a child process started only here, on an explicit request. The request
+names the target by the id its lens or action carried; the search itself finds it in the file
+(and refuses in one line when it is not there), so starting a job waits for no analysis.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.jobs.manager import ACTIVE, Job, JobSpec
 from kernelevo_server.jobs.runner import GRACE_S
 from kernelevo_server.params import as_dict
-from kernelevo_server.present import progress_message
-from kernelevo_server.proposals import KernelEvoError, find_target
+from kernelevo_server.present import progress_message, target_label
+from kernelevo_server.protocol import KernelEvoError
 from lsprotocol import types
 
 logger = logging.getLogger(__name__)
@@ -55,17 +57,17 @@ def check_options(options: dict[str, Any]) -> None:
             )
 
 
-async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict[str, Any]) -> Job:
+def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict[str, Any]) -> Job:
     check_options(options)
-    t = await find_target(ls, uri, target_id)
     path = ls.path_of(uri)
     if not _saved(ls, uri, path):
         raise KernelEvoError(
             f"save {os.path.basename(path)} first: the search reads the file from disk"
         )
-    running = ls.jobs.active_for(path, t.id)
+    name = target_label(target_id)
+    running = ls.jobs.active_for(path, target_id)
     if running is not None:
-        raise KernelEvoError(f"{t.name} is already being optimized (job {running.id})")
+        raise KernelEvoError(f"{name} is already being optimized (job {running.id})")
     s = ls.settings
     backend = options.get("backend") or s.backend
     if backend not in BACKENDS:
@@ -73,9 +75,8 @@ async def start_job(ls: KernelEvoServer, uri: str, target_id: str, options: dict
     spec = JobSpec(
         uri=uri,
         path=path,
-        target_id=t.id,
-        target_name=t.name,
-        source_hash=t.source_hash,
+        target_id=target_id,
+        target_name=name,
         backend=backend,
         provider=options.get("provider") or s.provider,
         model=options.get("model") or s.model,
@@ -165,7 +166,7 @@ def register(server: KernelEvoServer) -> None:
         p = as_dict(params)
         if not isinstance(p.get("uri"), str) or not isinstance(p.get("targetId"), str):
             raise KernelEvoError("kernelevo/optimize needs {uri: string, targetId: string}")
-        job = await start_job(ls, p["uri"], p["targetId"], p)
+        job = start_job(ls, p["uri"], p["targetId"], p)
         await attach_progress(ls, job, p.get("workDoneToken"))
         try:
             await ls.jobs.wait(job)
@@ -194,7 +195,7 @@ def register(server: KernelEvoServer) -> None:
         if not uri or not target_id:
             raise KernelEvoError("kernelevo.optimize needs [uri, targetId, backend?]")
         try:
-            job = await start_job(ls, str(uri), str(target_id), {"backend": backend})
+            job = start_job(ls, str(uri), str(target_id), {"backend": backend})
         except KernelEvoError as exc:
             ls.show(exc.message, types.MessageType.Error)
             raise

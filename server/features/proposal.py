@@ -5,8 +5,10 @@ commands.
 `kernelevo.showDiff` is intercepted by the VS Code client; other editors get the unified
 diff written under the store's folder, opened with `window/showDocument` where the client
 has it and otherwise named in a message (and returned), so they can read it before applying.
-`kernelevo.apply` asks (`window/showMessageRequest`) before writing in a client that cannot
-preview edits, then sends the same `WorkspaceEdit` as the code action.
+`kernelevo.apply` is Apply in one request, for every client (VS Code's Apply button and lens,
+Neovim's command): it asks (`window/showMessageRequest`) before writing in a client that cannot
+preview edits, then sends the same `WorkspaceEdit` as the code action through
+`workspace/applyEdit` and answers whether it landed.
 """
 
 from __future__ import annotations
@@ -109,13 +111,10 @@ def register(server: KernelEvoServer) -> None:
         if applied:
             ls.applications.landed(str(uri), str(target_id), prop.result.run_id)
             ls.refresh_lenses()
-        else:
-            reason = getattr(result, "failure_reason", None)
-            ls.show(
-                f"the edit was not applied{': ' + reason if reason else ''}",
-                types.MessageType.Warning,
-            )
-        return {"applied": applied, "runId": prop.result.run_id}
+            return {"applied": True, "runId": prop.result.run_id}
+        reason = getattr(result, "failure_reason", None) or "the editor declined the edit"
+        ls.show(f"the edit was not applied: {reason}", types.MessageType.Warning)
+        return {"applied": False, "runId": prop.result.run_id, "reason": reason}
 
     @server.command("kernelevo.applied")
     def applied(ls: KernelEvoServer, *args: Any) -> dict[str, bool]:

@@ -21,6 +21,7 @@ from kernelevo_server.jobs.runner import GpuSlots, Outcome, run_search
 logger = logging.getLogger(__name__)
 
 ACTIVE = ("queued", "running")
+REFUSAL = "kernelevo: error: "  # how the CLI prints a UserError (kernelevo/cli/__init__.py)
 _KEEP_FINISHED = 100
 
 
@@ -30,7 +31,6 @@ class JobSpec:
     path: str
     target_id: str
     target_name: str
-    source_hash: str
     backend: str = "auto"
     provider: str | None = None
     model: str | None = None
@@ -277,6 +277,9 @@ class JobManager:
             outcome.stderr_tail.strip().splitlines()[-1:] if outcome.stderr_tail.strip() else []
         )
         reason = (outcome.errors[-1:] or last_err or [""])[0]
+        if reason.startswith(REFUSAL):  # the engine's one-line refusal: no target, bad file...
+            job.message = reason[len(REFUSAL) :]
+            return
         job.message = f"search exited with code {outcome.returncode}" + (
             f": {reason}" if reason else ""
         )

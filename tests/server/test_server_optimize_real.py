@@ -107,3 +107,50 @@ async def test_offline_search_on_cpu_reports_progress_and_a_result(real_client, 
     titles = [lens.command.title for lens in await lenses(client, uri)]
     assert "Triton kernel verified, speed not measured without a GPU — Show diff" in titles, titles
     assert (await request(client, "kernelevo/debugInfo"))["heavyModules"] == []
+
+
+async def test_a_target_not_in_the_file_is_refused_by_the_search_in_one_line(
+    real_client, workspace
+):
+    """The server starts the job on the id it is given; the search finds the target itself and
+    says, in one line, what the file holds instead."""
+    client = real_client
+    uri = open_doc(client, workspace.copy_example("rms_norm.py"))
+    await lenses(client, uri)
+    result = await request(
+        client,
+        "kernelevo/optimize",
+        {"uri": uri, "targetId": "module:Renamed", "provider": "offline", "iterations": 1},
+    )
+    assert result["status"] == "failed", result
+    assert re.search(
+        r"rms_norm\.py: no target 'module:Renamed'; targets here: Model$", result["message"]
+    )
+    assert "\n" not in result["message"] and "error" not in result["message"], result
+    assert (await request(client, "kernelevo/jobs", None))[0]["state"] == "failed"
+
+
+async def test_a_saved_syntax_error_in_the_target_is_refused_by_the_search_with_its_line(
+    real_client, workspace
+):
+    """The search reads the file as saved; a target that no longer parses there is refused in
+    one line naming the line (a syntax error elsewhere leaves the target searchable)."""
+    client = real_client
+    path = workspace.copy_example("rms_norm.py")
+    uri = open_doc(client, path)
+    target_id = (await lenses(client, uri))[0].command.arguments[1]
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if line.startswith("        return x * rms"))
+    lines[at] = "        return (x * rms\n"
+    path.write_text("".join(lines))
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    result = await request(
+        client,
+        "kernelevo/optimize",
+        {"uri": uri, "targetId": target_id, "provider": "offline", "iterations": 1},
+    )
+    assert result["status"] == "failed", result
+    assert f"no target '{target_id}'" in result["message"], result
+    assert re.search(r"rms_norm\.py:\d+: ", result["message"]) and "\n" not in result["message"]

@@ -170,7 +170,7 @@ def test_progress_reads_the_phase_and_the_search_s_own_message():
 
     job = Job(
         id="1",
-        spec=JobSpec(uri="u", path="p", target_id="t", target_name="T", source_hash="h"),
+        spec=JobSpec(uri="u", path="p", target_id="t", target_name="T"),
         state="running",
     )
     job.apply_event(

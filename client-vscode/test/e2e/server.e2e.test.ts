@@ -13,7 +13,6 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { CancellationTokenSource, createMessageConnection, MessageConnection, StreamMessageReader, StreamMessageWriter } from 'vscode-jsonrpc/node';
-import { pickApplyAction } from '../../src/answers';
 import { CHECK_SCRIPT, parseCheckOutput, serverCommand } from '../../src/python';
 import { ActionKinds, Methods, OptimizeResult, ProposalResult, ServerCommands, targetFromArguments } from '../../src/protocol';
 import { serverEnvironment } from '../../src/secrets';
@@ -402,7 +401,7 @@ describe('end to end with a scripted search: cancel, then Apply a verified resul
       range: { start: { line: targetLine, character: 0 }, end: { line: targetLine, character: 0 } },
       context: { diagnostics: [], only: [ActionKinds.apply], triggerKind: 1 },
     });
-    let action: any = pickApplyAction(actions, { uri, targetId, runId: run.runId });
+    let action: any = actions.find((a) => a.kind === ActionKinds.apply && a.data?.targetId === targetId && a.data?.runId === run.runId);
     assert.ok(action, `an apply action: ${JSON.stringify(actions)}`);
     if (!action.edit) {
       action = await session.request('codeAction/resolve', action);

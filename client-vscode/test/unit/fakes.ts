@@ -57,7 +57,6 @@ export function services(client: FakeClient | undefined) {
     server: {
       client: () => client,
       restart: async () => void restarts++,
-      toWorkspaceEdit: async (edit: any) => ({ converted: edit }) as any,
       explainNotRunning: () => shownErrors.push('not running'),
     },
     board: new JobBoard(),
