@@ -195,6 +195,9 @@ def test_a_search_on_a_dispatcher_that_judged_already_starts_from_its_verdict_ti
         def capacity_for(self, task):
             return 1
 
+        def evaluate(self, task, path, seed, size=None):  # handed to the search, never called here
+            raise AssertionError("no candidate is evaluated in this test")
+
     dispatcher = Judged()
     for seconds in [30.0] + [0.25] * HELD_WINDOW:  # a cold one, then warm ones
         dispatcher._held(Verdict("verified", "ok", elapsed_s=seconds))

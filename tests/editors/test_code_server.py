@@ -273,12 +273,17 @@ def click_lens(page, text: str, above: str) -> None:
     """Click the lens titled `text` nearest above the editor line that shows `above`."""
     line = page.locator(".view-line", has_text=above).first
     line.wait_for(timeout=STEP_S * 1000)
-    y = line.bounding_box()["y"]
-    best = None
-    for link in page.locator(".codelens-decoration a", has_text=text).all():
-        box = link.bounding_box()
-        if box and box["y"] < y and (best is None or box["y"] > best[0]):
-            best = (box["y"], link)
+    deadline = time.monotonic() + STEP_S
+    while True:  # the lenses are redrawn when the server refreshes them: look again until then
+        y = line.bounding_box()["y"]
+        best = None
+        for link in page.locator(".codelens-decoration a", has_text=text).all():
+            box = link.bounding_box()
+            if box and box["y"] < y and (best is None or box["y"] > best[0]):
+                best = (box["y"], link)
+        if best is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert best is not None, f"no lens {text!r} above {above!r}: {lens_titles(page)}"
     best[1].click()
 
