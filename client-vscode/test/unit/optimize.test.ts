@@ -158,7 +158,7 @@ test('a stopped server and a failing request are reported once each', async () =
 
 test("end-of-run sentences are the engine's outcome, as the CLI prints it", () => {
   const base = { jobId: 'j', runId: 'r', bestSpeedup: null, bestSpeedupCompile: null, tokens: 12000, costUsd: 0.1 };
-  const cpu = { kind: 'verified_unmeasured', speedup_eager: null, speedup_compile: null, device: 'cpu', reasons: [], improved: false, applicable: true, headline: 'verified, speed not measured without a GPU' };
+  const cpu = { kind: 'verified_unmeasured', speedup_eager: null, speedup_compile: null, device: 'cpu', reasons: [], versus_compile: '', improved: false, applicable: true, headline: 'verified, speed not measured without a GPU' };
   assert.equal(summarize('x', { ...base, status: 'verified_unmeasured', outcome: cpu as RunOutcome }), 'x: verified, speed not measured without a GPU (12k tokens, $0.10).');
   const slow = { ...cpu, kind: 'no_improvement', device: 'cuda', speedup_eager: 1.2, speedup_compile: 0.9, applicable: false, headline: 'verified, no faster kernel: not faster than torch.compile (0.90x)' };
   assert.equal(summarize('x', { ...base, status: 'no_improvement', outcome: slow as RunOutcome }), 'x: verified, no faster kernel: not faster than torch.compile (0.90x) (12k tokens, $0.10).');
