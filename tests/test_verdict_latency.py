@@ -33,3 +33,27 @@ def test_a_one_verdict_evaluator_asks_its_judge_for_the_light_warm_up(monkeypatc
             assert ev.judge.spec().env["KERNELEVO_WORKER_WARMUP"] == want
         finally:
             ev.close()
+
+
+def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
+    """libnvrtc loads libcuda and calls cuInit: CUDA started in the host before the fork leaves
+    every candidate process unable to start it, as seen on the H200 ("CUDA driver initialization
+    failed" on every candidate once the host warmed NVRTC up)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from kernelevo.runner.host import _preload; _preload(); "
+        "print('libnvrtc' in open('/proc/self/maps').read())"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"

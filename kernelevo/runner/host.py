@@ -205,9 +205,14 @@ def _preload() -> None:
 
     with OpRecorder():  # the dispatch-mode machinery imports lazily on first use
         torch.ones(2) + 1
-    from kernelevo.runner.compile_worker import warm_cuda_compilers
+    import contextlib
 
-    warm_cuda_compilers()
+    from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
+
+    # nvcc's version only: NVRTC's bindings load cuda.bindings.driver, and CUDA touched before
+    # the fork leaves every child unable to start it ("CUDA driver initialization failed")
+    with contextlib.suppress(CudaUnavailable, OSError):
+        nvcc_version()
 
 
 def serve() -> int:
