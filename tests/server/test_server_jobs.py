@@ -83,6 +83,19 @@ async def test_optimize_reports_progress_and_result(client, workspace):
     ]
 
 
+async def test_starting_a_job_waits_for_no_analysis(client, workspace):
+    """The request's target id goes to the search as it is: a file the editor never opened is
+    optimized without the server analysing it (no analysis worker is even started)."""
+    workspace.control(mode="improve", iterations=1, delay=0.01, speedup=2.31)
+    uri = workspace.copy_example("rms_norm.py").as_uri()
+    result = await request(client, "kernelevo/optimize", {"uri": uri, "targetId": "module:Model"})
+    assert result["status"] == "improved", result
+    argv = json.loads(workspace.pidfile.read_text())["argv"]
+    assert argv[argv.index("--progress") - 1].endswith("rms_norm.py::module:Model")
+    info = await request(client, "kernelevo/debugInfo")
+    assert info["documents"] == [] and info["analysisWorkerPid"] is None, info
+
+
 async def test_a_kernel_faster_than_eager_only_is_not_offered(client, workspace):
     """1.3x vs eager but 0.9x vs torch.compile: the engine's outcome is no_improvement, so no Show
     diff / Apply (a test of speedup_eager > 1 alone offered it) and the end says why."""
