@@ -57,3 +57,24 @@ def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):
+    """The service's first call waits for its workers: they start without torch.compile."""
+    from kernelevo import service
+
+    made: list[dict] = []
+
+    class Stop(Exception):
+        pass
+
+    def evaluator(device, **kwargs):
+        made.append(kwargs)
+        raise Stop
+
+    monkeypatch.setenv("KERNELEVO_RUN_DIR", str(tmp_path / "run"))
+    monkeypatch.setattr("kernelevo.evaluate.Evaluator", evaluator)
+    monkeypatch.setattr("kernelevo.sandbox.probe.use_sandbox", lambda: True)
+    with pytest.raises(Stop):
+        service.serve(tmp_path / "ws", "cpu", idle_s=0.1)
+    assert made == [{"warmup": "light"}]

@@ -3,9 +3,9 @@
 The first verification in a fresh judge process spends seconds importing what torch loads
 lazily and creating the CUDA context; the first torch.compile another 5 s. Running one
 tiny built-in task's reference and baselines before answering `ready` moves that cost
-to judge start, which a search overlaps with its first proposals. A one-verdict evaluator
-(`kernelevo verify` without the service) asks for the light warm-up: CUDA and the lazy imports
-only, since its baselines are usually stored and torch.compile is then never needed. (Candidate processes
+to judge start, which a search overlaps with its first proposals. `kernelevo verify` (one
+verdict) and the verification service ask for the light warm-up: CUDA and the lazy imports only,
+since their baselines are usually stored and torch.compile is then not needed. (Candidate processes
 are fresh per candidate and cannot be warmed this way; the pair below is also the
 smallest honest candidate, checked by the tests.)
 """
