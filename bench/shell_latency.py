@@ -69,7 +69,15 @@ def shell_verdict(
         "transport": verify.get("transport"),
         "phases": {  # where the seconds inside went (bench/profile_verdict.py has the full table)
             k: verify.get(k)
-            for k in ("task_probe_s", "precompile_s", "probe_s", "load_s", "checks_s", "total_s")
+            for k in (
+                "cuda_ipc",  # why CUDA IPC was given up, where it was
+                "task_probe_s",
+                "precompile_s",
+                "probe_s",
+                "load_s",
+                "checks_s",
+                "total_s",
+            )
             if verify.get(k) is not None
         }
         | ({"timing_s": t.get("measure_s")} if t.get("measure_s") is not None else {}),
