@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from kernelevo.targets import edits
-from kernelevo.targets.apply import (
-    ApplyError,
-    apply_candidate,
-    plan_apply,
-    static_init_args,
-    write_plan,
-)
+from kernelevo.targets.apply import ApplyError, apply_candidate, plan_apply, write_plan
+from kernelevo.targets.apply_inputs import static_init_args
 from kernelevo.targets.detect import detect_file, detect_source
 
 HERE = Path(__file__).parent

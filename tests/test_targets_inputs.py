@@ -8,16 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from kernelevo.targets.extract import (
-    ExtractError,
-    build_task,
-    check_task,
-    reusable_task,
-    task_origin,
-    task_path_for,
-)
+from kernelevo.targets.extract import ExtractError, build_task, check_task
 from kernelevo.targets.init_args import task_init_args
 from kernelevo.targets.model import Target
+from kernelevo.targets.task_origin import reusable_task, task_origin, task_path_for
 
 MODULE = (
     "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self, width: int):\n"

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"no run {args.run!r} in {store.path}; `kernelevo runs` lists them")
     source_file, target_id, source_hash = rec.source_file, rec.target_id, rec.source_hash
     if not source_file or not target_id:  # a run made on the task file `kernelevo task` wrote
-        from kernelevo.targets.extract import task_origin
+        from kernelevo.targets.task_origin import task_origin
 
         origin = task_origin(rec.task_path)
         source_file, target_id = origin.get("Source file", ""), origin.get("Target id", "")
@@ -138,7 +138,7 @@ def _inside(path: Path, folder: Path) -> bool:
 
 def _constructor_args(meta: dict[str, Any], task_path: str, source_file: str) -> None:
     """Constructor arguments the generated code needs, when the task builds them (config objects)."""
-    from kernelevo.targets.apply import static_init_args
+    from kernelevo.targets.apply_inputs import static_init_args
 
     small = meta.get("size") == "small"
     if "init_args" in meta or static_init_args(meta.get("task_source") or "", small) is not None:

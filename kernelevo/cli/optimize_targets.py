@@ -55,7 +55,8 @@ def _build_target(
 ) -> tuple[Path, dict[str, str]]:
     """A task for a target in ordinary code (the one built before when its code is unchanged and
     no --script asks for new inputs), and where it came from."""
-    from kernelevo.targets.extract import ExtractError, build_task, reusable_task
+    from kernelevo.targets.extract import ExtractError, build_task
+    from kernelevo.targets.task_origin import reusable_task
 
     if not Path(file).is_file():
         raise UserError(f"{file}: no such file")
@@ -65,7 +66,7 @@ def _build_target(
     if found is not None:
         path, target = found
         if not quiet:
-            from kernelevo.targets.extract import task_origin
+            from kernelevo.targets.task_origin import task_origin
 
             sizes = task_origin(path).get("CPU sizes")
             print(

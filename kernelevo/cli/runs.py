@@ -108,7 +108,7 @@ def list_runs(args: argparse.Namespace) -> int:
 
 def _target_name(r: RunRecord) -> str:
     """`file.py::Target` for a target in the user's code, else the task file's name."""
-    from kernelevo.targets.extract import task_origin
+    from kernelevo.targets.task_origin import task_origin
 
     source, target = r.source_file, r.target_id
     if not source or not target:

@@ -20,17 +20,24 @@ re-checks every file and renames temporary files into place, undoing on any fail
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
 import re
 from dataclasses import replace
 
 from kernelevo.targets import apply_templates as tpl
 from kernelevo.targets.analysis import Analysis
+from kernelevo.targets.apply_inputs import (
+    guard_rules,
+    regression_init_args,
+    shapes_text,
+    speedups_text,
+    verified_input_sets,
+    verified_params,
+)
+from kernelevo.targets.apply_rewrite import guarded_source
 from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, write_plan
-from kernelevo.targets.extract import _call_args
-from kernelevo.targets.inputs import required_params
+from kernelevo.targets.facts import ClassFacts
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 
@@ -154,11 +161,11 @@ def plan_apply(
     kernel_path = os.path.join(folder, module + ".py")
     test_path = os.path.join(folder, f"test_{module}.py")
 
-    params = _params(ref)
-    sets = _input_sets(meta, run_id)
-    rules, tail, keywords = _rules(sets, ref, run_id)
-    init = _init_args(meta, ref, run_id)
-    new_user = _rewrite(a, ref, module, alias, run_id, in_package)
+    params = verified_params(ref)
+    sets = verified_input_sets(meta, run_id)
+    rules, tail, keywords = guard_rules(sets, ref, run_id)
+    init = regression_init_args(meta, ref, run_id)
+    new_user = guarded_source(a, ref, module, alias, run_id, in_package)
 
     kernel_text = (
         tpl.KERNEL_HEADER.format(
@@ -168,10 +175,10 @@ def plan_apply(
             backend=backend,
             gpu=meta.get("gpu", "unknown GPU"),
             date=meta.get("date", "unknown date"),
-            speedups=_speedups(meta),
+            speedups=speedups_text(meta),
             dtypes_text=", ".join(meta["dtypes"]),
             devices_text=", ".join(meta["devices"]),
-            shapes_text=_shapes_text(sets, params),
+            shapes_text=shapes_text(sets, params),
             test_file=os.path.basename(test_path),
         )
         + candidate_source.rstrip()
@@ -252,7 +259,7 @@ def _model_new(source: str, run_id: str) -> ast.ClassDef:
 
 def _attributes_needed(a: Analysis, ref: Reference, cand: ast.ClassDef) -> set[str]:
     """Attributes of the user's module that ModelNew's methods read; refuse if the original lacks one."""
-    if ref.kind != "class":
+    if ref.kind != "class" or ref.cls is None:
         return set()
     own = {s.name for s in cand.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     own |= {
@@ -274,7 +281,7 @@ def _attributes_needed(a: Analysis, ref: Reference, cand: ast.ClassDef) -> set[s
                 and n.value.id == me
             }
     have = set(a.attributes(ref.cls))
-    klass = ref.cls
+    klass: ClassFacts | None = ref.cls
     seen = 0
     while klass is not None and seen < 20:
         have |= klass.class_attrs | set(klass.methods)
@@ -290,259 +297,11 @@ def _attributes_needed(a: Analysis, ref: Reference, cand: ast.ClassDef) -> set[s
     return needed & have
 
 
-def _params(ref: Reference) -> list[ast.arg]:
-    args = list(ref.call.args.posonlyargs) + list(ref.call.args.args)
-    return args[1:] if ref.kind == "class" else args
-
-
-def _input_sets(meta: dict, run_id: str) -> list[list[dict | None]]:
-    if meta.get("inputs"):
-        sets = meta["inputs"]
-    elif meta.get("shapes"):
-        sets = [
-            [None if s is None else {"kind": "tensor", "shape": list(s)} for s in one]
-            for one in meta["shapes"]
-        ]
-    else:
-        raise ApplyError(
-            f"run {run_id}: no verified shapes recorded; cannot tell which inputs the kernel handles"
-        )
-    if not meta.get("dtypes") or not meta.get("devices"):
-        raise ApplyError(f"run {run_id}: no verified dtypes/devices recorded")
-    if not all(isinstance(one, list) for one in sets):
-        raise ApplyError(
-            f"run {run_id}: shapes must be one list of argument shapes per verified input set"
-        )
-    return sets
-
-
-def _rules(sets: list[list], ref: Reference, run_id: str) -> tuple[list, list, dict]:
-    n = min(len(s) for s in sets)
-    rules: list = []
-    for i in range(n):
-        specs = [s[i] for s in sets]
-        if any(sp is None for sp in specs):
-            rules.append(None)
-        elif all(sp.get("kind") == "tensor" for sp in specs):
-            ranks = {len(sp["shape"]) for sp in specs}
-            if len(ranks) > 1:
-                raise ApplyError(
-                    f"run {run_id}: argument {i} was verified with different ranks; cannot guard it"
-                )
-            fixed = {
-                d: size
-                for d, size in enumerate(specs[0]["shape"])
-                if all(sp["shape"][d] == size for sp in specs)
-            }
-            rules.append(("tensor", ranks.pop(), fixed))
-        elif (
-            all(sp.get("kind") == "value" for sp in specs)
-            and len({sp["repr"] for sp in specs}) == 1
-        ):
-            rules.append(("value", ast.literal_eval(specs[0]["repr"])))
-        else:
-            rules.append(None)
-    params = _params(ref)
-    defaults = ref.call.args.defaults
-    first_default = len(params) - len(defaults)
-    tail: list = []
-    for i in range(n, len(params)):
-        if i < first_default:
-            raise ApplyError(
-                f"run {run_id}: verified with {n} arguments but {ref.qualname} requires {params[i].arg}"
-            )
-        tail.append(_literal(defaults[i - first_default]))
-    keywords = {
-        k.arg: (_literal(d) if d is not None else "*")
-        for k, d in zip(ref.call.args.kwonlyargs, ref.call.args.kw_defaults, strict=True)
-    }
-    return rules, tail, keywords
-
-
-def _literal(node: ast.expr):
-    try:
-        return ast.literal_eval(node)
-    except ValueError:
-        return "*"
-
-
-def _init_args(meta: dict, ref: Reference, run_id: str) -> list:
-    if ref.kind != "class":
-        return list(meta.get("init_args") or [])
-    if "init_args" in meta:
-        return list(meta["init_args"])
-    if meta.get("task_source"):
-        found = static_init_args(meta["task_source"], small=meta.get("size") == "small")
-        if found is not None:
-            return found
-    if ref.init is None or not required_params(ref.init, True):
-        return []
-    raise ApplyError(
-        f"run {run_id}: constructor arguments for {ref.qualname} unknown (no init_args or task_source "
-        "in the run's metadata); the regression test needs them"
-    )
-
-
-def static_init_args(task_source: str, small: bool = False) -> list | None:
-    """get_init_inputs() of a task, when it returns literals and module-level constants; `small`:
-    with the task's SMALL overrides, as the verification that ran at that size built them."""
-    tree = ast.parse(task_source)
-    consts: dict[str, object] = {}
-    overrides = {}
-    for stmt in tree.body:
-        if small and isinstance(stmt, ast.Assign) and getattr(stmt.targets[0], "id", "") == "SMALL":
-            try:
-                overrides = dict(ast.literal_eval(stmt.value))
-            except (ValueError, TypeError):
-                return None
-    for stmt in tree.body:
-        if (
-            isinstance(stmt, ast.Assign)
-            and len(stmt.targets) == 1
-            and isinstance(stmt.targets[0], ast.Name)
-        ):
-            with contextlib.suppress(ValueError):
-                consts[stmt.targets[0].id] = ast.literal_eval(stmt.value)
-            consts.update(overrides)
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == "get_init_inputs":
-            ret = next((s.value for s in stmt.body if isinstance(s, ast.Return)), None)
-            if (
-                isinstance(ret, ast.Call)
-                and getattr(ret.func, "id", "") == "_kernelevo_list"
-                and len(ret.args) == 1
-            ):  # the comment and decorator routes: _kernelevo_list((...))
-                ret = ret.args[0]
-            if isinstance(ret, (ast.List, ast.Tuple)):
-                out = []
-                for e in ret.elts:
-                    if isinstance(e, ast.Name) and e.id in consts:
-                        out.append(consts[e.id])
-                    else:
-                        try:
-                            out.append(ast.literal_eval(e))
-                        except ValueError:
-                            return None
-                return out
-    return None
-
-
-def _speedups(meta: dict) -> str:
-    s = meta.get("speedups") or {}
-    eager = s.get("eager", meta.get("speedup_eager"))
-    comp = s.get("compile", meta.get("speedup_compile"))
-    parts = [f"{eager:.2f}x vs eager PyTorch" if isinstance(eager, (int, float)) else "eager: n/a"]
-    parts.append(
-        f"{comp:.2f}x vs torch.compile" if isinstance(comp, (int, float)) else "torch.compile: n/a"
-    )
-    return ", ".join(parts)
-
-
-def _shapes_text(sets: list[list], params: list[ast.arg]) -> str:
-    names = [p.arg for p in params]
-    out = []
-    for one in sets:
-        items = []
-        for i, sp in enumerate(one):
-            name = names[i] if i < len(names) else f"arg{i}"
-            items.append(
-                f"{name}: {list(sp['shape']) if sp and sp.get('kind') == 'tensor' else (sp or {}).get('repr', '?')}"
-            )
-        out.append(", ".join(items))
-    return " | ".join(out)
-
-
-def _rewrite(
-    a: Analysis, ref: Reference, module: str, alias: str, run_id: str, in_package: bool
-) -> str:
-    lines = a.source.split("\n")
-    eol = "\r" if lines and lines[0].endswith("\r") else ""
-    body = ref.call.body
-    first = body[1] if len(body) > 1 and _is_docstring(body[0]) else body[0]
-    if (_is_docstring(body[0]) and len(body) == 1) or first.lineno == ref.call.lineno:
-        raise ApplyError(
-            f"{a.path}:{ref.call.lineno}: {ref.call.name} has no body on its own lines; cannot add the guard"
-        )
-    line = lines[first.lineno - 1]
-    indent = line[: len(line) - len(line.lstrip())]
-    if len(indent.expandtabs()) != first.col_offset and not line.startswith(indent):
-        raise ApplyError(f"{a.path}:{first.lineno}: unusual indentation; cannot add the guard")
-    def_line = lines[ref.call.lineno - 1]
-    def_indent = def_line[: len(def_line) - len(def_line.lstrip())]
-    unit = indent[len(def_indent) :] or "    "
-    _, call = _call_args(ref.call, skip_self=False)
-    guard = [
-        f"{indent}if {alias} is not None and {alias}.supports({call}):  "
-        + tpl.GUARD_COMMENT.format(run_id=run_id),
-        f"{indent}{unit}return {alias}.run({call})",
-    ]
-    at = first.lineno - 1
-    floor = body[0].end_lineno if first is not body[0] else ref.call.lineno
-    while (
-        at - 1 >= floor
-        and lines[at - 1].strip().startswith("#")
-        and lines[at - 1].startswith(indent)
-    ):
-        at -= 1  # the guard goes above comments that describe the original code
-    lines[at:at] = [g + eol for g in guard]
-    at = _import_line(a)
-    if in_package:
-        block = [
-            f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
-            f"    from . import {module} as {alias}",
-            "except ImportError:",
-            "    try:",
-            f"        import {module} as {alias}",
-            "    except Exception:",
-            f"        {alias} = None",
-            "except Exception:  # backend unavailable here: the original code runs",
-            f"    {alias} = None",
-        ]
-    else:
-        block = [
-            f"try:  # KernelEvo run {run_id}: verified kernel for {ref.qualname}, see {module}.py",
-            f"    import {module} as {alias}",
-            "except Exception:  # backend unavailable here: the original code runs",
-            f"    {alias} = None",
-        ]
-    block = [""] + block + ([""] if at < len(lines) and lines[at].strip() else [])
-    lines[at:at] = [b + eol for b in block]
-    return "\n".join(lines)
-
-
-def _is_docstring(stmt: ast.stmt) -> bool:
-    return (
-        isinstance(stmt, ast.Expr)
-        and isinstance(stmt.value, ast.Constant)
-        and isinstance(stmt.value.value, str)
-    )
-
-
-def _import_line(a: Analysis) -> int:
-    """Line index just after the file's leading imports (before its first definition)."""
-    at = 0
-    if a.body and _is_docstring(a.body[0]):
-        at = a.body[0].end_lineno
-    for stmt in a.body:
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (
-            isinstance(stmt, (ast.Try, ast.If))
-            and all(
-                isinstance(s, (ast.Import, ast.ImportFrom, ast.Pass, ast.Assign, ast.Expr))
-                for s in ast.walk(stmt)
-                if isinstance(s, ast.stmt) and s is not stmt
-            )
-        ):
-            at = stmt.end_lineno
-        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            break
-    return at
-
-
 __all__ = [
     "ApplyError",
     "ApplyPlan",
     "FileEdit",
     "apply_candidate",
     "plan_apply",
-    "static_init_args",
     "write_plan",
 ]

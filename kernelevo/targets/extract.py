@@ -10,40 +10,34 @@ from __future__ import annotations
 
 import ast
 import base64
-import hashlib
 import json
 import os
 import re
 import subprocess
-import symtable
 import sys
 import time
 from dataclasses import dataclass, field
 
 from kernelevo.targets.analysis import Analysis
-from kernelevo.targets.detect import analyze_file
-from kernelevo.targets.imports import resolve_expr
-from kernelevo.targets.input_sources import from_signature, from_workspace
-from kernelevo.targets.inputs import (
-    PRECISION_FLAGS,
-    ExampleInputs,
-    NoExampleInputs,
-    accepted_precision,
-    find_inputs,
-    suggestion,
+from kernelevo.targets.closure import (
+    bindings,
+    call_args,
+    example_decorators,
+    free_names,
+    needed_statements,
+    reference_text,
+    stmt_text,
+    uses,
 )
+from kernelevo.targets.detect import analyze_file
+from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
+from kernelevo.targets.input_sources import from_signature, from_workspace
+from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
+from kernelevo.targets.task_origin import ORIGIN_KEYS, task_path_for
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
-ORIGIN_KEYS = (
-    "Source file",
-    "Target id",
-    "Source hash",
-    "Inputs from",
-    "sys.path root",
-    "CPU sizes",
-)
 
 
 class ExtractError(Exception):
@@ -136,13 +130,6 @@ def _write(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
-def task_path_for(out: str, user_file: str, t: Target) -> str:
-    """One task file per (file, target): two `model.py` in different folders never share one."""
-    stem = os.path.splitext(os.path.basename(user_file))[0]
-    where = hashlib.sha1(os.path.realpath(user_file).encode()).hexdigest()[:6]
-    return os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}__{where}.py")
-
-
 _PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"
 
 
@@ -159,41 +146,6 @@ def _found_inputs(
     if found is None:
         raise NoExampleInputs(f"{suggestion(a, ref)}. Tried without edits: " + "; ".join(reasons))
     return found
-
-
-def task_origin(task_path: str) -> dict[str, str]:
-    """Where a task built by `kernelevo task` came from, read back from its header (empty if not one)."""
-    try:
-        with open(task_path, encoding="utf-8") as fh:
-            head = fh.read(4000)
-    except OSError:
-        return {}
-    if not head.startswith('"""KernelEvo task:'):
-        return {}
-    head = head.split('"""', 2)[1]
-    out: dict[str, str] = {}
-    for line in head.splitlines():
-        key, sep, value = line.partition(": ")
-        if sep and key in ORIGIN_KEYS:
-            out[key] = value.strip()
-    return out
-
-
-def reusable_task(
-    user_file: str, key: str, out_dir: str | None = None
-) -> tuple[str, Target] | None:
-    """The task built before for this target, if its code has not changed since."""
-    if not os.path.isfile(user_file) or user_file.endswith((".cu", ".cuh")):
-        return None
-    a = analyze_file(user_file)
-    t = a.detection().find(key)
-    if t is None:
-        return None
-    path = task_path_for(out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks"), user_file, t)
-    origin = task_origin(path)
-    if origin.get("Source hash") == t.source_hash and origin.get("Target id") == t.id:
-        return path, t
-    return None
 
 
 def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
@@ -215,177 +167,13 @@ def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
     )
 
 
-def _bindings(stmt: ast.stmt) -> set[str]:
-    if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
-        return set()
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*"}
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    if isinstance(stmt, (ast.If, ast.Try, ast.With)):
-        if (
-            isinstance(stmt, ast.If)
-            and isinstance(stmt.test, ast.Compare)
-            and isinstance(stmt.test.left, ast.Name)
-            and stmt.test.left.id == "__name__"
-        ):
-            return set()
-        inner = (
-            list(stmt.body)
-            + list(getattr(stmt, "orelse", []))
-            + list(getattr(stmt, "finalbody", []))
-        )
-        for h in getattr(stmt, "handlers", []):
-            inner.extend(h.body)
-        return set().union(*(_bindings(s) for s in inner)) if inner else set()
-    return set()
-
-
-def _uses(node: ast.AST, skip: set[int] = frozenset()) -> set[str]:
-    out: set[str] = set()
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if id(n) in skip:
-            continue
-        if isinstance(n, ast.Name):
-            out.add(n.id)
-        stack.extend(ast.iter_child_nodes(n))
-    return out
-
-
-def free_names(text: str) -> set[str] | None:
-    """Names `text` (one definition) reads from the module's globals, from Python's own scoping:
-    a parameter or local named like a module-level variable does not pull that variable in.
-    None when the text is not a definition symtable can read."""
-    try:
-        top = symtable.symtable(text, "<target>", "exec")
-    except (SyntaxError, ValueError):
-        return None
-    out: set[str] = set()
-    stack = [(top, True)]
-    while stack:
-        table, is_top = stack.pop()
-        for sym in table.get_symbols():
-            if not sym.is_referenced():
-                continue
-            if is_top:
-                if not sym.is_imported() and not (sym.is_assigned() and not sym.is_referenced()):
-                    out.add(sym.get_name())
-            elif sym.is_global() or (
-                table.get_type() == "class" and not sym.is_assigned() and not sym.is_local()
-            ):
-                out.add(sym.get_name())
-        stack.extend((child, False) for child in table.get_children())
-    return out
-
-
-def _needs(a: Analysis, stmt: ast.stmt, skip: set[int] = frozenset()) -> set[str]:
-    """What a statement needs from the file: free names for definitions, every name otherwise."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not skip:
-        names = free_names(_dedented(a, stmt))
-        if names is not None:
-            return names
-    return _uses(stmt, skip)
-
-
-def _dedented(a: Analysis, node: ast.AST) -> str:
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
-    indent = node.col_offset
-    return "\n".join(
-        line[indent:] if line[:indent].strip() == "" else line
-        for line in (ln.rstrip("\r") for ln in a.lines[first : node.end_lineno])
-    )
-
-
-def _closure(a: Analysis, wanted: set[str], exclude: set[int]) -> list[ast.stmt]:
-    index: dict[str, list[ast.stmt]] = {}
-    for stmt in a.body:
-        if id(stmt) in exclude:
-            continue
-        for name in _bindings(stmt):
-            index.setdefault(name, []).append(stmt)
-    chosen: dict[int, ast.stmt] = {}
-    todo = list(wanted)
-    seen: set[str] = set()
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for stmt in index.get(name, []):
-            if id(stmt) not in chosen:
-                chosen[id(stmt)] = stmt
-                todo.extend(_needs(a, stmt) - seen)
-    return sorted(chosen.values(), key=lambda s: s.lineno)
-
-
-def _stmt_text(a: Analysis, stmt: ast.stmt) -> str:
-    first = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
-    return "\n".join(a.lines[first - 1 : stmt.end_lineno]).rstrip()
-
-
-def _example_decorators(a: Analysis, node: ast.AST) -> list[ast.expr]:
-    out = []
-    for dec in getattr(node, "decorator_list", []):
-        target = dec.func if isinstance(dec, ast.Call) else dec
-        if resolve_expr(target, a.aliases) == "kernelevo.example":
-            out.append(dec)
-    return out
-
-
-def reference_text(a: Analysis, ref: Reference) -> str:
-    """The reference's own lines, dedented to top level, without @kernelevo.example."""
-    node = ref.node
-    drop: set[int] = set()
-    for dec in _example_decorators(a, node):
-        drop.update(range(dec.lineno - 1, dec.end_lineno))
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-    indent = node.col_offset
-    lines = []
-    for i in range(first, node.end_lineno):
-        if i in drop:
-            continue
-        line = a.lines[i].rstrip("\r")
-        lines.append(line[indent:] if line[:indent].strip() == "" else line)
-    return "\n".join(lines)
-
-
-def _call_args(fn: ast.FunctionDef, skip_self: bool) -> tuple[str, str]:
-    """(signature text, call text) for forwarding every argument of `fn`."""
-    args = fn.args
-    sig_args = ast.arguments(
-        posonlyargs=[],
-        args=list(args.posonlyargs) + list(args.args),
-        vararg=args.vararg,
-        kwonlyargs=args.kwonlyargs,
-        kw_defaults=args.kw_defaults,
-        kwarg=args.kwarg,
-        defaults=args.defaults,
-    )
-    names = [p.arg for p in sig_args.args]
-    if skip_self and names:
-        names = names[1:]
-        sig_args.args = sig_args.args[1:]
-    call = list(names)
-    if args.vararg:
-        call.append("*" + args.vararg.arg)
-    call += [f"{k.arg}={k.arg}" for k in args.kwonlyargs]
-    if args.kwarg:
-        call.append("**" + args.kwarg.arg)
-    return ast.unparse(sig_args), ", ".join(call)
-
-
 def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
     """Imports of the user's own modules: relative ones made absolute, their root put on sys.path."""
     if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return _stmt_text(a, stmt)
+        return stmt_text(a, stmt)
     folder = os.path.dirname(os.path.abspath(a.path))
     if isinstance(stmt, ast.ImportFrom) and stmt.level:
-        pkg = []
+        pkg: list[str] = []
         root = folder
         while os.path.exists(os.path.join(root, "__init__.py")):
             pkg.insert(0, os.path.basename(root))
@@ -405,17 +193,17 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
     tops = (
         [n.name.split(".")[0] for n in stmt.names]
         if isinstance(stmt, ast.Import)
-        else [stmt.module.split(".")[0]]
+        else [(stmt.module or "").split(".")[0]]
     )
     for top in tops:
         if os.path.exists(os.path.join(folder, top + ".py")) or os.path.isdir(
             os.path.join(folder, top)
         ):
             paths.add(folder)
-        root = _package_parent(folder, top)
-        if root is not None:
-            paths.add(root)
-    return _stmt_text(a, stmt)
+        parent = _package_parent(folder, top)
+        if parent is not None:
+            paths.add(parent)
+    return stmt_text(a, stmt)
 
 
 def _package_parent(folder: str, top: str) -> str | None:
@@ -430,18 +218,20 @@ def _package_parent(folder: str, top: str) -> str | None:
 
 
 def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:
-    skip = {id(d) for d in _example_decorators(a, ref.node)}
+    skip = {id(d) for d in example_decorators(a, ref.node)}
     own = free_names(reference_text(a, ref)) if ref.node.col_offset == 0 or not skip else None
-    wanted = (own if own is not None else _uses(ref.node, skip)) | inputs.uses
+    wanted = (own if own is not None else uses(ref.node, skip)) | inputs.uses
     for stmt in inputs.statements:
-        wanted |= _uses(stmt)
-    top = next((s for s in a.body if s.lineno <= ref.node.lineno <= s.end_lineno), None)
+        wanted |= uses(stmt)
+    top = next(
+        (s for s in a.body if s.lineno <= ref.node.lineno <= (s.end_lineno or s.lineno)), None
+    )
     exclude = {id(ref.node), id(top)} | {id(s) for s in inputs.statements}
     if ref.kind == "class" and top is not ref.node:
         exclude.discard(id(top))  # a nested class may use its outer class's other members
-    closure = [s for s in _closure(a, wanted, exclude) if s is not ref.node]
+    closure = [s for s in needed_statements(a, wanted, exclude) if s is not ref.node]
     clash = (
-        set(RESERVED) & set().union(*(_bindings(s) for s in closure), {ref.name} - {"Model"})
+        set(RESERVED) & set().union(*(bindings(s) for s in closure), {ref.name} - {"Model"})
         if closure
         else set()
     )
@@ -451,7 +241,7 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
         )
     paths: set[str] = set()
     body = [_localize(a, s, paths) for s in closure]
-    bound = set().union(*(_bindings(s) for s in closure)) if closure else set()
+    bound = set().union(*(bindings(s) for s in closure)) if closure else set()
     head = [
         f'"""KernelEvo task: {ref.qualname} from {os.path.basename(a.path)} (lines '
         f"{t.start_line + 1}-{t.end_line + 1}).",
@@ -470,7 +260,7 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
         head.append(f"{ORIGIN_KEYS[5]}: {inputs.small.describe()}")
     head.append('"""')
     pre = [
-        _stmt_text(a, s)
+        stmt_text(a, s)
         for s in a.body
         if isinstance(s, ast.ImportFrom) and s.module == "__future__"
     ]
@@ -487,14 +277,14 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
             )
             ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
     else:
-        sig, call = _call_args(ref.node, skip_self=False)
+        sig, call = call_args(ref.call, skip_self=False)  # the function itself
         ref_text += (
             f'\n\n\nclass Model(torch.nn.Module):\n    """Calls {ref.qualname}, the code under optimisation."""\n\n'
             f"    def forward(self, {sig}):\n        return {ref.qualname}({call})"
         ).replace("forward(self, )", "forward(self)")
     parts = ["\n".join(head), "\n".join(pre)] if pre else ["\n".join(head)]
     parts += [*_grouped(closure, body), ref_text]
-    parts += [_stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
+    parts += [stmt_text(a, s) for s in sorted(inputs.statements, key=lambda s: s.lineno)]
     if inputs.small.sizes:
         parts.append(inputs.small.constants())
     if inputs.code:
@@ -516,7 +306,8 @@ def _grouped(closure: list[ast.stmt], texts: list[str]) -> list[str]:
             "import"
             if isinstance(stmt, (ast.Import, ast.ImportFrom))
             else "assign"
-            if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.end_lineno - stmt.lineno < 3
+            if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+            and (stmt.end_lineno or stmt.lineno) - stmt.lineno < 3
             else None
         )
         if out and kind is not None and kind == prev:

@@ -59,7 +59,7 @@ def task_init_args(
 
 def _describe(value) -> dict:  # type: ignore[no-untyped-def]
     from kernelevo.targets.capture_child import is_plain_data
-    from kernelevo.targets.probe_child import config_fields
+    from kernelevo.targets.signature_guesses import config_fields
 
     if is_plain_data(value):
         return {"value": value}

@@ -18,12 +18,8 @@ import re
 import tempfile
 
 from kernelevo.targets.analysis import Analysis
-from kernelevo.targets.inputs import (
-    ExampleInputs,
-    NoExampleInputs,
-    capture_from_script,
-    inputs_from_capture,
-)
+from kernelevo.targets.captured_inputs import capture_from_script, inputs_from_capture
+from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.user_run import run_user_code
 
@@ -170,12 +166,13 @@ def from_signature(
         probe_path = os.path.join(tmp, "draft_task.py")
         with open(probe_path, "w", encoding="utf-8") as fh:
             fh.write(draft)
+        init_path = os.path.join(tmp, "init.pt")
         spec = {
             "task": probe_path,
             "kind": ref.kind,
             "function": ref.qualname,
             "call": call,
-            "init_data": os.path.join(tmp, "init.pt"),
+            "init_data": init_path,
             "budget_s": max(5.0, timeout * 0.8),
         }
         spec_path = os.path.join(tmp, "spec.json")
@@ -188,8 +185,8 @@ def from_signature(
             reasons.append(f"guessing from the signature: no call finished within {timeout:.0f} s")
             return None
         init_blob = ""
-        if os.path.exists(spec["init_data"]):
-            with open(spec["init_data"], "rb") as fh:
+        if os.path.exists(init_path):
+            with open(init_path, "rb") as fh:
                 init_blob = base64.b64encode(fh.read()).decode()
     result = None
     for line in reversed(run.stdout.strip().splitlines()):

@@ -1,0 +1,217 @@
+"""Inputs recorded while the user's code runs (a script named with --script, a workspace script
+or test, the signature probe), turned into get_inputs()/get_init_inputs() source.
+
+The recording (shapes, dtypes, values, config objects saved as data) happens in a child
+process (capture_child.py); this side starts it and writes the source, scaling sizes of real
+use down to a CPU-sized copy.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
+from kernelevo.targets.reference import Reference
+from kernelevo.targets.small_sizes import (
+    SmallSizes,
+    derive,
+    held_by_configs,
+    ints_in_spec,
+    name_sizes_in_expr,
+)
+
+
+def capture_from_script(
+    script: str,
+    user_file: str,
+    ref: Reference,
+    timeout: float = 300.0,
+    cpu_only: bool = False,
+    pytest: bool = False,
+    init_data: str | None = None,
+) -> dict:
+    """Run `script` in a child process and record the target's first call (shapes, dtypes, devices).
+    `cpu_only` hides the GPUs (scripts found in the workspace, not named by the user)."""
+    if not os.path.isfile(script):
+        raise NoExampleInputs(f"{script}: no such script")
+    init_q = (
+        f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
+    )
+    call_q = f"{ref.cls.qualname}.{ref.call.name}" if ref.cls is not None else ref.qualname
+    with tempfile.TemporaryDirectory(prefix="kernelevo-capture-") as tmp:
+        out_path, init_path = os.path.join(tmp, "captured.json"), os.path.join(tmp, "init.pt")
+        spec = {
+            "script": os.path.abspath(script),
+            "file": os.path.realpath(user_file),
+            "init": init_q,
+            "call": call_q,
+            "method": ref.cls is not None,
+            "out": out_path,
+            "pytest": pytest,
+            "init_data": init_path,
+        }
+        spec_path = os.path.join(tmp, "spec.json")
+        with open(spec_path, "w") as fh:
+            json.dump(spec, fh)
+        if cpu_only:
+            from kernelevo.targets.input_sources import readable_roots
+            from kernelevo.targets.user_run import run_user_code
+
+            run = run_user_code(
+                "kernelevo.targets.capture_child",
+                [spec_path],
+                [*readable_roots(user_file), os.path.dirname(os.path.abspath(script))],
+                tmp,
+                timeout,
+                cwd=os.path.dirname(os.path.abspath(script)),
+            )
+            if run.timed_out:
+                raise NoExampleInputs(f"{script}: did not call {call_q} within {timeout:.0f} s")
+            returncode, out, err = run.returncode, run.stdout, run.stderr
+        else:
+            try:
+                proc = subprocess.run(
+                    [sys.executable, "-m", "kernelevo.targets.capture_child", spec_path],
+                    capture_output=True,
+                    text=True,
+                    timeout=timeout,
+                )
+            except subprocess.TimeoutExpired:
+                raise NoExampleInputs(
+                    f"{script}: did not call {call_q} within {timeout:.0f} s"
+                ) from None
+            returncode, out, err = proc.returncode, proc.stdout, proc.stderr
+        if not os.path.exists(out_path):
+            tail = (err or out).strip().splitlines()[-3:]
+            raise NoExampleInputs(
+                f"{script}: exited (code {returncode}) without calling {call_q}"
+                + (": " + " | ".join(tail) if tail else "")
+            )
+        with open(out_path) as fh:
+            captured = json.load(fh)
+        attach_init_blob(captured, init_path)
+        return captured
+
+
+def attach_init_blob(captured: dict, path: str | None) -> None:
+    """The torch.save bytes of saved constructor data, carried inside the task (base64)."""
+    if path and os.path.exists(path):
+        with open(path, "rb") as fh:
+            captured["init_blob"] = base64.b64encode(fh.read()).decode()
+
+
+def _value_code(spec: dict, what: str, small: SmallSizes | None = None) -> str:
+    small = small or SmallSizes()
+
+    def size(v: int) -> str:
+        return small.name(v) if v in small.sizes else str(v)
+
+    kind = spec.get("kind")
+    if kind == "tensor":
+        dims = [size(d) for d in spec["shape"]]
+        shape = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+        dtype = spec["dtype"]
+        if dtype == "bool":
+            return f"torch.rand({shape}) < 0.5"
+        if spec.get("integer"):
+            top = spec.get("max", 0) + 1  # ids below a scaled vocabulary stay below it
+            return f"torch.randint({spec.get('min', 0)}, {size(top)}, {shape}, dtype=torch.{dtype})"
+        return f"torch.randn({shape}, dtype=torch.{dtype})"
+    if kind == "value":
+        return name_sizes_in_expr(spec["repr"], small)
+    if kind in ("list", "tuple"):
+        items = ", ".join(_value_code(s, what, small) for s in spec["items"])
+        return (
+            f"[{items}]" if kind == "list" else f"({items}{',' if len(spec['items']) == 1 else ''})"
+        )
+    if kind == "dataclass":
+        fields = ", ".join(f"{k}={name_sizes_in_expr(v, small)}" for k, v in spec["fields"].items())
+        return f"{spec['type']}({fields})"
+    if kind == "config":
+        saved = f"_kernelevo_saved()[{str(spec['index'])!r}]"
+        return (
+            f"types.SimpleNamespace(**{saved})"
+            if spec["rebuild"] == "namespace"
+            else f"{spec['type']}(**{saved})"
+        )
+    raise NoExampleInputs(
+        f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
+        "use @kernelevo.example(...) to say how to make it"
+    )
+
+
+def inputs_from_capture(
+    captured: dict,
+    script: str,
+    source: str = "script",
+    note: str | None = None,
+    how: str | None = None,
+) -> ExampleInputs:
+    args = captured["args"]
+    names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
+    init_specs = list(captured.get("init") or [])
+    small = SmallSizes()
+    if source != "signature":  # sizes of real use: the CPU gets a scaled-down copy
+        small = derive(
+            (v for s in list(args) + init_specs for v in ints_in_spec(s)),
+            keep=held_by_configs(list(args) + init_specs),
+        )
+    parts = [
+        _value_code(s, f"{script}: argument {n!r}", small)
+        for s, n in zip(args, names, strict=False)
+    ]
+    init = [
+        _value_code(s, f"{script}: constructor argument {n!r}", small)
+        for s, n in zip(init_specs, captured.get("init_names") or [], strict=False)
+    ]
+    described = "; ".join(_describe(n, s) for n, s in zip(names, args, strict=False))
+    configs = [s for s in init_specs if s.get("kind") == "config"]
+    loader = ""
+    if configs and not captured.get("init_blob"):
+        raise NoExampleInputs(
+            f"{script}: the constructor's config object could not be saved as data"
+        )
+    if configs:
+        blob = captured["init_blob"]
+        wrapped = "\n".join(f"    {blob[i : i + 96]!r}" for i in range(0, len(blob), 96))
+        loader = (
+            "import base64 as _kernelevo_base64\nimport io as _kernelevo_io\nimport types\n\n"
+            "# The constructor's config objects as data: torch.save of their fields (base64), so any config\n"
+            "# class works without being rebuilt as source.\n"
+            f"_KERNELEVO_INIT_DATA = (\n{wrapped}\n)\n\n\ndef _kernelevo_saved():\n"
+            "    return torch.load(_kernelevo_io.BytesIO(_kernelevo_base64.b64decode(_KERNELEVO_INIT_DATA)), "
+            "weights_only=True)\n\n\n"
+        )
+    label = how or f"captured from {os.path.basename(script)}"
+    already_small = (
+        "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n"
+        if source == "signature"
+        else ""
+    )
+    code = (
+        f"{already_small}{loader}def get_inputs():\n    # {label}: {described}\n"
+        f"    return [{', '.join(parts)}]\n\n\ndef get_init_inputs():\n    return [{', '.join(init)}]\n"
+    )
+    uses = (
+        {"torch"}
+        | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"}
+        | {s["type"] for s in configs if s["rebuild"] == "class"}
+    )
+    note = note or f"captured while running {script}"
+    ex = ExampleInputs(source, code, note, uses, small=small)
+    ex.init_blob = captured.get("init_blob", "") if configs else ""
+    return ex
+
+
+def _describe(name: str, spec: dict) -> str:
+    if spec.get("kind") == "tensor":
+        layout = "contiguous" if spec.get("contiguous", True) else "non-contiguous"
+        return (
+            f"{name} {spec['dtype']}{list(spec['shape'])} on {spec.get('device', 'cpu')} ({layout})"
+        )
+    return f"{name} = {spec.get('repr', spec.get('type', '?'))}"

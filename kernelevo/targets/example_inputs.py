@@ -1,0 +1,25 @@
+"""The record of a target's example inputs, wherever they came from (the user's decorator,
+comments or get_inputs(), a captured run, the signature), and the error when there are none.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from kernelevo.targets.small_sizes import SmallSizes
+
+
+class NoExampleInputs(Exception):
+    """No example inputs for the target; the message says what to add."""
+
+
+@dataclass
+class ExampleInputs:
+    source: str
+    code: str
+    note: str
+    uses: set[str] = field(default_factory=set)
+    statements: list[ast.stmt] = field(default_factory=list)
+    init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
+    small: SmallSizes = field(default_factory=SmallSizes)  # sizes the CPU scales down

@@ -1,0 +1,63 @@
+"""Where a built task came from, read back from its header: the user's file, the target, and the
+hash of the target's code, so a task whose code has not changed is reused instead of rebuilt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+
+from kernelevo.targets.detect import analyze_file
+from kernelevo.targets.model import Target
+
+ORIGIN_KEYS = (
+    "Source file",
+    "Target id",
+    "Source hash",
+    "Inputs from",
+    "sys.path root",
+    "CPU sizes",
+)
+
+
+def task_path_for(out: str, user_file: str, t: Target) -> str:
+    """One task file per (file, target): two `model.py` in different folders never share one."""
+    stem = os.path.splitext(os.path.basename(user_file))[0]
+    where = hashlib.sha1(os.path.realpath(user_file).encode()).hexdigest()[:6]
+    return os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}__{where}.py")
+
+
+def task_origin(task_path: str) -> dict[str, str]:
+    """Where a task built by `kernelevo task` came from, read back from its header (empty if not one)."""
+    try:
+        with open(task_path, encoding="utf-8") as fh:
+            head = fh.read(4000)
+    except OSError:
+        return {}
+    if not head.startswith('"""KernelEvo task:'):
+        return {}
+    head = head.split('"""', 2)[1]
+    out: dict[str, str] = {}
+    for line in head.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key in ORIGIN_KEYS:
+            out[key] = value.strip()
+    return out
+
+
+def reusable_task(
+    user_file: str, key: str, out_dir: str | None = None
+) -> tuple[str, Target] | None:
+    """The task built before for this target, if its code has not changed since."""
+    if not os.path.isfile(user_file) or user_file.endswith((".cu", ".cuh")):
+        return None
+    a = analyze_file(user_file)
+    t = a.detection().find(key)
+    if t is None:
+        return None
+    path = task_path_for(out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks"), user_file, t)
+    origin = task_origin(path)
+    if origin.get("Source hash") == t.source_hash and origin.get("Target id") == t.id:
+        return path, t
+    return None
