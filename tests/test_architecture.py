@@ -143,7 +143,6 @@ KNOWN_LONG_MODULES: dict[str, int] = {
     "kernelevo/judge/session.py": 523,
     "kernelevo/judge/process.py": 512,
     "kernelevo/runner/candidate.py": 435,
-    "kernelevo/search/loop.py": 417,
 }
 
 

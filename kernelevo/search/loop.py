@@ -10,7 +10,6 @@ candidates come back from the store without running again.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +21,7 @@ from kernelevo.outcome import judge
 from kernelevo.phase import Phase
 from kernelevo.search.asking import Asker
 from kernelevo.search.config import SearchConfig, SearchResult
-from kernelevo.search.parse import NoCode, extract_candidate
+from kernelevo.search.iteration import run_iteration
 from kernelevo.search.population import Population, Program
 from kernelevo.search.progress import progress_event, resume_state, run_summary
 from kernelevo.search.prompt import PromptBuilder
@@ -33,7 +32,6 @@ from kernelevo.task import TaskFile
 from kernelevo.verdict import Verdict
 
 Events = Callable[[dict[str, Any]], None]
-REPAIRABLE = ("compile_error", "runtime_error", "incorrect", "rejected", "timeout")
 MAX_MODEL_ERRORS_IN_A_ROW = 3
 
 
@@ -190,82 +188,6 @@ class Search:
     def _mark_final(self, program: Program) -> None:
         self.store.set_candidate_features(program.id, {"final": True})
 
-    # -- one iteration -------------------------------------------------------------------
-    def _backend_for(self, iteration: int) -> str:
-        if self.cfg.backend != "auto":
-            return self.cfg.backend
-        return "triton" if self.cfg.device == "cpu" or iteration % 2 == 0 else "cuda"
-
-    async def _iteration(self, iteration: int) -> None:
-        rng = random.Random(f"{self.cfg.seed}:{iteration}")
-        self.population.rng = rng
-        backend = self._backend_for(iteration)
-        self.population.maybe_migrate(iteration)
-        island = self.population.island_for_next(iteration)
-        parent, style = self.population.select_parent(island)
-        if parent is not None and parent.backend not in (backend, "unknown"):
-            parent = next(
-                (
-                    p
-                    for p in self.population.elites(island) + self.population.elites()
-                    if p.backend == backend
-                ),
-                None,
-            )
-        insp = self.population.inspirations(parent, island)
-        assert self.builder is not None and self.asker is not None
-        history = self.population.attempts(parent)
-        prompt = (
-            self.builder.improve(backend, parent, insp, history, style)
-            if parent
-            else self.builder.fresh(backend, insp, history)
-        )
-        base = parent.source if parent else None
-        program: Program | None = None
-        for attempt in range(self.cfg.repair_tries + 1):
-            phase = Phase.model(iteration, attempt)
-            origin = "llm" if attempt == 0 else "repair"
-            answer = await self.asker.ask(prompt, phase)
-            self.calls_reused += answer.reused
-            try:
-                source, _how = extract_candidate(answer.text, base)
-            except NoCode as exc:
-                reason = str(exc)
-                if answer.truncated and "cut off" not in reason:
-                    reason = (
-                        "the answer was cut off at the token limit before its code block ended; "
-                        + reason
-                    )
-                self._progress(phase, origin, "no_code", None, None)
-                if attempt == self.cfg.repair_tries:
-                    break
-                verdict = {"status": "compile_error", "reason": reason, "backend": backend}
-                prompt = self.builder.repair(
-                    backend, base or "", verdict, self.population.attempts(parent)
-                )
-                continue
-            program = await self._submit(source, backend, phase, parent, origin, final=False)
-            if program.status not in REPAIRABLE or attempt == self.cfg.repair_tries:
-                break
-            base = program.source
-            prompt = self.builder.repair(
-                backend, program.source, program.verdict, self.population.attempts(parent)
-            )
-        if program is not None:
-            self._mark_final(program)
-        else:
-            self.store.add_candidate(
-                self.run_id,
-                phase=phase,
-                origin="llm",
-                backend=backend,
-                source="",
-                candidate_hash="",
-                verdict={"status": "compile_error", "reason": "no code in the answer"},
-                features={"final": True},
-            )
-        self.completed += 1
-
     async def _worker(self) -> None:
         while True:
             await self.throughput.admit()
@@ -274,7 +196,7 @@ class Search:
                     return
                 iteration = self.unfinished.pop(0) if self.unfinished else self._take()
                 try:
-                    await self._iteration(iteration)
+                    await run_iteration(self, iteration)
                     self.errors_in_a_row = 0
                 except BudgetExhausted as exc:
                     self.stop_reason = self.stop_reason or str(exc)

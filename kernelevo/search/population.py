@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+# How the prompt asks about a parent: refine it (exploit) or try another approach (explore).
+Style = Literal["exploit", "explore"]
 
 
 @dataclass
@@ -123,7 +126,7 @@ class Population:
             key=lambda p: (-p.fitness, p.id),
         )
 
-    def select_parent(self, island: int) -> tuple[Program | None, str]:
+    def select_parent(self, island: int) -> tuple[Program | None, Style]:
         """(parent, prompt style): exploit (the island's best, refined) with probability
         exploit_ratio, else explore (a random elite of the island, asked for another approach)."""
         elites = self.elites(island) or self.elites()

@@ -14,15 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from string import Template
-from typing import Any, Literal
+from typing import Any
 
 from kernelevo.llm import Message, Prompt, SystemPart
 from kernelevo.search.feedback import describe, one_line, summary
-from kernelevo.search.population import Program
+from kernelevo.search.population import Program, Style
 from kernelevo.search.target import TargetFacts
 
 PROMPT_VERSION = "v2"
-Style = Literal["exploit", "explore"]
 BACKEND_NAMES = {"triton": "Triton", "cuda": "CUDA C++"}
 BACKEND_RULES = {
     "triton": "@triton.jit kernels launched from forward",

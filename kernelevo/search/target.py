@@ -96,14 +96,14 @@ class TargetFacts:
         lines.append(base)
         lines.append(ACCEPTANCE)
         mem, flop = self.floor_ms()
-        if mem is not None:
+        if mem is not None and self.io_bytes:  # mem is only known with the bytes
             lines.append(
                 f"Compulsory traffic: {self.io_bytes / 1e6:.2f} MB (each input read once, each output written "
                 f"once) takes {mem * 1e3:.1f} us at the measured bandwidth"
                 + (
                     f"; the counted FLOPs ({self.flops / 1e9:.2f} GFLOP) take {flop * 1e3:.1f} us at the "
                     f"measured peak"
-                    if flop
+                    if flop and self.flops
                     else ""
                 )
                 + "."
