@@ -1,7 +1,7 @@
 """A stored run for the real-editor tests that a CPU search cannot produce: its best kernel kept
 the library GEMM, and another candidate passed only at TF32 tolerance (a CPU computes no TF32).
 Written into the workspace's store before the editor opens the file, as the engine writes one
-(kernelevo.optimize._store_result); what the editor then shows and does is the real thing.
+(kernelevo.search.stored_result.store_result); what the editor then shows and does is the real thing.
 """
 
 from __future__ import annotations
