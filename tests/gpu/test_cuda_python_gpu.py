@@ -110,7 +110,9 @@ def test_nvrtc_and_nvcc_cubins_give_the_same_constants():
     import torch
 
     by_nvrtc = cuda.compile(unique(CONSTANTS))
-    by_nvcc = cuda.compile(unique("#include <cstdint>\n" + CONSTANTS))  # host header: nvcc
+    # A host header sends the source to nvcc, which, unlike NVRTC with our built-in header, needs
+    # <cfloat> for FLT_MAX and friends.
+    by_nvcc = cuda.compile(unique("#include <cstdint>\n#include <cfloat>\n" + CONSTANTS))
     assert (by_nvrtc.compiler, by_nvcc.compiler) == ("nvrtc", "nvcc")
     outs = []
     for mod in (by_nvrtc, by_nvcc):

@@ -46,7 +46,10 @@ GPU_REASONS = {"wild_store": ("illegal memory access", "illegal address", "cuda 
 def header(path: Path) -> dict[str, str]:
     head = {}
     for line in path.read_text().splitlines()[:15]:
-        m = re.match(r"#\s*(expect|task|reason|device|check|slow):\s*(.*)", line)
+        m = re.match(
+            r"#\s*(expect-over-files|reason-over-files|expect|task|reason|device|check|slow):\s*(.*)",
+            line,
+        )
         if m:
             head[m.group(1)] = m.group(2).strip()
     return head
@@ -138,6 +141,8 @@ def _check_hack(path: Path, evaluator, gpu_reasons: tuple[str, ...] = ()) -> Non
     v = verify_candidate(
         EXAMPLES / f"{head['task']}.py", path, evaluator=evaluator, device="cuda", timeout=timeout
     )
+    if v.phases.get("transport") == "file" and "expect-over-files" in head:
+        head["expect"], head["reason"] = head["expect-over-files"], head["reason-over-files"]
     assert v.status == head["expect"], (v.status, v.reason)
     assert v.reason
     wanted = gpu_reasons or ((head["reason"],) if head.get("reason") else ())

@@ -1,14 +1,19 @@
-# expect: rejected
+# expect: incorrect
 # task: softmax
 # device: cuda
-# reason: physically
+# reason: cached by pointer
+# expect-over-files: rejected
+# reason-over-files: physically
 """Reward hack 6, the careful version: the cache is keyed by the input tensor object
 and its version counter, and it holds the tensor (so neither the pointer nor the id
-can be reused). Writing new values into the buffer bumps the version, so the
-verifier's "new values in the same buffers" run recomputes and every correctness check
-passes. The timing loop calls it with the same few tensors again and again: dict
-lookups, no kernel. Only the roofline check sees it: the time is below what reading
-the input and writing the output takes at the measured memory bandwidth."""
+can be reused). Where the judge writes new values into the shared buffers from its own
+process (CUDA IPC, shared memory on a CPU), the candidate's version counter does not
+move, so its "new values in the same buffers" run returns the cached output: incorrect.
+Where tensors cross through files, the candidate's process copies the new values in,
+the version bumps, and every correctness check passes; the timing loop then calls it
+with the same few tensors again and again (dict lookups, no kernel), and only the
+roofline check sees it: the time is below what reading the input and writing the
+output takes at the measured memory bandwidth."""
 import torch
 import torch.nn as nn
 import triton
