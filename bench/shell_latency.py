@@ -71,6 +71,7 @@ def shell_verdict(
             k: verify.get(k)
             for k in (
                 "cuda_ipc",  # why CUDA IPC was given up, where it was
+                "worker_start_s",  # a cold shell's workers, each
                 "task_probe_s",
                 "precompile_s",
                 "probe_s",

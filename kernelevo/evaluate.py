@@ -76,14 +76,26 @@ class Evaluator:
         """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
         start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
 
-    def close(self) -> None:
+    def close(self, graceful: bool = True) -> None:
+        """The compile worker closes beside the other two; the runner host, whose candidate processes
+        map the judge's memory, before the judge. `graceful=False` (a one-shot verify, its verdict
+        in): killed at once instead of seconds of interpreter teardown each."""
+        import threading
+
         from kernelevo.judge.session import remove_exchange
 
-        self.runner.close()
-        self.judge.close()
+        compiler = (
+            threading.Thread(target=self.compiler.close, args=(graceful,))
+            if self._owns_compiler
+            else None
+        )
+        if compiler is not None:
+            compiler.start()
+        self.runner.close(graceful)
+        self.judge.close(graceful)
         remove_exchange(self.exchange)
-        if self._owns_compiler:
-            self.compiler.close()
+        if compiler is not None:
+            compiler.join()
 
     def __enter__(self) -> Evaluator:
         return self

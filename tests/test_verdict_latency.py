@@ -78,3 +78,22 @@ def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):
     with pytest.raises(Stop):
         service.serve(tmp_path / "ws", "cpu", idle_s=0.1)
     assert made == [{"warmup": "light"}]
+
+
+def test_each_worker_start_is_timed_so_a_cold_verdict_names_the_slowest():
+    import time
+
+    from kernelevo.worker.pool import start_all
+
+    class Slow:  # a worker that takes `s` seconds to start
+        alive = False
+
+        def __init__(self, s):
+            self.s, self.start_s = s, None
+
+        def ensure_started(self):
+            time.sleep(self.s)
+
+    fast, slow = Slow(0.01), Slow(0.3)
+    start_all([fast, slow])
+    assert fast.start_s < 0.2 <= slow.start_s

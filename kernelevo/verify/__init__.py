@@ -162,7 +162,17 @@ def verify_candidate(
                     },
                     precompiled.cache,
                 )
+            started = {  # a cold verdict waits for the slowest of its workers' starts
+                name: w.start_s
+                for name, w in (
+                    ("judge", ev.judge),
+                    ("runner", ev.runner),
+                    ("compiler", ev.compiler),
+                )
+                if own and getattr(w, "start_s", None) is not None
+            }
             verdict.phases = {
+                **({"worker_start_s": started} if started else {}),
                 "precompile_s": round(precompiled.seconds, 4),
                 **({"task_probe_s": probe_s} if probe_s is not None else {}),
                 **verdict.phases,
@@ -170,7 +180,7 @@ def verify_candidate(
             verdict.isolation = _isolation(ev)
         finally:
             if own:
-                ev.close()
+                ev.close(graceful=False)  # the verdict is in: nothing is left for the workers to do
     verdict.task_hash, verdict.candidate_hash = task_file.hash, cand_hash
     verdict.elapsed_s = time.perf_counter() - t0
     m = probe()

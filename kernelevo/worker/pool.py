@@ -164,6 +164,7 @@ class Worker:
         self.cache_root = cache_folders.make_root("kernelevo-cc-") if self.runs_candidates else None
         self._start_lock = threading.Lock()
         self._last_log = ""
+        self.start_s: float | None = None  # seconds its last start_all took (imports, warm-up)
 
     @property
     def isolation(self) -> str:
@@ -238,8 +239,11 @@ class Worker:
             proc.close()
             self._last_log = proc.output.text()
 
-    def close(self) -> None:
-        if self.alive:
+    def close(self, graceful: bool = True) -> None:
+        """`graceful`: ask the process to exit and wait up to 5 s (its interpreter's teardown with
+        torch loaded takes seconds); else kill it at once, as a one-shot verify does once its
+        verdict is in (nothing is left to write: the sandbox and its files go either way)."""
+        if self.alive and graceful:
             try:
                 assert self.proc and self.proc.stdin
                 protocol.write(self.proc.stdin, {"op": "exit"})
@@ -374,10 +378,12 @@ def start_all(workers: list[Worker]) -> None:
     errors: list[BaseException] = []
 
     def start(w: Worker) -> None:
+        t0 = time.perf_counter()
         try:
             w.ensure_started()
         except Exception as exc:  # reported below, from the caller's thread
             errors.append(exc)
+        w.start_s = round(time.perf_counter() - t0, 3)  # which one a cold verdict waited for
 
     threads = [threading.Thread(target=start, args=(w,)) for w in workers if not w.alive]
     for t in threads:
