@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelevo.runner.host import Host
 
 
 def compile_request(request: dict[str, Any]) -> dict[str, Any]:
@@ -115,53 +116,34 @@ def _preload() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def main() -> int:
-    from kernelevo.runner.host import Host
-    from kernelevo.worker import protocol
+def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
+    """One compile request, in a fresh child that `host` forks and removes (with its leftovers)."""
+    if request.get("op") == "ping":
+        return {"pong": True, "pid": os.getpid()}
+    host.open(set())
+    relayed = host.relay(
+        {k: v for k, v in request.items() if k != "nonce"},
+        float(request.get("timeout") or 3600.0),
+    )
+    closed = host.close()
+    reply: dict[str, Any] = relayed.get("reply") or {
+        "error": "the compile child "
+        + (
+            f"ran past {relayed['child_timeout']} s"
+            if "child_timeout" in relayed
+            else f"ended ({relayed.get('child_exit', 'no answer')})"
+        )
+    }
+    reply.pop("nonce", None)
+    if closed.get("swept"):
+        reply["swept"] = closed["swept"]
+    return reply
 
-    channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    _preload()
-    host = Host("compile")
-    protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
-    parent = os.getppid()
-    while True:
-        ready, _, _ = select.select([channel_in], [], [], 0.5)
-        if os.getppid() != parent:
-            break
-        if not ready:
-            continue
-        request = protocol.read(channel_in)
-        if request is None or request.get("op") == "exit":
-            break
-        if request.get("op") == "ping":
-            reply: dict[str, Any] = {"pong": True, "pid": os.getpid()}
-        else:
-            host.open(set())
-            relayed = host.relay(
-                {k: v for k, v in request.items() if k != "nonce"},
-                float(request.get("timeout") or 3600.0),
-            )
-            closed = host.close()
-            reply = relayed.get("reply") or {
-                "error": "the compile child "
-                + (
-                    f"ran past {relayed['child_timeout']} s"
-                    if "child_timeout" in relayed
-                    else f"ended ({relayed.get('child_exit', 'no answer')})"
-                )
-            }
-            reply.pop("nonce", None)
-            if closed.get("swept"):
-                reply["swept"] = closed["swept"]
-        if "nonce" in request:
-            reply["nonce"] = request["nonce"]
-        protocol.write(channel_out, reply)
-    host.close()
-    return 0
+
+def main() -> int:
+    from kernelevo.runner.host import serve_engine
+
+    return serve_engine("compile", _preload, _answer)
 
 
 if __name__ == "__main__":

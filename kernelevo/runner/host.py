@@ -197,6 +197,7 @@ class Host:
 
 def _preload() -> None:
     """What every candidate would import, loaded once here (forked children share it)."""
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
     import triton
     import triton.language  # noqa: F401
@@ -215,15 +216,23 @@ def _preload() -> None:
         nvcc_version()
 
 
-def serve() -> int:
+def serve_engine(
+    kind: str,
+    preload: Callable[[], None],
+    answer: Callable[[Host, dict[str, Any]], dict[str, Any]],
+) -> int:
+    """The long-lived process's loop over the engine's pipe, for the runner host and the compile
+    worker alike: the pipe kept on descriptors of its own (stdout goes to stderr, so a stray
+    print cannot forge a frame), `preload` once, then each request answered by `answer` with a
+    `Host` whose children run the candidate code. Ends on `exit`, on a closed pipe or when the
+    engine is gone; the host's last child and its leftovers are removed on the way out."""
     channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
     channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    _preload()
-    host = Host()
+    preload()
+    host = Host(kind)
     protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
     parent = os.getppid()
     while True:
@@ -235,27 +244,35 @@ def serve() -> int:
         request = protocol.read(channel_in)
         if request is None or request.get("op") == "exit":
             break
-        op = request.get("op")
-        if op == "ping":
-            reply: dict[str, Any] = {"pong": True, "pid": os.getpid(), "child": host.child}
-        elif op == "open":
-            reply = host.open(set())
-        elif op == "close":
-            reply = host.close()
-        elif op == "candidate":
-            relayed = dict(request.get("request") or {})
-            if isinstance(
-                request.get("candidate_path"), str
-            ):  # top level, where the pool maps it into the inbox
-                relayed["candidate_path"] = request["candidate_path"]
-            reply = host.relay(relayed, float(request.get("timeout") or 60.0))
-        else:
-            reply = {"error": f"unknown op {op!r}"}
+        reply = answer(host, request)
         if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
             reply["nonce"] = request["nonce"]
         protocol.write(channel_out, reply)
     host.close()
     return 0
+
+
+def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
+    """The runner host's ops: the engine opens a child, relays a candidate's requests, closes it."""
+    op = request.get("op")
+    if op == "ping":
+        return {"pong": True, "pid": os.getpid(), "child": host.child}
+    if op == "open":
+        return host.open(set())
+    if op == "close":
+        return host.close()
+    if op == "candidate":
+        relayed = dict(request.get("request") or {})
+        if isinstance(
+            request.get("candidate_path"), str
+        ):  # top level, where the pool maps it into the inbox
+            relayed["candidate_path"] = request["candidate_path"]
+        return host.relay(relayed, float(request.get("timeout") or 60.0))
+    return {"error": f"unknown op {op!r}"}
+
+
+def serve() -> int:
+    return serve_engine("candidate", _preload, _answer)
 
 
 if __name__ == "__main__":
