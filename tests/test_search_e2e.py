@@ -64,6 +64,29 @@ def anthropic_env(server):
     return {"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-test"}
 
 
+def claude(tmp_path, server, *args, iterations=1, repair_tries=None, model="claude-test", **kw):
+    """`kernelevo optimize` asking the scripted Anthropic `server` for `iterations` iterations."""
+    tries = [] if repair_tries is None else ["--repair-tries", str(repair_tries)]
+    return optimize(
+        tmp_path,
+        anthropic_env(server),
+        *("--provider", "anthropic", "--model", model, "--iterations", str(iterations)),
+        *tries,
+        *args,
+        **kw,
+    )
+
+
+def summary(tmp_path, r):
+    """The run's --json-out summary, once the command has succeeded."""
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads((tmp_path / "out.json").read_text())
+
+
+def store_of(tmp_path):
+    return Store(tmp_path / ".kernelevo" / "store.sqlite")
+
+
 def events(stdout):
     return [json.loads(line) for line in stdout.splitlines() if line.strip()]
 
@@ -72,17 +95,8 @@ def test_compile_error_fed_back_and_repaired(tmp_path):
     with serve_anthropic(
         [kernel_reply(BROKEN), kernel_reply(GOOD)], default=kernel_reply(GOOD)
     ) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "1",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
+        r = claude(tmp_path, server)
+    out = summary(tmp_path, r)
     posts = server.posts()
     assert len(posts) == 2
     repair = json.dumps(posts[1].json)
@@ -91,7 +105,6 @@ def test_compile_error_fed_back_and_repaired(tmp_path):
     assert any(
         b.get("cache_control") for b in sys_blocks
     )  # stable prefix marked for prompt caching
-    out = json.loads((tmp_path / "out.json").read_text())
     assert out["candidates"] == {"compile_error": 1, "verified": 1}
     assert out["best_candidate"] is not None and out["tokens"] > 0
     ev = events(r.stdout)
@@ -108,45 +121,19 @@ def test_compile_error_fed_back_and_repaired(tmp_path):
 def test_best_verified_selected_and_budget_stops_exactly(tmp_path):
     script = [kernel_reply(WRONG), kernel_reply(GOOD), kernel_reply(WRONG)]
     with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "3",
-            "--repair-tries",
-            "0",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
+        r = claude(tmp_path, server, iterations=3, repair_tries=0)
+    out = summary(tmp_path, r)
     assert len(server.posts()) == 3  # exactly the iteration budget
-    out = json.loads((tmp_path / "out.json").read_text())
     assert out["candidates"] == {"incorrect": 2, "verified": 1}
-    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    store = store_of(tmp_path)
     best = next(c for c in store.candidates(out["run_id"]) if c["id"] == out["best_candidate"])
     assert best["status"] == "verified" and best["source"].strip() == GOOD.strip()
 
 
 def test_token_budget_is_never_exceeded(tmp_path):
     with serve_anthropic([], default=kernel_reply(WRONG)) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "50",
-            "--repair-tries",
-            "0",
-            "--budget-tokens",
-            "30000",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads((tmp_path / "out.json").read_text())
+        r = claude(tmp_path, server, "--budget-tokens", "30000", iterations=50, repair_tries=0)
+    out = summary(tmp_path, r)
     assert out["tokens"] <= 30000
     assert "budget" in out["stop_reason"]
     assert 0 < len(server.posts()) < 50
@@ -156,19 +143,9 @@ def test_rate_limit_then_success_retried(tmp_path):
     with serve_anthropic(
         [error(429, retry_after=0), kernel_reply(GOOD)], default=kernel_reply(GOOD)
     ) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "1",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
+        r = claude(tmp_path, server)
+    assert summary(tmp_path, r)["candidates"] == {"verified": 1}
     assert len(server.posts()) == 2
-    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
 
 
 def test_openai_compatible_endpoint(tmp_path):
@@ -177,23 +154,13 @@ def test_openai_compatible_endpoint(tmp_path):
         r = optimize(
             tmp_path, env, "--provider", "openai", "--model", "gpt-test", "--iterations", "1"
         )
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert summary(tmp_path, r)["candidates"] == {"verified": 1}
     assert server.posts()[0].json["model"] == "gpt-test"
-    assert json.loads((tmp_path / "out.json").read_text())["candidates"] == {"verified": 1}
 
 
 def test_bad_key_is_a_clear_error(tmp_path):
     with serve_anthropic([error(401, "invalid x-api-key")]) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "1",
-        )
+        r = claude(tmp_path, server)
     assert r.returncode == 1
     assert "ANTHROPIC_API_KEY" in r.stderr and "sk-ant-test" not in r.stderr + r.stdout
 
@@ -202,22 +169,10 @@ def test_candidate_reading_the_environment_is_refused_and_the_key_is_stored_nowh
     """A model's kernel that looks for the key is refused before it runs (imports are allowlisted);
     the isolation of workers that do run is the sandbox's tests' subject."""
     with serve_anthropic([kernel_reply(KEY_CHECK)], default=kernel_reply(KEY_CHECK)) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "1",
-            "--repair-tries",
-            "0",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads((tmp_path / "out.json").read_text())
+        r = claude(tmp_path, server, repair_tries=0)
+    out = summary(tmp_path, r)
     assert out["candidates"] == {"rejected": 1}
-    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    store = store_of(tmp_path)
     stored = json.dumps(store.candidates(out["run_id"])) + json.dumps(
         store.llm_calls(out["run_id"])
     )
@@ -228,20 +183,8 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
     # iteration 0 answers at once; iteration 1's answer is slow, so the run is killed while waiting for it
     script = [kernel_reply(WRONG), slow(60, kernel_reply(GOOD))]
     with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
-        proc = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "3",
-            "--repair-tries",
-            "0",
-            wait=False,
-        )
-        store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+        proc = claude(tmp_path, server, iterations=3, repair_tries=0, wait=False)
+        store = store_of(tmp_path)
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and len(server.posts()) < 2:
             time.sleep(0.2)
@@ -255,7 +198,7 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
         assert paid_before == 1 and len(store.candidates(run_id)) == 1
     with serve_anthropic([], default=kernel_reply(GOOD)) as server2:
         r = optimize(tmp_path, anthropic_env(server2), "--resume", run_id)
-    assert r.returncode == 0, r.stderr[-3000:]
+    out = summary(tmp_path, r)
     assert (
         len(server2.posts()) == 2
     )  # iterations 1 and 2 only; iteration 0's paid answer was not asked again
@@ -265,33 +208,19 @@ def test_killed_run_resumes_without_repeating_paid_calls(tmp_path):
         ("iteration", 1, 0),
         ("iteration", 2, 0),
     ]
-    out = json.loads((tmp_path / "out.json").read_text())
     assert out["run_id"] == run_id and out["candidates"] == {"incorrect": 1, "verified": 2}
 
 
 def test_offline_results_seed_the_llm_population(tmp_path):
     with serve_anthropic([], default=kernel_reply(GOOD)) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "m",
-            "--iterations",
-            "1",
-            seeds=True,
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
+        r = claude(tmp_path, server, model="m", seeds=True)
+    out = summary(tmp_path, r)
     first = json.dumps(server.posts()[0].json)
     assert (
         "The kernel to start from" in first
     )  # the model starts from the best offline kernel, not from scratch
-    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
-    origins = {
-        c["origin"]
-        for c in store.candidates(json.loads((tmp_path / "out.json").read_text())["run_id"])
-    }
+    store = store_of(tmp_path)
+    origins = {c["origin"] for c in store.candidates(out["run_id"])}
     assert any(o.startswith("template:") for o in origins) and "llm" in origins
 
 
@@ -309,20 +238,8 @@ def test_incorrect_kernel_is_repaired_from_the_mismatch_feedback(tmp_path):
         return kernel_reply(GOOD if told else ONE_OFF)
 
     with serve_anthropic(model) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "1",
-            "--repair-tries",
-            "1",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads((tmp_path / "out.json").read_text())
+        r = claude(tmp_path, server, repair_tries=1)
+    out = summary(tmp_path, r)
     assert out["candidates"] == {"incorrect": 1, "verified": 1}
     repair = json.loads(seen[1])["messages"]
     assert (
@@ -342,24 +259,12 @@ def test_an_empty_reply_is_never_sent_back_and_a_failed_call_does_not_end_the_ru
         error(400, "prompt is too long: 300000 tokens > 200000 maximum"),
     ]
     with serve_anthropic(script, default=kernel_reply(GOOD)) as server:
-        r = optimize(
-            tmp_path,
-            anthropic_env(server),
-            "--provider",
-            "anthropic",
-            "--model",
-            "claude-test",
-            "--iterations",
-            "3",
-            "--repair-tries",
-            "1",
-        )
-    assert r.returncode == 0, r.stderr[-3000:]
+        r = claude(tmp_path, server, iterations=3, repair_tries=1)
+    out = summary(tmp_path, r)
     bodies = [p.json for p in server.posts()]
     assert all(
         b["messages"][-1]["role"] == "user" for b in bodies
     )  # the strict fake would 400 an empty turn
-    out = json.loads((tmp_path / "out.json").read_text())
     assert out["iterations"] == 3 and out["candidates"] == {"verified": 2}
     progress = [e for e in events(r.stdout) if e["event"] == "progress"]
     assert [e["status"] for e in progress] == ["no_code", "verified", "model_error", "verified"]
