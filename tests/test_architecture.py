@@ -186,3 +186,41 @@ def test_the_line_limit_catches_a_new_long_module_and_a_known_one_growing():
     ]
     counts["kernelevo/a.py"] = 399
     assert long_modules(counts, known)[1] == ["kernelevo/a.py"]
+
+
+# Tests at the top of tests/ are named test_<package or top-level module>_<what>.py after the code
+# they test (`cli`, `bench` and `server` count as packages); these two are about the whole tree.
+WHOLE_TREE_TESTS = {"test_architecture.py", "test_trust_boundary.py"}
+# Being rewritten elsewhere as the measurement code moves to NVML; rename with that change
+# (test_measure_machine.py, test_measure_device_peaks.py) and delete the entry.
+NOT_YET_RENAMED = {"test_machine.py", "test_device_peaks.py"}
+
+
+def misnamed_tests(test_files: list[str], names: set[str]) -> list[str]:
+    """Test files whose name does not start with one of `names` (package or module names)."""
+    return sorted(
+        f
+        for f in test_files
+        if f not in WHOLE_TREE_TESTS | NOT_YET_RENAMED
+        and not any(f == f"test_{n}.py" or f.startswith(f"test_{n}_") for n in names)
+    )
+
+
+def _code_names() -> set[str]:
+    top = ROOT / "kernelevo"
+    names = {p.stem for p in top.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in top.iterdir() if (p / "__init__.py").is_file()}
+    return names | {"bench", "server"}
+
+
+def test_tests_are_named_after_the_code_they_test():
+    files = [p.name for p in (ROOT / "tests").glob("test_*.py")]
+    wrong = misnamed_tests(files, _code_names())
+    assert not wrong, f"name these test_<package or module>_<what>.py: {wrong}"
+
+
+def test_the_naming_check_catches_a_test_named_after_no_module():
+    names = {"search", "store", "cli"}
+    files = ["test_search_loop.py", "test_store.py", "test_cli_apply.py", "test_loop_search.py"]
+    assert misnamed_tests(files, names) == ["test_loop_search.py"]
+    assert misnamed_tests(["test_storage.py", "test_architecture.py"], names) == ["test_storage.py"]

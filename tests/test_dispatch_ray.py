@@ -17,7 +17,7 @@ from fakes.anthropic_server import serve_anthropic  # noqa: E402
 from fakes.env import clean_llm_env  # noqa: E402
 from fakes.scripted_server import kernel_reply  # noqa: E402
 from support import EXAMPLES  # noqa: E402
-from test_dispatch import GOOD, slow, started, with_nonce  # noqa: E402
+from test_dispatch_local import GOOD, slow, started, with_nonce  # noqa: E402
 
 from kernelevo.store import Store  # noqa: E402
 
