@@ -233,7 +233,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                         "served": served,
                         "up_s": time.time() - started,
                         "workers": {
-                            n: w.proc.pid if w.alive else None
+                            n: w.proc.pid if w.alive and w.proc is not None else None
                             for n, w in (("judge", ev.judge), ("runner", ev.runner))
                         },
                     }

@@ -24,8 +24,8 @@ _CACHE = {"type": "ephemeral"}
 
 def build_request(prompt: Prompt) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(system blocks, messages) in the Messages API's shape, cache breakpoints placed."""
-    system = [{"type": "text", "text": p.text} for p in prompt.system]
-    messages = [
+    system: list[dict[str, Any]] = [{"type": "text", "text": p.text} for p in prompt.system]
+    messages: list[dict[str, Any]] = [
         {"role": m.role, "content": [{"type": "text", "text": m.content}]} for m in prompt.messages
     ]
     marked = [system[i] for i, p in enumerate(prompt.system) if p.cache]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from kernelevo.llm.config import OFFLINE, REPLAY, LLMConfig, load_config, resolve_endpoint
 from kernelevo.llm.errors import LLMError
@@ -59,7 +60,7 @@ def make_provider(
         provider = ReplayProvider(path, model)
     else:
         endpoint = resolve_endpoint(name, model, base_url=base_url, api_key=api_key, config=config)
-        kwargs = dict(
+        kwargs: dict[str, Any] = dict(  # the same for both SDK providers
             max_concurrency=max_concurrency,
             timeout_s=timeout_s,
             max_retries=max_retries,

@@ -155,7 +155,11 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
         enter = str(Path(__file__).with_name("enter.py"))
         inner = [sys.executable, "-I", enter, str(uid), "--", *inner]
     keep = ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"] if uid is not None else []
-    argv = [bwrap, *bwrap_args(spec, scratch), *keep, "--", *inner] if spec.isolate else inner
+    argv = (
+        [bwrap or "bwrap", *bwrap_args(spec, scratch), *keep, "--", *inner]
+        if spec.isolate
+        else inner
+    )
     cgroup = Cgroup(
         f"kernelevo-{os.getpid()}-{_count}", spec.limits if spec.limits.cgroup else None
     )
@@ -165,9 +169,8 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
         cgroup.enter()
         apply_rlimits(spec.limits, spec.gpu)
 
-    try:  # from one long-lived thread: bubblewrap dies with the *thread* that started it
-        proc = _spawner.submit(
-            subprocess.Popen,
+    def start() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             argv,
             stdin=subprocess.PIPE if channel else subprocess.DEVNULL,
             stdout=subprocess.PIPE if channel else write_fd,
@@ -178,7 +181,10 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
             pass_fds=tuple(spec.channel_fds),
             start_new_session=True,
             preexec_fn=in_child,
-        ).result()
+        )
+
+    try:  # from one long-lived thread: bubblewrap dies with the *thread* that started it
+        proc = _spawner.submit(start).result()
     except OSError as exc:
         os.close(read_fd)
         os.close(write_fd)
@@ -188,11 +194,13 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
         raise SandboxError(f"could not start {argv[0]}: {exc}") from exc
     os.close(write_fd)
     holder: list[SandboxProcess] = []
+
+    def on_flood() -> None:
+        if holder:
+            holder[0].kill()
+
     output = CappedOutput(
-        read_fd,
-        spec.limits.output_keep_bytes,
-        spec.limits.output_flood_bytes,
-        on_flood=lambda: holder and holder[0].kill(),
+        read_fd, spec.limits.output_keep_bytes, spec.limits.output_flood_bytes, on_flood=on_flood
     )
     process = SandboxProcess(
         spec, proc, output, scratch, owns, cgroup, "bwrap" if spec.isolate else "none"

@@ -201,7 +201,7 @@ class Worker:
             gpu=self.device not in ("cpu", "compile"),
             isolate=isolate,
             unprivileged=self.runs_candidates,
-            **({"limits": Limits(file_bytes=self.file_bytes)} if self.file_bytes else {}),
+            limits=Limits(file_bytes=self.file_bytes) if self.file_bytes else Limits(),
         )
 
     # -- lifecycle -------------------------------------------------------------------

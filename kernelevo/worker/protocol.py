@@ -7,7 +7,7 @@ candidate's prints cannot corrupt the channel.
 from __future__ import annotations
 
 import struct
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 import msgpack
 
@@ -32,12 +32,12 @@ def _default(obj: Any) -> Any:
     return str(obj)
 
 
-def write(stream: BinaryIO, message: dict[str, Any]) -> None:
+def write(stream: IO[bytes], message: dict[str, Any]) -> None:
     stream.write(encode(message))
     stream.flush()
 
 
-def read(stream: BinaryIO) -> dict[str, Any] | None:
+def read(stream: IO[bytes]) -> dict[str, Any] | None:
     """Blocking read of one frame; None on a clean end of stream."""
     head = _read_exact(stream, HEADER.size)
     if head is None:
@@ -52,7 +52,7 @@ def read(stream: BinaryIO) -> dict[str, Any] | None:
     return message
 
 
-def _read_exact(stream: BinaryIO, n: int) -> bytes | None:
+def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
     chunks, got = [], 0
     while got < n:
         chunk = stream.read(n - got)
