@@ -189,11 +189,9 @@ def test_the_line_limit_catches_a_new_long_module_and_a_known_one_growing():
 
 
 # Tests at the top of tests/ are named test_<package or top-level module>_<what>.py after the code
-# they test (`cli`, `bench` and `server` count as packages); these two are about the whole tree.
-WHOLE_TREE_TESTS = {"test_architecture.py", "test_trust_boundary.py"}
-# Being rewritten elsewhere as the measurement code moves to NVML; rename with that change
-# (test_measure_machine.py, test_measure_device_peaks.py) and delete the entry.
-NOT_YET_RENAMED = {"test_machine.py", "test_device_peaks.py"}
+# they test (`cli`, `bench` and `server` count as packages); `architecture` and `trust_boundary`
+# tests are about the whole tree.
+WHOLE_TREE = {"architecture", "trust_boundary"}
 
 
 def misnamed_tests(test_files: list[str], names: set[str]) -> list[str]:
@@ -201,8 +199,7 @@ def misnamed_tests(test_files: list[str], names: set[str]) -> list[str]:
     return sorted(
         f
         for f in test_files
-        if f not in WHOLE_TREE_TESTS | NOT_YET_RENAMED
-        and not any(f == f"test_{n}.py" or f.startswith(f"test_{n}_") for n in names)
+        if not any(f == f"test_{n}.py" or f.startswith(f"test_{n}_") for n in names | WHOLE_TREE)
     )
 
 
