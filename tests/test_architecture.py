@@ -142,7 +142,6 @@ MAX_MODULE_LINES = 400
 KNOWN_LONG_MODULES: dict[str, int] = {
     "kernelevo/judge/session.py": 523,
     "kernelevo/judge/process.py": 512,
-    "kernelevo/runner/candidate.py": 435,
 }
 
 

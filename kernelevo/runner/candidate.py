@@ -9,9 +9,7 @@ or be cross-checked by the judge. The process never sees the task's reference mo
 
 from __future__ import annotations
 
-import os
 import time
-import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,6 +17,14 @@ from typing import Any
 import torch
 
 from kernelevo import tensor_channel
+from kernelevo.runner.candidate_failure import (
+    CandidateFailure,
+    location,
+    out_of_memory,
+    requested_gib,
+    trim_traceback,
+)
+from kernelevo.runner.reference_weights import load_reference_weights
 from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values, placed
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.opwatch import (
@@ -32,53 +38,6 @@ from kernelevo.verify.opwatch import (
 )
 
 MAX_EXCHANGE_BYTES = 1 << 40
-
-
-class CandidateFailure(Exception):
-    def __init__(self, status: str, reason: str, log: str = "") -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.log = status, reason, log
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"failure": {"status": self.status, "reason": self.reason, "log": self.log[-3000:]}}
-
-
-def trim_traceback(exc: BaseException, keep: str | None = None, limit: int = 3000) -> str:
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    text = "".join(lines)
-    if keep:
-        frames = [ln for ln in lines if keep in ln or not ln.startswith("  File")]
-        text = "".join(frames) if frames else text
-    return text[-limit:]
-
-
-def location(exc: BaseException, path: str) -> str:
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if os.path.realpath(frame.filename) == os.path.realpath(path):
-            return f"{path}:{frame.lineno}"
-    return str(path)
-
-
-def out_of_memory(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return (
-        isinstance(exc, torch.OutOfMemoryError)
-        or "out of memory" in text
-        or "can't allocate memory" in text
-    )
-
-
-def requested_gib(message: str) -> float | None:
-    """The allocation that failed, from torch's CPU ("allocate N bytes") or CUDA ("Tried to allocate 2.00 GiB") text."""
-    import re
-
-    m = re.search(r"allocate (\d+) bytes", message)
-    if m:
-        return int(m.group(1)) / float(1 << 30)
-    m = re.search(r"[Tt]ried to allocate ([\d.]+) (GiB|MiB|KiB)", message)
-    if m:
-        return float(m.group(1)) / {"GiB": 1, "MiB": 1024, "KiB": 1024 * 1024}[m.group(2)]
-    return None
 
 
 @contextmanager
@@ -107,50 +66,10 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
     return a0 < b0 + sb.nbytes() and b0 < a0 + sa.nbytes()
 
 
-class ReferenceState:
-    """The reference's state as it arrived (names in registration order): what verify/weights.py reads."""
-
-    def __init__(self, state: dict[str, torch.Tensor]) -> None:
-        self.state = state
-
-    def state_dict(self) -> dict[str, torch.Tensor]:
-        return dict(self.state)
-
-
-def load_reference_weights(
-    new: torch.nn.Module,
-    randomised: dict[str, torch.Tensor],
-    initial: dict[str, torch.Tensor],
-    seed: int,
-    same_seed_only: bool,
-) -> dict[str, Any]:
-    """ModelNew (built from `seed`, like the reference) gets the reference's randomised weights
-    matched by meaning; where none match, or with `same_seed_only`, it keeps its own from the seed."""
-    from kernelevo.verify.weights import load_weights, transformed_at_construction, weight_plan
-
-    plan = None if same_seed_only else weight_plan(ReferenceState(randomised), new)
-    if plan is None:
-        why = (
-            "transforms its weights at construction (they differ from Model's at the same seed)"
-            if same_seed_only
-            else "parameters and buffers match Model's neither by name nor by shape"
-        )
-        return {
-            "plan": False,
-            "transformed": False,
-            "weights_rule": f"ModelNew's {why}: both were built from seed {seed} (KernelBench's rule), weights "
-            "not randomised",
-        }
-    transformed = transformed_at_construction(ReferenceState(initial), new, plan)
-    return {
-        "plan": True,
-        "transformed": bool(transformed),
-        "weights_rule": load_weights(ReferenceState(randomised), new, plan),
-    }
-
-
 class CandidateProcess:
     """One candidate, one process: requests arrive in order from the engine (through the runner host)."""
+
+    _keep: list[Any] | None  # the last outputs exported, set by _export
 
     def __init__(self) -> None:
         self.new: torch.nn.Module | None = None
