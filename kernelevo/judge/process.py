@@ -16,7 +16,14 @@ from typing import Any
 import torch
 
 from kernelevo import cuda_ipc
+from kernelevo.judge.candidate_exchange import (
+    add_output_buffers,
+    input_checks,
+    received_outputs,
+    share_inputs,
+)
 from kernelevo.judge.outputs import compare_any_size
+from kernelevo.judge.policy_ops import PrecisionFacts, kernel_policy, library_policy
 from kernelevo.judge.reference import (
     GiB,
     Reference,
@@ -32,8 +39,6 @@ from kernelevo.tensor_channel import (
     ChannelError,
     export_tensor,
     export_values,
-    open_tensor,
-    placed,
     release_kept,
 )
 from kernelevo.verdict import Check
@@ -43,6 +48,16 @@ MAX_TIMING_SETS = 8
 
 
 class Judge:
+    """The judge's state between requests: the task's reference, the input sets, the precision
+    the outputs have met so far, and the baselines timed here."""
+
+    # set by op_begin and op_end (declared here for the type checker)
+    folder: str
+    precision: str | None
+    precision_failure: tuple[str, dict[str, Any]] | None
+    precision_rel_l2: float
+    ref_tf32_conv: bool
+
     def __init__(self) -> None:
         self.refs: dict[str, Reference] = {}
         self.probed: dict[str, dict[str, Any]] = {}
@@ -152,24 +167,8 @@ class Judge:
         return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
 
     def _share(self, values: list[Any], prefix: str) -> tuple[list[Any], list[Any]]:
-        """Descriptors for the candidate, and the judge's handle on that memory: a copy of `values`.
-        The reference only ever reads the judge's private `values`, never memory the candidate can
-        write (a thread it left behind could change shared inputs while the reference runs)."""
         assert self.ref is not None
-        cuda = self.ref.device.type == "cuda"
-        copies = (  # each in a CUDA allocation of its own: its handle maps nothing else of the judge
-            [cuda_ipc.copy_of(v) if isinstance(v, torch.Tensor) else v for v in values]
-            if cuda and self.via == "ipc"
-            else values
-        )
-        descs = export_values(copies, self.folder, prefix, self.via)
-        if cuda and self.via == "ipc":
-            return descs, copies
-        return descs, [
-            open_tensor(d["tensor"], self.folder, 1 << 62)
-            for d in descs
-            if isinstance(d, dict) and "tensor" in d
-        ]
+        return share_inputs(values, self.folder, prefix, self.via, self.ref.device)
 
     def op_inputs(self, req: dict[str, Any]) -> dict[str, Any]:
         assert self.ref is not None
@@ -196,31 +195,16 @@ class Judge:
     def op_out_buffers(self, req: dict[str, Any]) -> dict[str, Any]:
         """Buffers for the candidate's CUDA outputs, exported from here (the direction CUDA IPC crosses
         into a sandbox); their total size is bounded by what the task's outputs can need."""
-        from kernelevo.tensor_channel import DTYPES
-
         assert self.ref is not None
-        specs = list(req.get("specs") or [])
-        limit = 4 * self.ref.need().outputs + (1 << 20)
-        self.outbufs, total = [], 0
-        for spec in specs:
-            dtype = DTYPES.get(spec.get("dtype")) if isinstance(spec, dict) else None
-            shape = spec.get("shape") if isinstance(spec, dict) else None
-            if (
-                dtype is None
-                or not isinstance(shape, list)
-                or not all(isinstance(n, int) and n >= 0 for n in shape)
-            ):
-                return {"channel_error": "malformed output spec"}
-            numel = 1
-            for n in shape:
-                numel *= n
-            total += numel * torch.empty((), dtype=dtype).element_size()
-            if total > limit:
-                return {
-                    "channel_error": f"outputs of {total} bytes are more than this task can produce"
-                }
-            buf = cuda_ipc.empty(numel, dtype, self.ref.device).view(shape)
-            self.outbufs.append(buf.fill_(float("nan")) if dtype.is_floating_point else buf)
+        self.outbufs = []
+        problem = add_output_buffers(
+            self.outbufs,
+            list(req.get("specs") or []),
+            4 * self.ref.need().outputs + (1 << 20),
+            self.ref.device,
+        )
+        if problem:
+            return {"channel_error": problem}
         return {
             "buffers": [
                 export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)
@@ -237,61 +221,19 @@ class Judge:
             for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"], strict=True))
             if a != b
         ]
-        checks.append(
-            Check(
-                "inputs_unchanged",
-                not changed,
-                f"{label}: inputs were modified by the candidate (input {changed}); a kernel must not "
-                "write its inputs"
-                if changed
-                else "inputs unchanged",
-            )
-        )
         aliased = req.get("aliased") or []
-        checks.append(
-            Check(
-                "no_alias",
-                not aliased,
-                f"{label}: output {aliased} aliases an input or a parameter; allocate new outputs"
-                if aliased
-                else "outputs are fresh memory",
-            )
-        )
+        checks += input_checks(label, changed, aliased)
         if changed or aliased:
             return {"checks": [c.__dict__ for c in checks]}
-        outs: list[Any] = []
-        problem = ""
-        pending = 0
-        for i, item in enumerate(req.get("outputs") or []):
-            if not isinstance(item, dict):
-                problem = f"output {i} is not described"
-            elif "pending" in item:
-                if not item.get("plain", False):
-                    problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
-                if len(self.outbufs) <= pending:
-                    problem = f"output {i} was not copied into the judge's buffers"
-                else:
-                    outs.append(self.outbufs[pending])
-                pending += 1
-            elif "tensor" in item:
-                if not item.get("plain", False):
-                    problem = f"output {i}: expected a plain torch.Tensor, got a tensor subclass"
-                outs.append(
-                    placed(
-                        item["tensor"],
-                        open_tensor(
-                            item["tensor"], self.folder, max(4 * nbytes([s["out"]]), 1 << 20)
-                        ),
-                    )
-                )
-            elif "value" in item:
-                outs.append(item["value"])
-            else:
-                problem = (
-                    f"output {i}: expected a plain torch.Tensor, got {str(item.get('other'))[:60]}"
-                )
+        outs, problem = received_outputs(
+            list(req.get("outputs") or []),
+            self.outbufs,
+            self.folder,
+            max(4 * nbytes([s["out"]]), 1 << 20),
+        )
+        detail: dict[str, Any] = {}
         if problem:
-            passed, message, detail = False, problem, {}
+            passed, message = False, problem
         else:
             with torch.no_grad():
                 passed, message, detail = self._compare(
@@ -353,69 +295,21 @@ class Judge:
     def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:
         """The library-op rule, whether the custom kernels produced the outputs, and precision, from the
         candidate process's counts and this process's comparisons."""
-        from types import SimpleNamespace
-
-        from kernelevo.verify.opwatch import (
-            describe_split,
-            is_neutral,
-            library_op_check,
-            needs_profile,
-        )
-        from kernelevo.verify.policy import contribution_check, precision_check
-
         assert self.ref is not None
-        cand_ops = {str(k): int(v) for k, v in (req.get("cand_ops") or {}).items()}
-        strict, allowed = bool(req.get("strict")), list(req.get("allowed") or [])
-        lib = library_op_check(self.ref_ops, cand_ops, allowed, strict)
-        checks = [lib]
-        facts = SimpleNamespace(
-            custom_calls=int(req.get("custom_calls") or 0),
-            untraced_outputs=[str(u) for u in req.get("untraced") or []],
-            task=self.ref.module,
-            precision=self.precision,
-            precision_failure=self.precision_failure,
-            precision_rel_l2=self.precision_rel_l2,
-            reference_tf32=self.ref_tf32_conv,
+        return library_policy(
+            req,
+            self.ref_ops,
+            PrecisionFacts(
+                task=self.ref.module,
+                precision=self.precision,
+                precision_failure=self.precision_failure,
+                precision_rel_l2=self.precision_rel_l2,
+                reference_tf32=self.ref_tf32_conv,
+            ),
         )
-        contributes = (
-            contribution_check(facts, int(req.get("launches") or 0)) if lib.passed else None
-        )
-        if contributes is not None:
-            checks.append(contributes)
-        precision = precision_check(facts, {"precision": list(req.get("precision") or [])})
-        kept = lib.detail.get("kept", [])
-        split = (
-            describe_split(
-                kept,
-                lib.detail.get("replaced", []),
-                int(req.get("kernels") or 0) or 1,
-                str(req.get("backend") or "triton"),
-            )
-            if kept
-            else ""
-        )
-        return {
-            "checks": [c.__dict__ for c in checks],
-            "precision": precision.__dict__ if precision else None,
-            "library_ops": sorted(n for n in cand_ops if not is_neutral(n)),
-            "kept": kept,
-            "split": split,
-            "needs_profile": needs_profile(req.get("backend"), self.ref_ops),
-        }
 
     def op_kernel_policy(self, req: dict[str, Any]) -> dict[str, Any]:
-        from kernelevo.verify.opwatch import kernel_check, own_kernel_names
-
-        own = set(req.get("launched") or []) | own_kernel_names(str(req.get("source") or ""))
-        return {
-            "check": kernel_check(
-                list(req.get("names") or []),
-                self.ref_ops,
-                list(req.get("allowed") or []),
-                own,
-                bool(req.get("strict")),
-            ).__dict__
-        }
+        return kernel_policy(req, self.ref_ops)
 
     # -- timing ----------------------------------------------------------------------------
     def op_timing_sets(self, req: dict[str, Any]) -> dict[str, Any]:

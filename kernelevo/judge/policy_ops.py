@@ -1,0 +1,90 @@
+"""The judge's policy replies: the library-op rule, whether the candidate's own kernels produced
+its outputs, the precision level its outputs met, and the kernel-name rule, decided from the
+candidate process's counts (data) and what the judge saw of the reference.
+
+Apart from judge/process.py, which holds the reference and the input sets, because these are
+decisions over facts already gathered; the rules themselves are in verify/opwatch.py and
+verify/policy.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class PrecisionFacts:
+    """What the judge's comparisons found about precision, for the policy's checks."""
+
+    task: Any  # the task's module (its ALLOW_TF32 / ALLOW_BF16)
+    precision: str | None  # the loosest level the outputs needed so far (None: the strictest)
+    precision_failure: tuple[str, dict[str, Any]] | None  # the first failure a looser level passed
+    precision_rel_l2: float
+    reference_tf32: bool  # the reference's convolution ran in TF32
+
+
+def library_policy(req: dict[str, Any], ref_ops: set[str], facts: PrecisionFacts) -> dict[str, Any]:
+    """The library-op check, the contribution check and the precision verdict for one candidate."""
+    from types import SimpleNamespace
+
+    from kernelevo.verify.opwatch import (
+        describe_split,
+        is_neutral,
+        library_op_check,
+        needs_profile,
+    )
+    from kernelevo.verify.policy import contribution_check, precision_check
+
+    cand_ops = {str(k): int(v) for k, v in (req.get("cand_ops") or {}).items()}
+    strict, allowed = bool(req.get("strict")), list(req.get("allowed") or [])
+    lib = library_op_check(ref_ops, cand_ops, allowed, strict)
+    checks = [lib]
+    seen = SimpleNamespace(
+        custom_calls=int(req.get("custom_calls") or 0),
+        untraced_outputs=[str(u) for u in req.get("untraced") or []],
+        task=facts.task,
+        precision=facts.precision,
+        precision_failure=facts.precision_failure,
+        precision_rel_l2=facts.precision_rel_l2,
+        reference_tf32=facts.reference_tf32,
+    )
+    contributes = contribution_check(seen, int(req.get("launches") or 0)) if lib.passed else None
+    if contributes is not None:
+        checks.append(contributes)
+    precision = precision_check(seen, {"precision": list(req.get("precision") or [])})
+    kept = lib.detail.get("kept", [])
+    split = (
+        describe_split(
+            kept,
+            lib.detail.get("replaced", []),
+            int(req.get("kernels") or 0) or 1,
+            str(req.get("backend") or "triton"),
+        )
+        if kept
+        else ""
+    )
+    return {
+        "checks": [c.__dict__ for c in checks],
+        "precision": precision.__dict__ if precision else None,
+        "library_ops": sorted(n for n in cand_ops if not is_neutral(n)),
+        "kept": kept,
+        "split": split,
+        "needs_profile": needs_profile(req.get("backend"), ref_ops),
+    }
+
+
+def kernel_policy(req: dict[str, Any], ref_ops: set[str]) -> dict[str, Any]:
+    """The check on the names of the kernels the candidate launched."""
+    from kernelevo.verify.opwatch import kernel_check, own_kernel_names
+
+    own = set(req.get("launched") or []) | own_kernel_names(str(req.get("source") or ""))
+    return {
+        "check": kernel_check(
+            list(req.get("names") or []),
+            ref_ops,
+            list(req.get("allowed") or []),
+            own,
+            bool(req.get("strict")),
+        ).__dict__
+    }
