@@ -21,6 +21,8 @@ from typing import Any
 
 from kernelevo.judge import baseline_store
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
+from kernelevo.judge.input_sets import check_input_sets
+from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
 
@@ -52,6 +54,12 @@ def exchange_folder(ev: Any = None) -> str:
 
 
 class Session:
+    # set by the policy step (judge/session_policy.py), read once the outputs matched
+    library_ops: list[str]
+    kept: list[str]
+    precision: Check | None
+    split: str
+
     def __init__(
         self,
         task: TaskFile,
@@ -134,73 +142,6 @@ class Session:
             if isinstance(name, str) and "/" not in name and name.startswith("out-"):
                 with contextlib.suppress(OSError):
                     os.remove(os.path.join(self.folder, name))
-
-    def one_set(
-        self,
-        name: str,
-        label: str,
-        seed: int,
-        candidate_first: bool,
-        rerun: int | None,
-        extra: int | None = None,
-    ) -> None:
-        t0 = time.perf_counter()
-        inp = self.judge.ask("inputs", set=name, seed=seed, extra=extra)
-        self.inputs.append(inp["summary"])
-        when = f"running forward on {label}"
-        if candidate_first:
-            out = self.delivered(
-                self.cand.ask("run", when, set=name, args=inp["args"], label=label), label
-            )
-            self.judge.ask("reference", set=name)
-        else:
-            self.judge.ask("reference", set=name)
-            out = self.delivered(
-                self.cand.ask("run", when, set=name, args=inp["args"], label=label), label
-            )
-        self._facts(out, label)
-        verdict = self.judge.ask(
-            "compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label
-        )
-        self._drop_outputs(out.get("outputs") or [])
-        self.fail_on([verdict])
-        if rerun is not None:
-            again = f"{label}, new values in the same buffers"
-            self.judge.ask("refill", set=name, seed=rerun)
-            out = self.delivered(
-                self.cand.ask(
-                    "run", f"running forward on {again}", set=name, args=inp["args"], label=again
-                ),
-                again,
-            )
-            self._facts(out, again)
-            self.judge.ask("reference", set=name)
-            verdict = self.judge.ask(
-                "compare",
-                set=name,
-                outputs=out.get("outputs"),
-                aliased=out.get("aliased"),
-                label=again,
-                name="same_buffers_new_values",
-                suffix=" (results cached by pointer?)",
-            )
-            self._drop_outputs(out.get("outputs") or [])
-            self.fail_on([verdict])
-        self.cand.ask("drop", "dropping an input set", set=name)
-        self.judge.ask("drop", set=name)
-        self.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
-
-    def sets(self, seeds: list[int], begin: dict[str, Any]) -> None:
-        for i, seed in enumerate(seeds):
-            self.one_set(
-                f"s{i}",
-                f"input set {i + 1} (seed {seed})",
-                seed,
-                candidate_first=i % 2 == 0,
-                rerun=seed + 1 if i == 0 else None,
-            )
-        for j in range(int(begin.get("n_extra") or 0)):
-            self.one_set(f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)
 
     def probe(self) -> None:
         """The reference alone on the input sets, before any candidate: its faults are the task's
@@ -302,7 +243,7 @@ class Session:
             begin, loaded = self.begin(seeds[0])
             self.phases["load_s"] = loaded.get("load_s")
             try:
-                self.sets(seeds, begin)
+                check_input_sets(self, seeds, begin)
             except CandidateFailed as exc:
                 # Weights folded at construction (a constant divided in once) cannot take the reference's
                 # randomised weights: judged as KernelBench does, from one seed, where that seed decides
@@ -316,7 +257,7 @@ class Session:
                 self.cand.close()
                 self.cand.open()
                 begin, loaded = self.begin(seeds[0], same_seed_only=True)
-                self.sets(seeds, begin)
+                check_input_sets(self, seeds, begin)
             self.checks.append(
                 Check(
                     "candidate_ran_first",
@@ -325,7 +266,7 @@ class Session:
                 )
             )
             report = self.cand.ask("report", "reporting")
-            self.policy(report)
+            decide_policy(self, report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)
             if measure and self.device == "cuda":
                 from kernelevo.judge.timing_check import timed
@@ -379,74 +320,6 @@ class Session:
             },
         )
         return verdict, dict(report.get("signatures") or {})
-
-    def policy(self, report: dict[str, Any]) -> None:
-        """Library ops, kernels that contribute, precision: decided in the judge (verify/opwatch.py,
-        verify/policy.py) from what the candidate process counted; the engine does not import torch."""
-        allowed = list(self.task.hints.get("ALLOWED_LIBRARY_OPS", []) or [])
-        strict = bool(self.policy_args.get("strict"))
-        cand_ops = {str(k): int(v) for k, v in (report.get("ops") or {}).items()}
-        decided = self.judge.ask(
-            "library_policy",
-            cand_ops=cand_ops,
-            allowed=allowed,
-            backend=self.backend,
-            strict=strict,
-            precision=list(self.policy_args.get("precision") or []),
-            custom_calls=self.custom_calls,
-            untraced=self.untraced[:50],
-            launches=self.launches,
-            kernels=len(report.get("kernels") or {}),
-        )
-        self.library_ops, self.kept = decided["library_ops"], decided.get("kept", [])
-        self.precision = Check(**decided["precision"]) if decided.get("precision") else None
-        for c in decided["checks"]:
-            check = Check(**c)
-            self.checks.append(check)
-            if not check.passed:
-                raise CandidateFailed("rejected", check.message)
-        if self.device == "cuda" and decided["needs_profile"]:
-            inp = self.judge.ask("inputs", set="profile", seed=self.base + 1)
-            names = self.cand.ask(
-                "profile", "profiling the kernels", set="profile", args=inp["args"]
-            )["kernels"]
-            self.cand.ask("drop", "dropping an input set", set="profile")
-            self.judge.ask("drop", set="profile")
-            kc = Check(
-                **self.judge.ask(
-                    "kernel_policy",
-                    names=[str(n) for n in names][:10000],
-                    allowed=allowed,
-                    launched=[str(k) for k in (report.get("kernels") or {})][:1000],
-                    source=self.cand_path.read_text(),
-                    strict=strict,
-                )["check"]
-            )
-            self.checks.append(kc)
-            if not kc.passed:
-                raise CandidateFailed("rejected", kc.message)
-            if self.backend == "cuda_inline":
-                self.launches = max(self.launches, len(kc.detail["custom_kernels"]))
-        self.checks.append(
-            Check(
-                "kernel_launched",
-                self.launches > 0,
-                f"{self.launches} kernel launches"
-                if self.launches
-                else "no custom kernel launched: the outputs came from PyTorch ops",
-                {"launches": self.launches},
-            )
-        )
-        if self.launches == 0:
-            raise CandidateFailed(
-                "rejected",
-                "no kernel launched: the outputs came from PyTorch ops, not a custom kernel",
-            )
-        if self.precision is not None:
-            self.checks.append(self.precision)
-            if not self.precision.passed:
-                raise CandidateFailed("incorrect", self.precision.message)
-        self.split = decided.get("split") or ""
 
 
 def _built(folder: str) -> set[str]:

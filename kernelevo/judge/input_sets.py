@@ -1,0 +1,87 @@
+"""The input sets of one verification, in the order that keeps the dynamic checks honest: each
+drawn by the judge from a seed the candidate never learns, the candidate run before the
+reference on alternate sets, the first set refilled with new values in the same buffers (a
+kernel that caches results by pointer fails), then the task's extra shapes; each set dropped on
+both sides before the next (the memory plan).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kernelevo.judge.session import Session
+
+
+def one_set(
+    session: Session,
+    name: str,
+    label: str,
+    seed: int,
+    candidate_first: bool,
+    rerun: int | None,
+    extra: int | None = None,
+) -> None:
+    """One input set: drawn by the judge, run by the candidate and the reference (in the given
+    order), compared, optionally refilled and compared again, then dropped on both sides."""
+    t0 = time.perf_counter()
+    inp = session.judge.ask("inputs", set=name, seed=seed, extra=extra)
+    session.inputs.append(inp["summary"])
+    when = f"running forward on {label}"
+    if candidate_first:
+        out = session.delivered(
+            session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+        )
+        session.judge.ask("reference", set=name)
+    else:
+        session.judge.ask("reference", set=name)
+        out = session.delivered(
+            session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+        )
+    session._facts(out, label)
+    verdict = session.judge.ask(
+        "compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label
+    )
+    session._drop_outputs(out.get("outputs") or [])
+    session.fail_on([verdict])
+    if rerun is not None:
+        again = f"{label}, new values in the same buffers"
+        session.judge.ask("refill", set=name, seed=rerun)
+        out = session.delivered(
+            session.cand.ask(
+                "run", f"running forward on {again}", set=name, args=inp["args"], label=again
+            ),
+            again,
+        )
+        session._facts(out, again)
+        session.judge.ask("reference", set=name)
+        verdict = session.judge.ask(
+            "compare",
+            set=name,
+            outputs=out.get("outputs"),
+            aliased=out.get("aliased"),
+            label=again,
+            name="same_buffers_new_values",
+            suffix=" (results cached by pointer?)",
+        )
+        session._drop_outputs(out.get("outputs") or [])
+        session.fail_on([verdict])
+    session.cand.ask("drop", "dropping an input set", set=name)
+    session.judge.ask("drop", set=name)
+    session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
+
+
+def check_input_sets(session: Session, seeds: list[int], begin: dict[str, Any]) -> None:
+    """Every input set in turn (the first also refilled with new values), then the extra shapes."""
+    for i, seed in enumerate(seeds):
+        one_set(
+            session,
+            f"s{i}",
+            f"input set {i + 1} (seed {seed})",
+            seed,
+            candidate_first=i % 2 == 0,
+            rerun=seed + 1 if i == 0 else None,
+        )
+    for j in range(int(begin.get("n_extra") or 0)):
+        one_set(session, f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)

@@ -1,0 +1,86 @@
+"""A verification's policy step, after the outputs matched: the library-op rule, whether the
+candidate's own kernels produced the outputs, its kernel names (profiled on a GPU when the
+rule needs them), a kernel launched at all, and the precision level the outputs met.
+
+Decided in the judge process (judge/policy_ops.py) from what the candidate process counted;
+the session only asks and records, and raises CandidateFailed on the first failed check.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kernelevo.judge.clients import CandidateFailed
+from kernelevo.verdict import Check
+
+if TYPE_CHECKING:
+    from kernelevo.judge.session import Session
+
+
+def decide_policy(session: Session, report: dict[str, Any]) -> None:
+    """Library ops, kernels that contribute, precision: decided in the judge (verify/opwatch.py,
+    verify/policy.py) from what the candidate process counted; the engine does not import torch."""
+    allowed = list(session.task.hints.get("ALLOWED_LIBRARY_OPS", []) or [])
+    strict = bool(session.policy_args.get("strict"))
+    cand_ops = {str(k): int(v) for k, v in (report.get("ops") or {}).items()}
+    decided = session.judge.ask(
+        "library_policy",
+        cand_ops=cand_ops,
+        allowed=allowed,
+        backend=session.backend,
+        strict=strict,
+        precision=list(session.policy_args.get("precision") or []),
+        custom_calls=session.custom_calls,
+        untraced=session.untraced[:50],
+        launches=session.launches,
+        kernels=len(report.get("kernels") or {}),
+    )
+    session.library_ops, session.kept = decided["library_ops"], decided.get("kept", [])
+    session.precision = Check(**decided["precision"]) if decided.get("precision") else None
+    for c in decided["checks"]:
+        check = Check(**c)
+        session.checks.append(check)
+        if not check.passed:
+            raise CandidateFailed("rejected", check.message)
+    if session.device == "cuda" and decided["needs_profile"]:
+        inp = session.judge.ask("inputs", set="profile", seed=session.base + 1)
+        names = session.cand.ask(
+            "profile", "profiling the kernels", set="profile", args=inp["args"]
+        )["kernels"]
+        session.cand.ask("drop", "dropping an input set", set="profile")
+        session.judge.ask("drop", set="profile")
+        kc = Check(
+            **session.judge.ask(
+                "kernel_policy",
+                names=[str(n) for n in names][:10000],
+                allowed=allowed,
+                launched=[str(k) for k in (report.get("kernels") or {})][:1000],
+                source=session.cand_path.read_text(),
+                strict=strict,
+            )["check"]
+        )
+        session.checks.append(kc)
+        if not kc.passed:
+            raise CandidateFailed("rejected", kc.message)
+        if session.backend == "cuda_inline":
+            session.launches = max(session.launches, len(kc.detail["custom_kernels"]))
+    session.checks.append(
+        Check(
+            "kernel_launched",
+            session.launches > 0,
+            f"{session.launches} kernel launches"
+            if session.launches
+            else "no custom kernel launched: the outputs came from PyTorch ops",
+            {"launches": session.launches},
+        )
+    )
+    if session.launches == 0:
+        raise CandidateFailed(
+            "rejected",
+            "no kernel launched: the outputs came from PyTorch ops, not a custom kernel",
+        )
+    if session.precision is not None:
+        session.checks.append(session.precision)
+        if not session.precision.passed:
+            raise CandidateFailed("incorrect", session.precision.message)
+    session.split = decided.get("split") or ""
