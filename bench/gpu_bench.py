@@ -47,9 +47,9 @@ class Bench:
 BENCHES = (
     Bench(
         "gpu_tests",
-        "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 300 -n 4 --dist loadfile"
+        "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 150 -n 8 --dist load"
         " tests/gpu tests/test_offline_inductor.py tests/test_offline_templates.py",
-        420,
+        300,
     ),
     Bench(
         "adversarial",
