@@ -25,7 +25,9 @@ def handle(detect: Callable[[str, str], Any], request: dict[str, Any]) -> dict[s
     try:
         detection = detect(request["source"], request["path"])
         targets = [
-            dataclasses.asdict(t) if dataclasses.is_dataclass(t) else dict(t)
+            dataclasses.asdict(t)
+            if dataclasses.is_dataclass(t) and not isinstance(t, type)
+            else dict(t)
             for t in detection.targets
         ]
         return {

@@ -134,7 +134,7 @@ def hover_markdown(
     if offer:
         lines += ["", offer]
     lines.append("")
-    rows = []
+    rows: list[tuple[str, float, float | None]] = []
     if r.reference_ms is not None:
         rows.append(("PyTorch eager (reference)", r.reference_ms, 1.0))
     if r.compile_ms is not None:

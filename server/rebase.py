@@ -50,10 +50,9 @@ def rebase(old: str, new: str, current: str) -> list[LineEdit]:
     for i1, i2, text in hunks:
         if i2 > i1:
             mapped = [mapping.get(i) for i in range(i1, i2)]
-            if None in mapped or mapped != list(range(mapped[0], mapped[0] + len(mapped))):  # type: ignore[index,operator]
-                raise RebaseConflict(f"lines {i1 + 1}-{i2} changed since the file was saved")
             start = mapped[0]
-            assert start is not None
+            if start is None or mapped != list(range(start, start + len(mapped))):
+                raise RebaseConflict(f"lines {i1 + 1}-{i2} changed since the file was saved")
             edits.append(LineEdit(start, start + (i2 - i1), text))
         else:
             # Pure insertion before old line i1: anchor on the line it precedes or follows.

@@ -8,6 +8,8 @@ the user has reviewed the diff already). Clients without them get a plain `chang
 
 from __future__ import annotations
 
+from typing import cast
+
 from kernelevo_server.proposals import FileChange, Proposal
 from lsprotocol import types
 
@@ -63,7 +65,11 @@ def build(
     annotated = bool(getattr(we, "change_annotation_support", None)) and doc_changes
     if not doc_changes:
         return types.WorkspaceEdit(
-            changes={f.uri: text_edits(f, encoding, False) for f in proposal.files if f.edits}
+            changes={
+                f.uri: cast(list[types.TextEdit], text_edits(f, encoding, False))
+                for f in proposal.files
+                if f.edits
+            }
         )
     changes: list = []
     for f in proposal.files:

@@ -7,7 +7,7 @@ no AST nodes, only str/int/list.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Self
 
 KINDS = ("module", "function", "triton_kernel", "triton_launcher", "cuda_inline", "cuda_file")
 
@@ -36,7 +36,7 @@ class Target:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Target:
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in data.items() if k in known})
 

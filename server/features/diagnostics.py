@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 
 from kernelevo_server.analysis import DocState, TargetInfo
 from kernelevo_server.app import KernelEvoServer
@@ -87,7 +89,7 @@ def diagnostics_for(
         r = results.get(t.id)
         if t.id in applied:
             continue
-        if offers_kernel(r):
+        if r is not None and offers_kernel(r):
             out.append(
                 types.Diagnostic(
                     range=rng,
@@ -114,15 +116,14 @@ def diagnostics_for(
     return out
 
 
-def _spawn(coro) -> None:
+def _spawn(coro: Coroutine[Any, Any, Any]) -> None:
     task = asyncio.ensure_future(coro)
-    task.add_done_callback(
-        lambda t: (
-            t.cancelled()
-            or t.exception() is None
-            or logger.error("publishing diagnostics failed", exc_info=t.exception())
-        )
-    )
+    task.add_done_callback(_log_failure)
+
+
+def _log_failure(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("publishing diagnostics failed", exc_info=task.exception())
 
 
 def register(server: KernelEvoServer) -> None:
