@@ -17,7 +17,7 @@ import torch
 
 from kernelevo.verdict import Check
 
-NEUTRAL_OPS = {
+ALLOCATION_OPS = {
     "empty",
     "empty_like",
     "empty_strided",
@@ -28,10 +28,12 @@ NEUTRAL_OPS = {
     "new_zeros",
     "ones",
     "ones_like",
-    "new_ones",
     "full",
     "full_like",
     "new_full",
+}
+NEUTRAL_OPS = ALLOCATION_OPS | {  # what allocates, views or moves, and computes nothing
+    "new_ones",
     "fill_",
     "zero_",
     "fill",

@@ -17,6 +17,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_mod
 
 from kernelevo.measure.precision import CONVOLUTION_OPS, convolution_runs_tf32
 from kernelevo.verify.library_ops import (
+    ALLOCATION_OPS,
     GEMM_KERNEL,
     LIBRARY_FAMILIES,
     LIBRARY_KERNEL,
@@ -77,23 +78,6 @@ def _storages(value: Any) -> set[int]:
     if isinstance(value, dict):
         return _storages(list(value.values()))
     return set()
-
-
-ALLOCATION_OPS = {
-    "empty",
-    "empty_like",
-    "empty_strided",
-    "new_empty",
-    "new_empty_strided",
-    "zeros",
-    "zeros_like",
-    "new_zeros",
-    "ones",
-    "ones_like",
-    "full",
-    "full_like",
-    "new_full",
-}
 
 
 class DataFlow:
