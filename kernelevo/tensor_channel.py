@@ -34,9 +34,8 @@ DTYPES = {
 }
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,120}$")
 _kept: list[torch.Tensor] = []  # GPU copies made for export, alive until the verification ends
-_accept_ipc = (
-    False  # only a candidate process maps CUDA IPC handles (the judge's, never the reverse)
-)
+# only a candidate process maps CUDA IPC handles (the judge's, never the reverse)
+_accept_ipc = False
 
 
 def accept_cuda_ipc() -> None:
@@ -196,9 +195,7 @@ def open_tensor(desc: Any, folder: str, max_bytes: int) -> torch.Tensor:
 
 
 def _ints(values: object) -> TypeGuard[list[int]]:
-    return isinstance(values, list) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in values
-    )
+    return isinstance(values, list) and all(_int(v) for v in values)
 
 
 def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc") -> list[Any]:
