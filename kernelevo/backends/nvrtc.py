@@ -25,9 +25,10 @@ from kernelevo.backends.nvcc import CudaCompileTimeout, CudaUnavailable, find_nv
 
 SOURCE_NAME = "kernel.cu"
 PRELUDE_NAME = "kernelevo_nvrtc_prelude.h"
-# nvcc includes cuda_runtime.h, and with it the C library's math.h, float.h and limits.h, in
-# every source; NVRTC has none of them. The constants kernels use most, with the same values
-# (INFINITY and NAN as device intrinsics: in a constant expression NVRTC fails and nvcc compiles).
+# nvcc includes cuda_runtime.h, and with it the C library's math.h and limits.h, in every
+# source; NVRTC has none of them. The constants kernels use most, with the same values (INFINITY
+# and NAN as device intrinsics: in a constant expression NVRTC fails and nvcc compiles). float.h's
+# FLT_* are here too although nvcc needs <cfloat> for them (seen on the H200).
 PRELUDE = "".join(
     f"#ifndef {name}\n#define {name} {value}\n#endif\n"
     for name, value in (
