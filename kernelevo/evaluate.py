@@ -28,7 +28,7 @@ class Evaluator:
         compiler: Any = None,
         warmup: str = "1",
     ) -> None:
-        """`warmup`: the judge's warm-up, "1" (a search, the service) or "light" (one verdict)."""
+        """`warmup`: the judge's warm-up, "1" (a search) or "light" (one verdict, the service)."""
         self.device, self.gpu = device, gpu
         from kernelevo.measure.machine import arch_env
 
