@@ -1,64 +1,53 @@
 """GPU memory shared between the judge and a candidate process by legacy CUDA IPC handles, one allocation each.
 
 PyTorch's own sharing (`_share_cuda_`) failed on the H200 even between two plain processes,
-while a handle from `cudaIpcGetMemHandle` opened in every sandbox we use (bench/cuda_ipc_sandbox.py).
-Every block here is its own `cudaMalloc`, so a handle maps exactly that block and never a
-caching-allocator segment holding the judge's other tensors (its reference outputs, its
-private input copies). The runtime is the libcudart PyTorch already loaded (same primary context).
+while a legacy handle of a plain device allocation opened in every sandbox we use
+(bench/cuda_ipc_sandbox.py). Every block here is its own `cuMemAlloc`, so a handle maps exactly
+that block and never a caching-allocator segment holding the judge's other tensors (its
+reference outputs, its private input copies).
+
+The calls go through NVIDIA's `cuda.bindings.driver`, loaded on first use (the engine and the
+language server never load it), in the device's primary context, the one torch's runtime works
+in, made current on the calling thread by the CUDA fast path's driver (backends/cuda_driver.py).
+The driver API rather than `cuda.bindings.runtime`: that module carries a CUDA runtime of its
+own, a second one beside the libcudart torch loaded, with its own per-thread current device;
+the driver API is one libcuda per process and every call here names the context it works in.
 """
 
 from __future__ import annotations
 
-import ctypes
-import threading
 import weakref
 from typing import Any
 
 import torch
 
+from kernelevo.backends.cuda_driver import driver
+from kernelevo.backends.nvcc import CudaError
+
 HANDLE_BYTES = 64
-_LAZY_PEER_ACCESS = 1
-_lock = threading.Lock()
-_lib: Any = None
 _own: weakref.WeakValueDictionary[int, _Block]  # blocks made here, by address
 _opened: weakref.WeakValueDictionary[bytes, _Block]  # blocks mapped from another process, by handle
 
 
-class CudaIpcError(RuntimeError):
+class CudaIpcError(CudaError):
     """A block could not be allocated, exported or opened (the caller falls back to files)."""
 
 
-class _Handle(ctypes.Structure):
-    _fields_ = [("reserved", ctypes.c_char * HANDLE_BYTES)]
+def _driver_on(device: int) -> Any:
+    """The driver, with `device`'s primary context (torch's) current on this thread."""
+    torch.cuda.init()
+    try:
+        d = driver()
+        d.use_context(device)
+    except CudaError as e:  # no cuda-bindings, no libcuda, a driver too old for the bindings
+        raise CudaIpcError(str(e)) from None
+    return d
 
 
-def _cudart() -> Any:
-    global _lib
-    with _lock:
-        if _lib is None:
-            torch.cuda.init()
-            with open("/proc/self/maps") as f:
-                paths = [line.split()[-1] for line in f if "libcudart.so" in line]
-            if not paths:
-                raise CudaIpcError("no CUDA runtime library is loaded in this process")
-            lib = ctypes.CDLL(paths[0])
-            vp = ctypes.c_void_p
-            lib.cudaMalloc.argtypes = [ctypes.POINTER(vp), ctypes.c_size_t]
-            lib.cudaFree.argtypes = [vp]
-            lib.cudaSetDevice.argtypes = [ctypes.c_int]
-            lib.cudaIpcGetMemHandle.argtypes = [ctypes.POINTER(_Handle), vp]
-            lib.cudaIpcOpenMemHandle.argtypes = [ctypes.POINTER(vp), _Handle, ctypes.c_uint]
-            lib.cudaIpcCloseMemHandle.argtypes = [vp]
-            lib.cudaGetErrorString.argtypes = [ctypes.c_int]
-            lib.cudaGetErrorString.restype = ctypes.c_char_p
-            _lib = lib
-    return _lib
-
-
-def _check(code: int, what: str) -> None:
-    if code != 0:
-        text = _cudart().cudaGetErrorString(code).decode(errors="replace")
-        raise CudaIpcError(f"{what}: CUDA error {code} ({text})")
+def _result(d: Any, result: tuple[Any, ...], what: str) -> Any:
+    """The value of a `(CUresult, value)` pair, or a one-line CudaIpcError naming the call."""
+    d.check(result[0], what, CudaIpcError)
+    return result[1] if len(result) > 1 else None
 
 
 def available() -> bool:
@@ -94,14 +83,17 @@ class _Block:
         }
 
     def __del__(self) -> None:
-        lib = _lib
-        if lib is None or not self.ptr:
+        if not self.ptr:
             return
-        lib.cudaSetDevice(self.device)
-        if self.opened:
-            lib.cudaIpcCloseMemHandle(ctypes.c_void_p(self.ptr))
-        else:
-            lib.cudaFree(ctypes.c_void_p(self.ptr))
+        try:  # nothing can be raised from here; at interpreter exit the bindings may be gone
+            d = driver()
+            d.use_context(self.device)
+            if self.opened:
+                d.cu.cuIpcCloseMemHandle(self.ptr)
+            else:
+                d.cu.cuMemFree(self.ptr)
+        except Exception:
+            pass
 
 
 def _raw(block: _Block) -> torch.Tensor:
@@ -111,13 +103,11 @@ def _raw(block: _Block) -> torch.Tensor:
 
 def empty(numel: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """A flat tensor in an allocation of its own, exportable with `handle_of`."""
-    lib = _cudart()
     index = device.index if device.index is not None else torch.cuda.current_device()
     nbytes = max(numel, 1) * torch.empty((), dtype=dtype).element_size()
-    ptr = ctypes.c_void_p()
-    _check(lib.cudaSetDevice(index), "cudaSetDevice")
-    _check(lib.cudaMalloc(ctypes.byref(ptr), nbytes), f"cudaMalloc of {nbytes} bytes")
-    block = _Block(int(ptr.value or 0), nbytes, index, opened=False)
+    d = _driver_on(index)
+    ptr = int(_result(d, d.cu.cuMemAlloc(nbytes), f"cuMemAlloc of {nbytes} bytes"))
+    block = _Block(ptr, nbytes, index, opened=False)
     _own[block.ptr] = block
     return _raw(block).view(dtype)[:numel]
 
@@ -140,16 +130,12 @@ def handle_of(t: torch.Tensor) -> dict[str, Any]:
     block = _own.get(t.untyped_storage().data_ptr())
     if block is None:
         raise CudaIpcError("the tensor is not in an allocation of its own (use copy_of)")
-    lib = _cudart()
-    handle = _Handle()
-    _check(lib.cudaSetDevice(block.device), "cudaSetDevice")
-    _check(lib.cudaIpcGetMemHandle(ctypes.byref(handle), ctypes.c_void_p(block.ptr)), "export")
+    d = _driver_on(block.device)
+    handle = bytes(_result(d, d.cu.cuIpcGetMemHandle(block.ptr), "cuIpcGetMemHandle").reserved)
+    if len(handle) != HANDLE_BYTES:
+        raise CudaIpcError(f"cuIpcGetMemHandle gave {len(handle)} bytes, not {HANDLE_BYTES}")
     torch.cuda.synchronize(block.device)  # the values are written before another process reads
-    return {
-        "device": block.device,
-        "handle": ctypes.string_at(ctypes.addressof(handle), HANDLE_BYTES),
-        "size": block.nbytes,
-    }
+    return {"device": block.device, "handle": handle, "size": block.nbytes}
 
 
 def open_handle(handle: bytes, nbytes: int, device: int) -> torch.Tensor:
@@ -159,12 +145,12 @@ def open_handle(handle: bytes, nbytes: int, device: int) -> torch.Tensor:
         raise CudaIpcError("a CUDA IPC handle is 64 bytes")
     block = _opened.get(handle)
     if block is None:
-        lib = _cudart()
-        h = _Handle.from_buffer_copy(handle)
-        ptr = ctypes.c_void_p()
-        _check(lib.cudaSetDevice(device), "cudaSetDevice")
-        _check(lib.cudaIpcOpenMemHandle(ctypes.byref(ptr), h, _LAZY_PEER_ACCESS), "open")
-        block = _Block(int(ptr.value or 0), nbytes, device, opened=True)
+        d = _driver_on(device)
+        h = d.cu.CUipcMemHandle()
+        h.reserved = handle
+        lazy = int(d.cu.CUipcMem_flags.CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
+        ptr = int(_result(d, d.cu.cuIpcOpenMemHandle(h, lazy), "cuIpcOpenMemHandle"))
+        block = _Block(ptr, nbytes, device, opened=True)
         _opened[handle] = block
     if block.nbytes < nbytes:
         raise CudaIpcError("a CUDA IPC descriptor claims more bytes than its block")
