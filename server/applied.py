@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from kernelevo.atomic_write import write_atomic
 from kernelevo.targets.apply_templates import applied_run_id
 
 if TYPE_CHECKING:
@@ -94,9 +95,7 @@ class Applications:
     def _save(self) -> None:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps([asdict(a) for a in self._items], indent=1), "utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps([asdict(a) for a in self._items], indent=1))
         except OSError as exc:
             logger.warning("cannot record the applied kernel in %s: %s", self.path, exc)
 

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernelevo.atomic_write import write_atomic
 from kernelevo.backends import nvrtc
 from kernelevo.backends.nvcc import (
     DEFAULT_TIMEOUT_S,
@@ -80,9 +81,7 @@ def _read(path: Path) -> bytes:
 
 
 def _write(path: Path, data: bytes) -> None:
-    part = path.with_name(f".{path.name}.{os.getpid()}.part")
-    part.write_bytes(data)
-    os.replace(part, path)
+    write_atomic(path, data)
 
 
 def _nvcc_cubin(

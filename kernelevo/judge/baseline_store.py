@@ -13,10 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from kernelevo.atomic_write import write_atomic
 
 FORMAT = 1
 
@@ -79,9 +80,8 @@ def save(key: str, baselines: dict[str, Any], kind: str = "baselines") -> None:
     keep = {k: v for k, v in baselines.items() if k not in ("cached", "stored")}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"key": _stamp(key), "saved": time.time(), "baselines": keep}, f)
-        os.replace(tmp, path)
+        write_atomic(
+            path, json.dumps({"key": _stamp(key), "saved": time.time(), "baselines": keep})
+        )
     except OSError:
         pass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -18,6 +17,7 @@ from typing import Any
 
 import torch
 
+from kernelevo.atomic_write import write_atomic
 from kernelevo.measure.device_info import device_info
 from kernelevo.measure.precision import fp32_matmul
 
@@ -69,10 +69,7 @@ def store(peaks: DevicePeaks, directory: Path | None = None) -> Path:
     except (OSError, ValueError):
         data = {}
     data[peaks.key] = peaks.to_dict()
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".peaks-", suffix=".json")
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=1, sort_keys=True)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
     return path
 
 

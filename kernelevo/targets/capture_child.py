@@ -15,6 +15,8 @@ import runpy
 import sys
 import threading
 
+from kernelevo.atomic_write import write_atomic
+
 _MAX_ITEMS = 16
 
 
@@ -143,10 +145,7 @@ def main(spec_path: str) -> int:
                 "init_names": init_names,
                 "init": init,
             }
-            tmp = spec["out"] + ".tmp"
-            with open(tmp, "w") as fh:
-                json.dump(out, fh)
-            os.replace(tmp, spec["out"])
+            write_atomic(spec["out"], json.dumps(out))
             sys.stdout.flush()
             os._exit(0)
         return None

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from dataclasses import dataclass, field
+
+from kernelevo.atomic_write import temp_beside
 
 
 class ApplyError(Exception):
@@ -96,16 +97,5 @@ def _read(path: str) -> str | None:
 
 
 def _temp_with(path: str, text: str) -> str:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(
-        prefix=f".{os.path.basename(path)}.", suffix=".kernelevo-tmp", dir=folder
-    )
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    if os.path.exists(path):
-        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-    else:
-        os.chmod(tmp, 0o644)
-    return tmp
+    # every file's temporary is written before any is renamed: all files of the plan or none
+    return temp_beside(path, text, new_file_mode=0o644)

@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from kernelevo.atomic_write import write_atomic
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.closure import (
     bindings,
@@ -124,10 +125,7 @@ def build_task(
 
 
 def _write(path: str, text: str) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 _PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"

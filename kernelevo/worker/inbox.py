@@ -14,6 +14,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kernelevo.atomic_write import write_atomic
+
 
 class Inbox:
     """Read-only copies of the files requests name, under content-addressed names (the same
@@ -39,9 +41,7 @@ class Inbox:
         target = folder / Path(path).name
         if not target.exists():
             folder.mkdir(mode=0o755, exist_ok=True)
-            tmp = folder / (target.name + ".part")
-            tmp.write_bytes(data)
-            tmp.rename(target)
+            write_atomic(target, data)
         self._back[str(target)] = str(Path(path).resolve())
         return str(target)
 
