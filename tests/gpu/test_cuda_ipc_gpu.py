@@ -1,8 +1,8 @@
 """On a GPU: a tensor the judge exports (kernelevo/cuda_ipc.py, a block of its own) is mapped by
 another process as written (dtype, shape, strides, offset; zero elements too), that process's
 writes are seen by the exporter, the other process maps a handle once and unmaps it when its
-tensors go, a block is freed when its last tensor goes (its handle then opens nowhere, with a
-one-line error), and a verdict goes through CUDA IPC, not files (`phases.transport`)."""
+tensors go, a block is freed when its last tensor goes, and a verdict goes through CUDA IPC, not
+files (`phases.transport`)."""
 
 import gc
 import json
@@ -85,8 +85,9 @@ def test_a_view_of_a_block_of_its_own_crosses_in_place_with_its_strides(tmp_path
     desc = export_tensor(view, str(tmp_path), "v", via="ipc")
     assert len(_kept) == kept, "a tensor already in a block of its own is not copied"
     assert (desc["offset"], desc["stride"], desc["cuda_ipc"]["size"]) == (12, [10, 1], 120)
+    before = view.cpu().tolist()  # the other process doubles the view in place
     seen = _open_elsewhere(desc, write=True)
-    assert seen["values"] == view.cpu().tolist() and seen["dtype"] == "torch.float16"
+    assert seen["values"] == before and seen["dtype"] == "torch.float16"
     want = torch.arange(60, dtype=torch.float16, device="cuda").view(6, 10)
     want[1:, 2:7] *= 2
     assert torch.equal(whole, want)  # the view's elements doubled, the rest untouched
@@ -118,16 +119,6 @@ def test_a_block_is_freed_when_its_last_tensor_goes():
     gc.collect()
     assert ptr not in cuda_ipc._own
     assert torch.cuda.mem_get_info()[0] - held >= nbytes, "cuMemFree did not free the block"
-
-
-def test_the_handle_of_a_freed_block_is_refused_in_one_line(tmp_path):
-    t = cuda_ipc.copy_of(torch.ones(1024, device="cuda"))
-    desc = export_tensor(t, str(tmp_path), "f", via="ipc")  # in place: nothing else holds it
-    del t
-    gc.collect()
-    seen = _open_elsewhere(desc)
-    assert "cuIpcOpenMemHandle failed" in seen.get("error", ""), seen
-    assert "\n" not in seen["error"]
 
 
 def test_a_verdict_on_the_gpu_goes_through_cuda_ipc():
