@@ -369,7 +369,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.device != "cuda":
             builds.finished = True
         rows = verify_all(
-            sorted(entries, key=lambda e: e["backend"] == "cuda_inline"),
+            sorted(  # builds last; among them the authors' incorrect kernels first
+                entries,
+                key=lambda e: (e["backend"] == "cuda_inline", e["author_verdict"] == "correct"),
+            ),
             args.lanes,
             builds,
             args.device,
