@@ -7,7 +7,9 @@ answer as `{"reply": ...}`: whatever the child sends is data for the judge, neve
 verdict. The child loses the host's protocol pipe before any candidate code runs, dies
 with the host, and is killed (its whole process group) at a time limit or on `close`.
 CUDA is never initialised here (a forked child could not use it); each child does that
-itself.
+itself. So that this cost is not paid inside a verdict, the candidate host keeps one spare child
+forked ahead (at start and after each candidate is closed): it starts CUDA and then waits, having
+run nothing but this module, and the next `open` hands it the candidate.
 """
 
 from __future__ import annotations
@@ -34,7 +36,18 @@ def _die_with_parent() -> None:
         pass
 
 
-def _child_main(sock: socket.socket, keep_fds: set[int], kind: str) -> None:
+def _start_cuda() -> None:
+    """Make the CUDA context (a few tenths of a second on an H200) before any request comes."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.empty(1, device="cuda")
+    except Exception:  # the candidate meets the same fault at load and reports it
+        pass
+
+
+def _child_main(sock: socket.socket, keep_fds: set[int], kind: str, spare: bool = False) -> None:
     """The forked child: drop every inherited descriptor but its socket and stderr, then serve."""
     _die_with_parent()
     os.setpgid(0, 0)
@@ -45,6 +58,8 @@ def _child_main(sock: socket.socket, keep_fds: set[int], kind: str) -> None:
                 os.close(other)
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
+    if spare:
+        _start_cuda()
     import threading
 
     from kernelevo.worker.sandbox import Integrity, harness_violations
@@ -98,9 +113,10 @@ def _handler(kind: str) -> Callable[[dict[str, Any]], dict[str, Any]]:
 
 
 class Host:
-    """At most one child at a time; the engine opens, feeds and closes it."""
+    """At most one child at a time; the engine opens, feeds and closes it. A candidate host also
+    holds one spare: a fresh child that has started CUDA and never served a request."""
 
-    def __init__(self, kind: str = "candidate") -> None:
+    def __init__(self, kind: str = "candidate", spare: bool | None = None) -> None:
         from kernelevo.runner.leftovers import Leftovers
 
         self.kind = kind
@@ -111,19 +127,53 @@ class Host:
         self.child: int | None = None
         self.sock: socket.socket | None = None
         self.stream: BinaryIO | None = None
+        self.keeps_spare = kind == "candidate" if spare is None else spare
+        self.spare: tuple[int, socket.socket] | None = None
+        self._fork_spare()
 
-    def open(self, keep_fds: set[int]) -> dict[str, Any]:
-        """Fork the child; it never returns here (it serves, then exits)."""
-        self.close()
+    def _fork(self, keep_fds: set[int], spare: bool) -> tuple[int, socket.socket]:
         parent, child = socket.socketpair()
         pid = os.fork()
         if pid == 0:
             parent.close()
-            _child_main(child, keep_fds, self.kind)
+            _child_main(child, keep_fds, self.kind, spare)  # never returns (serves, then exits)
         child.close()
-        self.child, self.sock = pid, parent
-        self.stream = parent.makefile("rwb", buffering=0)  # type: ignore[assignment]
-        return {"opened": pid}
+        return pid, parent
+
+    def _fork_spare(self) -> None:
+        if self.keeps_spare and self.spare is None:
+            self.spare = self._fork(set(), spare=True)
+
+    def _take_spare(self) -> tuple[int, socket.socket] | None:
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        try:
+            alive = os.waitpid(spare[0], os.WNOHANG) == (0, 0)
+        except ChildProcessError:
+            alive = False
+        if not alive:
+            spare[1].close()
+            return None
+        return spare
+
+    def drop_spare(self) -> None:
+        spare, self.spare = self.spare, None
+        if spare is not None:
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    kill(spare[0], signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(spare[0], 0)
+            spare[1].close()
+
+    def open(self, keep_fds: set[int]) -> dict[str, Any]:
+        """Hand the spare child the next candidate (or fork one when there is none)."""
+        self._end_child()
+        taken = None if keep_fds else self._take_spare()
+        self.child, self.sock = taken or self._fork(keep_fds, spare=False)
+        self.stream = self.sock.makefile("rwb", buffering=0)  # type: ignore[assignment]
+        return {"opened": self.child, "spare": taken is not None}
 
     def relay(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
         if self.child is None or self.stream is None or self.sock is None:
@@ -185,13 +235,22 @@ class Host:
         self.child = self.sock = self.stream = None
         return how
 
-    def close(self) -> dict[str, Any]:
-        """Kill the child, then every process it left (orphans reparent here) and every file it
-        left in the places the next child shares: reuse of this host is clean by construction."""
+    def _end_child(self) -> tuple[int | None, list[str]]:
         was = self.child
         if was is not None:
             self._kill()
-        swept = self.leftovers.sweep()
+        keep = frozenset([self.spare[0]]) if self.spare else frozenset()
+        return was, self.leftovers.sweep(keep=keep)
+
+    def close(self, final: bool = False) -> dict[str, Any]:
+        """Kill the child, then every process it left (orphans reparent here) and every file it
+        left in the places the next child shares: reuse of this host is clean by construction.
+        Then the next spare is forked (none when `final`)."""
+        if final:
+            self.drop_spare()
+        was, swept = self._end_child()
+        if not final:
+            self._fork_spare()
         return {"closed": was, **({"swept": swept[:50]} if swept else {})}
 
 
@@ -248,7 +307,7 @@ def serve_engine(
         if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
             reply["nonce"] = request["nonce"]
         protocol.write(channel_out, reply)
-    host.close()
+    host.close(final=True)
     return 0
 
 

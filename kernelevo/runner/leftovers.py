@@ -69,8 +69,9 @@ class Leftovers:
         for place in self.places:
             self.before.update(_walk(place))
 
-    def sweep(self) -> list[str]:
-        found = [f"process {pid} ({name})" for pid, name in kill_orphans()]
+    def sweep(self, keep: frozenset[int] = frozenset()) -> list[str]:
+        """`keep`: the host's own children that no candidate made (its spare candidate process)."""
+        found = [f"process {pid} ({name})" for pid, name in kill_orphans(keep=keep)]
         for place in self.places:
             now = _walk(place)
             for path in sorted(now, key=len):
@@ -87,13 +88,13 @@ class Leftovers:
         return found
 
 
-def kill_orphans(rounds: int = 20) -> list[tuple[int, str]]:
-    """SIGKILL every child of this process (after the candidate's own child is reaped, the only
-    children left are orphans that reparented here), until none are left."""
+def kill_orphans(rounds: int = 20, keep: frozenset[int] = frozenset()) -> list[tuple[int, str]]:
+    """SIGKILL every child of this process but `keep` (after the candidate's own child is reaped,
+    the only others left are orphans that reparented here), until none are left."""
     killed: list[tuple[int, str]] = []
     me = os.getpid()
     for _ in range(rounds):
-        kids = children(me)
+        kids = [(pid, name) for pid, name in children(me) if pid not in keep]
         if not kids:
             break
         for pid, name in kids:

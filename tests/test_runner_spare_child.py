@@ -1,0 +1,97 @@
+"""The candidate host's spare child: forked ahead (at start, after each close), handed the next
+candidate by `open`, never swept as a leftover, never handed out dead, gone with the host; the
+compile host keeps none. Each case runs a host in a process of its own (the host becomes a
+subreaper and forks, which the test process must not)."""
+
+import json
+import subprocess
+import sys
+
+from support import ROOT
+
+SCRIPT = r"""
+import json, os, signal, sys, time
+from kernelevo.runner.host import Host
+from kernelevo.runner.leftovers import children
+
+def alive(pid):
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:
+        return False
+
+seen = {}
+host = Host(sys.argv[1])
+seen["spare_at_start"] = host.spare[0] if host.spare else None
+case = sys.argv[2]
+if case == "cycle":
+    first = host.open(set())
+    seen["first"] = first
+    seen["reply"] = host.relay({"op": "run"}, 60)
+    closed = host.close()
+    seen["swept"] = closed.get("swept", [])
+    seen["first_alive_after_close"] = alive(first["opened"])
+    seen["spare_after_close"] = host.spare[0] if host.spare else None
+    seen["spare_alive"] = alive(host.spare[0])
+    second = host.open(set())
+    seen["second"] = second
+    seen["second_reply"] = host.relay({"op": "run"}, 60)
+    host.close(final=True)
+    seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
+elif case == "dead_spare":
+    os.kill(host.spare[0], signal.SIGKILL)
+    time.sleep(0.2)
+    opened = host.open(set())
+    seen["opened"] = opened
+    seen["reply"] = host.relay({"op": "run"}, 60)
+    host.close(final=True)
+    seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
+print(json.dumps(seen), flush=True)
+"""
+
+
+def _run(kind: str, case: str, tmp_path) -> dict:
+    env = {
+        "PYTHONPATH": str(ROOT),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", SCRIPT, kind, case],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    assert out.returncode == 0 and lines, out.stderr[-3000:]
+    return json.loads(lines[-1])
+
+
+def test_open_hands_the_spare_and_close_forks_the_next(tmp_path):
+    seen = _run("candidate", "cycle", tmp_path)
+    assert seen["spare_at_start"], "no spare forked at start"
+    assert seen["first"] == {"opened": seen["spare_at_start"], "spare": True}
+    assert seen["reply"] == {
+        "reply": {"error": "no candidate loaded"}
+    }  # it serves as a fresh child
+    assert not seen["first_alive_after_close"], "the closed candidate's process is still there"
+    assert seen["swept"] == [], "the spare must not be swept as a leftover"
+    assert seen["spare_after_close"] not in (None, seen["first"]["opened"]) and seen["spare_alive"]
+    assert seen["second"] == {"opened": seen["spare_after_close"], "spare": True}
+    assert seen["second_reply"] == {"reply": {"error": "no candidate loaded"}}
+    assert seen["children_after_final"] == [], "the host's last close left a process"
+
+
+def test_a_dead_spare_is_not_handed_out(tmp_path):
+    seen = _run("candidate", "dead_spare", tmp_path)
+    assert seen["opened"]["spare"] is False and seen["opened"]["opened"] != seen["spare_at_start"]
+    assert seen["reply"] == {"reply": {"error": "no candidate loaded"}}
+    assert seen["children_after_final"] == []
+
+
+def test_the_compile_host_keeps_no_spare(tmp_path):
+    seen = _run("compile", "none", tmp_path)
+    assert seen["spare_at_start"] is None
