@@ -1,16 +1,16 @@
 """Child process: compile a task's reference with Inductor and record what it generated.
 
-Run as `python -m kernelevo.offline.inductor_capture TASK DEVICE SIZE OUT.json`. Nothing
-runs: the wrapper code is captured when Inductor finishes code generation and the compile
-is stopped there, so on a machine without a GPU (Inductor's Triton backend for CPU needs
-a Triton CPU driver that is not installed) the kernels are still produced. The result is
-plain JSON for `inductor_rewrite.py`, which turns it into a standalone candidate.
+Run as `python -m kernelevo.offline.inductor_capture TASK DEVICE SIZE OUT.json`. The wrapper
+code is captured when Inductor finishes code generation. On the CPU the compile is stopped
+there and nothing runs, so on a machine without a GPU (Inductor's Triton backend for CPU needs
+a Triton CPU driver that is not installed) the kernels are still produced. On a GPU the
+compiled function then runs once on the task's inputs, so that Inductor's benchmark picks
+each kernel's launch configuration as it does under torch.compile (inductor_choice.py). The
+result is plain JSON for `inductor_rewrite.py`, which turns it into a standalone candidate.
 """
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import json
 import sys
 import tempfile
@@ -18,6 +18,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from kernelevo.offline.inductor_choice import AutotunerLog, chosen_configs, forget_loaded_kernels
+from kernelevo.offline.inductor_kernel_record import kernels
 from kernelevo.offline.skeleton import signature_text, state_entries
 
 SCALAR_DTYPES = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
@@ -107,9 +109,11 @@ def _configure(device: str, library_ops: list[str]) -> None:
             _ = driver.active  # a property: raises where Triton has no driver
         except RuntimeError:  # no Triton driver here: codegen only needs a stable hash
             torch_triton.triton_hash_with_backend = lambda: "0" * 64
-    elif not any(op.split(".")[-1] in ("mm", "addmm", "bmm", "baddbmm") for op in library_ops):
-        cfg.max_autotune_gemm = True
-        cfg.max_autotune_gemm_backends = "TRITON"
+    else:
+        cfg.compile_threads = 1  # kernels built in this process, where AutotunerLog sees them
+        if not any(op.split(".")[-1] in ("mm", "addmm", "bmm", "baddbmm") for op in library_ops):
+            cfg.max_autotune_gemm = True
+            cfg.max_autotune_gemm_backends = "TRITON"
     torch._dynamo.reset()
 
 
@@ -150,87 +154,6 @@ def _varying_dims(input_sets: list[list[Any]]) -> dict[int, set[int]]:
             sizes = {shape[-back] if back <= len(shape) else None for shape in shapes}
             if len(sizes) > 1:
                 out.setdefault(i, set()).add(-back)
-    return out
-
-
-def _kernel_meta(name: str, source: str, workdir: Path) -> dict[str, Any]:
-    """Import one generated kernel with Inductor's autotuner replaced by a recorder."""
-    from torch._inductor.runtime import triton_heuristics
-
-    seen: dict[str, Any] = {}
-
-    def record(
-        size_hints,
-        configs,
-        triton_meta,
-        heuristic_type,
-        filename=None,
-        inductor_meta=None,
-        *_: Any,
-        **__: Any,
-    ):
-        seen["configs"] = [
-            {"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages}
-            for c in configs
-        ]
-        seen["heuristic"] = str(getattr(heuristic_type, "name", heuristic_type))
-        seen["signature"] = list(triton_meta.get("signature", {}).items())
-        seen["constants"] = {
-            str(k): v
-            for k, v in triton_meta.get("constants", {}).items()
-            if isinstance(v, (int, float, bool)) or v is None
-        }
-        meta = dict(inductor_meta or {})
-        seen["inductor_meta"] = {
-            k: meta[k]
-            for k in (
-                "grid_type",
-                "fixed_grid",
-                "extra_launcher_args",
-                "precomputed_grids",
-                "no_x_dim",
-                "atomic_add_found",
-                "kernel_name",
-            )
-            if k in meta
-        }
-        return lambda fn: fn
-
-    original = triton_heuristics.cached_autotune
-    triton_heuristics.cached_autotune = record
-    try:
-        path = workdir / f"{name}.py"
-        path.write_text(source)
-        spec = importlib.util.spec_from_file_location(f"_kernelevo_inductor_{name}", path)
-        assert spec is not None and spec.loader is not None
-        spec.loader.exec_module(importlib.util.module_from_spec(spec))
-    finally:
-        triton_heuristics.cached_autotune = original
-    if "configs" not in seen:
-        raise RuntimeError(f"kernel {name}: no Inductor launch configuration found")
-    return seen
-
-
-def _kernels(wrapper: str, workdir: Path) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for node in ast.parse(wrapper).body:
-        if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
-            continue
-        func = node.value.func
-        if not (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "async_compile"
-        ):
-            continue
-        name = node.targets[0].id  # type: ignore[attr-defined]
-        if func.attr != "triton":
-            out[name] = {
-                "error": f"kernel {name} is compiled by async_compile.{func.attr}, not Triton"
-            }
-            continue
-        source = node.value.args[1].value  # type: ignore[attr-defined]
-        out[name] = {"source": source, **_kernel_meta(name, source, workdir)}
     return out
 
 
@@ -291,6 +214,7 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     varying = _varying_dims(input_sets)
     result["dynamic_dims"] = {str(i): sorted(d) for i, d in varying.items()}
     seen_keys: list[Any] = []
+    benchmark = device == "cuda"  # Inductor's benchmark of its configurations needs a GPU
     with tempfile.TemporaryDirectory(prefix="kernelevo_inductor_") as tmp:
         for inputs in input_sets:
             key = _input_key(inputs)
@@ -300,8 +224,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
             captured: dict[str, Any] = {}
 
             def save(code: str, captured: dict[str, Any] = captured) -> None:
-                captured["wrapper"] = code
-                raise _Captured()
+                captured.setdefault("wrapper", code)
+                if not benchmark:
+                    raise _Captured()
 
             def backend(
                 gm: Any, example_inputs: list[Any], captured: dict[str, Any] = captured
@@ -339,13 +264,29 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                         torch._dynamo.maybe_mark_dynamic(x, x.dim() + back)
             GraphLowering.save_output_code = staticmethod(save)
             torch._dynamo.reset()
+            log = AutotunerLog()
+            why = (
+                "Inductor's benchmark of its configurations runs only on a GPU"
+                if not benchmark
+                else "Inductor built no autotuner for this kernel in this process"
+            )
+            if benchmark:
+                forget_loaded_kernels()
             try:
-                torch.compile(flat_forward, backend=backend, dynamic=None, fullgraph=True)(*flat)
-            except Exception as exc:  # the capture hook stops every compile
+                with log.recording():
+                    compiled = torch.compile(
+                        flat_forward, backend=backend, dynamic=None, fullgraph=True
+                    )
+                    compiled(*flat)
+                    if benchmark:
+                        torch.cuda.synchronize()
+            except Exception as exc:  # on the CPU the capture hook stops every compile
                 if "wrapper" not in captured:
                     raise RuntimeError(
                         f"torch.compile failed: {type(exc).__name__}: {str(exc)[:500]}"
                     ) from exc
+                if benchmark:
+                    why = f"the compiled reference failed on the task's inputs ({type(exc).__name__}: {str(exc)[:200]})"
             finally:
                 GraphLowering.save_output_code = None
             if "library_only" in captured:
@@ -354,7 +295,8 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                     "Inductor would generate no Triton kernel beside it"
                 )
             captured["key"] = key
-            captured["kernels"] = _kernels(captured["wrapper"], Path(tmp))
+            chosen, why_not = chosen_configs(log.made)
+            captured["kernels"] = kernels(captured["wrapper"], Path(tmp), chosen, why_not, why)
             result["variants"].append(captured)
     return result
 

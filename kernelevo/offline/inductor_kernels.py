@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from kernelevo.offline.inductor_helpers import HELPERS, LIBDEVICE_IN_TL, LIBDEVICE_OWN
+from kernelevo.offline.listed_configs import listed_configs_comment
 
 
 class NotExtractable(Exception):
@@ -51,7 +52,7 @@ class KernelSources:
         for old, new in renames.items():
             text = re.sub(rf"\b{re.escape(old)}\b", new, text)
         self.sources[key] = renames[name]
-        self.text.append(text)
+        self.text.append(listed_configs_comment(info) + text)
         return renames[name], params
 
     def _replace_calls(self, text: str, kernel: str) -> str:

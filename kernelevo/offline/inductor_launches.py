@@ -25,6 +25,13 @@ ALLOWED_BUILTINS = {"max", "min", "int", "float", "abs", "bool", "len", "tuple"}
 BLOCK_OF = {"xnumel": "XBLOCK", "ynumel": "YBLOCK", "znumel": "ZBLOCK", "r0_numel": "R0_BLOCK"}
 
 
+def launch_config(info: dict[str, Any]) -> dict[str, Any]:
+    """The configuration Inductor's benchmark kept on the task's inputs (a capture on a GPU),
+    else the first it listed (on the CPU, or where the benchmark could not be read)."""
+    chosen = info.get("chosen")
+    return chosen if isinstance(chosen, dict) else info["configs"][0]
+
+
 def _grid_expr(
     grid_type: str,
     numels: dict[str, str],
@@ -199,7 +206,7 @@ class CallRewriter(ast.NodeTransformer):
             )
         args = args[: len(runtime)]
         numels = {n: ast.unparse(a) for n, a in zip(runtime, args, strict=False) if n in BLOCK_OF}
-        config = info["configs"][0]
+        config = launch_config(info)
         launch_kw: dict[str, Any] = {}
         for k, v in config["kwargs"].items():
             if k in params and k not in runtime:

@@ -4,7 +4,8 @@ Found statically (no torch, no triton): Triton launch keyword arguments with lit
 values (`BLOCK_SIZE=1024`, `num_warps=4`, `num_stages=2`, also through a variable
 assigned once, `BLOCK = 256`), `@triton.autotune` configs (stripped by picking one),
 CUDA `#define NAME <int>`, `constexpr int NAME = <int>;`, template instantiation constants
-(`kernel<128><<<...>>>`) and Python-side `block=(256, 1, 1)` sizes. A value is only
+(`kernel<128><<<...>>>`) and Python-side `block=(256, 1, 1)` sizes; a kernel's choices include
+the configurations a compiler listed above it (listed_configs.py). A value is only
 rewritten in place, so the search's best configuration is a plain source file.
 """
 
@@ -13,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+
+from kernelevo.offline.listed_configs import listings
 
 TILE_NAME = re.compile(
     r"BLOCK|TILE|GROUP|SPLIT|CHUNK|VEC|UNROLL|PER_THREAD|PER_PROGRAM|ROWS_PER|^B[MNK]$", re.I
@@ -137,6 +140,7 @@ class _Finder:
         return scope
 
     def launches(self) -> None:
+        listed = {k: configs for k, (configs, _) in listings(self.source).items()}
         for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
                 continue
@@ -172,7 +176,9 @@ class _Finder:
                     or (kw.arg != "num_stages" and not _pow2(value))
                 ):
                     continue
-                self.add(label, literal, value, choices or tile_choices(value))
+                offered = {c[kw.arg] for c in listed.get(kernel, []) if _pow2(c.get(kw.arg, 0))}
+                choices = sorted(set(choices or tile_choices(value)) | offered)
+                self.add(label, literal, value, choices)
             if "**" in present:
                 continue
             closing = self.pos(node.end_lineno, node.end_col_offset) - 1  # type: ignore[arg-type]

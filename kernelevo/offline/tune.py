@@ -2,7 +2,8 @@
 
 A small evolutionary search: start from the source's own values, mutate the best few
 (one or two parameters, mostly to a neighbouring power of two), never evaluate a
-configuration twice, enumerate outright when the space fits in the budget. `evaluate`
+configuration twice, enumerate outright when the space fits in the budget; configurations a
+compiler listed for a kernel without picking one (listed_configs.py) go first. `evaluate`
 must verify correctness as well as time: a configuration it rejects (None) is skipped,
 which is how invalid tiles (a row that no longer fits one block) drop out. The best
 configuration is written into the source as literals, so the result needs no
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kernelevo.offline.hw_model import prior
+from kernelevo.offline.listed_configs import listed_trials
 from kernelevo.offline.tunables import Tunable, apply_config, autotune_variants, find_tunables
 
 __all__ = ["REJECTED_AHEAD", "Trial", "TuneResult", "find_tunables", "tune"]
@@ -77,6 +79,17 @@ def _mutate(
             pos = rng.randrange(len(choices))
         child[i] = choices[pos]
     return tuple(child)
+
+
+def _listed_first(source: str, names: list[str], start: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The configurations a compiler listed for the kernels (listed_configs.py) where no benchmark
+    picked among them, likeliest first by the hardware model: timed before any mutant."""
+    out: list[tuple[int, ...]] = []
+    for trial in listed_trials(source, set(names)):
+        values = tuple(trial.get(n, v) for n, v in zip(names, start, strict=True))
+        if values != start and values not in out:
+            out.append(values)
+    return sorted(out, key=lambda v: prior(dict(zip(names, v, strict=True))))
 
 
 def tune(
@@ -189,6 +202,11 @@ def tune(
 
     if start not in seen and budget > 0:
         run(start)
+    for values in _listed_first(base_source, names, start):
+        if budget <= 0:
+            break
+        if values not in seen:
+            run(values)
     if tunables and budget > 0:
         size = _space_size(tunables)
         if size - len(seen) <= budget:
