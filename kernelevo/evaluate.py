@@ -76,6 +76,14 @@ class Evaluator:
         """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
         start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
 
+    def start_soon(self) -> None:
+        """Begin starting every worker side by side and return at once: a one-shot verdict's first
+        request (compile ahead) then waits for the compile worker only, while the judge still warms
+        up and the runner host still imports."""
+        for w in (self.compiler, self.judge, self.runner):
+            if isinstance(w, Worker):
+                w.start_soon()
+
     def close(self, graceful: bool = True) -> None:
         """The compile worker closes beside the other two; the runner host, whose candidate processes
         map the judge's memory, before the judge. `graceful=False` (a one-shot verify, its verdict

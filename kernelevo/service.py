@@ -211,7 +211,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
     # disk; a task's first timing pays it), which on the H200 made the first call 22 s against 15
     ev = Evaluator(device, warmup="light")
     try:
-        ev.warm()
+        ev.start_soon()  # the first call's requests each wait only for the worker they go to
         listener.settimeout(idle_s)
         while True:
             try:

@@ -97,3 +97,55 @@ def test_each_worker_start_is_timed_so_a_cold_verdict_names_the_slowest():
     fast, slow = Slow(0.01), Slow(0.3)
     start_all([fast, slow])
     assert fast.start_s < 0.2 <= slow.start_s
+
+
+def test_a_one_shot_verdict_compiles_ahead_while_its_judge_still_starts(monkeypatch, tmp_path):
+    """`kernelevo verify` from a fresh shell starts its three workers side by side and sends each
+    request as soon as the worker it goes to is ready: with the task's probe stored (a task verified
+    before), compile-ahead (the compile worker's) does not wait for the judge's start and warm-up."""
+    import time
+    from types import SimpleNamespace
+
+    from support import CANDIDATES, EXAMPLES
+
+    from kernelevo.judge import baseline_store
+    from kernelevo.task import read_task
+    from kernelevo.verify import resolve_size, verify_candidate
+    from kernelevo.worker.pool import Worker
+
+    monkeypatch.setenv("KERNELEVO_STATE", str(tmp_path / "state"))
+    task = read_task(EXAMPLES / "softmax.py")
+    passed = SimpleNamespace(
+        ev=SimpleNamespace(runner=SimpleNamespace(isolation="sandbox")),
+        task=task,
+        size=resolve_size(task, "cpu", None),
+        device="cpu",
+    )
+    baseline_store.save(baseline_store.probe_key(passed), {"probed": True}, "probe")
+
+    events: list[tuple[float, str]] = []
+    start, request = Worker.start, Worker.request
+
+    def slow_judge_start(self):
+        if self.module == "kernelevo.judge.process":
+            time.sleep(3.0)  # a judge still warming up (its CUDA context, on a GPU)
+        start(self)
+        events.append((time.perf_counter(), f"ready {self.module}"))
+
+    def noted_request(self, message, timeout):
+        events.append((time.perf_counter(), f"{message.get('op')} {self.module}"))
+        return request(self, message, timeout)
+
+    monkeypatch.setattr(Worker, "start", slow_judge_start)
+    monkeypatch.setattr(Worker, "request", noted_request)
+    verdict = verify_candidate(
+        task, CANDIDATES / "softmax" / "triton_ok.py", device="cpu", use_cache=False
+    )
+    assert verdict.status == "verified", verdict.reason
+    assert "task_probe_s" in verdict.phases and "probe" not in verdict.phases["judge_ops_s"]
+    when = {what: t for t, what in reversed(events)}  # the first time each event happened
+    assert (
+        when["precompile kernelevo.runner.compile_worker"] < when["ready kernelevo.judge.process"]
+    )
+    waited = verdict.phases["worker_wait_s"]
+    assert waited["judge"] > 0 and set(waited) == {"judge", "runner", "compiler"}

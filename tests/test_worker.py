@@ -311,3 +311,40 @@ def test_the_warm_up_task_and_candidate_verify(tmp_path):
     (tmp_path / "cand.py").write_text(CANDIDATE)
     v = verify_candidate(tmp_path / "task.py", tmp_path / "cand.py", device="cpu", use_cache=False)
     assert v.status == "verified", v.reason
+
+
+def test_a_worker_closed_while_it_starts_leaves_no_process():
+    """A one-shot verify starts its workers without waiting and may finish (a compile error, a task
+    fault) while one still starts: closing it then stops that start too, and nothing outlives it."""
+    before = set(_my_workers())
+    for delay in (0.0, 0.05, 1.0):  # still spawning, just spawned, importing
+        w = Worker("cpu")
+        w.start_soon()
+        time.sleep(delay)
+        w.close(graceful=False)
+        assert w.proc is None and not w.alive
+        deadline = time.monotonic() + 10
+        while set(_my_workers()) - before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert set(_my_workers()) - before == set(), f"a worker outlived close() ({delay} s)"
+
+
+def test_a_failed_start_reaches_the_request_that_needed_it(monkeypatch):
+    """The request waits for the start begun in the background and raises its failure, rather than
+    starting a second process behind it."""
+    import pytest
+
+    from kernelevo.worker import pool
+    from kernelevo.worker.pool import WorkerError
+
+    spawned = []
+    real = pool.spawn
+    monkeypatch.setattr(pool, "spawn", lambda spec: spawned.append(spec) or real(spec))
+    w = Worker("cpu", module="kernelevo.no_such_worker")
+    try:
+        w.start_soon()
+        with pytest.raises(WorkerError, match="crashed"):
+            w.request({"op": "ping"}, 60)
+        assert len(spawned) == 1
+    finally:
+        w.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
@@ -59,9 +60,18 @@ class Isolation:
         return {**asdict(self), "user": self.user}
 
 
-@lru_cache(maxsize=1)
+_probing = threading.Lock()
+
+
 def isolation() -> Isolation:
-    """Start one sandbox and report what it could and could not do."""
+    """Start one sandbox and report what it could and could not do: once per process, also when
+    the workers of an evaluator, starting side by side, all ask at the same moment."""
+    with _probing:
+        return _probe_isolation()
+
+
+@lru_cache(maxsize=1)
+def _probe_isolation() -> Isolation:
     import shutil
     import subprocess
 

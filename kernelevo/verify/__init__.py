@@ -116,9 +116,9 @@ def verify_candidate(
         limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
         own = evaluator is None
         ev = evaluator or Evaluator(device, warmup="light")
-        if own:
-            ev.warm()  # both workers start side by side
         try:
+            if own:  # all three start side by side; each request waits only for its own worker
+                ev.start_soon()
             probe_s = None
             if precompiled is None:  # a broken or too-large task: TaskError first
                 probe_s = _probe(task_file, ev, device, size, limit, seed)
@@ -162,17 +162,16 @@ def verify_candidate(
                     },
                     precompiled.cache,
                 )
-            started = {  # a cold verdict waits for the slowest of its workers' starts
+            mine = (("judge", ev.judge), ("runner", ev.runner), ("compiler", ev.compiler))
+            started = {  # each worker's start, and how long the verdict waited for it
                 name: w.start_s
-                for name, w in (
-                    ("judge", ev.judge),
-                    ("runner", ev.runner),
-                    ("compiler", ev.compiler),
-                )
+                for name, w in mine
                 if own and getattr(w, "start_s", None) is not None
             }
+            waited = {name: w.waited_s for name, w in mine if own and hasattr(w, "waited_s")}
             verdict.phases = {
                 **({"worker_start_s": started} if started else {}),
+                **({"worker_wait_s": waited} if waited else {}),
                 "precompile_s": round(precompiled.seconds, 4),
                 **({"task_probe_s": probe_s} if probe_s is not None else {}),
                 **verdict.phases,

@@ -16,16 +16,21 @@ import os
 import select
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from kernelevo.sandbox import Limits, SandboxProcess, SandboxSpec, spawn, use_sandbox
-from kernelevo.sandbox.mounts import package_root
 from kernelevo.worker import cache_folders, protocol
 from kernelevo.worker.inbox import Inbox
+from kernelevo.worker.sandbox_view import (
+    cache_dirs,
+    hidden_paths,
+    profile_folder,
+    task_roots,
+    worker_env,
+)
 
 
 class WorkerError(Exception):
@@ -34,96 +39,6 @@ class WorkerError(Exception):
     def __init__(self, kind: str, message: str, log: str = "") -> None:
         super().__init__(message)
         self.kind, self.log = kind, log
-
-
-def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    if device == "cpu":
-        env.update(
-            {
-                "TRITON_INTERPRET": "1",
-                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
-                "CUDA_VISIBLE_DEVICES": "",
-            }
-        )
-    elif device == "compile":
-        env.update(
-            {
-                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
-                "CUDA_VISIBLE_DEVICES": "",
-                "TRITON_INTERPRET": "0",
-            }
-        )
-    else:  # a GPU run worker: torch.compile's baseline compiles in-process, leaving no pool of compile
-        # processes busy on the host while the next candidate is timed
-        env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    env["PYTHONPATH"] = str(package_root())
-    env.update({name: str(path) for name, path in cache_dirs().items()})
-    env.update(extra or {})
-    return env
-
-
-def cache_dirs() -> dict[str, Path]:
-    """The build caches a worker writes (compiled Triton kernels, inline extensions, Inductor
-    code): shared by the engine's workers so a kernel compiled ahead is found when it runs."""
-    from kernelevo.backends.nvcc import cache_dir
-
-    home = Path.home()
-    dirs = {
-        "KERNELEVO_CACHE": cache_dir("inline").parent,
-        "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
-        "TORCHINDUCTOR_CACHE_DIR": Path(
-            os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-            or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}"
-        ),
-    }
-    if os.environ.get("TORCH_EXTENSIONS_DIR"):
-        dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
-    for path in dirs.values():
-        path.mkdir(parents=True, exist_ok=True)
-    return {k: v.resolve() for k, v in dirs.items()}
-
-
-def _user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return str(os.getuid())
-
-
-def profile_folder() -> set[Path]:
-    """Where workers dump their cProfile files when a bench asks ($KERNELEVO_WORKER_PROFILE,
-    bench/profile_verdict.py): bound writable into every sandbox then, so a bench setting only,
-    never set when verdicts matter (a candidate could write there)."""
-    folder = os.environ.get("KERNELEVO_WORKER_PROFILE")
-    return {Path(folder).resolve()} if folder and os.path.isdir(folder) else set()
-
-
-def hidden_paths() -> list[Path]:
-    """Files a worker must never see even where a folder holding them is bound: key configs."""
-    paths = [Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelevo"]
-    if os.environ.get("KERNELEVO_CONFIG"):
-        paths.append(Path(os.environ["KERNELEVO_CONFIG"]).expanduser())
-    return [p.resolve() for p in paths]
-
-
-def task_roots(task_path: Any) -> set[Path]:
-    """The folders a generated task puts on sys.path for the user's own modules (its header's
-    `sys.path root:` line, written by targets/extract.py)."""
-    if not isinstance(task_path, str) or not os.path.isfile(task_path):
-        return set()
-    with open(task_path, encoding="utf-8", errors="replace") as f:
-        head = f.read(4096)
-    for line in head.splitlines():
-        if line.startswith("sys.path root: "):
-            return {
-                Path(p).resolve()
-                for p in line[len("sys.path root: ") :].split(os.pathsep)
-                if os.path.isdir(p)
-            }
-    return set()
 
 
 class Worker:
@@ -164,7 +79,11 @@ class Worker:
         self.cache_root = cache_folders.make_root("kernelevo-cc-") if self.runs_candidates else None
         self._start_lock = threading.Lock()
         self._last_log = ""
-        self.start_s: float | None = None  # seconds its last start_all took (imports, warm-up)
+        self.start_s: float | None = None  # seconds its last start took (imports, warm-up)
+        self.waited_s = 0.0  # how long requests waited for a start begun by `start_soon`
+        self._starter: threading.Thread | None = None
+        self._start_error: BaseException | None = None
+        self._closing = False
 
     @property
     def isolation(self) -> str:
@@ -208,6 +127,9 @@ class Worker:
     def start(self) -> None:
         """Raises SandboxError (a one-line refusal) where isolation is wanted but cannot start."""
         self.proc = spawn(self.spec())
+        if self._closing:  # closed while this start was under way: nothing may outlive close()
+            self.kill()
+            raise WorkerError("crash", "the worker was closed while it started")
         if (
             self.cache_root is not None
         ):  # a restarted sandbox has a uid of its own: what it holds follows
@@ -218,8 +140,41 @@ class Worker:
             self.kill()
             raise WorkerError("crash", f"worker did not start: {hello}")
 
+    def start_soon(self) -> None:
+        """Begin starting the process in a thread of its own and return at once: the first request
+        waits for this start only (not for other workers'), and fails with what the start raised."""
+        if self.alive or self._starter is not None:
+            return
+        self._start_error = None
+        self._starter = threading.Thread(
+            target=self._timed_start, name=f"start {self.module}", daemon=True
+        )
+        self._starter.start()
+
+    def _timed_start(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            self.ensure_started()
+        except BaseException as exc:  # raised from the thread of the request that needs it
+            self._start_error = exc
+        self.start_s = round(time.perf_counter() - t0, 3)
+
+    def wait_started(self) -> None:
+        """Wait for a start begun by `start_soon`, then raise what it raised (once)."""
+        starter = self._starter
+        if starter is None or starter is threading.current_thread():
+            return
+        t0 = time.perf_counter()
+        starter.join()
+        self.waited_s = round(self.waited_s + time.perf_counter() - t0, 3)
+        self._starter = None
+        failed, self._start_error = self._start_error, None
+        if failed is not None:
+            raise failed
+
     def ensure_started(self) -> None:
         """Start (or replace a dead) process; safe to call from a warming thread while a request waits."""
+        self.wait_started()
         with self._start_lock:
             if self.alive:
                 return
@@ -242,7 +197,17 @@ class Worker:
     def close(self, graceful: bool = True) -> None:
         """`graceful`: ask the process to exit and wait up to 5 s (its interpreter's teardown with
         torch loaded takes seconds); else kill it at once, as a one-shot verify does once its
-        verdict is in (nothing is left to write: the sandbox and its files go either way)."""
+        verdict is in (nothing is left to write: the sandbox and its files go either way). A start
+        still under way is stopped too."""
+        self._closing = True
+        starter = self._starter
+        if starter is not None and starter is not threading.current_thread():
+            proc = self.proc
+            if proc is not None:  # its pipe ends, so the start's wait for "ready" ends at once
+                proc.kill()
+            starter.join()
+            self._starter, self._start_error = None, None
+        self._closing = False
         if self.alive and graceful:
             try:
                 assert self.proc and self.proc.stdin

@@ -1,0 +1,104 @@
+"""What a worker's sandbox is given: its environment, the build caches it shares with the other
+workers, the key files hidden from it, and the user's package folders a task imports from.
+
+Kept apart from the pool (worker/pool.py), which starts, feeds and recycles the processes.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from kernelevo.sandbox.mounts import package_root
+
+
+def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    if device == "cpu":
+        env.update(
+            {
+                "TRITON_INTERPRET": "1",
+                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
+                "CUDA_VISIBLE_DEVICES": "",
+            }
+        )
+    elif device == "compile":
+        env.update(
+            {
+                "KERNELEVO_CUDA_COMPILE_ONLY": "1",
+                "CUDA_VISIBLE_DEVICES": "",
+                "TRITON_INTERPRET": "0",
+            }
+        )
+    else:  # a GPU run worker: torch.compile's baseline compiles in-process, leaving no pool of compile
+        # processes busy on the host while the next candidate is timed
+        env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    env["PYTHONPATH"] = str(package_root())
+    env.update({name: str(path) for name, path in cache_dirs().items()})
+    env.update(extra or {})
+    return env
+
+
+def cache_dirs() -> dict[str, Path]:
+    """The build caches a worker writes (compiled Triton kernels, inline extensions, Inductor
+    code): shared by the engine's workers so a kernel compiled ahead is found when it runs."""
+    from kernelevo.backends.nvcc import cache_dir
+
+    home = Path.home()
+    dirs = {
+        "KERNELEVO_CACHE": cache_dir("inline").parent,
+        "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
+        "TORCHINDUCTOR_CACHE_DIR": Path(
+            os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+            or Path(tempfile.gettempdir()) / f"torchinductor_{_user()}"
+        ),
+    }
+    if os.environ.get("TORCH_EXTENSIONS_DIR"):
+        dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    return {k: v.resolve() for k, v in dirs.items()}
+
+
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid())
+
+
+def profile_folder() -> set[Path]:
+    """Where workers dump their cProfile files when a bench asks ($KERNELEVO_WORKER_PROFILE,
+    bench/profile_verdict.py): bound writable into every sandbox then, so a bench setting only,
+    never set when verdicts matter (a candidate could write there)."""
+    folder = os.environ.get("KERNELEVO_WORKER_PROFILE")
+    return {Path(folder).resolve()} if folder and os.path.isdir(folder) else set()
+
+
+def hidden_paths() -> list[Path]:
+    """Files a worker must never see even where a folder holding them is bound: key configs."""
+    paths = [Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "kernelevo"]
+    if os.environ.get("KERNELEVO_CONFIG"):
+        paths.append(Path(os.environ["KERNELEVO_CONFIG"]).expanduser())
+    return [p.resolve() for p in paths]
+
+
+def task_roots(task_path: Any) -> set[Path]:
+    """The folders a generated task puts on sys.path for the user's own modules (its header's
+    `sys.path root:` line, written by targets/extract.py)."""
+    if not isinstance(task_path, str) or not os.path.isfile(task_path):
+        return set()
+    with open(task_path, encoding="utf-8", errors="replace") as f:
+        head = f.read(4096)
+    for line in head.splitlines():
+        if line.startswith("sys.path root: "):
+            return {
+                Path(p).resolve()
+                for p in line[len("sys.path root: ") :].split(os.pathsep)
+                if os.path.isdir(p)
+            }
+    return set()
