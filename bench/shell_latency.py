@@ -72,6 +72,8 @@ def shell_verdict(
             for k in (
                 "cuda_ipc",  # why CUDA IPC was given up, where it was
                 "worker_start_s",  # a cold shell's workers, each
+                "worker_start_parts_s",  # each start: sandbox, python (imports), preload/warm-up
+                "worker_wait_s",  # how long the verdict waited for each worker
                 "task_probe_s",
                 "precompile_s",
                 "probe_s",

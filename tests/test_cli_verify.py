@@ -71,3 +71,36 @@ def test_bad_task_one_line_exit_2(tmp_path, case):
 def test_missing_candidate_exit_2(tmp_path):
     r = kv("verify", SOFTMAX, tmp_path / "nope.py", cwd=tmp_path)
     assert r.returncode == 2 and "nope.py" in r.stderr
+
+
+def test_the_engine_of_a_verify_never_imports_torch(tmp_path):
+    """The engine process of `kernelevo verify` starts three workers and judges through them; it
+    imports neither torch nor Triton (seconds of a cold shell each, and candidates' libraries),
+    and its verdict says where each worker's start went and how long it was waited for."""
+    import os
+    import subprocess
+    import sys
+
+    from support import ROOT
+
+    code = (
+        "import contextlib, io, json, sys\nfrom kernelevo.cli import main\nout = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    main(['verify', {str(SOFTMAX)!r}, {str(GOOD)!r}, '--json', '--service', 'off', "
+        "'--device', 'cpu', '--no-cache'])\n"
+        "v = json.loads(out.getvalue())\n"
+        "print(json.dumps([v['status'], v['phases'], 'torch' in sys.modules, 'triton' in sys.modules]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    status, phases, torch_loaded, triton_loaded = json.loads(r.stdout.strip().splitlines()[-1])
+    assert status == "verified" and not torch_loaded and not triton_loaded
+    assert set(phases["worker_wait_s"]) == {"judge", "runner", "compiler"}
+    assert set(phases["worker_start_parts_s"]["judge"]) == {"sandbox", "python", "preload"}

@@ -348,3 +348,66 @@ def test_a_failed_start_reaches_the_request_that_needed_it(monkeypatch):
         assert len(spawned) == 1
     finally:
         w.close()
+
+
+def test_a_start_is_split_where_its_seconds_went():
+    """`phases.worker_start_parts_s`: the sandbox, the interpreter with its imports, the preload or
+    warm-up, from the worker's own clock; together they make the start the engine waited for."""
+    with Worker("cpu") as w:
+        t0 = time.perf_counter()
+        w.ensure_started()
+        total = time.perf_counter() - t0
+        parts = w.start_parts
+        assert set(parts) == {"sandbox", "python", "preload"}
+        assert all(v >= 0 for v in parts.values())
+        assert parts["python"] > 0.05  # an interpreter start at least
+        assert abs(sum(parts.values()) - total) < 0.1  # /proc's start time is in 10 ms ticks
+
+
+def test_a_worker_starts_beside_the_isolation_probe_not_after_it(monkeypatch):
+    """The probe's sandbox (a process start) ran before every first worker's spawn; now beside it,
+    and the start still waits for its answer before the worker is used."""
+    from kernelevo.sandbox import probe
+    from kernelevo.worker import pool
+
+    marks = {}
+    real_probe, real_spawn = probe._probe_isolation, pool.spawn
+
+    def slow_probe():
+        time.sleep(1.0)
+        found = real_probe()
+        marks["probed"] = time.perf_counter()
+        return found
+
+    def noted_spawn(spec):
+        marks.setdefault("spawned", time.perf_counter())
+        return real_spawn(spec)
+
+    monkeypatch.setattr(probe, "_probe_isolation", slow_probe)
+    monkeypatch.setattr(pool, "spawn", noted_spawn)
+    with Worker("cpu") as w:
+        w.ensure_started()
+        marks["ready"] = time.perf_counter()
+        assert marks["spawned"] < marks["probed"] <= marks["ready"]
+        assert w.request({"op": "ping"}, 60)["pong"]
+
+
+def test_a_machine_that_cannot_isolate_refuses_before_any_request(monkeypatch):
+    """With the probe run beside the start, a refusal still comes before the worker gets a request,
+    says what to do, and leaves no process behind."""
+    import pytest
+
+    from kernelevo.sandbox import Isolation, SandboxError, probe
+
+    before = set(_my_workers())
+    monkeypatch.setattr(
+        probe, "_probe_isolation", lambda: Isolation("none", "it can reach the network")
+    )
+    w = Worker("cpu")
+    try:
+        with pytest.raises(SandboxError, match=r"it can reach the network.*--no-sandbox"):
+            w.request({"op": "ping"}, 60)
+        assert w.proc is None and w.requests_served == 0
+        assert set(_my_workers()) - before == set()
+    finally:
+        w.close()

@@ -290,9 +290,10 @@ def serve_engine(
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    entered = protocol.process_age_s()
     preload()
     host = Host(kind)
-    protocol.write(channel_out, {"op": "ready", "pid": os.getpid()})
+    protocol.write(channel_out, protocol.ready(entered))
     parent = os.getppid()
     while True:
         ready, _, _ = select.select([channel_in], [], [], 0.5)

@@ -135,15 +135,20 @@ def allow_unsandboxed(allowed: bool = True) -> None:
     _unsandboxed = allowed
 
 
-def use_sandbox() -> bool:
-    """Whether workers are isolated: True unless `--no-sandbox` (or KERNELEVO_NO_SANDBOX=1, how a
-    search started by the editor inherits the choice) was given. Raises SandboxError with the
-    refusal when isolation is wanted but this machine cannot provide it."""
+def sandbox_wanted() -> bool:
+    """True unless `--no-sandbox` (or KERNELEVO_NO_SANDBOX=1, how a search started by the editor
+    inherits the choice) was given; says nothing of whether this machine can isolate."""
     import os
 
+    return not (_unsandboxed or os.environ.get("KERNELEVO_NO_SANDBOX") == "1")
+
+
+def use_sandbox() -> bool:
+    """Whether workers are isolated: `sandbox_wanted()`. Raises SandboxError with the refusal when
+    isolation is wanted but this machine cannot provide it (the probe, run once)."""
     from kernelevo.sandbox.process import SandboxError
 
-    if _unsandboxed or os.environ.get("KERNELEVO_NO_SANDBOX") == "1":
+    if not sandbox_wanted():
         return False
     reason = refusal(False)
     if reason:

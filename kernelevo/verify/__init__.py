@@ -169,8 +169,12 @@ def verify_candidate(
                 if own and getattr(w, "start_s", None) is not None
             }
             waited = {name: w.waited_s for name, w in mine if own and hasattr(w, "waited_s")}
+            parts = {
+                name: w.start_parts for name, w in mine if own and getattr(w, "start_parts", 0)
+            }
             verdict.phases = {
                 **({"worker_start_s": started} if started else {}),
+                **({"worker_start_parts_s": parts} if parts else {}),
                 **({"worker_wait_s": waited} if waited else {}),
                 "precompile_s": round(precompiled.seconds, 4),
                 **({"task_probe_s": probe_s} if probe_s is not None else {}),

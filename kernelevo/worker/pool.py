@@ -21,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernelevo.sandbox import Limits, SandboxProcess, SandboxSpec, spawn, use_sandbox
+from kernelevo.sandbox import Limits, SandboxError, SandboxProcess, SandboxSpec, spawn, use_sandbox
+from kernelevo.sandbox.probe import isolation, sandbox_wanted
 from kernelevo.worker import cache_folders, protocol
 from kernelevo.worker.inbox import Inbox
 from kernelevo.worker.sandbox_view import (
@@ -81,6 +82,7 @@ class Worker:
         self._last_log = ""
         self.start_s: float | None = None  # seconds its last start took (imports, warm-up)
         self.waited_s = 0.0  # how long requests waited for a start begun by `start_soon`
+        self.start_parts: dict[str, float] = {}  # where its last start went (start_parts below)
         self._starter: threading.Thread | None = None
         self._start_error: BaseException | None = None
         self._closing = False
@@ -98,8 +100,10 @@ class Worker:
 
     def spec(self) -> SandboxSpec:
         """The shared build caches are writable only where no candidate runs (the judge): a
-        candidate writes only its own cache folder (runner/candidate_cache.py), in `writable`."""
-        isolate = self.isolate if self.isolate is not None else use_sandbox()
+        candidate writes only its own cache folder (runner/candidate_cache.py), in `writable`.
+        Isolated unless the user said `--no-sandbox`; whether this machine can isolate is
+        checked by `start` before the process is used."""
+        isolate = self.isolate if self.isolate is not None else sandbox_wanted()
         env = worker_env(self.device, self.extra_env)
         caches = {Path(env[k]) for k in cache_dirs() if k in env}
         own = {self.cache_root} if self.cache_root else set()
@@ -125,20 +129,42 @@ class Worker:
 
     # -- lifecycle -------------------------------------------------------------------
     def start(self) -> None:
-        """Raises SandboxError (a one-line refusal) where isolation is wanted but cannot start."""
-        self.proc = spawn(self.spec())
-        if self._closing:  # closed while this start was under way: nothing may outlive close()
-            self.kill()
-            raise WorkerError("crash", "the worker was closed while it started")
-        if (
-            self.cache_root is not None
-        ):  # a restarted sandbox has a uid of its own: what it holds follows
-            for entry in self.cache_root.iterdir():
-                cache_folders.own_like(self.cache_root, entry)
-        hello = self._read(time.monotonic() + self.start_timeout)
+        """Raises SandboxError (a one-line refusal) where isolation is wanted but cannot start.
+        The isolation probe (one sandbox, once per process) runs beside this start, not before it:
+        the process runs only KernelEvo's own imports and warm-up until its first request, and a
+        refusal stops it before it gets one."""
+        t0 = time.perf_counter()
+        checked = self.isolate is None and sandbox_wanted()
+        if checked:
+            threading.Thread(target=isolation, name="isolation probe", daemon=True).start()
+        try:
+            self.proc = spawn(self.spec())
+            if self._closing:  # closed while this start was under way: nothing may outlive close()
+                self.kill()
+                raise WorkerError("crash", "the worker was closed while it started")
+            if (
+                self.cache_root is not None
+            ):  # a restarted sandbox has a uid of its own: what it holds follows
+                for entry in self.cache_root.iterdir():
+                    cache_folders.own_like(self.cache_root, entry)
+            hello = self._read(time.monotonic() + self.start_timeout)
+        except (SandboxError, WorkerError):
+            if checked:  # the probe's refusal, where it has one, says what to do
+                self._refuse_unless_isolated()
+            raise
         if hello.get("op") != "ready":
             self.kill()
             raise WorkerError("crash", f"worker did not start: {hello}")
+        if checked:
+            self._refuse_unless_isolated()
+        self.start_parts = protocol.start_parts(time.perf_counter() - t0, hello.get("age_s"))
+
+    def _refuse_unless_isolated(self) -> None:
+        try:
+            use_sandbox()
+        except SandboxError:
+            self.kill()
+            raise
 
     def start_soon(self) -> None:
         """Begin starting the process in a thread of its own and return at once: the first request

@@ -6,7 +6,9 @@ candidate's prints cannot corrupt the channel.
 
 from __future__ import annotations
 
+import os
 import struct
+import time
 from typing import IO, Any
 
 import msgpack
@@ -63,3 +65,43 @@ def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)
+
+
+def ready(entered_age_s: float | None) -> dict[str, Any]:
+    """The first frame a worker sends, once its preload or warm-up is done. It carries the process's
+    age then and when its request loop was entered (`entered_age_s`), so the engine can say where
+    a start went: the sandbox, the interpreter and module imports, the preload and warm-up."""
+    return {
+        "op": "ready",
+        "pid": os.getpid(),
+        "age_s": {"entered": entered_age_s, "ready": process_age_s()},
+    }
+
+
+def process_age_s() -> float | None:
+    """Seconds since this process was forked (exec keeps the time: the sandbox's entry program and
+    the worker count as one), from /proc; None where it cannot be read."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        ticks = int(stat[stat.rfind(b")") + 2 :].split()[19])  # field 22, starttime
+        now = time.clock_gettime(time.CLOCK_BOOTTIME)
+        return round(now - ticks / os.sysconf("SC_CLK_TCK"), 3)
+    except (OSError, ValueError, IndexError, AttributeError):
+        return None
+
+
+def start_parts(total_s: float, ages: Any) -> dict[str, float]:
+    """A start split by the worker's own clock (protocol.ready): the sandbox (spawn until the
+    process inside begins), python (the interpreter, the sandbox's entry program and the main
+    module's imports: torch, in the judge), preload (the runner host's and compile worker's torch
+    and Triton imports and warm compile; the judge's warm-up, its CUDA context on a GPU)."""
+    entered = ages.get("entered") if isinstance(ages, dict) else None
+    ready = ages.get("ready") if isinstance(ages, dict) else None
+    if not all(isinstance(x, (int, float)) for x in (entered, ready)):
+        return {}
+    return {
+        "sandbox": round(max(total_s - ready, 0.0), 3),
+        "python": round(entered, 3),
+        "preload": round(ready - entered, 3),
+    }
