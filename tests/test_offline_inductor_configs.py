@@ -85,6 +85,21 @@ def test_the_rewrite_launches_the_kept_configuration_else_the_first(conv_min, tm
     assert max(_run_both(task, [candidate], "small", "cpu")) < 1e-4
 
 
+def test_on_a_gpu_a_kernel_launched_with_the_first_configuration_is_reported(conv_min) -> None:
+    from kernelevo.offline.inductor import first_config_note
+
+    _, captured = conv_min
+    assert first_config_note(captured) == "", "on the CPU that is the rule, not news"
+    gpu = copy.deepcopy(captured)
+    gpu["device"] = "cuda"
+    _reduction(gpu)["chosen_note"] = "this torch's autotuner has no `launchers`"
+    note = first_config_note(gpu)
+    assert note.startswith(REDUCTION) and "first listed" in note and "launchers" in note
+    _reduction(gpu)["chosen"] = _reduction(gpu)["configs"][1]
+    del _reduction(gpu)["chosen_note"]
+    assert first_config_note(gpu) == ""
+
+
 def test_the_kept_configuration_is_read_from_inductors_autotuner(
     conv_min, tmp_path, monkeypatch
 ) -> None:

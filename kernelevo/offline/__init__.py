@@ -96,6 +96,8 @@ def propose_offline(
             else:
                 if value.source:
                     seeds.append(("inductor", value.source))
+                    if value.note:
+                        say(f"offline Inductor extraction: {value.note}")
                 else:
                     say(f"offline Inductor extraction: {value.reason}")
                 tell(

@@ -34,6 +34,25 @@ class InductorResult:
     source: str | None  # the candidate, or None
     reason: str | None  # why there is no candidate
     detail: str = ""  # child traceback tail, for logs
+    note: str = ""  # on a GPU: kernels launched with Inductor's first configuration, and why
+
+
+def first_config_note(captured: dict[str, Any]) -> str:
+    """On a GPU, the kernels whose launch is Inductor's first listed configuration instead of the
+    one its benchmark kept (inductor_capture.py records why per kernel); "" when none is."""
+    if captured.get("device") != "cuda":
+        return ""
+    why = {
+        name: info["chosen_note"]
+        for variant in captured.get("variants", [])
+        for name, info in variant.get("kernels", {}).items()
+        if info.get("chosen_note") and "chosen" not in info
+    }
+    if not why:
+        return ""
+    name, reason = next(iter(why.items()))
+    more = f" and {len(why) - 1} more" if len(why) > 1 else ""
+    return f"{name}{more} launched with Inductor's first listed configuration: {reason}"
 
 
 def capture_inductor(
@@ -86,7 +105,7 @@ def extract_inductor(
             None, captured.get("reason", "unknown failure"), captured.get("traceback", "")
         )
     try:
-        return InductorResult(rewrite(captured), None)
+        return InductorResult(rewrite(captured), None, note=first_config_note(captured))
     except NotExtractable as exc:
         return InductorResult(None, f"not extractable: {exc}")
 
