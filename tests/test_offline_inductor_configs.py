@@ -188,7 +188,8 @@ def test_on_the_gpu_each_kernel_launches_the_configuration_inductor_kept(tmp_pat
     paths = [tmp_path / "kept.py", tmp_path / "first.py"]
     paths[0].write_text(source)
     paths[1].write_text(rewrite(first))
-    assert max(_run_both(task, paths, "small", "cuda")) < 1e-3
+    # the convolution runs in TF32 (cuDNN's default), channels-last here, NCHW in the reference
+    assert max(_run_both(task, paths, "small", "cuda")) < 5e-3
 
     module = load_task_module(task, size="small")
     torch.manual_seed(0)
