@@ -170,7 +170,7 @@ def verify_candidate(
             }
             waited = {name: w.waited_s for name, w in mine if own and hasattr(w, "waited_s")}
             parts = {
-                name: w.start_parts for name, w in mine if own and getattr(w, "start_parts", 0)
+                name: w.start_parts for name, w in mine if own and getattr(w, "start_parts", None)
             }
             verdict.phases = {
                 **({"worker_start_s": started} if started else {}),

@@ -98,7 +98,7 @@ def start_parts(total_s: float, ages: Any) -> dict[str, float]:
     and Triton imports and warm compile; the judge's warm-up, its CUDA context on a GPU)."""
     entered = ages.get("entered") if isinstance(ages, dict) else None
     ready = ages.get("ready") if isinstance(ages, dict) else None
-    if not all(isinstance(x, (int, float)) for x in (entered, ready)):
+    if not isinstance(entered, (int, float)) or not isinstance(ready, (int, float)):
         return {}
     return {
         "sandbox": round(max(total_s - ready, 0.0), 3),
