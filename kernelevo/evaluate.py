@@ -27,8 +27,11 @@ class Evaluator:
         gpu: int | str | None = None,
         compiler: Any = None,
         warmup: str = "1",
+        compiles: str = "all",
     ) -> None:
-        """`warmup`: the judge's warm-up, "1" (a search) or "light" (one verdict, the service)."""
+        """`warmup`: the judge's warm-up, "1" (a search) or "light" (one verdict, the service);
+        `compiles`: the compilers its compile worker warms up before it is ready, "all", or for one
+        verdict that of its backend ("triton", "cuda", "none")."""
         self.device, self.gpu = device, gpu
         from kernelevo.measure.machine import arch_env
 
@@ -69,7 +72,9 @@ class Evaluator:
         )
         self._owns_compiler = compiler is None
         self.compiler = (
-            compiler if compiler is not None else Worker("compile", env=arch_env(device))
+            compiler
+            if compiler is not None
+            else Worker("compile", env={**arch_env(device), "KERNELEVO_COMPILE_WARMUP": compiles})
         )
 
     def warm(self) -> None:

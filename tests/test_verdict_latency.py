@@ -149,3 +149,29 @@ def test_a_one_shot_verdict_compiles_ahead_while_its_judge_still_starts(monkeypa
     )
     waited = verdict.phases["worker_wait_s"]
     assert waited["judge"] > 0 and set(waited) == {"judge", "runner", "compiler"}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "warmed", "skipped"),
+    [
+        ("triton_ok.py", "warm_compile", "cuda_compilers"),
+        ("cuda_fast.py", "cuda_compilers", "warm_compile"),
+    ],
+)
+def test_a_one_shot_compile_worker_warms_only_the_compiler_its_candidate_uses(
+    candidate, warmed, skipped
+):
+    """The compile worker's start (the last of the three a one-shot verdict waits for) warms up
+    Triton's first compile for a Triton candidate and nvcc/NVRTC for a CUDA one, not both."""
+    from support import CANDIDATES, EXAMPLES
+
+    from kernelevo.verify import verify_candidate
+
+    verdict = verify_candidate(
+        EXAMPLES / "softmax.py", CANDIDATES / "softmax" / candidate, device="cpu", use_cache=False
+    )
+    assert verdict.status in ("verified", "unverified"), verdict.reason  # CUDA: compiled, not run
+    ahead = next(c for c in verdict.checks if c.name == "compiled_ahead")
+    assert ahead.passed and ahead.detail["status"] == "compiled", ahead.message
+    steps = verdict.phases["worker_start_parts_s"]["compiler"]
+    assert warmed in steps and skipped not in steps, steps

@@ -88,13 +88,19 @@ def warm_cuda_compilers() -> None:
 def _preload() -> None:
     """Imports and one compile of our own tiny kernel, here in the long-lived process: Triton's
     first compile imports hundreds of modules and hashes its own binaries (~10 s), and a task's
-    get_inputs() on meta tensors imports torch._dynamo (~8 s): every forked child would pay both."""
+    get_inputs() on meta tensors imports torch._dynamo (~8 s): every forked child would pay both.
+    $KERNELEVO_COMPILE_WARMUP names the compilers the verdicts ahead use ("triton", "cuda", "none";
+    "all" by default): a one-shot verify of a CUDA kernel does not wait for Triton's warm compile."""
+    warm = os.environ.get("KERNELEVO_COMPILE_WARMUP", "all")
     import shutil
     import tempfile
 
     import torch._dynamo  # noqa: F401  (meta tensors under torch.device import it lazily: ~8 s)
 
     from kernelevo.runner import candidate_cache
+    from kernelevo.worker import protocol
+
+    protocol.mark("torch_dynamo")
 
     folder = tempfile.mkdtemp(prefix="kernelevo-warm-")
     saved = dict(os.environ)
@@ -105,8 +111,14 @@ def _preload() -> None:
         with open(cand, "w") as f:
             f.write(WARM_CANDIDATE)
         candidate_cache.use(os.path.join(folder, "cache"))
-        compile_request({"op": "precompile", "task_path": task, "candidate_path": cand, "arch": 90})
-        warm_cuda_compilers()
+        if warm in ("all", "triton"):
+            compile_request(
+                {"op": "precompile", "task_path": task, "candidate_path": cand, "arch": 90}
+            )
+            protocol.mark("warm_compile")
+        if warm in ("all", "cuda"):
+            warm_cuda_compilers()
+            protocol.mark("cuda_compilers")
     finally:
         base = os.environ.get(candidate_cache.BASE_ENV)
         os.environ.clear()

@@ -258,13 +258,17 @@ def _preload() -> None:
     """What every candidate would import, loaded once here (forked children share it)."""
     os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
     import torch
+
+    protocol.mark("torch")
     import triton
     import triton.language  # noqa: F401
 
+    protocol.mark("triton")
     from kernelevo.verify.opwatch import OpRecorder
 
     with OpRecorder():  # the dispatch-mode machinery imports lazily on first use
         torch.ones(2) + 1
+    protocol.mark("op_recorder")
     import contextlib
 
     from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
@@ -273,6 +277,7 @@ def _preload() -> None:
     # the fork leaves every child unable to start it ("CUDA driver initialization failed")
     with contextlib.suppress(CudaUnavailable, OSError):
         nvcc_version()
+    protocol.mark("nvcc_version")
 
 
 def serve_engine(
@@ -290,10 +295,11 @@ def serve_engine(
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    entered = protocol.process_age_s()
+    protocol.mark("python")
     preload()
     host = Host(kind)
-    protocol.write(channel_out, protocol.ready(entered))
+    protocol.mark("spare_child" if host.keeps_spare else "host")
+    protocol.write(channel_out, protocol.ready())
     parent = os.getppid()
     while True:
         ready, _, _ = select.select([channel_in], [], [], 0.5)

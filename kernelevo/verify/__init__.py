@@ -115,7 +115,7 @@ def verify_candidate(
     else:
         limit = timeout if timeout is not None else (300.0 if device == "cpu" else 120.0)
         own = evaluator is None
-        ev = evaluator or Evaluator(device, warmup="light")
+        ev = evaluator or Evaluator(device, warmup="light", compiles=_compilers(static))
         try:
             if own:  # all three start side by side; each request waits only for its own worker
                 ev.start_soon()
@@ -206,6 +206,16 @@ def verify_candidate(
 
             print(f"kernelevo: warning: the verdict was not cached: {exc}", file=sys.stderr)
     return verdict
+
+
+def _compilers(static: Any) -> str:
+    """The compilers this candidate's compile ahead uses, which a one-verdict compile worker warms up
+    before it is ready: Triton's (its first compile), the CUDA ones (nvcc's version, NVRTC), or both."""
+    triton = any(
+        c.detail.get("triton_kernels") for c in static.checks if c.name == "static.backend"
+    )
+    cuda = static.backend in ("cuda", "cuda_inline")
+    return "all" if triton and cuda else "triton" if triton else "cuda" if cuda else "none"
 
 
 def _probe(

@@ -75,13 +75,13 @@ def serve(
     threading.Thread(
         target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch", daemon=True
     ).start()
-    entered = protocol.process_age_s()
+    protocol.mark("python")
     if warm is not None and os.environ.get("KERNELEVO_WORKER_WARMUP", "1") in ("1", "light"):
         warm()
     handlers = {"ping": ping, **(handlers or {})}
     profile_dir = os.environ.get("KERNELEVO_WORKER_PROFILE")
     integrity = Integrity()
-    protocol.write(channel_out, protocol.ready(entered))
+    protocol.write(channel_out, protocol.ready())
     while True:
         request = protocol.read(channel_in)
         if request is None or request.get("op") == "exit":

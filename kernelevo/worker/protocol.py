@@ -67,15 +67,21 @@ def _read_exact(stream: IO[bytes], n: int) -> bytes | None:
     return b"".join(chunks)
 
 
-def ready(entered_age_s: float | None) -> dict[str, Any]:
-    """The first frame a worker sends, once its preload or warm-up is done. It carries the process's
-    age then and when its request loop was entered (`entered_age_s`), so the engine can say where
-    a start went: the sandbox, the interpreter and module imports, the preload and warm-up."""
-    return {
-        "op": "ready",
-        "pid": os.getpid(),
-        "age_s": {"entered": entered_age_s, "ready": process_age_s()},
-    }
+_MARKS: dict[str, float] = {}
+
+
+def mark(step: str) -> None:
+    """Note this process's age now under `step` (what just finished): the ready frame carries every
+    mark, so a start can be read step by step where it cannot be profiled (on the GPU machine)."""
+    age = process_age_s()
+    if age is not None:
+        _MARKS[step] = age
+
+
+def ready() -> dict[str, Any]:
+    """The first frame a worker sends, once its preload or warm-up is done, with its marks and its
+    age now (seconds since the process started)."""
+    return {"op": "ready", "pid": os.getpid(), "age_s": {**_MARKS, "ready": process_age_s()}}
 
 
 def process_age_s() -> float | None:
@@ -92,16 +98,22 @@ def process_age_s() -> float | None:
 
 
 def start_parts(total_s: float, ages: Any) -> dict[str, float]:
-    """A start split by the worker's own clock (protocol.ready): the sandbox (spawn until the
-    process inside begins), python (the interpreter, the sandbox's entry program and the main
-    module's imports: torch, in the judge), preload (the runner host's and compile worker's torch
-    and Triton imports and warm compile; the judge's warm-up, its CUDA context on a GPU)."""
-    entered = ages.get("entered") if isinstance(ages, dict) else None
-    ready = ages.get("ready") if isinstance(ages, dict) else None
-    if not isinstance(entered, (int, float)) or not isinstance(ready, (int, float)):
+    """A start split by the worker's own marks (`ready`): `sandbox`, from the spawn until the process
+    inside began; then each mark's step since the one before, in order (`python`: the interpreter,
+    the sandbox's entry program and the main module's imports, torch among them in the judge);
+    `rest`, from the last mark to ready. Empty where the frame carries no usable ages."""
+    if not isinstance(ages, dict) or not isinstance(ages.get("ready"), (int, float)):
         return {}
-    return {
-        "sandbox": round(max(total_s - ready, 0.0), 3),
-        "python": round(entered, 3),
-        "preload": round(ready - entered, 3),
-    }
+    ready_age = float(ages["ready"])
+    marks = [
+        (float(v), str(k))
+        for k, v in ages.items()
+        if k != "ready" and isinstance(v, (int, float)) and 0 <= v <= ready_age
+    ]
+    parts = {"sandbox": round(max(total_s - ready_age, 0.0), 3)}
+    before = 0.0
+    for age, step in marks:  # noted in the order they happened (ties within a clock tick kept)
+        parts[step] = round(age - before, 3)
+        before = age
+    parts["rest"] = round(ready_age - before, 3)
+    return parts

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelevo.worker import protocol
+
 TASK = """import torch
 
 
@@ -97,6 +99,7 @@ def warm_up(handle: Any) -> float:
                 {"op": "end"},
             ):
                 reply = handle(req)
+                protocol.mark(f"warm_up_{req['op']}")  # probe: CUDA's start on a GPU
                 if "error" in reply or "task_error" in reply:
                     print(f"kernelevo judge warm-up: {reply}", file=sys.stderr)
                     break
