@@ -33,6 +33,22 @@ def run_kernelevo(args, cwd, env=None, *, wait=True, timeout=600):
     return subprocess.run(cmd, cwd=cwd, env=e, capture_output=True, text=True, timeout=timeout)
 
 
+def fresh_python(code, *args, cwd=ROOT, env=None, inherit=True, timeout=120):
+    """`python -c CODE ARGS` in a new interpreter with this checkout first on the path: what a new
+    process imports or starts is what these tests ask about. `inherit=False` gives it only PATH
+    (and `env`) instead of this process's environment."""
+    base = dict(os.environ) if inherit else {"PATH": "/usr/bin:/bin"}
+    base.update(env or {}, PYTHONPATH=str(ROOT))
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)],
+        cwd=cwd,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def compiled_for_sm90(verdict) -> bool:
     """The candidate's kernels compiled for Hopper: ahead of the run, or after it for launches the
     compile-ahead pass did not reach."""

@@ -77,11 +77,7 @@ def test_the_engine_of_a_verify_never_imports_torch(tmp_path):
     """The engine process of `kernelevo verify` starts three workers and judges through them; it
     imports neither torch nor Triton (seconds of a cold shell each, and candidates' libraries),
     and its verdict says where each worker's start went and how long it was waited for."""
-    import os
-    import subprocess
-    import sys
-
-    from support import ROOT
+    from support import fresh_python
 
     code = (
         "import contextlib, io, json, sys\nfrom kernelevo.cli import main\nout = io.StringIO()\n"
@@ -91,14 +87,7 @@ def test_the_engine_of_a_verify_never_imports_torch(tmp_path):
         "v = json.loads(out.getvalue())\n"
         "print(json.dumps([v['status'], v['phases'], 'torch' in sys.modules, 'triton' in sys.modules]))\n"
     )
-    r = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    r = fresh_python(code, cwd=tmp_path, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     status, phases, torch_loaded, triton_loaded = json.loads(r.stdout.strip().splitlines()[-1])
     assert status == "verified" and not torch_loaded and not triton_loaded

@@ -4,17 +4,11 @@ installed, torch 2.13 from torch.cuda._utils), a bad handle or a
 tensor not in a block of its own is refused before any CUDA call, and with no GPU there is no
 CUDA IPC (the engine uses files)."""
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 import torch
+from support import fresh_python
 
 from kernelevo import cuda_ipc
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_engine_loads_no_cuda_bindings():
@@ -22,13 +16,7 @@ def test_the_engine_loads_no_cuda_bindings():
         "import sys, kernelevo.verify, kernelevo.evaluate, kernelevo.search.loop\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cuda' or 'cuda_ipc' in m))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-    )
+    out = fresh_python(code)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "[]"
 

@@ -4,10 +4,8 @@ compile host keeps none. Each case runs a host in a process of its own (the host
 subreaper and forks, which the test process must not)."""
 
 import json
-import subprocess
-import sys
 
-from support import ROOT
+from support import fresh_python
 
 SCRIPT = r"""
 import json, os, signal, sys, time
@@ -51,20 +49,8 @@ print(json.dumps(seen), flush=True)
 
 
 def _run(kind: str, case: str, tmp_path) -> dict:
-    env = {
-        "PYTHONPATH": str(ROOT),
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "CUDA_VISIBLE_DEVICES": "",
-    }
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT, kind, case],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-        cwd=tmp_path,
-    )
+    env = {"HOME": str(tmp_path), "CUDA_VISIBLE_DEVICES": ""}
+    out = fresh_python(SCRIPT, kind, case, cwd=tmp_path, env=env, inherit=False, timeout=300)
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     assert out.returncode == 0 and lines, out.stderr[-3000:]
     return json.loads(lines[-1])

@@ -73,20 +73,12 @@ def test_the_boundary_check_catches_an_import():
 
 
 def test_the_judge_process_and_the_engine_never_import_the_runner():
-    import subprocess
-    import sys
+    from support import fresh_python
 
     code = (
         "import sys, kernelevo.judge.process, kernelevo.judge.session, kernelevo.verify\n"
         "print(sorted(m for m in sys.modules if m.startswith('kernelevo.runner')))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-        timeout=120,
-    )
+    out = fresh_python(code, inherit=False)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]", out.stdout

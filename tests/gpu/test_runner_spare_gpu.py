@@ -2,12 +2,10 @@
 handed a candidate, so a verdict does not wait for that."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 import torch
-from support import ROOT
+from support import fresh_python
 
 pytestmark = pytest.mark.gpu
 
@@ -30,13 +28,8 @@ print(json.dumps({"mapped": mapped, "opened": opened, "pid": pid}), flush=True)
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_the_spare_has_started_cuda_before_it_gets_a_candidate(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-c", SCRIPT],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        cwd=tmp_path,
+    out = fresh_python(
+        SCRIPT, cwd=tmp_path, env={"HOME": str(tmp_path)}, inherit=False, timeout=300
     )
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     assert out.returncode == 0 and lines, out.stderr[-3000:]
