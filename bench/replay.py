@@ -255,6 +255,14 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
             )
 
 
+def verification_order(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Builds last (they compile while the others verify); the authors' incorrect kernels first in
+    each group, so a budget that runs out cannot leave the ones that must be rejected unjudged."""
+    return sorted(
+        entries, key=lambda e: (e["backend"] == "cuda_inline", e["author_verdict"] == "correct")
+    )
+
+
 def report(rows: list[dict[str, Any]]) -> str:
     ours = lambda r: "pass" if r["status"] in ("verified", "static-ok") else "fail"  # noqa: E731
     lines = [
@@ -369,10 +377,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.device != "cuda":
             builds.finished = True
         rows = verify_all(
-            sorted(  # builds last; among them the authors' incorrect kernels first
-                entries,
-                key=lambda e: (e["backend"] == "cuda_inline", e["author_verdict"] == "correct"),
-            ),
+            verification_order(entries),
             args.lanes,
             builds,
             args.device,

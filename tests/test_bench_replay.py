@@ -1,5 +1,6 @@
 """bench/replay.py's harness: a kernel that ran out of memory beside other verification lanes on one
-GPU is judged again alone, so the lanes' shared memory is never reported as the kernel's verdict."""
+GPU is judged again alone, so the lanes' shared memory is never reported as the kernel's verdict;
+the authors' incorrect kernels are verified first, builds last."""
 
 from __future__ import annotations
 
@@ -55,3 +56,13 @@ def test_an_out_of_memory_beside_other_lanes_is_judged_again_alone(monkeypatch):
     by_id = {r["id"]: r for r in rows}
     assert len(rows) == 4 and by_id["big"]["status"] == "verified" and by_id["big"]["judged_alone"]
     assert calls.count("big.py") == 2 and len(calls) == 5
+
+
+def test_the_authors_incorrect_kernels_come_first_and_builds_last():
+    entries = [
+        {"id": "a", "backend": "cuda_inline", "author_verdict": "correct"},
+        {"id": "b", "backend": "triton", "author_verdict": "correct"},
+        {"id": "c", "backend": "cuda_inline", "author_verdict": "incorrect"},
+        {"id": "d", "backend": "triton", "author_verdict": "incorrect"},
+    ]
+    assert [e["id"] for e in replay.verification_order(entries)] == ["d", "b", "c", "a"]
