@@ -1,6 +1,7 @@
 """The candidate host's spare child: forked ahead (at start, after each close), handed the next
-candidate by `open`, never swept as a leftover, never handed out dead, gone with the host; the
-compile host keeps none. Each case runs a host in a process of its own (the host becomes a
+candidate by `open`, never swept as a leftover (nor its files, while it waits), never handed out
+dead, gone with the host; what a candidate that died on its own left is still swept at close;
+the compile host keeps none. Each case runs a host in a process of its own (the host becomes a
 subreaper and forks, which the test process must not)."""
 
 import json
@@ -44,6 +45,17 @@ elif case == "dead_spare":
     seen["reply"] = host.relay({"op": "run"}, 60)
     host.close(final=True)
     seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
+elif case == "files":
+    with open("made_by_the_spare", "w") as f:  # as a waiting spare's CUDA start might
+        f.write("x")
+    host.open(set())
+    seen["kept_at_open"] = os.path.exists("made_by_the_spare")
+    with open("candidate.py", "w") as f:
+        f.write("import os\nopen('left_by_candidate', 'w').close()\nos._exit(3)\n")
+    seen["reply"] = host.relay({"op": "load", "candidate_path": os.path.abspath("candidate.py"),
+                                "exchange": os.getcwd()}, 60)
+    os.remove("candidate.py")
+    seen["swept"] = host.close(final=True).get("swept", [])
 print(json.dumps(seen), flush=True)
 """
 
@@ -81,3 +93,11 @@ def test_a_dead_spare_is_not_handed_out(tmp_path):
 def test_the_compile_host_keeps_no_spare(tmp_path):
     seen = _run("compile", "none", tmp_path)
     assert seen["spare_at_start"] is None
+
+
+def test_a_spares_files_stay_at_open_and_a_dead_candidates_are_swept_at_close(tmp_path):
+    seen = _run("candidate", "files", tmp_path)
+    assert seen["kept_at_open"], "open swept although no candidate had run since the last sweep"
+    assert seen["reply"].get("child_exit"), seen["reply"]  # the candidate exited on its own
+    swept = [p.rsplit("/", 1)[-1] for p in seen["swept"]]
+    assert "left_by_candidate" in swept and "made_by_the_spare" in swept, seen["swept"]

@@ -128,6 +128,7 @@ class Host:
         self.sock: socket.socket | None = None
         self.stream: BinaryIO | None = None
         self.keeps_spare = kind == "candidate" if spare is None else spare
+        self.dirty = False
         self.spare: tuple[int, socket.socket] | None = None
         self._fork_spare()
 
@@ -172,6 +173,7 @@ class Host:
         self._end_child()
         taken = None if keep_fds else self._take_spare()
         self.child, self.sock = taken or self._fork(keep_fds, spare=False)
+        self.dirty = True  # a candidate may run from here: the next end sweeps
         self.stream = self.sock.makefile("rwb", buffering=0)  # type: ignore[assignment]
         return {"opened": self.child, "spare": taken is not None}
 
@@ -236,9 +238,14 @@ class Host:
         return how
 
     def _end_child(self) -> tuple[int | None, list[str]]:
+        """Kill the child and sweep what it left; no sweep when no candidate ran since the last
+        one, so the files a waiting spare made (its CUDA start) are not pulled from under it."""
         was = self.child
         if was is not None:
             self._kill()
+        if was is None and not self.dirty:
+            return was, []
+        self.dirty = False
         keep = frozenset([self.spare[0]]) if self.spare else frozenset()
         return was, self.leftovers.sweep(keep=keep)
 
