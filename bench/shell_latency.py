@@ -155,17 +155,21 @@ def run(
     case("cuda", "cold shell, baselines stored", "off", repeat)
     if inline:
         case("inline", "load_inline cold, warm service", "on", 1)
-    subprocess.run(
+    stop = subprocess.run(  # answered once the service's workers are gone
         [
             sys.executable,
             "-c",
             "from kernelevo import service; "
-            f"service.request({env['WS']!r}, {device!r}, {{'op': 'stop'}}, 60)",
+            f"print(service.request({env['WS']!r}, {device!r}, {{'op': 'stop'}}, 60))",
         ],
         env=env,
         capture_output=True,
+        text=True,
         timeout=120,
+        cwd=env["WS"],  # the code the verify calls (run there) imported
     )
+    if "'stopped': True" not in stop.stdout:
+        print(f"  the service did not stop: {(stop.stdout + stop.stderr).strip()[-200:]}")
     shutil.rmtree(root, ignore_errors=True)
     return summarize(rows, device, start_s)
 
@@ -175,7 +179,7 @@ def summarize(rows: list[dict[str, Any]], device: str, start_s: float) -> dict[s
         {(r["backend"], r["case"]) for r in rows},
         key=lambda k: [r["case"] for r in rows].index(k[1]),
     )
-    stats = {
+    stats: dict[str, dict[str, Any]] = {
         f"{b} | {c}": {
             "n": len(sel),
             "p50_s": p50([r["wall_s"] for r in sel]),

@@ -10,7 +10,11 @@ The socket lives in a folder only the user can enter (0700), and the service ans
 peers of its own uid. Its address is derived from everything that decides a verdict besides
 the request: the workspace, the device, the kernelevo code (its folder and newest file) and the
 interpreter in use, and the cache folders, so two checkouts, two settings or edited code never
-share a service (an old one exits when idle). Candidates still run
+share a service. One service per address: it holds a lock beside its socket for its whole life,
+so two starts never leave two. A service no client can reach any more (its socket removed or
+replaced, or the code or settings its address hashes changed) exits within TICK_S seconds rather
+than holding its workers (and a GPU's memory) until idle. `stop` replies once every worker it
+started is closed. Candidates still run
 only in the Evaluator's sandboxed workers; the service itself is the engine, and refuses to
 start unsandboxed.
 """
@@ -18,6 +22,7 @@ start unsandboxed.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 IDLE_S = 600.0
+TICK_S = 2.0  # how often a waiting service checks that it is still the one its address reaches
 MAX_REQUEST = 1 << 20
 _ENV_KEYS = (
     "KERNELEVO_CACHE",
@@ -135,8 +141,8 @@ def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: fl
     log.close()
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            try:  # another service won the race for the address: use that one
+        if proc.poll() not in (None, 0):  # 0: another service holds the address; wait for it
+            try:
                 return int(request(ws, device, {"op": "ping"}, 5)["pid"])
             except (ServiceError, KeyError, ValueError):
                 raise ServiceError(
@@ -192,32 +198,37 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
         return 2
     path = address(workspace, device)
     _private_dir(path.parent)
+    lock = _take_address(workspace, device, path)
+    if lock is None:
+        return 0  # another service holds this address
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        if path.exists():
-            try:
-                request(workspace, device, {"op": "ping"}, 5)
-                return 0  # one is running already
-            except ServiceError:
-                path.unlink(missing_ok=True)  # left by a service that died
+        path.unlink(missing_ok=True)  # the lock is ours: a socket here is a dead service's
         listener.bind(str(path))
+        bound = path.stat().st_ino
     except OSError as exc:
         print(f"kernelevo service: cannot listen on {path}: {exc}", file=sys.stderr)
         return 2
     listener.listen(16)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stopped: the workers and socket go too
-    served, started = 0, time.time()
-    # the first call waits for this start: no torch.compile warm-up (baselines are kept per task on
-    # disk; a task's first timing pays it), which on the H200 made the first call 22 s against 15
-    ev = Evaluator(device, warmup="light")
+    served, started, last = 0, time.time(), time.monotonic()
+    ev = None
     try:
+        # the first call waits for this start: no torch.compile warm-up (baselines are kept per task
+        # on disk; a task's first timing pays it), which on the H200 made the first call 22 s, not 15
+        ev = Evaluator(device, warmup="light")
         ev.start_soon()  # the first call's requests each wait only for the worker they go to
-        listener.settimeout(idle_s)
+        listener.settimeout(min(TICK_S, idle_s))
         while True:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
-                break  # idle: give the workers (and the GPU's memory) back
+                if time.monotonic() - last >= idle_s:
+                    break  # idle: give the workers (and the GPU's memory) back
+                if not _still_reached(workspace, device, path, bound):
+                    break  # no client can reach this service any more
+                continue
+            last = time.monotonic()
             with conn:
                 conn.settimeout(30)  # a client that connects and says nothing is not waited for
                 try:
@@ -234,7 +245,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                         "up_s": time.time() - started,
                         "workers": {
                             n: w.proc.pid if w.alive and w.proc is not None else None
-                            for n, w in (("judge", ev.judge), ("runner", ev.runner))
+                            for n, w in _workers(ev)
                         },
                     }
                 elif op == "verify":
@@ -245,18 +256,68 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                         Exception
                     ) as exc:  # the engine's own failure: said, and the service goes on
                         reply = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-                elif op == "stop":
-                    _send(conn, {"stopped": True})
+                elif op == "stop":  # replied once the workers are gone: stopped means stopped
+                    _close(listener, path, bound, ev)
+                    ev = None
+                    with contextlib.suppress(OSError):
+                        _send(conn, {"stopped": True})
                     break
                 else:
                     reply = {"error": f"unknown op {op!r}"}
                 with contextlib.suppress(OSError):  # the client went away; the verdict is stored
                     _send(conn, reply)
     finally:
-        listener.close()
-        path.unlink(missing_ok=True)
-        ev.close()
+        _close(listener, path, bound, ev)
+        lock.close()
     return 0
+
+
+def _take_address(workspace: str | Path, device: str, path: Path, wait_s: float = 180.0) -> Any:
+    """The address's lock file, held open (and locked) for the service's life; None where another
+    service answers there. A holder that does not answer is starting or closing: waited for."""
+    lock = open(path.with_suffix(".lock"), "ab")  # noqa: SIM115 (held until the service exits)
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return lock
+        except BlockingIOError:
+            pass
+        try:
+            request(workspace, device, {"op": "ping"}, 5)
+            lock.close()
+            return None
+        except ServiceError:
+            if time.monotonic() > deadline:
+                lock.close()
+                return None
+            time.sleep(0.2)
+
+
+def _still_reached(workspace: str | Path, device: str, path: Path, bound: int) -> bool:
+    """Whether clients still reach this service: its socket is the one it bound, and the address
+    (which hashes the code's newest file and the settings) is unchanged."""
+    try:
+        return path.stat().st_ino == bound and address(workspace, device) == path
+    except OSError:
+        return False
+
+
+def _workers(ev: Any) -> list[tuple[str, Any]]:
+    named = [("judge", ev.judge), ("runner", ev.runner)]
+    if getattr(ev, "_owns_compiler", False):
+        named.append(("compiler", ev.compiler))
+    return named
+
+
+def _close(listener: socket.socket, path: Path, bound: int, ev: Any) -> None:
+    """No new client reaches the service (its own socket only is removed), then its workers go."""
+    listener.close()
+    with contextlib.suppress(OSError):
+        if path.stat().st_ino == bound:
+            path.unlink()
+    if ev is not None:
+        ev.close()
 
 
 if __name__ == "__main__":

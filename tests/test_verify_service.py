@@ -141,3 +141,92 @@ def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_pa
     open_dir.chmod(0o777)
     with pytest.raises(service.ServiceError, match="not private"):
         service._private_dir(open_dir)
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process under `pid` now (the workers, their sandboxes and candidate processes)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:  # a zombie holds no memory: it only waits for its parent to read its exit
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def _gone_within(pids: set[int], seconds: float) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while any(map(_running, pids)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return {p for p in pids if _running(p)}
+
+
+def test_stop_answers_once_the_service_started_by_verify_and_all_its_workers_are_gone(workspace):
+    task, good = EXAMPLES / "softmax.py", CANDIDATES / "softmax" / "triton_ok.py"
+    args = ["verify", task, good, "--no-cache", "--device", "cpu", "--service", "on"]
+    r = run_kernelevo(args, workspace, {"KERNELEVO_RUN_DIR": os.environ["KERNELEVO_RUN_DIR"]})
+    assert r.returncode == 0, r.stderr
+    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
+    workers = _descendants(ping["pid"])
+    assert {ping["workers"]["judge"], ping["workers"]["runner"]} <= workers
+    assert service.request(workspace, "cpu", {"op": "stop"}, 120) == {"stopped": True}
+    assert _gone_within(workers, 0) == set()  # no worker outlives the reply
+    assert _gone_within({ping["pid"]}, 30) == set()
+    assert not service.address(workspace, "cpu").exists()
+
+
+def test_a_second_start_beside_a_busy_service_leaves_that_one_alone(workspace):
+    first = service.start(workspace, "cpu", idle_s=600)
+    os.kill(first, signal.SIGSTOP)  # a service busy for seconds with one request answers no ping
+    try:
+        cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "600"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        second = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(8)  # longer than a ping's 5 s wait
+    finally:
+        os.kill(first, signal.SIGCONT)
+    assert second.wait(120) == 0, second.stderr.read()  # it found the first answering and left
+    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["pid"] == first
+
+
+def test_a_service_no_client_can_reach_exits_with_its_workers(workspace, tmp_path):
+    import shutil
+
+    checkout = tmp_path / "checkout"  # a copy of the code, edited below as a merge would
+    shutil.copytree(
+        ROOT / "kernelevo", checkout / "kernelevo", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    run_dir = Path(os.environ["KERNELEVO_RUN_DIR"])
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    pids = []
+    for unreachable in ("code edited", "socket removed"):
+        cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "600"]
+        proc = subprocess.Popen(  # run in the workspace: the checkout here would come first
+            cmd, env=env, cwd=workspace, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.monotonic() + 240
+        while not list(run_dir.glob("*.sock")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        (sock,) = run_dir.glob("*.sock")
+        time.sleep(3)  # its workers are starting
+        workers = _descendants(proc.pid)
+        assert workers and proc.poll() is None, unreachable
+        if unreachable == "code edited":  # every client now computes another address
+            os.utime(checkout / "kernelevo" / "verdict.py", ns=(time.time_ns(),) * 2)
+        else:  # as a bench removing its run folder did
+            sock.unlink()
+        assert proc.wait(60) == 0, (unreachable, proc.stderr.read())
+        assert _gone_within(workers, 10) == set(), unreachable
+        pids.append(proc.pid)
+    assert len(set(pids)) == 2
