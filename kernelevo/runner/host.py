@@ -47,6 +47,13 @@ def _start_cuda() -> None:
         pass
 
 
+def _kill_group(pid: int) -> None:
+    """SIGKILL a child and its process group (it made itself the group's leader)."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
+
+
 def _child_main(sock: socket.socket, keep_fds: set[int], kind: str, spare: bool = False) -> None:
     """The forked child: drop every inherited descriptor but its socket and stderr, then serve."""
     _die_with_parent()
@@ -116,7 +123,7 @@ class Host:
     """At most one child at a time; the engine opens, feeds and closes it. A candidate host also
     holds one spare: a fresh child that has started CUDA and never served a request."""
 
-    def __init__(self, kind: str = "candidate", spare: bool | None = None) -> None:
+    def __init__(self, kind: str = "candidate") -> None:
         from kernelevo.runner.leftovers import Leftovers
 
         self.kind = kind
@@ -127,7 +134,7 @@ class Host:
         self.child: int | None = None
         self.sock: socket.socket | None = None
         self.stream: BinaryIO | None = None
-        self.keeps_spare = kind == "candidate" if spare is None else spare
+        self.keeps_spare = kind == "candidate"
         self.dirty = False
         self.spare: tuple[int, socket.socket] | None = None
         self._fork_spare()
@@ -161,9 +168,7 @@ class Host:
     def drop_spare(self) -> None:
         spare, self.spare = self.spare, None
         if spare is not None:
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    kill(spare[0], signal.SIGKILL)
+            _kill_group(spare[0])
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(spare[0], 0)
             spare[1].close()
@@ -207,9 +212,7 @@ class Host:
 
     def _kill(self) -> None:
         if self.child is not None:
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    kill(self.child, signal.SIGKILL)
+            _kill_group(self.child)
         self._reap()
 
     def _reap(self) -> str:
