@@ -162,20 +162,8 @@ def verify_candidate(
                     },
                     precompiled.cache,
                 )
-            mine = (("judge", ev.judge), ("runner", ev.runner), ("compiler", ev.compiler))
-            started = {  # each worker's start, and how long the verdict waited for it
-                name: w.start_s
-                for name, w in mine
-                if own and getattr(w, "start_s", None) is not None
-            }
-            waited = {name: w.waited_s for name, w in mine if own and hasattr(w, "waited_s")}
-            parts = {
-                name: w.start_parts for name, w in mine if own and getattr(w, "start_parts", None)
-            }
             verdict.phases = {
-                **({"worker_start_s": started} if started else {}),
-                **({"worker_start_parts_s": parts} if parts else {}),
-                **({"worker_wait_s": waited} if waited else {}),
+                **(_worker_starts(ev) if own else {}),
                 "precompile_s": round(precompiled.seconds, 4),
                 **({"task_probe_s": probe_s} if probe_s is not None else {}),
                 **verdict.phases,
@@ -206,6 +194,18 @@ def verify_candidate(
 
             print(f"kernelevo: warning: the verdict was not cached: {exc}", file=sys.stderr)
     return verdict
+
+
+def _worker_starts(ev: Evaluator) -> dict[str, Any]:
+    """Each worker's start (seconds, and step by step) and how long the verdict waited for it:
+    the workers of a one-shot verify were started for this verdict alone."""
+    mine = {"judge": ev.judge, "runner": ev.runner, "compiler": ev.compiler}
+    phases = {
+        "worker_start_s": {n: w.start_s for n, w in mine.items() if w.start_s is not None},
+        "worker_start_parts_s": {n: w.start_parts for n, w in mine.items() if w.start_parts},
+        "worker_wait_s": {n: w.waited_s for n, w in mine.items()},
+    }
+    return {k: v for k, v in phases.items() if v}
 
 
 def _compilers(static: Any) -> str:
