@@ -16,6 +16,7 @@ import pytest
 from support import CANDIDATES, EXAMPLES, ROOT, run_kernelevo
 
 from kernelevo import service
+from kernelevo.sandbox.process import descendants
 
 
 @pytest.fixture
@@ -143,21 +144,6 @@ def test_the_address_is_private_and_differs_per_workspace_code_and_caches(tmp_pa
         service._private_dir(open_dir)
 
 
-def _descendants(pid: int) -> set[int]:
-    """Every process under `pid` now (the workers, their sandboxes and candidate processes)."""
-    parents: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError, ValueError, IndexError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = set(), [pid]
-    while todo:
-        for child in parents.get(todo.pop(), []):
-            found.add(child)
-            todo.append(child)
-    return found
-
-
 def _running(pid: int) -> bool:
     try:  # a zombie holds no memory: it only waits for its parent to read its exit
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
@@ -178,7 +164,7 @@ def test_stop_answers_once_the_service_started_by_verify_and_all_its_workers_are
     r = run_kernelevo(args, workspace, {"KERNELEVO_RUN_DIR": os.environ["KERNELEVO_RUN_DIR"]})
     assert r.returncode == 0, r.stderr
     ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
-    workers = _descendants(ping["pid"])
+    workers = set(descendants(ping["pid"]))
     assert {ping["workers"]["judge"], ping["workers"]["runner"]} <= workers
     assert service.request(workspace, "cpu", {"op": "stop"}, 120) == {"stopped": True}
     assert _gone_within(workers, 0) == set()  # no worker outlives the reply
@@ -220,7 +206,7 @@ def test_a_service_no_client_can_reach_exits_with_its_workers(workspace, tmp_pat
             time.sleep(0.1)
         (sock,) = run_dir.glob("*.sock")
         time.sleep(3)  # its workers are starting
-        workers = _descendants(proc.pid)
+        workers = set(descendants(proc.pid))
         assert workers and proc.poll() is None, unreachable
         if unreachable == "code edited":  # every client now computes another address
             os.utime(checkout / "kernelevo" / "verdict.py", ns=(time.time_ns(),) * 2)
