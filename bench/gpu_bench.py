@@ -48,7 +48,8 @@ BENCHES = (
     Bench(
         "gpu_tests",
         "python3 -m pytest -q -m gpu -p no:cacheprovider --timeout 150 -n 8 --dist load"
-        " tests/gpu tests/test_offline_inductor.py tests/test_offline_templates.py",
+        " tests/gpu tests/test_offline_inductor.py tests/test_offline_inductor_configs.py"
+        " tests/test_offline_templates.py",
         300,
     ),
     Bench(
@@ -64,6 +65,11 @@ BENCHES = (
     Bench("sandbox_gpu_check", "python3 bench/sandbox_gpu_check.py", 120),
     Bench("cuda_ipc_sandbox", "python3 bench/cuda_ipc_sandbox.py", 60),
     Bench("offline_suite", "python3 bench/offline_suite.py --tune-evals 4", 300),
+    Bench(
+        "inductor_launch_configs",
+        "python3 bench/inductor_launch_configs.py --out $OUT/inductor_launch_configs",
+        300,
+    ),
     Bench(
         "timing_fidelity", "python3 bench/timing_fidelity.py --out $OUT/timing_fidelity.json", 150
     ),
