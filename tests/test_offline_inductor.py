@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -369,8 +370,10 @@ HELPER_CHECK = textwrap.dedent("""
     rem = torch.empty_like(a)
     y = x.nan_to_num(0.0)
     xe = x.clone(); xe[0, 0] = float("inf")
+    lse = torch.empty(4)
+    picked = torch.empty(4, 1)
     mod.helpers_kernel[(4,)](x, xe, y, a, b, out["tanh"], out["log1p"], out["expm1"], out["trunc"], out["isnan"],
-                             out["isinf"], stats, amax, amin, fdiv, rem, N=16)
+                             out["isinf"], stats, amax, amin, fdiv, rem, lse, picked, N=16)
     xs = x.abs()
     checks = {
         "tanh": torch.allclose(out["tanh"], torch.tanh(x), atol=1e-6, equal_nan=True),
@@ -386,6 +389,8 @@ HELPER_CHECK = textwrap.dedent("""
         "argmin": torch.equal(amin, torch.argmin(x, 1)),
         "div_floor": torch.equal(fdiv, torch.div(a, b, rounding_mode="floor")),
         "remainder": torch.equal(rem, torch.remainder(a, b)),
+        "online_softmax": torch.allclose(lse, torch.logsumexp(y, 1), rtol=1e-5),
+        "select_one": torch.equal(picked.view(torch.int32), x[:, 3:4].contiguous().view(torch.int32)),
     }
     print(json.dumps(checks))
 """)
@@ -393,7 +398,8 @@ HELPER_CHECK = textwrap.dedent("""
 HELPER_KERNEL = textwrap.dedent("""
     @triton.jit
     def helpers_kernel(x_ptr, xe_ptr, y_ptr, a_ptr, b_ptr, tanh_ptr, log1p_ptr, expm1_ptr, trunc_ptr, isnan_ptr,
-                       isinf_ptr, stats_ptr, amax_ptr, amin_ptr, fdiv_ptr, rem_ptr, N: tl.constexpr):
+                       isinf_ptr, stats_ptr, amax_ptr, amin_ptr, fdiv_ptr, rem_ptr, lse_ptr, pick_ptr,
+                       N: tl.constexpr):
         row = tl.program_id(0)
         cols = tl.arange(0, N)
         x = tl.load(x_ptr + row * N + cols)
@@ -422,6 +428,21 @@ HELPER_KERNEL = textwrap.dedent("""
         b = tl.load(b_ptr + row * N + cols)
         tl.store(fdiv_ptr + row * N + cols, _ke_div_floor_integer(a, b))
         tl.store(rem_ptr + row * N + cols, _ke_remainder_integer(a, b))
+        # two blocks of a row through the running maximum and sum, as Inductor's looped softmax does
+        half_cols = tl.arange(0, N // 2)[None, :]
+        run_max = tl.full([1, N // 2], float("-inf"), tl.float32)
+        run_sum = tl.zeros([1, N // 2], tl.float32)
+        for block in tl.static_range(2):
+            value = tl.load(y_ptr + row * N + block * (N // 2) + half_cols)
+            run_max, run_sum = _ke_online_softmax_combine(run_max, run_sum, value, False)
+        # the two halves' own (max, sum) merged, as a split reduction's peers are
+        left_max, left_sum = _ke_online_softmax_reduce(run_max, run_sum, 1, False)
+        both_max, both_sum = _ke_online_softmax_combine_with_sum(
+            left_max, left_sum, tl.full([1], float("-inf"), tl.float32), tl.zeros([1], tl.float32), False
+        )
+        tl.store(lse_ptr + row + tl.arange(0, 1), both_max + tl.log(both_sum))
+        chosen = _ke_select_one(x[None, :], cols[None, :] == 3, dim=-1, keep_dims=True)
+        tl.store(pick_ptr + row + tl.arange(0, 1)[:, None], chosen)
 """)
 
 
@@ -446,3 +467,22 @@ def test_standalone_helpers_match_torch_under_the_interpreter(tmp_path: Path) ->
     assert proc.returncode == 0, proc.stderr[-3000:]
     checks = json.loads(proc.stdout.strip().splitlines()[-1])
     assert all(checks.values()), checks
+
+
+def test_a_looped_scan_is_extracted_with_its_helpers_and_verifies(tmp_path: Path) -> None:
+    """KernelBench's cumsum: Inductor scans a long row block by block and carries each block's
+    last prefix with `triton_helpers.select_one`, which the candidate must carry itself."""
+    original = (REPO / "bench/kernelbench/level1/89_cumsum.py").read_text()
+    text = re.sub(r"(?m)^batch_size = .*$", "batch_size = 2", original)
+    text = re.sub(r"(?m)^input_shape = .*$", "input_shape = (2048,)", text)
+    task = tmp_path / "cumsum.py"
+    task.write_text(text)
+    result = extract_inductor(task, device="cpu")
+    assert result.reason is None, result.reason
+    assert result.source is not None and "_ke_select_one(" in result.source
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(result.source)
+    from kernelevo.verify import verify_candidate
+
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason

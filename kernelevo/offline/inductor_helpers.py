@@ -171,6 +171,55 @@ def _ke_exp(x, use_fast_math: tl.constexpr):
 """,
         (),
     ),
+    # softmax in one pass: per lane a running maximum and a sum of exp(x - that maximum)
+    "online_softmax_combine": (
+        """
+@triton.jit
+def _ke_online_softmax_combine(acc_max, acc_sum, value, use_fast_math: tl.constexpr):
+    new_max = _ke_maximum(acc_max, value)
+    empty = new_max == float("-inf")
+    rescale = tl.where(empty, 1.0, _ke_exp(acc_max - new_max, use_fast_math))
+    added = tl.where(empty, 1.0, _ke_exp(value - new_max, use_fast_math))
+    return new_max, acc_sum * rescale + added
+""",
+        ("maximum", "exp"),
+    ),
+    "online_softmax_combine_with_sum": (
+        """
+@triton.jit
+def _ke_online_softmax_combine_with_sum(
+    acc_max, acc_sum, value_max, value_sum, use_fast_math: tl.constexpr
+):
+    new_max = _ke_maximum(acc_max, value_max)
+    empty = new_max == float("-inf")
+    rescale = tl.where(empty, 1.0, _ke_exp(acc_max - new_max, use_fast_math))
+    added = tl.where(empty, 1.0, _ke_exp(value_max - new_max, use_fast_math))
+    return new_max, acc_sum * rescale + value_sum * added
+""",
+        ("maximum", "exp"),
+    ),
+    "online_softmax_reduce": (
+        """
+@triton.jit
+def _ke_online_softmax_reduce(acc_max, acc_sum, dim: tl.constexpr, use_fast_math: tl.constexpr):
+    row_max = _ke_max2(acc_max, dim)
+    spread = tl.expand_dims(row_max, dim)
+    shift = tl.where(spread == float("-inf"), 0, acc_max - spread)
+    return row_max, tl.sum(acc_sum * _ke_exp(shift, use_fast_math), dim)
+""",
+        ("max2", "exp"),
+    ),
+    # the one element where `mask` is set, bit for bit (its bits summed with zeros: exact)
+    "select_one": (
+        """
+@triton.jit
+def _ke_select_one(x, mask, dim: tl.constexpr, keep_dims: tl.constexpr = False):
+    bits = tl.core.get_int_dtype(x.dtype.primitive_bitwidth, signed=False)
+    picked = tl.sum(tl.where(mask != 0, x.to(bits, bitcast=True), 0), dim, keep_dims=keep_dims)
+    return picked.to(bits).to(x.dtype, bitcast=True)
+""",
+        (),
+    ),
     # libdevice functions the interpreter lacks (used only for candidates extracted on the CPU)
     "tanh": (
         """
