@@ -3,6 +3,8 @@ torch.compile (its baselines are usually stored), a search or the service warms 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -57,6 +59,44 @@ def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
+    """Triton hashes its own sources and libtriton (~0.5 s) at a process's first launch; the host
+    does it before forking, so a candidate child finds the key computed."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import importlib, os, json\n"
+        "from kernelevo.runner.host import _preload\n"
+        "_preload()\n"
+        "key = None\n"
+        "for where in ('triton.runtime.cache', 'triton.compiler.compiler'):\n"
+        "    key = getattr(importlib.import_module(where), 'triton_key', None)\n"
+        "    if key: break\n"
+        "before = key.cache_info().currsize\n"
+        "r, w = os.pipe()\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    key()\n"
+        "    os.write(w, json.dumps(key.cache_info().misses).encode()); os._exit(0)\n"
+        "os.waitpid(pid, 0)\n"
+        "print(json.dumps([before, json.loads(os.read(r, 100))]))\n"
+    )
+    root = str(Path(__file__).resolve().parents[1])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""},
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    computed_in_host, misses_in_child = json.loads(out.stdout.strip().splitlines()[-1])
+    assert computed_in_host == 1, "the host computed Triton's key before forking"
+    assert misses_in_child == 1, "the child reused it (the only miss is the host's)"
 
 
 def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):
