@@ -77,6 +77,14 @@ class Evaluator:
             else Worker("compile", env={**arch_env(device), "KERNELEVO_COMPILE_WARMUP": compiles})
         )
 
+    def owned_workers(self) -> list[tuple[str, Worker]]:
+        """The processes this evaluator started and closes, by role (a shared compile worker is
+        someone else's)."""
+        named: list[tuple[str, Worker]] = [("judge", self.judge), ("runner", self.runner)]
+        if self._owns_compiler and isinstance(self.compiler, Worker):
+            named.append(("compiler", self.compiler))
+        return named
+
     def warm(self) -> None:
         """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
         start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])

@@ -245,7 +245,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                         "up_s": time.time() - started,
                         "workers": {
                             n: w.proc.pid if w.alive and w.proc is not None else None
-                            for n, w in _workers(ev)
+                            for n, w in ev.owned_workers()
                         },
                     }
                 elif op == "verify":
@@ -301,13 +301,6 @@ def _still_reached(workspace: str | Path, device: str, path: Path, bound: int) -
         return path.stat().st_ino == bound and address(workspace, device) == path
     except OSError:
         return False
-
-
-def _workers(ev: Any) -> list[tuple[str, Any]]:
-    named = [("judge", ev.judge), ("runner", ev.runner)]
-    if getattr(ev, "_owns_compiler", False):
-        named.append(("compiler", ev.compiler))
-    return named
 
 
 def _close(listener: socket.socket, path: Path, bound: int, ev: Any) -> None:

@@ -123,20 +123,36 @@ def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):
 def test_each_worker_start_is_timed_so_a_cold_verdict_names_the_slowest():
     import time
 
-    from kernelevo.worker.pool import start_all
+    from kernelevo.worker.pool import Worker, start_all
 
-    class Slow:  # a worker that takes `s` seconds to start
-        alive = False
+    class Slow(Worker):  # a real Worker whose process start is a sleep of `s` seconds
+        def __init__(self, s: float, fail: bool = False) -> None:
+            super().__init__("cpu", isolate=False)
+            self.s, self.fail = s, fail
 
-        def __init__(self, s):
-            self.s, self.start_s = s, None
-
-        def ensure_started(self):
+        def start(self) -> None:
             time.sleep(self.s)
+            if self.fail:
+                raise RuntimeError("no start")
+            self.proc = Running()  # type: ignore[assignment]
+
+    class Running:  # what `alive` asks of a started process
+        def poll(self) -> None:
+            return None
+
+        def close(self) -> None:
+            pass
 
     fast, slow = Slow(0.01), Slow(0.3)
+    t0 = time.perf_counter()
     start_all([fast, slow])
+    assert fast.start_s is not None and slow.start_s is not None
     assert fast.start_s < 0.2 <= slow.start_s
+    assert time.perf_counter() - t0 < 0.3 + 0.25, "side by side, not one after the other"
+    broken, other = Slow(0.05, fail=True), Slow(0.2)
+    with pytest.raises(RuntimeError, match="no start"):
+        start_all([broken, other])
+    assert other.start_s is not None, "the other start was waited for before the failure was raised"
 
 
 def test_a_one_shot_verdict_compiles_ahead_while_its_judge_still_starts(monkeypatch, tmp_path):

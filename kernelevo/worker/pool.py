@@ -365,21 +365,15 @@ def _content_key(message: dict[str, Any]) -> str | None:
 
 
 def start_all(workers: list[Worker]) -> None:
-    """Start workers side by side (each pays its own torch import); raises the first failure."""
+    """Start workers side by side (each pays its own torch import); raises the first failure.
+    Each start is the worker's own `start_soon`, so `start_s` is timed in one place."""
+    for w in workers:
+        w.start_soon()
     errors: list[BaseException] = []
-
-    def start(w: Worker) -> None:
-        t0 = time.perf_counter()
+    for w in workers:
         try:
             w.ensure_started()
-        except Exception as exc:  # reported below, from the caller's thread
+        except Exception as exc:  # every start is waited for before the first failure is raised
             errors.append(exc)
-        w.start_s = round(time.perf_counter() - t0, 3)  # which one a cold verdict waited for
-
-    threads = [threading.Thread(target=start, args=(w,)) for w in workers if not w.alive]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
     if errors:
         raise errors[0]
