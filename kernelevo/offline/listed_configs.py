@@ -56,13 +56,14 @@ def listed_above(lines: list[str], first_line: int) -> tuple[list[dict[str, int]
     return parse_line(lines[first_line - 2])
 
 
-def listings(source: str) -> dict[str, tuple[list[dict[str, int]], bool]]:
-    """Per function of the source with a listing above it, that listing."""
+def listings(source: str, tree: Any = None) -> dict[str, tuple[list[dict[str, int]], bool]]:
+    """Per function of the source with a listing above it, that listing (`tree`: the source
+    already parsed, when the caller has it)."""
     import ast
 
     lines = source.splitlines()
     out = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree if tree is not None else ast.parse(source)):
         if isinstance(node, ast.FunctionDef):
             first = min([d.lineno for d in node.decorator_list] + [node.lineno])
             found = listed_above(lines, first)
@@ -79,13 +80,14 @@ def listed_trials(source: str, names: set[str]) -> list[dict[str, int]]:
     import ast
 
     try:
-        listed = {k: v[0] for k, v in listings(source).items() if not v[1]}
+        tree = ast.parse(source)
     except SyntaxError:
         return []
+    listed = {k: v[0] for k, v in listings(source, tree).items() if not v[1]}
     if not listed:
         return []
     trials: list[dict[str, int]] = [{} for _ in range(max(len(c) for c in listed.values()))]
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)):
             continue
         kernel = ast.unparse(node.func.value).split(".")[-1]
