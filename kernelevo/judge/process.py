@@ -368,6 +368,11 @@ class Judge:
         )
         return {"plausible": ok, "note": why, "roofline": detail}
 
+    def op_host_probe(self, req: dict[str, Any]) -> dict[str, Any]:
+        from kernelevo.judge.host_probe import launch_wall
+
+        return launch_wall(self.ref.device if self.ref is not None else torch.device("cpu"))
+
     def op_check_timed_output(self, req: dict[str, Any]) -> dict[str, Any]:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None

@@ -26,6 +26,8 @@ from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
 
+TIMED_DEVICES = ("cuda",)  # a CPU time says nothing of a GPU kernel (the tests time on CPU too)
+
 
 def exchange_root() -> str:
     """Where tensors cross between the judge and the candidate process (both sandboxes bind it
@@ -268,7 +270,7 @@ class Session:
             report = self.cand.ask("report", "reporting")
             decide_policy(self, report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)
-            if measure and self.device == "cuda":
+            if measure and self.device in TIMED_DEVICES:
                 from kernelevo.judge.timing_check import timed
 
                 p = self.precision.detail if self.precision is not None else {}  # TF32 baselines?
