@@ -73,6 +73,7 @@ def test_the_same_profile_on_an_idle_host_is_rejected_after_every_attempt(claime
     message = result.rejection()
     assert f"reported {claimed:.4g} ms per call" in message and f"{wall:.4g} ms each" in message
     assert "a patched timer" in message and "busy" not in message
+    assert "trivial launches took 8 us each, 1.0x an idle host's 8 us)" in message
     assert asked == [PILOT_CALLS] + [int(0.25e3 / wall)] * 3  # sized from the walls seen
 
 

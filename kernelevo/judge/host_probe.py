@@ -18,9 +18,9 @@ import torch
 
 PROBE_LAUNCHES = 200
 PROBE_ROUNDS = 5
-# Per-launch wall of that loop on an idle host (measured: ~0.003 ms on CPU; a CUDA launch from
-# Python costs a few microseconds more). A judge that has only ever seen a busy host compares with
-# these; one that has seen its host faster compares with the fastest it saw.
+# Per-launch wall of that loop on an idle host: CPU measured here (~0.003 ms, torch 2.13); the CUDA
+# figure is an estimate (a launch from Python costs a few microseconds more), not yet measured on
+# the H200. A judge that has seen its host faster compares with the fastest it saw instead.
 IDLE_LAUNCH_MS = {"cpu": 0.004, "cuda": 0.008}
 
 _fastest: dict[str, float] = {}

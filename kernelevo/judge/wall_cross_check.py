@@ -148,8 +148,15 @@ class CrossCheck:
             f"timing inconsistent: the candidate process reported {self.claimed_ms:.4g} ms per "
             f"call, but {b.calls} calls back to back took {b.wall_ms_per_call:.4g} ms each as the "
             f"judge measured them (the smallest of {len(self.attempts)} attempts; more than "
-            f"{CLAIM_RATIO:g}x the claim and above the host floor of {b.floor_ms:.3g} ms)"
+            f"{CLAIM_RATIO:g}x the claim and above the host floor of {b.floor_ms:.3g} ms"
         )
+        if b.calibration:
+            c = b.calibration
+            why += (
+                f"; the judge's trivial launches took {c.ms_per_launch * 1e3:.3g} us each, "
+                f"{c.slowdown:.1f}x an idle host's {c.idle_ms_per_launch * 1e3:.3g} us"
+            )
+        why += ")"
         slowest = max(a.slowdown for a in self.attempts)
         gap = b.wall_ms_per_call / max(self.claimed_ms, 1e-9)
         if slowest >= CONTENDED and gap <= CLAIM_RATIO * slowest:  # a gap contention can explain
