@@ -90,6 +90,7 @@ BENCHES = (
         110,
     ),
     Bench("sandbox_latency", "python3 bench/sandbox_latency.py --device cuda --repeat 5", 240),
+    Bench("worker_start", "python3 bench/worker_start.py --device cuda --repeat 3", 150),
     Bench(
         "replay",
         "python3 bench/replay.py --lanes 3 --time-s 0.6 --budget-s 250 --out $OUT/replay",

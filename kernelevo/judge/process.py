@@ -387,9 +387,11 @@ class Judge:
 
 
 def main() -> int:
+    from kernelevo.worker.lazy_dynamo import defer_dynamo_import
     from kernelevo.worker.main import serve
     from kernelevo.worker.warmup import warm_up
 
+    defer_dynamo_import()  # the probe's meta tensors and OpRecorder; a torch.compile baseline imports it
     judge = Judge()
     return serve({"judge": judge.handle}, route_all="judge", warm=lambda: warm_up(judge.handle))
 

@@ -87,20 +87,23 @@ def warm_cuda_compilers() -> None:
 
 def _preload() -> None:
     """Imports and one compile of our own tiny kernel, here in the long-lived process: Triton's
-    first compile imports hundreds of modules and hashes its own binaries (~10 s), and a task's
-    get_inputs() on meta tensors imports torch._dynamo (~8 s): every forked child would pay both.
+    first compile imports hundreds of modules and hashes its own binaries (~10 s): every forked
+    child would pay it. torch._dynamo, which a task's get_inputs() on meta tensors would import
+    (4-6 s on the H200), is deferred until something compiles with it (worker/lazy_dynamo.py).
     $KERNELEVO_COMPILE_WARMUP names the compilers the verdicts ahead use ("triton", "cuda", "none";
     "all" by default): a one-shot verify of a CUDA kernel does not wait for Triton's warm compile."""
     warm = os.environ.get("KERNELEVO_COMPILE_WARMUP", "all")
     import shutil
     import tempfile
 
-    import torch._dynamo  # noqa: F401  (meta tensors under torch.device import it lazily: ~8 s)
+    import torch  # noqa: F401
 
     from kernelevo.runner import candidate_cache
     from kernelevo.worker import protocol
+    from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 
-    protocol.mark("torch_dynamo")
+    defer_dynamo_import()
+    protocol.mark("torch")
 
     folder = tempfile.mkdtemp(prefix="kernelevo-warm-")
     saved = dict(os.environ)

@@ -292,8 +292,10 @@ def _preload() -> None:
     _hash_triton()
     protocol.mark("triton_key")
     from kernelevo.verify.opwatch import OpRecorder
+    from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 
-    with OpRecorder():  # the dispatch-mode machinery imports lazily on first use
+    defer_dynamo_import()  # else the first dispatch mode imports torch._dynamo (4-6 s on the H200)
+    with OpRecorder():  # what the dispatch-mode machinery still loads on first use
         torch.ones(2) + 1
     protocol.mark("op_recorder")
     import contextlib
