@@ -37,18 +37,12 @@ def test_a_one_verdict_evaluator_asks_its_judge_for_the_light_warm_up(monkeypatc
             ev.close()
 
 
-def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
-    """libnvrtc loads libcuda and calls cuInit: CUDA started in the host before the fork leaves
-    every candidate process unable to start it, as seen on the H200 ("CUDA driver initialization
-    failed" on every candidate once the host warmed NVRTC up)."""
+def _last_line_of(code: str) -> str:
+    """Run `code` in a fresh interpreter without a GPU; its last printed line."""
     import subprocess
     import sys
     from pathlib import Path
 
-    code = (
-        "from kernelevo.runner.host import _preload; _preload(); "
-        "print('libnvrtc' in open('/proc/self/maps').read())"
-    )
     root = str(Path(__file__).resolve().parents[1])
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -58,16 +52,23 @@ def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
         env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""},
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.strip().splitlines()[-1] == "False"
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
+    """libnvrtc loads libcuda and calls cuInit: CUDA started in the host before the fork leaves
+    every candidate process unable to start it, as seen on the H200 ("CUDA driver initialization
+    failed" on every candidate once the host warmed NVRTC up)."""
+    code = (
+        "from kernelevo.runner.host import _preload; _preload(); "
+        "print('libnvrtc' in open('/proc/self/maps').read())"
+    )
+    assert _last_line_of(code) == "False"
 
 
 def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
     """Triton hashes its own sources and libtriton (~0.5 s) at a process's first launch; the host
     does it before forking, so a candidate child finds the key computed."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
     code = (
         "import importlib, os, json\n"
         "from kernelevo.runner.host import _preload\n"
@@ -85,16 +86,7 @@ def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
         "os.waitpid(pid, 0)\n"
         "print(json.dumps([before, json.loads(os.read(r, 100))]))\n"
     )
-    root = str(Path(__file__).resolve().parents[1])
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": root, "PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""},
-    )
-    assert out.returncode == 0, out.stderr[-2000:]
-    computed_in_host, misses_in_child = json.loads(out.stdout.strip().splitlines()[-1])
+    computed_in_host, misses_in_child = json.loads(_last_line_of(code))
     assert computed_in_host == 1, "the host computed Triton's key before forking"
     assert misses_in_child == 1, "the child reused it (the only miss is the host's)"
 
