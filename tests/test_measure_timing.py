@@ -552,6 +552,24 @@ def test_side_stream_work_is_timed_device_wide():
     assert out["hides"].escaped_stream and out["hides"].median_ms == pytest.approx(0.210)
 
 
+def test_a_trusted_baseline_keeps_its_stream_time_when_it_seems_to_escape():
+    """The judge's baselines: a device-wide figure would make the baseline slower and so the
+    candidate's speedup larger; an escape is flagged, the stream time stays."""
+    gpu = SimulatedGpu()
+    out = time_interleaved(
+        {"eager": gpu.kernel(0.001, side_ms=0.199)},
+        n_input_sets=1,
+        timer=CudaTimer(0, api=gpu.api()),
+        graph_threshold_ms=0,
+        min_runs=5,
+        max_runs=5,
+        warmup_ms=0,
+        trusted=True,
+    )["eager"]
+    assert out.escaped_stream and out.median_ms == pytest.approx(0.001)
+    assert out.synced_ms == pytest.approx(0.210)
+
+
 def test_spin_before_the_start_grows_until_the_host_launches_in_time():
     """If the device had already passed the start event when the call returned, it sat idle waiting
     for the launch (timed as kernel time): the spin kernel before the start doubles."""

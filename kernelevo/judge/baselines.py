@@ -55,6 +55,7 @@ def time_baselines(ref: Reference, sets: list[list[Any]], req: dict[str, Any]) -
             input_set_bytes=nbytes(sets[0]),
             max_time_s=float(req.get("max_time_s", 10.0)),
             device=device,
+            trusted=True,
         )
         work = measure_work(model, sets[0])
     phases["baselines_s"] = round(time.perf_counter() - t0, 4)
