@@ -246,11 +246,17 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
                 continue
             r["candidate_ms"], r["eager_ms"] = t["candidate_ms"], t["eager_ms"]
             r["speedup"] = t["eager_ms"] / t["candidate_ms"]
+            detail = t.get("detail") or {}
+            # which side's figure was device-wide (work seen outside the stream): a speedup's suspect
+            r["escaped"] = [
+                k for k in ("candidate", "eager") if (detail.get(k) or {}).get("escaped_stream")
+            ]
             r["tf32_baselines"] = tf32
             if t.get("implausible"):
                 r["implausible"] = t["implausible"]
             print(
-                f"  timed {r['id']:<28} {r['speedup']:.2f}x (authors {r['author_speedup']}x)",
+                f"  timed {r['id']:<28} {r['speedup']:.2f}x (authors {r['author_speedup']}x)"
+                + (f" escaped: {', '.join(r['escaped'])}" if r["escaped"] else ""),
                 flush=True,
             )
 
