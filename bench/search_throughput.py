@@ -19,7 +19,13 @@ outputs, passing tensors between the sandboxed processes), so GPU busy stays bel
 with a queue; the "saturated" row measures that ceiling: --saturate candidates handed to the
 dispatcher at once, nothing else running. Without a GPU only slot busy is measured.
 
-    python bench/search_throughput.py --device cuda --reply-s 20 --wall-s 60 --modes new
+`--slots-per-gpu 1,2` runs every row once per k (a fresh dispatcher with k evaluation slots on
+the GPU, whose check phases overlap while each timing runs alone: kernelevo/gpu_gate.py);
+"held" is then the share of the window in which at least one slot was held, and "cand ms" the
+median candidate time, which should not move with k (timing fidelity).
+
+    python bench/search_throughput.py --device cuda --reply-s 20 --wall-s 60 --modes new \
+        --slots-per-gpu 1,2
 """
 
 from __future__ import annotations
@@ -115,9 +121,23 @@ class SlotSpans:
 
         pool.acquire, pool.release = timed_acquire, timed_release  # type: ignore[attr-defined]
 
-    def busy(self, start: float, end: float, slots: int = 1) -> float:
-        held = sum(max(0.0, min(b, end) - max(a, start)) for a, b in self.spans)
-        return held / ((end - start) * slots) if end > start else 0.0
+    def busy(self, start: float, end: float) -> float:
+        """The share of the window in which at least one slot was held (the union of the spans)."""
+        covered, reach = 0.0, start
+        for a, b in sorted(self.spans):
+            a, b = max(a, reach), min(b, end)
+            if b > a:
+                covered, reach = covered + b - a, b
+        return covered / (end - start) if end > start else 0.0
+
+
+def median_ms(verdicts: list[dict]) -> float | None:
+    times = [
+        v["timings"]["candidate_ms"]
+        for v in verdicts
+        if (v.get("timings") or {}).get("candidate_ms")
+    ]
+    return round(statistics.median(times), 5) if times else None
 
 
 def one(
@@ -180,6 +200,7 @@ def one(
         "in_flight": tp.get("in_flight_target"),
         "reply_s": tp.get("reply_s"),
         "verdict_s": round(statistics.median(held), 3) if held else None,
+        "candidate_ms": median_ms(fresh),
         "slot_busy": round(spans.busy(start, end), 3),
         "gpu_busy": sampler.mean(start, end),
         "slot_busy_whole_run": tp.get("slot_busy_fraction"),
@@ -210,10 +231,38 @@ def saturated(
         "in_flight": len(paths),
         "reply_s": 0.0,
         "verdict_s": round(statistics.median(v.elapsed_s for v in verdicts), 3),
+        "candidate_ms": median_ms([v.to_dict() for v in verdicts]),
         "slot_busy": round(spans.busy(start, t1), 3),
         "gpu_busy": sampler.mean(start, t1),
         "elapsed_s": round(t1 - t0, 1),
     }
+
+
+def with_slots(k: int, args: argparse.Namespace, work: Path, sampler: Sampler) -> list[dict]:
+    """Every row of this run on a fresh dispatcher with `k` evaluation slots per GPU."""
+    from kernelevo.dispatch.local import LocalDispatcher
+
+    dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"), slots_per_gpu=k)
+    spans = SlotSpans(dispatcher.pool)
+    rows = []
+    try:
+        t = time.monotonic()
+        dispatcher.warm()  # every run and compile worker, as `optimize` starts them
+        warm = work / "warm.py"  # the first verdict compiles the baselines: not in any row
+        warm.write_text(variant("warm-up", 0))
+        status = dispatcher.evaluate(TASK, warm, 0).status
+        print(
+            f"{k} slot(s) per GPU: workers started, warm-up verdict {status}: "
+            f"{time.monotonic() - t:.1f} s; compile workers: {dispatcher.compile_width}",
+            flush=True,
+        )
+        if args.saturate:
+            rows.append(saturated(args, dispatcher, work, sampler, spans))
+        for mode in args.modes.split(","):
+            rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
+    finally:
+        dispatcher.close()
+    return rows
 
 
 def main() -> int:
@@ -224,34 +273,22 @@ def main() -> int:
     ap.add_argument("--max-in-flight", type=int, default=96)
     ap.add_argument("--modes", default="old,new", help="searches to run: old, new or both")
     ap.add_argument("--saturate", type=int, default=24, help="0: no saturated row")
+    ap.add_argument("--slots-per-gpu", default="1", help="k, or a list (1,2): a row set per k")
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
-    from kernelevo.dispatch.local import LocalDispatcher
 
-    work = Path(tempfile.mkdtemp(prefix="kernelevo-throughput-"))
-    dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"))
-    spans = SlotSpans(dispatcher.pool)
+    root = Path(tempfile.mkdtemp(prefix="kernelevo-throughput-"))
     sampler = Sampler()
     rows = []
     try:
-        t = time.monotonic()
-        dispatcher.warm()  # every run and compile worker, as `optimize` starts them
-        warm = work / "warm.py"  # the first verdict compiles the baselines: not in any row
-        warm.write_text(variant("warm-up", 0))
-        status = dispatcher.evaluate(TASK, warm, 0).status
-        print(
-            f"workers started, warm-up verdict {status}: {time.monotonic() - t:.1f} s", flush=True
-        )
-        print(f"compile workers: {dispatcher.compile_width}", flush=True)
-        if args.saturate:
-            rows.append(saturated(args, dispatcher, work, sampler, spans))
-            print(json.dumps(rows[-1]), flush=True)
-        for mode in args.modes.split(","):
-            rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
-            print(json.dumps(rows[-1]), flush=True)
+        for k in (int(x) for x in args.slots_per_gpu.split(",")):
+            work = root / f"k{k}"
+            work.mkdir()
+            for row in with_slots(k, args, work, sampler):
+                rows.append({"slots_per_gpu": k, **row})
+                print(json.dumps(rows[-1]), flush=True)
     finally:
         sampler.stop()
-        dispatcher.close()
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "search_throughput.json").write_text(
@@ -261,15 +298,19 @@ def main() -> int:
         f"\nreply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}; busy from "
         f"{args.reply_s:g} s (the first reply) to {args.wall_s:g} s"
     )
-    print(f"{'in flight':<24}{'evaluated':>10}{'slot busy':>11}{'GPU busy':>10}{'verdict s':>11}")
+    print(
+        f"{'slots':<6}{'in flight':<24}{'evaluated':>10}{'held':>7}{'GPU busy':>10}"
+        f"{'verdict s':>11}{'cand ms':>10}"
+    )
     for r in rows:
         label = {"old": "2 (old default)", "saturated": f"saturated ({r['in_flight']} queued)"}.get(
             r["mode"], f"derived ({r['in_flight']})"
         )
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
+        cand = f"{r['candidate_ms']:.4f}" if r.get("candidate_ms") else "-"
         print(
-            f"{label:<24}{r['evaluated']:>10}{100 * r['slot_busy']:>9.0f} %{gpu:>10}"
-            f"{r['verdict_s'] or 0:>11.2f}"
+            f"{r['slots_per_gpu']:<6}{label:<24}{r['evaluated']:>10}{100 * r['slot_busy']:>5.0f} %"
+            f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}"
         )
     return 0
 

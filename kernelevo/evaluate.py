@@ -10,15 +10,19 @@ while the GPU is busy.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.worker.pool import Worker, start_all
+
+if TYPE_CHECKING:
+    from kernelevo.gpu_gate import GpuGate
 
 
 class Evaluator:
     """`gpu` pins the run worker to one GPU (a CUDA_VISIBLE_DEVICES entry: an index or a UUID);
     `compiler` is a compile worker shared with other evaluators (anything with Worker's
-    `request`), which this evaluator then does not close."""
+    `request`), which this evaluator then does not close; `gate` is its GPU's gate
+    (kernelevo/gpu_gate.py) when several evaluators share one GPU."""
 
     def __init__(
         self,
@@ -28,11 +32,12 @@ class Evaluator:
         compiler: Any = None,
         warmup: str = "1",
         compiles: str = "all",
+        gate: GpuGate | None = None,
     ) -> None:
         """`warmup`: the judge's warm-up, "1" (a search) or "light" (one verdict, the service);
         `compiles`: the compilers its compile worker warms up before it is ready, "all", or for one
         verdict that of its backend ("triton", "cuda", "none")."""
-        self.device, self.gpu = device, gpu
+        self.device, self.gpu, self.gate = device, gpu, gate
         from kernelevo.measure.machine import arch_env
 
         env = arch_env(device)
@@ -43,7 +48,7 @@ class Evaluator:
                     "CUDA_DEVICE_ORDER": os.environ.get("CUDA_DEVICE_ORDER", "PCI_BUS_ID"),
                 }
             )
-        from kernelevo.judge.session import exchange_root
+        from kernelevo.judge.exchange import exchange_root
 
         self.exchange = exchange_root()
         self.transport = (
@@ -103,7 +108,7 @@ class Evaluator:
         in): killed at once instead of seconds of interpreter teardown each."""
         import threading
 
-        from kernelevo.judge.session import remove_exchange
+        from kernelevo.judge.exchange import remove_exchange
 
         compiler = (
             threading.Thread(target=self.compiler.close, args=(graceful,))

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from kernelevo.ast_names import parse_module
 from kernelevo.digest import text_hash
 
 
@@ -50,7 +51,7 @@ def read_task(path: str | Path) -> TaskFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise TaskError(f"{p}: cannot read: {exc}") from exc
     try:
-        tree = ast.parse(source, filename=str(p))
+        tree = parse_module(source, filename=str(p))  # one thread at a time (CPython 3.11)
     except SyntaxError as exc:
         raise TaskError(f"{p}:{exc.lineno}: syntax error: {exc.msg}") from exc
     names = {n.name: n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}

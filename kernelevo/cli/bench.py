@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     }
     with Evaluator(device) as ev:
         if device == "cuda":
-            from kernelevo.judge.session import measure_reference
+            from kernelevo.judge.timing_check import measure_reference
 
             reply = measure_reference(
                 task, ev, size, args.seed, mode, args.max_time, timing_timeout

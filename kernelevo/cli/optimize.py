@@ -75,6 +75,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="model proposals in flight at once per search (default: as many as keep a candidate waiting "
         "for each GPU, from the measured reply and verdict times, at most --max-in-flight)",
     )
+    slots = "verdicts at once per GPU (default 1): their checks overlap, timing runs alone"
+    p.add_argument("--slots-per-gpu", type=positive_int, default=1, help=slots)
     p.add_argument(
         "--max-in-flight",
         type=positive_int,
@@ -248,6 +250,7 @@ def _open_dispatcher(args: argparse.Namespace, device: str | None, store: Any) -
             workers=args.workers,
             cluster=args.cluster,
             store=store,
+            slots_per_gpu=args.slots_per_gpu,
         )
     except DispatchError as exc:
         raise UserError(str(exc)) from exc

@@ -41,10 +41,15 @@ def open_dispatcher(
     cluster: str | None = None,
     store: Any = None,
     timeout: float | None = None,
+    slots_per_gpu: int = 1,
 ) -> Dispatcher:
-    """A local dispatcher (a worker per GPU, or `workers` CPU workers), or a Ray one when
-    `cluster` is given ("auto", "local", "ray://HOST:PORT" or a GCS "HOST:PORT")."""
+    """A local dispatcher (`slots_per_gpu` slots per GPU, or per each of `workers` CPU workers), or
+    a Ray one when `cluster` is given ("auto", "local", "ray://HOST:PORT" or a GCS "HOST:PORT")."""
     if cluster:
+        if slots_per_gpu > 1:
+            raise DispatchError(
+                "--slots-per-gpu is for this machine's GPUs; leave it out with --cluster"
+            )
         try:
             import ray  # noqa: F401
         except ImportError as exc:
@@ -54,4 +59,11 @@ def open_dispatcher(
         return RayDispatcher(cluster, device=device, workers=workers, store=store, timeout=timeout)
     from kernelevo.dispatch.local import LocalDispatcher
 
-    return LocalDispatcher(device, gpus=gpus, workers=workers, store=store, timeout=timeout)
+    return LocalDispatcher(
+        device,
+        gpus=gpus,
+        workers=workers,
+        store=store,
+        timeout=timeout,
+        slots_per_gpu=slots_per_gpu,
+    )

@@ -19,6 +19,7 @@ from typing import Any
 from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher, annotate, lost_worker
 from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.evaluate import Evaluator
+from kernelevo.gpu_gate import GpuGate
 from kernelevo.measure.gpus import scan as scan_gpus
 from kernelevo.measure.machine import arch_env
 from kernelevo.task import TaskFile, read_task
@@ -111,7 +112,9 @@ class SlotCache:
 
 
 class LocalDispatcher(PooledDispatcher):
-    """Thread-safe; `capacity` evaluations run at once (one per slot)."""
+    """Thread-safe; `capacity` evaluations run at once (one per slot). `slots_per_gpu` k > 1 gives
+    each GPU (each CPU worker) k slots, each its own judge and runner host, behind one gate per
+    GPU: their check phases overlap, a timing runs alone (kernelevo/gpu_gate.py)."""
 
     def __init__(
         self,
@@ -122,6 +125,7 @@ class LocalDispatcher(PooledDispatcher):
         store: Any = None,
         timeout: float | None = None,
         retries: int = 2,
+        slots_per_gpu: int = 1,
     ) -> None:
         from kernelevo.verify import default_device
 
@@ -131,6 +135,21 @@ class LocalDispatcher(PooledDispatcher):
         self.lost = self.requeued = 0
         self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         host = socket.gethostname()
+        k = self.slots_per_gpu = max(1, slots_per_gpu)
+
+        def per_gpu(label: str, name: str, gpu: int | str | None) -> list[Slot]:
+            gate = GpuGate(k) if k > 1 else None
+            return [
+                Slot(
+                    label if k == 1 else f"{label}.{j}",
+                    name,
+                    Evaluator(self.device, gpu=gpu, compiler=self.compile, gate=gate),
+                    gpu_index=gpu,
+                    host=host,
+                )
+                for j in range(k)
+            ]
+
         if self.device == "cuda":
             found = visible_gpus(gpus)
             if not found:
@@ -138,24 +157,13 @@ class LocalDispatcher(PooledDispatcher):
                     "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
                 )
             self.compile = CompilePool(compile_workers(len(found)), env=arch_env("cuda"))
-            slots = [
-                Slot(
-                    f"gpu{g}",
-                    name,
-                    Evaluator("cuda", gpu=g, compiler=self.compile),
-                    gpu_index=g,
-                    host=host,
-                )
-                for g, name in found
-            ]
+            groups = [per_gpu(f"gpu{g}", name, g) for g, name in found]
         else:
             n = max(1, workers or 1)
-            self.compile = CompilePool(n)
-            slots = [
-                Slot(f"cpu{k}", "cpu", Evaluator(self.device, compiler=self.compile), host=host)
-                for k in range(n)
-            ]
-        self.pool = SlotPool(slots)
+            self.compile = CompilePool(n * k)  # one per slot, as with one slot per worker
+            groups = [per_gpu(f"cpu{i}", "cpu", None) for i in range(n)]
+        # the first slot of every GPU before any second one: free GPUs are taken before shared ones
+        self.pool = SlotPool([s for j in range(k) for s in (g[j] for g in groups)])
 
     @property
     def compile_width(self) -> int:

@@ -25,7 +25,6 @@ from kernelevo.judge.candidate_exchange import (
 from kernelevo.judge.outputs import compare_any_size
 from kernelevo.judge.policy_ops import PrecisionFacts, kernel_policy, library_policy
 from kernelevo.judge.reference import (
-    GiB,
     Reference,
     TaskProblem,
     available_bytes,
@@ -127,7 +126,7 @@ class Judge:
             "weights": weights,
             "initial": initial,
             "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via),
-            "need_gib": round(need.total / GiB, 3),
+            **ref.memory_plan(need),
             "n_extra": ref.n_extra(),
         }
 

@@ -87,6 +87,18 @@ def available_bytes(device: torch.device) -> int:
         return 1 << 62
 
 
+def total_gib(device: torch.device) -> float:
+    """The device's whole memory (a GPU's, else the machine's), for the dispatcher's memory rule."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory / GiB
+    try:
+        with open("/proc/meminfo") as f:
+            info = {ln.split(":")[0]: int(ln.split()[1]) * 1024 for ln in f if ":" in ln}
+        return info.get("MemTotal", 0) / GiB
+    except OSError:
+        return 0.0
+
+
 class Reference:
     """The loaded task at one size on one device."""
 
@@ -136,6 +148,13 @@ class Reference:
         ):  # data-dependent ops cannot run on meta: assume outputs as large as inputs
             out_bytes = in_bytes
         return MemoryNeed(in_bytes, out_bytes, weights)
+
+    def memory_plan(self, need: MemoryNeed) -> dict[str, float]:
+        """The task's need and the device's memory, as the engine's GPU gate reads them."""
+        return {
+            "need_gib": round(need.total / GiB, 3),
+            "device_gib": round(total_gib(self.device), 3),
+        }
 
     def check_fits(self) -> MemoryNeed:
         need = self.need()

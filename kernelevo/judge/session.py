@@ -13,46 +13,22 @@ from __future__ import annotations
 import contextlib
 import os
 import random
-import shutil
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import baseline_store
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
+from kernelevo.judge.exchange import exchange_folder, remove_exchange
 from kernelevo.judge.input_sets import check_input_sets
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
+
+if TYPE_CHECKING:
+    from kernelevo.gpu_gate import GateHold
 from kernelevo.verdict import Check, Verdict
 
 TIMED_DEVICES = ("cuda",)  # a CPU time says nothing of a GPU kernel (the tests time on CPU too)
-
-
-def exchange_root() -> str:
-    """Where tensors cross between the judge and the candidate process (both sandboxes bind it
-    writable): /dev/shm when there is one. One per evaluator; each verification a folder in it.
-    The judge and the candidate process run as different uids, so the folder is world-writable,
-    inside a parent only the engine's user can enter (`remove_exchange` removes both)."""
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    root = os.path.join(tempfile.mkdtemp(prefix="kernelevo-exchange-", dir=base), "x")
-    os.mkdir(root)
-    os.chmod(root, 0o777)
-    return root
-
-
-def remove_exchange(root: str) -> None:
-    shutil.rmtree(root, ignore_errors=True)
-    parent = os.path.dirname(root)
-    if os.path.basename(root) == "x" and os.path.basename(parent).startswith("kernelevo-exchange-"):
-        shutil.rmtree(parent, ignore_errors=True)
-
-
-def exchange_folder(ev: Any = None) -> str:
-    root = getattr(ev, "exchange", None)
-    folder = tempfile.mkdtemp(prefix="v-", dir=root) if root else exchange_root()
-    os.chmod(folder, 0o777)
-    return folder
 
 
 class Session:
@@ -103,6 +79,27 @@ class Session:
         self.launches = 0
         self.phases: dict[str, Any] = {}
         self.need_gib: float | None = None
+        self.hold: GateHold | None = None
+
+    def enter_gate(self) -> GateHold | None:
+        """This verdict's hold on its GPU's gate, shared by the slots of one GPU
+        (kernelevo/gpu_gate.py); None with one slot per GPU. The task's memory need, where its
+        probe was kept, is told to the gate first."""
+        gate = getattr(self.ev, "gate", None)
+        if gate is None:
+            return None
+        key = f"{self.task.hash}|{self.size}"
+        probe_key = baseline_store.probe_key(self)
+        kept = baseline_store.load(probe_key, "probe") if probe_key else None
+        if kept:
+            gate.learn(key, kept.get("need_gib"), kept.get("device_gib"))
+        self.hold = gate.hold(key)
+        return self.hold
+
+    def leave_gate(self) -> None:
+        if self.hold is not None:
+            self.hold.release()
+            self.phases["gpu_gate"] = self.hold.record()
 
     def common(self) -> dict[str, Any]:
         return {
@@ -152,9 +149,10 @@ class Session:
         if key is not None and baseline_store.load(key, "probe"):
             return
         try:
-            self.judge.ask("probe", **self.common(), seed=self.base)
+            reply = self.judge.ask("probe", **self.common(), seed=self.base)
             if key is not None:
-                baseline_store.save(key, {"probed": True}, "probe")
+                plan = {k: reply.get(k) for k in ("need_gib", "device_gib")}  # for the GPU gate
+                baseline_store.save(key, {"probed": True, **plan}, "probe")
         except JudgeFailed as exc:
             self.judge.worker.kill()
             raise TaskError(
@@ -175,6 +173,8 @@ class Session:
                 "begin", **self.common(), seed=seed, exchange=self.folder, via=self.via
             )
             self.need_gib = begin.get("need_gib")
+            if self.hold is not None:  # a small task's check phase may now overlap others
+                self.hold.learned(self.need_gib, begin.get("device_gib"))
             loaded = self.cand.ask(
                 "load",
                 "importing and constructing the candidate",
@@ -235,6 +235,7 @@ class Session:
         self.folder = exchange_folder(self.ev)
         status, reason, log = "verified", "", ""
         report: dict[str, Any] = {}
+        self.enter_gate()
         try:
             self.probe()
             self.phases["probe_s"] = round(time.perf_counter() - t0, 4)
@@ -275,6 +276,8 @@ class Session:
 
                 p = self.precision.detail if self.precision is not None else {}  # TF32 baselines?
                 self.tf32 = p.get("level") == "tf32" and not p.get("reference_tf32")
+                if self.hold is not None:  # nothing else on this GPU until the clean-up is done
+                    self.hold.time_alone()
                 self.timings, self.roofline = timed(self)
         except CandidateFailed as exc:
             status, reason, log = exc.status, exc.reason, exc.log
@@ -288,6 +291,7 @@ class Session:
                 self.judge.ask("end", timeout=60)
             remove_exchange(self.folder)
             self.drop_cache()
+            self.leave_gate()
         if status == "verified":
             n = sum(1 for c in self.checks if c.name.startswith("match["))
             precision = getattr(self, "precision", None)
@@ -335,63 +339,13 @@ def _built(folder: str) -> set[str]:
     }
 
 
-def measure_reference(
-    task: TaskFile,
-    ev: Any,
-    size: str,
-    seed: int | None,
-    compile_mode: str | None,
-    max_time_s: float,
-    timeout: float,
-) -> dict[str, Any]:
-    """Eager and torch.compile of the task alone, timed by the judge (no candidate): `kernelevo bench`'s
-    reference rows. Returns {"timings", "roofline", "device"} or {"error"}."""
-    from kernelevo.judge.timing_check import baseline_key
-
-    session = Session(
-        task,
-        Path(task.path),
-        "reference",
-        ev,
-        "cuda",
-        size,
-        timeout,
-        seed,
-        compile_mode,
-        max_time_s,
-    )
-    session.folder = exchange_folder(ev)
-    j = session.judge
-    try:
-        j.ask("probe", **session.common(), seed=session.base)
-        j.ask(
-            "begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via
-        )
-        j.ask("timing_sets", seed=session.base, timeout=600)
-        key = baseline_key(session)
-        base = j.ask(
-            "baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900
-        )
-        b = j.ask("bound", key=key, candidate_ms=float(base["eager"]["median_ms"]))
-    except JudgeFailed as exc:
-        return {"error": str(exc)}
-    finally:
-        with contextlib.suppress(JudgeFailed):
-            j.ask("end", timeout=60)
-        shutil.rmtree(session.folder, ignore_errors=True)
-    comp = base.get("compile")
-    timings = {
-        "eager_ms": base["eager"]["median_ms"],
-        "compile_ms": comp["median_ms"] if comp else None,
-        "detail": {"eager": base["eager"], **({"compile": comp} if comp else {})},
-        "compile_error": base.get("compile_error"),
-        "compile_mode": compile_mode,
-    }
-    return {"timings": timings, "roofline": b["roofline"], "device": base.get("device") or {}}
-
-
 def probe_task(
     task: TaskFile, ev: Any, device: str, size: str, timeout: float, seed: int | None = None
 ) -> None:
     """The task's own checks (memory estimate, the reference alone) before anything compiles or runs."""
-    Session(task, Path(task.path), "reference", ev, device, size, timeout, seed).probe()
+    session = Session(task, Path(task.path), "reference", ev, device, size, timeout, seed)
+    session.enter_gate()
+    try:
+        session.probe()
+    finally:
+        session.leave_gate()

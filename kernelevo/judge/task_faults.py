@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from kernelevo.judge.outputs import compare_any_size
-from kernelevo.judge.reference import GiB, Reference, TaskProblem, fingerprint, tensors
+from kernelevo.judge.reference import Reference, TaskProblem, fingerprint, tensors
 
 
 def probe(ref: Reference, seed: int) -> dict[str, Any]:
@@ -66,4 +66,4 @@ def probe(ref: Reference, seed: int) -> dict[str, Any]:
                 "fix the reference or its get_inputs()"
             )
     ref.model = None
-    return {"probed": True, "need_gib": round(need.total / GiB, 3)}
+    return {"probed": True, **ref.memory_plan(need)}

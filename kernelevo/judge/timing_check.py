@@ -6,16 +6,20 @@ to back on one timing set and measures the wall time of the whole request itself
 its retries and its allowance for a busy machine: kernelevo/judge/wall_cross_check.py); the
 outputs of those calls are checked by the judge; and the claimed time must respect the
 compulsory-bytes and compute bound at the measured peaks. The baselines are timed in the
-judge process, where no candidate ran.
+judge process, where no candidate ran; so is the task alone, for `kernelevo bench`'s reference rows.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import time
+from pathlib import Path
 from typing import Any
 
 from kernelevo.judge import baseline_store, wall_cross_check
-from kernelevo.judge.clients import CandidateFailed
+from kernelevo.judge.clients import CandidateFailed, JudgeFailed
+from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
 
 
@@ -122,3 +126,59 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     )
     session.device_info = base.get("device") or {}
     return timings, b["roofline"]
+
+
+def measure_reference(
+    task: TaskFile,
+    ev: Any,
+    size: str,
+    seed: int | None,
+    compile_mode: str | None,
+    max_time_s: float,
+    timeout: float,
+) -> dict[str, Any]:
+    """Eager and torch.compile of the task alone, timed by the judge (no candidate): `kernelevo bench`'s
+    reference rows. Returns {"timings", "roofline", "device"} or {"error"}."""
+    from kernelevo.judge.exchange import exchange_folder
+    from kernelevo.judge.session import Session
+
+    session = Session(
+        task,
+        Path(task.path),
+        "reference",
+        ev,
+        "cuda",
+        size,
+        timeout,
+        seed,
+        compile_mode,
+        max_time_s,
+    )
+    session.folder = exchange_folder(ev)
+    j = session.judge
+    try:
+        j.ask("probe", **session.common(), seed=session.base)
+        j.ask(
+            "begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via
+        )
+        j.ask("timing_sets", seed=session.base, timeout=600)
+        key = baseline_key(session)
+        base = j.ask(
+            "baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900
+        )
+        b = j.ask("bound", key=key, candidate_ms=float(base["eager"]["median_ms"]))
+    except JudgeFailed as exc:
+        return {"error": str(exc)}
+    finally:
+        with contextlib.suppress(JudgeFailed):
+            j.ask("end", timeout=60)
+        shutil.rmtree(session.folder, ignore_errors=True)
+    comp = base.get("compile")
+    timings = {
+        "eager_ms": base["eager"]["median_ms"],
+        "compile_ms": comp["median_ms"] if comp else None,
+        "detail": {"eager": base["eager"], **({"compile": comp} if comp else {})},
+        "compile_error": base.get("compile_error"),
+        "compile_mode": compile_mode,
+    }
+    return {"timings": timings, "roofline": b["roofline"], "device": base.get("device") or {}}

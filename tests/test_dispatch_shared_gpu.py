@@ -1,0 +1,54 @@
+"""Two evaluation slots on one device (a CPU worker stands in for a GPU): two candidates' check
+phases overlap, and each timing has the device alone, as the verdicts' own gate records show."""
+
+import functools
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from support import CANDIDATES, EXAMPLES
+
+import kernelevo.judge.session as session_module
+import kernelevo.verify as verify_module
+from kernelevo.dispatch.local import LocalDispatcher
+from kernelevo.store import Store
+
+SOFTMAX = EXAMPLES / "softmax.py"
+GOOD = (CANDIDATES / "softmax" / "triton_ok.py").read_text()
+
+
+@pytest.fixture
+def timed_briefly_on_cpu(monkeypatch):
+    """Verdicts on the CPU time their candidate too (the test's stand-in for a GPU), briefly and
+    without torch.compile's baseline."""
+    monkeypatch.setattr(session_module, "TIMED_DEVICES", ("cuda", "cpu"))
+    quick = functools.partial(verify_module.verify_candidate, compile_mode=None, max_time_s=0.2)
+    monkeypatch.setattr(verify_module, "verify_candidate", quick)
+
+
+def overlap(a, b) -> bool:
+    return a["from"] < b["to"] and b["from"] < a["to"]
+
+
+def test_two_slots_on_one_device_overlap_checks_and_time_alone(tmp_path, timed_briefly_on_cpu):
+    paths = []
+    for i in range(2):
+        p = tmp_path / f"cand{i}.py"
+        p.write_text(f"{GOOD}\n# nonce shared-{i}-{time.time()}\n")
+        paths.append(p)
+    with LocalDispatcher(
+        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
+    ) as d:
+        assert d.capacity == 2
+        with ThreadPoolExecutor(2) as ex:
+            verdicts = list(ex.map(lambda p: d.evaluate(SOFTMAX, p, 0), paths))
+    assert [v.status for v in verdicts] == ["verified"] * 2, [v.reason for v in verdicts]
+    assert {v.device["worker"] for v in verdicts} == {"cpu0.0", "cpu0.1"}
+    assert all(v.timings.get("candidate_ms") for v in verdicts)  # both were timed
+    held = [v.phases["gpu_gate"]["held"] for v in verdicts]
+    for mine, other in ((held[0], held[1]), (held[1], held[0])):
+        timing = [i for i in mine if i["for"] == "timing"]
+        assert len(timing) == 1 and timing[0]["as"] == "exclusive"
+        assert not any(overlap(timing[0], i) for i in other), (mine, other)
+    checks = [[i for i in h if i["for"] == "checks"] for h in held]
+    assert any(overlap(a, b) for a in checks[0] for b in checks[1]), held

@@ -1,0 +1,92 @@
+"""The gate of one GPU shared by its evaluation slots: check phases overlap, a timing runs alone,
+a waiting timing holds back new check phases, and a big or unmeasured task overlaps nothing."""
+
+import threading
+
+from kernelevo.gpu_gate import GpuGate
+
+SMALL, BIG = 0.1, 40.0  # GiB, on a 100 GiB device with 2 slots: the limit is 100 / 6
+
+
+def gate_knowing(*tasks: tuple[str, float]) -> GpuGate:
+    gate = GpuGate(2)
+    for key, need in tasks:
+        gate.learn(key, need, 100.0)
+    return gate
+
+
+def in_thread(action):
+    """Run `action` in a thread; the event is set once it returned (the gate let it in)."""
+    done = threading.Event()
+    out = []
+
+    def run():
+        out.append(action())
+        done.set()
+
+    threading.Thread(target=run, daemon=True).start()
+    return done, out
+
+
+def test_check_phases_overlap():
+    gate = gate_knowing(("t", SMALL))
+    a, b = gate.hold("t"), gate.hold("t")  # the second does not wait for the first
+    assert a.held_as == b.held_as == "shared"
+    a.release()
+    b.release()
+
+
+def test_a_timing_waits_for_check_phases_holds_back_new_ones_and_runs_alone():
+    gate = gate_knowing(("t", SMALL))
+    timer, checker = gate.hold("t"), gate.hold("t")
+    timed, _ = in_thread(timer.time_alone)
+    assert not timed.wait(0.3)  # a check phase is still in
+    late, late_hold = in_thread(lambda: gate.hold("t"))
+    assert not late.wait(0.3)  # writer preference: no new check phase while a timing waits
+    checker.release()
+    assert timed.wait(5) and timer.held_as == "exclusive"
+    assert not late.wait(0.3)  # the timing has the GPU alone
+    timer.release()
+    assert late.wait(5) and late_hold[0].held_as == "shared"
+    late_hold[0].release()
+    purposes = [(i.held_as, i.purpose) for i in timer.intervals]
+    assert purposes == [("shared", "checks"), ("exclusive", "timing")]
+    assert all(i.end is not None and i.end >= i.start for i in timer.intervals)
+
+
+def test_a_big_task_holds_the_gpu_alone_for_its_whole_verdict():
+    gate = gate_knowing(("small", SMALL), ("big", BIG))
+    small = gate.hold("small")
+    big_in, big = in_thread(lambda: gate.hold("big"))
+    assert not big_in.wait(0.3)  # waits for the check phase already in
+    again, _ = in_thread(lambda: gate.hold("small"))
+    assert not again.wait(0.3)  # and, waiting, holds back new ones
+    small.release()
+    assert big_in.wait(5) and big[0].held_as == "exclusive"
+    big[0].learned(BIG, 100.0)  # its begin confirms it is big: it stays alone
+    assert big[0].held_as == "exclusive" and not again.wait(0.3)
+    big[0].release()
+    assert again.wait(5)
+
+
+def test_an_unmeasured_task_is_alone_until_its_begin_says_it_is_small():
+    gate = GpuGate(2)
+    first = gate.hold("t")
+    assert first.held_as == "exclusive"
+    second_in, second = in_thread(lambda: gate.hold("t"))
+    assert not second_in.wait(0.3)
+    first.learned(SMALL, 100.0)
+    assert first.held_as == "shared"
+    assert second_in.wait(5) and second[0].held_as == "shared"
+    assert [i.purpose for i in first.intervals] == ["memory", "checks"]
+    first.release()
+    second[0].release()
+
+
+def test_one_slot_per_gpu_never_waits_on_memory():
+    gate = GpuGate(1)
+    hold = gate.hold("unknown")
+    assert hold.held_as == "shared" and not gate.needs_gpu_alone("unknown")
+    hold.time_alone()
+    assert hold.held_as == "exclusive"
+    hold.release()
