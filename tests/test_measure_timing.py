@@ -522,31 +522,31 @@ class SimulatedGpu:
         return fn
 
 
-def test_stream_time_reported_when_nothing_escapes():
-    gpu = SimulatedGpu()
-    out = time_interleaved(
-        {"k": gpu.kernel(0.200)},
+def _five_rounds(gpu: SimulatedGpu, fns: dict, **kw) -> dict:
+    """Five timed rounds of `fns` on the simulated GPU, no warm-up, no graph replay."""
+    return time_interleaved(
+        fns,
         n_input_sets=1,
         timer=CudaTimer(0, api=gpu.api()),
         graph_threshold_ms=0,
         min_runs=5,
         max_runs=5,
         warmup_ms=0,
-    )["k"]
+        **kw,
+    )
+
+
+def test_stream_time_reported_when_nothing_escapes():
+    gpu = SimulatedGpu()
+    out = _five_rounds(gpu, {"k": gpu.kernel(0.200)})["k"]
     assert out.median_ms == pytest.approx(0.200) and not out.escaped_stream
     assert out.synced_ms == pytest.approx(0.210)
 
 
 def test_side_stream_work_is_timed_device_wide():
     gpu = SimulatedGpu()
-    out = time_interleaved(
-        {"honest": gpu.kernel(0.200), "hides": gpu.kernel(0.001, side_ms=0.199)},
-        n_input_sets=1,
-        timer=CudaTimer(0, api=gpu.api()),
-        graph_threshold_ms=0,
-        min_runs=5,
-        max_runs=5,
-        warmup_ms=0,
+    out = _five_rounds(
+        gpu, {"honest": gpu.kernel(0.200), "hides": gpu.kernel(0.001, side_ms=0.199)}
     )
     assert not out["honest"].escaped_stream
     assert out["hides"].escaped_stream and out["hides"].median_ms == pytest.approx(0.210)
@@ -556,16 +556,7 @@ def test_a_trusted_baseline_keeps_its_stream_time_when_it_seems_to_escape():
     """The judge's baselines: a device-wide figure would make the baseline slower and so the
     candidate's speedup larger; an escape is flagged, the stream time stays."""
     gpu = SimulatedGpu()
-    out = time_interleaved(
-        {"eager": gpu.kernel(0.001, side_ms=0.199)},
-        n_input_sets=1,
-        timer=CudaTimer(0, api=gpu.api()),
-        graph_threshold_ms=0,
-        min_runs=5,
-        max_runs=5,
-        warmup_ms=0,
-        trusted=True,
-    )["eager"]
+    out = _five_rounds(gpu, {"eager": gpu.kernel(0.001, side_ms=0.199)}, trusted=True)["eager"]
     assert out.escaped_stream and out.median_ms == pytest.approx(0.001)
     assert out.synced_ms == pytest.approx(0.210)
 
