@@ -11,6 +11,7 @@ from support import CANDIDATES, EXAMPLES
 import kernelevo.judge.session as session_module
 import kernelevo.verify as verify_module
 from kernelevo.dispatch.local import LocalDispatcher
+from kernelevo.judge import wall_cross_check
 from kernelevo.store import Store
 
 SOFTMAX = EXAMPLES / "softmax.py"
@@ -20,8 +21,11 @@ GOOD = (CANDIDATES / "softmax" / "triton_ok.py").read_text()
 @pytest.fixture
 def timed_briefly_on_cpu(monkeypatch):
     """Verdicts on the CPU time their candidate too (the test's stand-in for a GPU), briefly and
-    without torch.compile's baseline."""
+    without torch.compile's baseline. The wall cross-check is loosened: on a loaded 2-core machine
+    a CPU call's mean wall can exceed 3x its median (seen: 91.6 vs 25 ms), and the subject here is
+    the gate (the cross-check has its own tests)."""
     monkeypatch.setattr(session_module, "TIMED_DEVICES", ("cuda", "cpu"))
+    monkeypatch.setattr(wall_cross_check, "CLAIM_RATIO", 1000.0)
     quick = functools.partial(verify_module.verify_candidate, compile_mode=None, max_time_s=0.2)
     monkeypatch.setattr(verify_module, "verify_candidate", quick)
 
