@@ -23,10 +23,10 @@ from kernelevo.judge.exchange import exchange_folder, remove_exchange
 from kernelevo.judge.input_sets import check_input_sets
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
+from kernelevo.verdict import Check, Verdict
 
 if TYPE_CHECKING:
     from kernelevo.gpu_gate import GateHold
-from kernelevo.verdict import Check, Verdict
 
 TIMED_DEVICES = ("cuda",)  # a CPU time says nothing of a GPU kernel (the tests time on CPU too)
 
