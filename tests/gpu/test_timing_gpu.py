@@ -122,6 +122,7 @@ def test_l2_flush_runs_before_every_timed_call():
     )
 
 
+@pytest.mark.gpu_alone
 def test_repeatable_in_one_process():
     torch.manual_seed(0)
     x = torch.randn(2**26, device="cuda")
@@ -134,6 +135,7 @@ def test_repeatable_in_one_process():
     assert first["a"].spread < 0.1, first["a"]
 
 
+@pytest.mark.gpu_alone
 def test_agrees_with_triton_do_bench_on_a_1ms_op():
     from triton.testing import do_bench
 
