@@ -1,6 +1,5 @@
-"""The judge and the compile worker start without importing torch._dynamo (seconds of every cold
-verdict), and still record ops, compile ahead on meta tensors and compile with torch.compile when
-asked; the runner host imports it once, before it forks, so no candidate child pays it."""
+"""The sandboxed workers start without importing torch._dynamo (seconds of every cold verdict), and
+still record ops, compile ahead on meta tensors and compile with torch.compile when asked."""
 
 import json
 
@@ -26,27 +25,20 @@ def facts(code: str, env: dict | None = None) -> dict:
     return json.loads(lines[-1][len("FACTS ") :])
 
 
-def test_runner_host_imports_dynamo_before_it_forks_so_no_candidate_child_pays_it():
-    """Deferred in the host, torch._dynamo was imported by every candidate child inside its
-    verdict (+1.1-1.9 s a verdict on the CPU machine, +4-5 s on the H200)."""
+def test_runner_host_preload_and_its_candidate_child_record_ops_without_dynamo():
     got = facts("""
 import torch
-from kernelevo.runner import host
+from kernelevo.runner.host import _preload
 from kernelevo.verify.opwatch import OpRecorder
-from kernelevo.worker import protocol
-marks = []
-protocol.mark = marks.append
-host._preload()
+_preload()
 def child():
-    before = "torch._dynamo" in sys.modules
     with OpRecorder() as rec:
         torch.randn(4, 4) @ torch.randn(4, 4)
-    return {"ops": rec.ops, "dynamo_at_fork": before}
-report(marks=marks, child=in_child(child))
+    return {"ops": rec.ops, "dynamo": "torch._dynamo" in sys.modules}
+report(child=in_child(child))
 """)
-    assert got["dynamo"] is True, "the runner host's preload left torch._dynamo to its children"
-    assert got["marks"].index("dynamo") < got["marks"].index("op_recorder"), got["marks"]
-    assert got["child"] == {"ops": {"aten.randn": 2, "aten.mm": 1}, "dynamo_at_fork": True}
+    assert got["dynamo"] is False, "the runner host's preload imported torch._dynamo"
+    assert got["child"] == {"ops": {"aten.randn": 2, "aten.mm": 1}, "dynamo": False}
 
 
 def test_compile_worker_preload_and_a_meta_tensor_compile_ahead_without_dynamo():
@@ -125,3 +117,18 @@ from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 report(deferred=defer_dynamo_import(), hook=any("RestoreOnImport" in type(f).__name__ for f in sys.meta_path))
 """)
     assert got == {"dynamo": False, "deferred": 0, "hook": False}
+
+
+def test_poisoned_allocations_fill_new_tensors_and_leave_dynamo_unimported():
+    """torch.use_deterministic_algorithms imports torch._inductor and with it torch._dynamo: the
+    candidate process paid that in every verdict (1-2 s here, 4-5 s on the H200)."""
+    got = facts("""
+import torch
+from kernelevo.runner.candidate import poisoned_allocations
+with poisoned_allocations():
+    inside = torch.empty(8).isnan().all().item(), torch.are_deterministic_algorithms_enabled()
+report(inside=inside, after=torch.are_deterministic_algorithms_enabled(),
+       fill=torch.utils.deterministic.fill_uninitialized_memory)
+""")
+    assert got["inside"] == [True, True] and got["after"] is False
+    assert got["dynamo"] is False, "poisoned_allocations imported torch._dynamo"

@@ -269,6 +269,7 @@ class Session:
                 )
             )
             report = self.cand.ask("report", "reporting")
+            self.phases["candidate_dynamo"] = bool(report.get("dynamo"))
             decide_policy(self, report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)
             if measure and self.device in TIMED_DEVICES:

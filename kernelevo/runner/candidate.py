@@ -9,6 +9,7 @@ or be cross-checked by the judge. The process never sees the task's reference mo
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -49,13 +50,27 @@ def poisoned_allocations(enabled: bool = True) -> Iterator[None]:
     prev_det = torch.are_deterministic_algorithms_enabled()
     prev_warn = torch.is_deterministic_algorithms_warn_only_enabled()
     prev_fill = torch.utils.deterministic.fill_uninitialized_memory
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    deterministic_algorithms(True, warn_only=True)
     torch.utils.deterministic.fill_uninitialized_memory = True
     try:
         yield
     finally:
         torch.utils.deterministic.fill_uninitialized_memory = prev_fill
-        torch.use_deterministic_algorithms(prev_det, warn_only=prev_warn)
+        deterministic_algorithms(prev_det, warn_only=prev_warn)
+
+
+def deterministic_algorithms(mode: bool, warn_only: bool) -> None:
+    """`torch.use_deterministic_algorithms` without its import of torch._inductor, which imports
+    torch._dynamo: seconds in every candidate process (4-5 s on the H200). Inductor's own flag
+    is set as torch sets it wherever Inductor is loaded; nothing else reads it."""
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # another torch: its own function
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+        return
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        config.deterministic = mode
+    setter(mode, warn_only=warn_only)
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -106,6 +121,7 @@ class CandidateProcess:
                     "launches": total_launches(),
                     "kernels": dict(LAUNCHES.kernels),
                     "signatures": dict(LAUNCHES.signatures),
+                    "dynamo": "torch._dynamo" in sys.modules,  # seconds, if this process paid it
                 }
         except CandidateFailure as exc:
             return exc.to_dict()

@@ -291,14 +291,10 @@ def _preload() -> None:
     protocol.mark("triton")
     _hash_triton()
     protocol.mark("triton_key")
-    # With the import deferred, every candidate child still paid it inside its verdict (checks
-    # 5-6 s a verdict on the H200, 1.5-2.1 s on the CPU machine; 0.5 s there once the host
-    # imports it): the host pays it once before it forks, its children inherit it.
-    import torch._dynamo
-
     from kernelevo.verify.opwatch import OpRecorder
+    from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 
-    protocol.mark("dynamo")
+    defer_dynamo_import()  # else the first dispatch mode imports torch._dynamo (4-6 s on the H200)
     with OpRecorder():  # what the dispatch-mode machinery still loads on first use
         torch.ones(2) + 1
     protocol.mark("op_recorder")

@@ -129,3 +129,4 @@ def test_a_verdict_on_the_gpu_goes_through_cuda_ipc():
     )
     assert v.status == "verified", v.reason
     assert v.phases.get("transport") == "ipc", v.phases
+    assert v.phases.get("candidate_dynamo") is False, "the candidate process imported torch._dynamo"
