@@ -67,7 +67,7 @@ def deterministic_algorithms(mode: bool, warn_only: bool) -> None:
     if setter is None:  # another torch: its own function
         torch.use_deterministic_algorithms(mode, warn_only=warn_only)
         return
-    config = sys.modules.get("torch._inductor.config")
+    config: Any = sys.modules.get("torch._inductor.config")
     if config is not None:
         config.deterministic = mode
     setter(mode, warn_only=warn_only)

@@ -102,7 +102,7 @@ def code_server() -> tuple[Path, dict[str, str]]:
         raise Unavailable(
             "npm is not installed: code-server and Node 24 come from the npm registry"
         )
-    for tool in ("make", "g++", "pkg-config"):
+    for tool in ("make", "g++", "pkg-config", "krb5-config"):  # VS Code's kerberos module builds
         if not shutil.which(tool):
             apt_install("build-essential", "libkrb5-dev", "pkg-config")
             break
