@@ -50,7 +50,7 @@ BENCHES = (
         "python3 -m pytest -q -m 'gpu and not gpu_alone' -p no:cacheprovider --timeout 150 -n 8"
         " --dist load tests/gpu tests/test_offline_inductor.py tests/test_offline_inductor_configs.py"
         " tests/test_offline_templates.py"
-        "; s=$?; python3 -m pytest -q -m gpu_alone -p no:cacheprovider --timeout 150 tests/gpu && exit $s",
+        " ; s=$?; python3 -m pytest -q -m gpu_alone -p no:cacheprovider --timeout 150 tests/gpu && exit $s",
         330,
     ),
     Bench(
