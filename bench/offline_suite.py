@@ -229,6 +229,14 @@ def main() -> int:
     )
     ap.add_argument("--gpus", help="comma-separated GPU indexes (default: all visible)")
     ap.add_argument(
+        "--slots-per-gpu",
+        type=int,
+        default=1,
+        choices=range(1, 5),
+        metavar="K",
+        help="evaluation slots per GPU (1-4): the searches' check phases overlap, timings run alone",
+    )
+    ap.add_argument(
         "--out", default=os.environ.get("OUT", "."), help="folder for offline_suite.jsonl/.json"
     )
     ap.add_argument(
@@ -300,10 +308,16 @@ def main() -> int:
     store = Store(Path(tempfile.mkdtemp(prefix="offline_suite_")) / "store.sqlite")
     # one dispatcher for the whole suite: the workers start (and warm up) once, not per task
     dispatcher = LocalDispatcher(
-        device, store=store, gpus=[int(g) for g in args.gpus.split(",")] if args.gpus else None
+        device,
+        store=store,
+        gpus=[int(g) for g in args.gpus.split(",")] if args.gpus else None,
+        slots_per_gpu=args.slots_per_gpu,
     )
     dispatcher.warm()
-    print(f"workers ready after {time.monotonic() - start:.0f} s", flush=True)
+    print(
+        f"workers ready after {time.monotonic() - start:.0f} s ({args.slots_per_gpu} slot(s) per GPU)",
+        flush=True,
+    )
     slowest, cond = 0.0, threading.Condition()
     skipped: list[str] = []
     pending, in_use = list(tasks), [0.0]
