@@ -13,7 +13,8 @@ need more than --gib of GPU memory from running side by side.
 Each finished task is appended to DIR/offline_suite.jsonl at once (and to the --resume file),
 and DIR/offline_suite.md holds the table and totals so far, so a call cut short keeps what it
 did; `--resume` skips the tasks a rows file already holds, `--shard` takes every N-th, and
-`--deadline` starts no task once the time left is below the slowest task so far.
+`--deadline` starts no task once the time left is below the slowest task so far, and a search
+it starts gets the time left as its wall budget (the parameter search stops at it too).
 Without a GPU it verifies only and says that speed was not measured.
 """
 
@@ -139,7 +140,12 @@ def with_library_ops(task: Path, folder: Path) -> Path:
 
 
 def run_task(
-    task: Path, args: argparse.Namespace, device: str, store: Any, dispatcher: Any
+    task: Path,
+    args: argparse.Namespace,
+    device: str,
+    store: Any,
+    dispatcher: Any,
+    wall_s: float | None = None,
 ) -> dict[str, Any]:
     from kernelevo.optimize import optimize_task
     from kernelevo.search.loop import SearchConfig
@@ -153,7 +159,7 @@ def run_task(
         iterations=0,
         tune_evals=args.tune_evals,
         seed=0,
-        wall_s=args.task_timeout,
+        wall_s=wall_s if wall_s is not None else args.task_timeout,
     )
     try:
         result = optimize_task(task, cfg, store=store, dispatcher=dispatcher)
@@ -216,7 +222,9 @@ def main() -> int:
     ap.add_argument("--only", help="comma-separated task names (as printed)")
     ap.add_argument("--shard", help="I/N: every N-th task starting at the I-th (0-based)")
     ap.add_argument(
-        "--deadline", type=float, help="seconds: start no task that would likely end after this"
+        "--deadline",
+        type=float,
+        help="seconds: start no task that would likely end after this; a started search ends by it",
     )
     ap.add_argument("--task-timeout", type=float, help="wall seconds each search may spend")
     ap.add_argument(
@@ -347,8 +355,11 @@ def main() -> int:
         while (got := take()) is not None:
             task, need = got
             t0 = time.monotonic()
+            # a search started before the deadline ends by it (its parameter search included)
+            walls = [args.task_timeout, args.deadline - (t0 - start) if args.deadline else None]
+            wall = min((w for w in walls if w is not None), default=None)
             try:
-                row = run_task(task, args, device, store, dispatcher)
+                row = run_task(task, args, device, store, dispatcher, wall)
             except Exception as exc:  # reading the run back failed: the row says so, the rest go on
                 row = {
                     "task": task_name(task),

@@ -262,6 +262,9 @@ class BudgetShare(Budget):
     def exhausted(self) -> str | None:
         return self.shared.exhausted()
 
+    def time_spent(self) -> str | None:
+        return self.shared.time_spent()
+
 
 @dataclass
 class TargetOutcome:

@@ -70,6 +70,16 @@ def test_hard_limits_usd_wall_and_iterations():
         b.start_iteration()
 
 
+def test_time_spent_names_only_the_wall_limit():
+    """The parameter search spends no tokens: it stops on time, not on a spent token budget."""
+    now = [100.0]
+    b = Budget(tokens=10, wall_s=60, clock=lambda: now[0])
+    b.charge(Usage(input_tokens=10))
+    assert b.exhausted() and b.time_spent() is None
+    now[0] = 161.0
+    assert b.time_spent() == "time budget spent: 61 s of 60 s"
+
+
 def test_usd_reservation_uses_the_dearest_prices():
     b = Budget(usd=0.01)
     with serve_anthropic(default="ok") as server:

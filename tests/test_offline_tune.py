@@ -430,3 +430,20 @@ def test_a_configuration_clearly_slower_than_the_baseline_is_not_timed_again() -
     rechecked = [t.config for t in result.history if t.label == "recheck"]
     # 128 and 256 are within 1.25x of the baseline and timed again; the 3x ones are not
     assert sorted(v for c in rechecked for v in c.values()) == [128, 256], rechecked
+
+
+def test_a_spent_time_budget_ends_the_tuning_with_what_it_has() -> None:
+    """Tuning spends no tokens but GPU time: the search's wall budget stops it between
+    evaluations (a default-budget suite call on the H200 ran past its limit in the tuning)."""
+    target = {"scale_kernel.BLOCK_SIZE": 256, "row_sum_kernel.BLOCK": 128}
+    evaluate, calls = _cost(target)
+    result = tune(
+        TRITON_SOURCE,
+        evaluate,
+        budget_evals=40,
+        seed=3,
+        stop=lambda: "time budget spent: 61 s of 60 s" if len(calls) >= 3 else None,
+    )
+    assert len(calls) == 3 and len(result.history) == 3
+    assert result.best_time == min(evaluate(c) for c in calls[:3])
+    assert "stopped after 3 evaluations: time budget spent: 61 s of 60 s" in result.note

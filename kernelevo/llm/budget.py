@@ -124,6 +124,12 @@ class Budget:
         with self._lock:
             return self._hard_limit_reason() or (self._refused if not self._open else None)
 
+    def time_spent(self) -> str | None:
+        """The wall-time limit's reason once it is reached, else None: what work that spends no
+        tokens (the parameter search after the loop) still stops at."""
+        with self._lock:
+            return self._time_reason()
+
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
             return {
@@ -141,12 +147,17 @@ class Budget:
             return f"token budget spent: {self.used.total_tokens:,} of {self.tokens:,} tokens"
         if self.usd is not None and self.used.cost_usd >= self.usd:
             return f"cost budget spent: ${self.used.cost_usd:.4f} of ${self.usd:.2f}"
-        if self.wall_s is not None and self.elapsed_s >= self.wall_s:
-            return f"time budget spent: {self.elapsed_s:.0f} s of {self.wall_s:g} s"
+        if reason := self._time_reason():
+            return reason
         if self.iterations is not None and self.iterations_started >= self.iterations:
             return (
                 f"iteration budget spent: {self.iterations_started} of {self.iterations} iterations"
             )
+        return None
+
+    def _time_reason(self) -> str | None:
+        if self.wall_s is not None and self.elapsed_s >= self.wall_s:
+            return f"time budget spent: {self.elapsed_s:.0f} s of {self.wall_s:g} s"
         return None
 
     def _fit_reason(self, tokens: int, usd: float) -> str | None:

@@ -105,6 +105,7 @@ def tune(
     probe: int = PROBE_EVALS,
     eager: float | None = None,
     slower_share: float = SLOWER_THAN_EAGER_SHARE,
+    stop: Callable[[], str | None] | None = None,
 ) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
@@ -116,11 +117,18 @@ def tune(
     the budget: neighbouring tiles rarely close a gap that wide, and each costs a GPU evaluation.
     A configuration whose timing is PRUNE_RATIO times the baseline or more is pruned: it is never
     mutated nor timed again. eager: a family whose best is still slower than eager once
-    `slower_share` of the budget is spent gets no more of it.
+    `slower_share` of the budget is spent gets no more of it. stop: asked before each
+    evaluation; a reason (the search's time budget spent) ends the tuning with what it has.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
     free = FREE_REJECTS_PER_EVAL * budget_evals
+    stopped: list[str] = []
+
+    def halted() -> bool:
+        if not stopped and stop is not None and (why := stop()):
+            stopped.append(why)
+        return bool(stopped)
 
     def timed(text: str) -> float | None:
         t = evaluate(text)
@@ -137,6 +145,8 @@ def tune(
     elif variants:
         best_i = None
         for i, (label, text) in enumerate(variants[:budget]):
+            if halted():
+                break
             t = timed(text)
             history.append(Trial({"autotune": i}, t, label))
             if t is not None and (base_time is None or t < base_time):
@@ -155,6 +165,9 @@ def tune(
 
     def run(values: tuple[int, ...]) -> float | None:
         nonlocal budget, free, note
+        if halted():
+            budget = 0
+            return None
         config = dict(zip(names, values, strict=True))
         t = evaluate(apply_config(base_source, tunables, config))
         if isinstance(t, RejectedAhead):
@@ -247,7 +260,7 @@ def tune(
                 stale = 0
                 run(child)
 
-    if recheck:
+    if recheck and not halted():
         ranked = [
             p
             for p in sorted((t, v) for v, t in seen.items() if t is not None)
@@ -255,9 +268,15 @@ def tune(
         ][:recheck]
         for first, values in ranked:
             config = dict(zip(names, values, strict=True))
+            if halted():
+                break
             again = timed(apply_config(base_source, tunables, config))
             history.append(Trial(config, again, "recheck"))
             seen[values] = None if again is None else (first + again) / 2
+    if stopped:
+        note = (
+            note + "; " if note else ""
+        ) + f"stopped after {len(history)} evaluations: {stopped[0]}"
     valid = [(t, v) for v, t in seen.items() if t is not None]
     if not valid:
         return TuneResult(base_source, base_time, history, {}, note)

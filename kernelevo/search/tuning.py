@@ -38,6 +38,9 @@ async def tune_best(search: Search) -> None:
         (p for p in programs.values() if p.verified and p.time_ms), key=lambda p: (p.time_ms, p.id)
     )
     for k, parent in enumerate(parents[: cfg.tune_top]):
+        if why := search.budget.time_spent():
+            search.notes.append(f"parameter search of candidate {parent.id} not started: {why}")
+            break
         if any(p.parent_id == parent.id and p.origin == "tune" for p in programs.values()):
             continue  # tuned before a resume
         attempts = iter(range(10_000))
@@ -80,6 +83,7 @@ async def tune_best(search: Search) -> None:
                 seed=cfg.seed,
                 baseline=baseline,
                 eager=t.get("eager_ms"),
+                stop=search.budget.time_spent,
             ),
         )
         if result.note:
