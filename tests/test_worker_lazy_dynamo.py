@@ -127,8 +127,7 @@ import torch
 from kernelevo.runner.candidate import poisoned_allocations
 with poisoned_allocations():
     inside = torch.empty(8).isnan().all().item(), torch.are_deterministic_algorithms_enabled()
-report(inside=inside, after=torch.are_deterministic_algorithms_enabled(),
-       fill=torch.utils.deterministic.fill_uninitialized_memory)
+report(inside=inside, after=torch.are_deterministic_algorithms_enabled())
 """)
     assert got["inside"] == [True, True] and got["after"] is False
     assert got["dynamo"] is False, "poisoned_allocations imported torch._dynamo"

@@ -61,6 +61,11 @@ class TuneResult:
     note: str = ""
 
 
+def _stopped(note: str, evaluations: int, why: str) -> str:
+    """The tuning's note with why it stopped early appended."""
+    return (f"{note}; " if note else "") + f"stopped after {evaluations} evaluations: {why}"
+
+
 def _space_size(tunables: list[Tunable]) -> int:
     return math.prod(len(t.choices) for t in tunables) if tunables else 1
 
@@ -190,9 +195,8 @@ def tune(
             and len(history) >= probe
             and (not timed_so_far or min(timed_so_far) > give_up_ratio * baseline)
         ):
-            note = (note + "; " if note else "") + (
-                f"stopped after {len(history)} evaluations: best {best} against "
-                f"the baseline's {baseline:.4g} ms"
+            note = _stopped(
+                note, len(history), f"best {best} against the baseline's {baseline:.4g} ms"
             )
             budget = 0
         elif (
@@ -201,9 +205,11 @@ def tune(
             and sum(h.label == "" for h in history) >= math.ceil(slower_share * budget_evals)
             and (not timed_so_far or min(timed_so_far) >= eager)
         ):
-            note = (note + "; " if note else "") + (
-                f"stopped after {len(history)} evaluations: best {best} is not faster than eager's "
-                f"{eager:.4g} ms (a family slower than eager gets {slower_share:.0%} of the budget)"
+            note = _stopped(
+                note,
+                len(history),
+                f"best {best} is not faster than eager's {eager:.4g} ms "
+                f"(a family slower than eager gets {slower_share:.0%} of the budget)",
             )
             budget = 0
         return t
@@ -274,9 +280,7 @@ def tune(
             history.append(Trial(config, again, "recheck"))
             seen[values] = None if again is None else (first + again) / 2
     if stopped:
-        note = (
-            note + "; " if note else ""
-        ) + f"stopped after {len(history)} evaluations: {stopped[0]}"
+        note = _stopped(note, len(history), stopped[0])
     valid = [(t, v) for v, t in seen.items() if t is not None]
     if not valid:
         return TuneResult(base_source, base_time, history, {}, note)
