@@ -8,11 +8,13 @@ third change brings the one-column bug back; it fixes an incorrect kernel only w
 says where the output went wrong (first wrong index and values). Tokens are what the server
 counts (4 characters a token), split into uncached input, cache reads, cache writes and output,
 with their dollars at claude-sonnet-5-5 prices; the same for every tree.
-Runs on the CPU (Triton interpreter).
+On the CPU (Triton interpreter, the default) nothing is timed, so a verified candidate stands in
+for an improvement; with `--device cuda` an improvement is a verified candidate whose stored
+speedups over eager and over torch.compile are both above 1.
 
-    python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6]
-(an old tree to compare with: `git worktree add /tmp/kernelevo-old <commit>`; without one, the
-figures of this tree alone).
+    python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6] [--device cuda]
+(an old tree to compare with: `mkdir .old-tree && git archive e9a6c1b | tar -x -C .old-tree`,
+the code before the search learned from failures; without one, the figures of this tree alone).
 """
 
 from __future__ import annotations
@@ -88,13 +90,13 @@ class Model:
         )
 
 
-def run(tree: Path, iterations: int) -> dict:
+def run(tree: Path, iterations: int, device: str) -> dict:
     model = Model()
     work = Path(tempfile.mkdtemp(prefix="kernelevo-tokens-"))
     with serve_anthropic(model) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
         env.update(
-            PYTHONPATH=str(tree),
+            PYTHONPATH=os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p),
             XDG_CONFIG_HOME=str(work / "xdg"),
             ANTHROPIC_BASE_URL=server.base_url,
             ANTHROPIC_API_KEY="sk-ant-bench",
@@ -106,7 +108,7 @@ def run(tree: Path, iterations: int) -> dict:
             "optimize",
             str(tree / "examples" / "softmax.py"),
             "--device",
-            "cpu",
+            device,
             "--provider",
             "anthropic",
             "--model",
@@ -138,6 +140,14 @@ def run(tree: Path, iterations: int) -> dict:
             (out["run_id"],),
         )
     }
+    faster = {
+        r["source"]
+        for r in db.execute(
+            "SELECT source FROM candidates WHERE run_id = ? AND status = 'verified'"
+            " AND speedup_eager > 1 AND speedup_compile > 1",
+            (out["run_id"],),
+        )
+    }
     tokens = sum(
         (c["input_tokens"] or 0)
         + (c["output_tokens"] or 0)
@@ -158,6 +168,8 @@ def run(tree: Path, iterations: int) -> dict:
         "usd": {k: getattr(PRICE, k) * v / 1e6 for k, v in kinds.items()},
         "cost_usd": cost,
         "verified": len(verified),
+        "faster": len(faster),
+        "status": out.get("status", ""),
         "counts": out["candidates"],
     }
 
@@ -167,23 +179,27 @@ def main() -> int:
     ap.add_argument("--old-tree", type=Path, help="a checkout of older code: a 'before' row")
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
+    ap.add_argument("--device", default="cpu", help="cpu (Triton interpreter) or cuda (timed)")
     args = ap.parse_args()
     trees = [("before", args.old_tree.resolve())] if args.old_tree else []
     names = [name for name, _ in trees] + ["now"]
-    rows = [run(tree, args.iterations) for _, tree in trees] + [run(ROOT, args.iterations)]
+    rows = [run(tree, args.iterations, args.device) for _, tree in trees] + [
+        run(ROOT, args.iterations, args.device)
+    ]
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
     print(
-        f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'tokens/verified':>17}"
-        f"{'$/verified':>12}  candidates"
+        f"{'code':<8}{'calls':>6}{'tokens':>10}{'output':>9}{'$':>8}{'verified':>9}{'faster':>7}"
+        f"{'tokens/verified':>17}{'tokens/faster':>15}{'$/faster':>10}  run, candidates"
     )
     for name, r in zip(names, rows, strict=True):
-        n = r["verified"]
+        n, f = r["verified"], r["faster"]
         per = f"{r['tokens'] / n:,.0f}" if n else "-"
-        usd = f"{r['cost_usd'] / n:.4f}" if n else "-"
+        per_f = f"{r['tokens'] / f:,.0f}" if f else "-"
+        usd = f"{r['cost_usd'] / f:.4f}" if f else "-"
         print(
-            f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{per:>17}"
-            f"{usd:>12}  {r['counts']}"
+            f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{f:>7}"
+            f"{per:>17}{per_f:>15}{usd:>10}  {r['status']}, {r['counts']}"
         )
     print("\nby kind: tokens ($) per verified candidate")
     print(
