@@ -18,9 +18,13 @@ import os
 import secrets
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 _holding: Path | None = None
+# compile-ahead threads (one per compile worker) hold, seed and install at once: a folder is
+# never copied while another thread moves or evicts it
+_lock = threading.RLock()
 
 
 def make_root(prefix: str) -> Path:
@@ -49,10 +53,11 @@ def own_like(root: Path, path: Path) -> None:
 def holding() -> Path:
     """This engine process's private folder for compiled candidates between compile and run."""
     global _holding
-    if _holding is None or not _holding.is_dir():
-        _holding = Path(tempfile.mkdtemp(prefix="kernelevo-compiled-")).resolve()
-        atexit.register(shutil.rmtree, _holding, True)
-    return _holding
+    with _lock:
+        if _holding is None or not _holding.is_dir():
+            _holding = Path(tempfile.mkdtemp(prefix="kernelevo-compiled-")).resolve()
+            atexit.register(shutil.rmtree, _holding, True)
+        return _holding
 
 
 def content_key(*parts: bytes | str) -> str:
@@ -72,27 +77,30 @@ def held(key: str) -> Path | None:
 
 def seed(folder: Path, key: str) -> None:
     """Start a compile from what the same content's last compile left (its own cache hits)."""
-    earlier = held(key)
+    with _lock:
+        earlier = held(key)
+        if earlier is not None:
+            shutil.copytree(earlier, folder, symlinks=True, dirs_exist_ok=True)
     if earlier is not None:
-        shutil.copytree(earlier, folder, symlinks=True, dirs_exist_ok=True)
         own_like(folder.parent, folder)
 
 
 def hold(folder: Path, key: str | None = None, keep: int = 64) -> Path:
     """Move a compiled candidate's folder out of the compile sandbox's reach (under its content
     key: a later compile or run of the same content starts from it); at most `keep` are held."""
-    target = holding() / (key or folder.name)
-    shutil.rmtree(target, ignore_errors=True)
-    try:
-        os.rename(folder, target)
-    except OSError:  # another file system: copy, then remove
-        shutil.copytree(folder, target, symlinks=True)
-        shutil.rmtree(folder, ignore_errors=True)
-    os.utime(target)
-    entries = sorted(holding().iterdir(), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
-    return target
+    with _lock:
+        target = holding() / (key or folder.name)
+        shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.rename(folder, target)
+        except OSError:  # another file system: copy, then remove
+            shutil.copytree(folder, target, symlinks=True)
+            shutil.rmtree(folder, ignore_errors=True)
+        os.utime(target)
+        entries = sorted(holding().iterdir(), key=lambda p: p.stat().st_mtime)
+        for old in entries[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
+        return target
 
 
 def install(held_folder: Path | None, root: Path) -> Path:
@@ -101,8 +109,12 @@ def install(held_folder: Path | None, root: Path) -> Path:
     A copy, so what the run adds never reaches the held folder."""
     clear(root)
     target = fresh(root)
-    if held_folder is not None and Path(held_folder).is_dir():
-        shutil.copytree(held_folder, target, symlinks=True, dirs_exist_ok=True)
+    copied = False
+    with _lock:
+        if held_folder is not None and Path(held_folder).is_dir():
+            shutil.copytree(held_folder, target, symlinks=True, dirs_exist_ok=True)
+            copied = True
+    if copied:
         own_like(root, target)  # compiled under the compile sandbox's uid
     return target
 
