@@ -43,6 +43,8 @@ PROBE_EVALS = 3
 SLOWER_THAN_EAGER_SHARE = 0.34  # the most of the budget a family slower than eager may spend
 PRUNE_RATIO = 1.25  # a configuration this much slower than the baseline breeds no mutants
 PRIOR_EVALS = 6  # evaluations whose mutants are ranked by the hardware model (hw_model.prior)
+FLAT_EVALS = 4  # after this many timed configurations, a family whose times all lie
+FLAT_SPREAD = 0.01  # within this fraction of its best is not in its launch parameters: stop
 
 
 @dataclass
@@ -64,6 +66,17 @@ class TuneResult:
 def _stopped(note: str, evaluations: int, why: str) -> str:
     """The tuning's note with why it stopped early appended."""
     return (f"{note}; " if note else "") + f"stopped after {evaluations} evaluations: {why}"
+
+
+def _flat(trials: list[Trial], names: list[str]) -> bool:
+    """FLAT_EVALS timed configurations or more, every tunable moved in them, and all their times
+    within FLAT_SPREAD of the best."""
+    times = [t.time for t in trials if t.time]
+    return (
+        len(times) >= FLAT_EVALS
+        and all(len({t.config.get(n) for t in trials}) > 1 for n in names)
+        and max(times) <= (1 + FLAT_SPREAD) * min(times)
+    )
 
 
 def _space_size(tunables: list[Tunable]) -> int:
@@ -121,8 +134,12 @@ def tune(
     its first `probe` timed configurations is still give_up_ratio times slower gets no more of
     the budget: neighbouring tiles rarely close a gap that wide, and each costs a GPU evaluation.
     A configuration whose timing is PRUNE_RATIO times the baseline or more is pruned: it is never
-    mutated nor timed again. eager: a family whose best is still slower than eager once
-    `slower_share` of the budget is spent gets no more of it. stop: asked before each
+    mutated nor timed again. A family whose timed configurations (FLAT_EVALS or more, every tunable
+    moved at least once) all lie within FLAT_SPREAD of each other stops: its time is spent where
+    launch parameters do not reach (a library GEMM beside a small epilogue kernel, say), and each
+    further configuration costs a GPU evaluation for a gain inside the noise. eager: a family
+    whose best is still slower than eager once `slower_share` of the budget is spent gets no more
+    of it. stop: asked before each
     evaluation; a reason (the search's time budget spent) ends the tuning with what it has.
     """
     rng = random.Random(seed)
@@ -197,6 +214,15 @@ def tune(
         ):
             note = _stopped(
                 note, len(history), f"best {best} against the baseline's {baseline:.4g} ms"
+            )
+            budget = 0
+        elif budget > 0 and _flat([h for h in history if h.label == "" and h.time], names):
+            plain = [h.time for h in history if h.label == "" and h.time]
+            note = _stopped(
+                note,
+                len(history),
+                f"{len(plain)} configurations all within {FLAT_SPREAD:.0%} of {min(plain):.4g} ms "
+                "(its time is not in its launch parameters)",
             )
             budget = 0
         elif (
