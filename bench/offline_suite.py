@@ -199,6 +199,18 @@ def run_task(
         "reason": why_not(result, cands, notes),
         "notes": notes,
         "oom": sum(is_oom(c["verdict"].get("reason") or "") for c in cands),
+        # each evaluation: origin, its time (ms), and the verdict's seconds in all / checks / timing
+        "evals": [
+            [
+                c.get("origin"),
+                c.get("time_ms") and round(c["time_ms"], 4),
+                *(
+                    (c["verdict"].get("phases") or {}).get(k)
+                    for k in ("total_s", "checks_s", "timing_s")
+                ),
+            ]
+            for c in cands
+        ],
         "not_verified": [
             {
                 "origin": c.get("origin"),
