@@ -10,7 +10,8 @@ counts (4 characters a token), split into uncached input, cache reads, cache wri
 with their dollars at claude-sonnet-5-5 prices; the same for every tree.
 On the CPU (Triton interpreter, the default) nothing is timed, so a verified candidate stands in
 for an improvement; with `--device cuda` an improvement is a verified candidate whose stored
-speedups over eager and over torch.compile are both above 1.
+speedups over eager and over torch.compile are both above 1. Only the model's candidates count:
+the parameter search after the loop (a GPU only) spends no tokens.
 
     python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6] [--device cuda]
 (an old tree to compare with: `mkdir .old-tree && git archive e9a6c1b | tar -x -C .old-tree`,
@@ -133,21 +134,23 @@ def run(tree: Path, iterations: int, device: str) -> dict:
     db = sqlite3.connect(work / ".kernelevo" / "store.sqlite")
     db.row_factory = sqlite3.Row
     calls = db.execute("SELECT * FROM llm_calls WHERE run_id = ?", (out["run_id"],)).fetchall()
+    # the model's candidates only: the parameter search after the loop (origin 'tune', on a GPU)
+    # spends no tokens, and its variants would be counted as the model's improvements
+    model = "run_id = ? AND status = 'verified' AND COALESCE(origin, '') != 'tune'"
     verified = {
         r["source"]
-        for r in db.execute(
-            "SELECT source FROM candidates WHERE run_id = ? AND status = 'verified'",
-            (out["run_id"],),
-        )
+        for r in db.execute(f"SELECT source FROM candidates WHERE {model}", (out["run_id"],))
     }
     faster = {
         r["source"]
         for r in db.execute(
-            "SELECT source FROM candidates WHERE run_id = ? AND status = 'verified'"
-            " AND speedup_eager > 1 AND speedup_compile > 1",
+            f"SELECT source FROM candidates WHERE {model} AND speedup_eager > 1 AND speedup_compile > 1",
             (out["run_id"],),
         )
     }
+    tuned = db.execute(
+        "SELECT COUNT(*) FROM candidates WHERE run_id = ? AND origin = 'tune'", (out["run_id"],)
+    ).fetchone()[0]
     tokens = sum(
         (c["input_tokens"] or 0)
         + (c["output_tokens"] or 0)
@@ -169,6 +172,7 @@ def run(tree: Path, iterations: int, device: str) -> dict:
         "cost_usd": cost,
         "verified": len(verified),
         "faster": len(faster),
+        "tuned": tuned,
         "status": out.get("status", ""),
         "counts": out["candidates"],
     }
@@ -199,7 +203,7 @@ def main() -> int:
         usd = f"{r['cost_usd'] / f:.4f}" if f else "-"
         print(
             f"{name:<8}{r['calls']:>6}{r['tokens']:>10,}{r['output_tokens']:>9,}{r['cost_usd']:>8.4f}{n:>9}{f:>7}"
-            f"{per:>17}{per_f:>15}{usd:>10}  {r['status']}, {r['counts']}"
+            f"{per:>17}{per_f:>15}{usd:>10}  {r['status']}, {r['counts']} ({r['tuned']} by tuning)"
         )
     print("\nby kind: tokens ($) per verified candidate")
     print(
