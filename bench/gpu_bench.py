@@ -99,6 +99,7 @@ BENCHES = (
     ),
     Bench("cuda_compile", "python3 bench/cuda_compile.py", 60),
     Bench("cuda_launch", "python3 bench/cuda_launch.py", 60),
+    Bench("triton_first_launch", "python3 bench/triton_first_launch.py --repeat 5", 90),
     Bench("faults", "python3 bench/faults.py --quick --device cuda --out $OUT/faults.json", 120),
     Bench(
         "search_throughput",
