@@ -4,12 +4,12 @@ cache folder of its own (each candidate gets a fresh one).
 
 The child times, in order: the CUDA context (the host's spare child makes it before a candidate
 arrives), Triton's driver utilities (`driver.active.utils`: on a cache miss a C build of Triton's
-driver module), the first launch of a kernel (its compile, when the cache folder lacks it, and its
-launcher), and a second launch. Three parents: as the runner host is today; one that built
-Triton's driver utilities before forking (the child inherits the loaded module); and a child
-whose cache folder already holds the kernel and the utilities (what compiling ahead leaves, plus
-the utilities). Each row is the median of --repeat children; every child checks its output.
-Needs a GPU.
+driver module), the first launch of a kernel (its compile, when no cache holds it, and its
+launcher), and a second launch. Rows: as the runner host does it (a fresh folder read through
+`LayeredCache` over a shared cache that already holds the kernel and the utilities); a fresh
+folder with nothing behind it; the same after the parent built the utilities before forking
+(the child inherits the loaded module); and the warm folder itself. Each row is the median of
+--repeat children; every child checks its output. Needs a GPU.
 
     python3 bench/triton_first_launch.py [--repeat 5]
 """
@@ -24,6 +24,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 KERNEL = """
 import triton
@@ -40,9 +43,12 @@ def add_one(x_ptr, n, BLOCK: tl.constexpr):
 STEPS = ("context", "driver_utils", "first_launch", "second_launch")
 
 
-def child(cache: str, kernel_file: str) -> dict[str, float]:
+def child(cache: str, kernel_file: str, base: str | None) -> dict[str, float]:
     """Run in the forked child: each step's seconds, and whether the output is right."""
     os.environ["TRITON_CACHE_DIR"] = cache
+    if base:  # as kernelevo/runner/candidate_cache.py sets a candidate up
+        os.environ["KERNELEVO_TRITON_BASE"] = base
+        os.environ["TRITON_CACHE_MANAGER"] = "kernelevo.runner.candidate_cache:LayeredCache"
     import importlib.util
 
     import torch
@@ -69,13 +75,13 @@ def child(cache: str, kernel_file: str) -> dict[str, float]:
     return out
 
 
-def fork_child(cache: str, kernel_file: str) -> dict[str, float]:
+def fork_child(cache: str, kernel_file: str, base: str | None = None) -> dict[str, float]:
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
         try:
-            result = json.dumps(child(cache, kernel_file))
+            result = json.dumps(child(cache, kernel_file, base))
         except BaseException as exc:  # the parent prints what failed
             result = json.dumps({"error": f"{type(exc).__name__}: {exc}"[:300]})
         os.write(write, result.encode())
@@ -101,15 +107,17 @@ def main() -> int:
     kernel_file = work / "kernel.py"
     kernel_file.write_text(KERNEL)
     rows: dict[str, list[dict[str, float]]] = {
-        "today": [],
+        "as the host does": [],
+        "nothing cached": [],
         "utils before fork": [],
-        "cache warm": [],
+        "warm folder": [],
     }
     warm = str(work / "warm-cache")
     fork_child(warm, str(kernel_file))  # fills the warm cache folder (kernel and utilities)
     for i in range(args.repeat):
-        rows["today"].append(fork_child(str(work / f"cold-{i}"), str(kernel_file)))
-        rows["cache warm"].append(fork_child(warm, str(kernel_file)))
+        rows["as the host does"].append(fork_child(str(work / f"own-{i}"), str(kernel_file), warm))
+        rows["nothing cached"].append(fork_child(str(work / f"cold-{i}"), str(kernel_file)))
+        rows["warm folder"].append(fork_child(warm, str(kernel_file)))
     from triton.backends.nvidia.driver import CudaUtils
 
     os.environ["TRITON_CACHE_DIR"] = str(work / "parent-cache")
