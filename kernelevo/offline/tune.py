@@ -139,8 +139,8 @@ def tune(
     launch parameters do not reach (a library GEMM beside a small epilogue kernel, say), and each
     further configuration costs a GPU evaluation for a gain inside the noise. eager: a family
     whose best is still slower than eager once `slower_share` of the budget is spent gets no more
-    of it. stop: asked before each
-    evaluation; a reason (the search's time budget spent) ends the tuning with what it has.
+    of it. stop: asked before each evaluation; a reason (the search's time budget spent) ends the
+    tuning with what it has.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
