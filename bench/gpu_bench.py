@@ -124,10 +124,10 @@ BENCHES = (
     Bench("lsp_latency", "python3 bench/lsp_latency.py", 180, gpus=0, needs=("pygls",)),
     Bench(
         "tokens_per_improvement",
-        "python3 bench/tokens_per_improvement.py --iterations 6 --device cuda"
+        'PYTHONPATH="${BENCH_LLM_SITE:+$BENCH_LLM_SITE:}$PYTHONPATH"'
+        " python3 bench/tokens_per_improvement.py --iterations 6 --device cuda"
         " $([ -d .old-tree ] && echo --old-tree .old-tree) --out $OUT/tokens.json",
         600,
-        needs=("anthropic",),
     ),
 )
 

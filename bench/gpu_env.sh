@@ -15,6 +15,13 @@ if ls .device-wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi
+# the model SDK and its dependencies, for the tokens benchmark alone (`pip download anthropic -d
+# .device-wheels/llm` for the image's Python): kept off the path of everything else, whose
+# packages (typing_extensions, ...) they would shadow
+if ls .device-wheels/llm/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site-llm .device-wheels/llm/*.whl \
+    && export BENCH_LLM_SITE=/tmp/site-llm
+fi
 if ! command -v bwrap >/dev/null && [ -x .sandbox-tools/bin/bwrap ]; then  # the image has no bubblewrap
   export PATH="$PWD/.sandbox-tools/bin:$PATH"
 fi

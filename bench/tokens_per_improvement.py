@@ -185,6 +185,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     ap.add_argument("--device", default="cpu", help="cpu (Triton interpreter) or cuda (timed)")
     args = ap.parse_args()
+    import importlib.util
+
+    if importlib.util.find_spec("anthropic") is None:  # the searches it replays need the SDK
+        print(
+            "tokens_per_improvement: not run: no anthropic SDK here (its wheels in .device-wheels/llm)"
+        )
+        return 0
     trees = [("before", args.old_tree.resolve())] if args.old_tree else []
     names = [name for name, _ in trees] + ["now"]
     rows = [run(tree, args.iterations, args.device) for _, tree in trees] + [
