@@ -16,6 +16,9 @@ the parameter search after the loop (a GPU only) spends no tokens.
     python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6] [--device cuda]
 (an old tree to compare with: `mkdir .old-tree && git archive e9a6c1b | tar -x -C .old-tree`,
 the code before the search learned from failures; without one, the figures of this tree alone).
+A GPU machine without the anthropic SDK gets its wheels beside the checkout, for its Python 3.12:
+`pip download anthropic --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64
+-d .device-wheels/llm`; bench/gpu_env.sh installs them apart from everything else.
 """
 
 from __future__ import annotations
