@@ -139,17 +139,16 @@ def run(tree: Path, iterations: int, device: str) -> dict:
     calls = db.execute("SELECT * FROM llm_calls WHERE run_id = ?", (out["run_id"],)).fetchall()
     # the model's candidates only: the parameter search after the loop (origin 'tune', on a GPU)
     # spends no tokens, and its variants would be counted as the model's improvements
-    model = "run_id = ? AND status = 'verified' AND COALESCE(origin, '') != 'tune'"
-    verified = {
-        r["source"]
-        for r in db.execute(f"SELECT source FROM candidates WHERE {model}", (out["run_id"],))
-    }
+    ours = db.execute(
+        "SELECT source, speedup_eager, speedup_compile FROM candidates"
+        " WHERE run_id = ? AND status = 'verified' AND COALESCE(origin, '') != 'tune'",
+        (out["run_id"],),
+    ).fetchall()
+    verified = {r["source"] for r in ours}
     faster = {
         r["source"]
-        for r in db.execute(
-            f"SELECT source FROM candidates WHERE {model} AND speedup_eager > 1 AND speedup_compile > 1",
-            (out["run_id"],),
-        )
+        for r in ours
+        if (r["speedup_eager"] or 0) > 1 and (r["speedup_compile"] or 0) > 1
     }
     tuned = db.execute(
         "SELECT COUNT(*) FROM candidates WHERE run_id = ? AND origin = 'tune'", (out["run_id"],)

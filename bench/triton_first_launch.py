@@ -45,10 +45,13 @@ STEPS = ("context", "driver_utils", "first_launch", "second_launch")
 
 def child(cache: str, kernel_file: str, base: str | None) -> dict[str, float]:
     """Run in the forked child: each step's seconds, and whether the output is right."""
-    os.environ["TRITON_CACHE_DIR"] = cache
-    if base:  # as kernelevo/runner/candidate_cache.py sets a candidate up
-        os.environ["KERNELEVO_TRITON_BASE"] = base
-        os.environ["TRITON_CACHE_MANAGER"] = "kernelevo.runner.candidate_cache:LayeredCache"
+    if base:  # the runner's own set-up: `cache` first, read through to the shared `base`
+        from kernelevo.runner import candidate_cache
+
+        os.environ["TRITON_CACHE_DIR"] = base
+        candidate_cache.use(cache)
+    else:
+        os.environ["TRITON_CACHE_DIR"] = cache
     import importlib.util
 
     import torch

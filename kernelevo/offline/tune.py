@@ -216,12 +216,12 @@ def tune(
                 note, len(history), f"best {best} against the baseline's {baseline:.4g} ms"
             )
             budget = 0
-        elif budget > 0 and _flat([h for h in history if h.label == "" and h.time], names):
-            plain = [h.time for h in history if h.label == "" and h.time]
+        elif budget > 0 and _flat(plain := [h for h in history if h.label == "" and h.time], names):
+            fastest = min(h.time for h in plain if h.time)
             note = _stopped(
                 note,
                 len(history),
-                f"{len(plain)} configurations all within {FLAT_SPREAD:.0%} of {min(plain):.4g} ms "
+                f"{len(plain)} configurations all within {FLAT_SPREAD:.0%} of {fastest:.4g} ms "
                 "(its time is not in its launch parameters)",
             )
             budget = 0
