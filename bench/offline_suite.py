@@ -139,6 +139,27 @@ def with_library_ops(task: Path, folder: Path) -> Path:
     return copy
 
 
+EVAL_FIELDS = ("origin", "ms", "total_s", "gate_wait_s", "load_s", "checks_s", "timing_s")
+
+
+def evaluation_seconds(cand: dict[str, Any]) -> list[Any]:
+    """One evaluation as EVAL_FIELDS: the seconds of its verdict in all, waiting for the GPU's gate
+    (another slot's timing), loading the candidate, up to the end of the checks (the wait and the
+    load included) and timing the candidate."""
+    v = cand.get("verdict") or {}
+    phases = v.get("phases") or {}
+    timing = (v.get("timings") or {}).get("phases") or {}
+    return [
+        cand.get("origin"),
+        cand.get("time_ms") and round(cand["time_ms"], 4),
+        phases.get("total_s"),
+        (phases.get("gpu_gate") or {}).get("waited_s"),
+        phases.get("load_s"),
+        phases.get("checks_s"),
+        timing.get("candidate_timing_s"),
+    ]
+
+
 def run_task(
     task: Path,
     args: argparse.Namespace,
@@ -199,18 +220,8 @@ def run_task(
         "reason": why_not(result, cands, notes),
         "notes": notes,
         "oom": sum(is_oom(c["verdict"].get("reason") or "") for c in cands),
-        # each evaluation: origin, its time (ms), and the verdict's seconds in all / checks / timing
-        "evals": [
-            [
-                c.get("origin"),
-                c.get("time_ms") and round(c["time_ms"], 4),
-                *(
-                    (c["verdict"].get("phases") or {}).get(k)
-                    for k in ("total_s", "checks_s", "timing_s")
-                ),
-            ]
-            for c in cands
-        ],
+        # each evaluation: origin, its time (ms), and where the verdict's seconds went
+        "evals": [evaluation_seconds(c) for c in cands],
         "not_verified": [
             {
                 "origin": c.get("origin"),

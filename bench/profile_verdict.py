@@ -5,8 +5,12 @@ worker request is profiled. Verdicts, in order: a warm-up variant (pays the work
 and torch.compile baseline), a cold variant (fresh Triton source), the same variant again
 (every compile cache hits), then the CUDA fast path cold. Prints each verdict's phases and
 the top functions (cumulative time) of the cold variant's verify and measure requests.
+With `--candidate FILE` (repeatable) the verdicts are those files instead, each twice (the first
+pays the baselines and the compile, the second only the verdict): how a real task's candidate
+spends its seconds at the task's own sizes (a KernelBench task's library-epilogue kernel, say).
 
-Usage: python bench/profile_verdict.py [--task examples/softmax.py] [--top 25] [--out DIR]
+Usage: python bench/profile_verdict.py [--task examples/softmax.py] [--candidate FILE]... [--top 25]
+    [--out DIR]
 """
 
 from __future__ import annotations
@@ -65,6 +69,13 @@ def main() -> int:
     ap.add_argument("--slowest", type=int, default=3, help="judge profiles shown (slowest first)")
     ap.add_argument("--budget-s", type=float, default=0, help="start no verdict past this many s")
     ap.add_argument(
+        "--candidate",
+        action="append",
+        default=[],
+        type=Path,
+        help="a candidate file for --task (repeatable): each verified twice instead of the variants",
+    )
+    ap.add_argument(
         "--out",
         default=None,
         help="folder for the .prof files and verdicts (default: a temp folder)",
@@ -90,6 +101,11 @@ def main() -> int:
         ("cold", "cuda", "c"),
     ]
     paths: dict[str, Path] = {}
+    if args.candidate:
+        plan = []
+        for i, cand in enumerate(args.candidate):
+            paths[f"file{i}"] = cand.resolve()
+            plan += [("first", cand.stem, f"file{i}"), ("again", cand.stem, f"file{i}")]
     rows = []
     t_start = time.perf_counter()
     with Evaluator(device) as ev:
@@ -122,10 +138,13 @@ def main() -> int:
             print(json.dumps(row), flush=True)
             print(phase_table([row]).splitlines()[-1], flush=True)
     (root / "rows.json").write_text(json.dumps(rows, indent=1))
-    cold = next(r for r in rows if r["kind"] == "cold" and r["backend"] == "triton")
-    slowest = sorted(cold["profiles"], key=lambda n: -pstats.Stats(str(prof_dir / n)).total_tt)[
-        : args.slowest
-    ]
+    cold = next(
+        (r for r in rows if r["kind"] == "cold" and r["backend"] == "triton"),
+        rows[-1] if rows else None,
+    )
+    slowest = sorted(
+        cold["profiles"] if cold else [], key=lambda n: -pstats.Stats(str(prof_dir / n)).total_tt
+    )[: args.slowest]
     for name in slowest:
         print(f"\n=== {name}: top {args.top} by cumulative time", flush=True)
         stats = pstats.Stats(str(prof_dir / name), stream=sys.stdout)

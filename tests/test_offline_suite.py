@@ -146,3 +146,31 @@ def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
     )
     rows = suite.read_rows(f"{first},{second},{tmp_path / 'missing.jsonl'}")
     assert sorted((r["task"], r["eager_ms"]) for r in rows) == [("a", 2), ("b", 1)]
+
+
+def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
+    cand = {
+        "origin": "tune",
+        "time_ms": 2.703712,
+        "verdict": {
+            "phases": {
+                "total_s": 8.1,
+                "checks_s": 6.9,
+                "load_s": 0.6,
+                "gpu_gate": {"waited_s": 4.2, "held": []},
+            },
+            "timings": {"phases": {"candidate_timing_s": 0.9}},
+        },
+    }
+    row = suite.evaluation_seconds(cand)
+    assert dict(zip(suite.EVAL_FIELDS, row, strict=True)) == {
+        "origin": "tune",
+        "ms": 2.7037,
+        "total_s": 8.1,
+        "gate_wait_s": 4.2,
+        "load_s": 0.6,
+        "checks_s": 6.9,
+        "timing_s": 0.9,
+    }
+    # a verdict refused before the GPU has no phases: its seconds are unknown, not zero
+    assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:] == [None] * 5
