@@ -22,6 +22,16 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _heap_given_back():
+    """A judge run inside a test sets the heap aside from the collector (judge/reference.py's
+    settle_heap), as its own process does; the test process takes it back after each test."""
+    import gc
+
+    yield
+    gc.unfreeze()
+
+
 @pytest.fixture(scope="session")
 def evaluator():
     """One pair of worker processes for the whole session: what a search does too."""

@@ -92,6 +92,33 @@ def test_an_input_set_is_freed_before_the_next_is_drawn(tmp_path):
     j.handle({"op": "end"})
 
 
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_verification_sets_the_heap_aside_and_a_new_task_gives_it_back(tmp_path):
+    """After a verification the judge's collections scan only newer objects (a full one costs ~0.2 s
+    over torch's own); when the task changes, what was set aside is collectable again."""
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text((EXAMPLES / "softmax.py").read_text())
+    second.write_text((EXAMPLES / "rms_norm.py").read_text())
+    j = Judge()
+    common = _common(first, "small")
+    j.handle({"op": "probe", **common, "seed": 3})
+    j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
+    kept = _Cycle()  # alive at the end of the verification, dropped after it
+    j.handle({"op": "end"})
+    assert gc.get_freeze_count() > 0, "nothing set aside after the verification"
+    gone = weakref.ref(kept)
+    del kept
+    gc.collect()
+    assert gone() is not None, "a collection still scanned what was set aside"
+    j.handle({"op": "probe", **_common(second, "small"), "seed": 3})
+    gc.collect()
+    assert gone() is None, "what was set aside stayed out of reach after the task changed"
+
+
 def test_timing_sets_are_as_many_as_a_quarter_of_the_free_memory_holds(tmp_path, monkeypatch):
     import kernelevo.judge.process as process
 

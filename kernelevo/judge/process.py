@@ -32,7 +32,9 @@ from kernelevo.judge.reference import (
     fingerprint,
     nbytes,
     release_memory,
+    settle_heap,
     tensors,
+    unsettle_heap,
 )
 from kernelevo.tensor_channel import (
     ChannelError,
@@ -83,6 +85,7 @@ class Judge:
         device = torch.device(req.get("device") or "cpu")
         key = f"{req['task_hash']}|{req.get('size')}|{device}"
         if key not in self.refs:
+            unsettle_heap()  # the task it replaces becomes collectable
             self.refs = {
                 key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)
             }
@@ -289,6 +292,7 @@ class Judge:
             ) > (256 << 20)
             self.ref.model = None
             release_memory(self.ref.device, large)
+        settle_heap()
         return {"reference_ops": ops}
 
     def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:
