@@ -140,3 +140,46 @@ def test_a_kernel_far_slower_than_the_baselines_is_not_tuned(tmp_path):
     result = asyncio.run(search.run())
     assert not [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
     assert any("not tuned: 3.1 ms is 3.1x the better baseline's 1 ms" in n for n in search.notes)
+
+
+def _two_families(slower_by: float):
+    """Every configuration of family a within 0.2 % of 2.7 ms (a library call dominates); family b
+    starts `slower_by` behind it and its configurations spread as usual."""
+
+    def gpu(path, seed):
+        src = path.read_text()
+        v = fake_gpu(path, seed)
+        block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
+        if "# family b" in src:
+            ms = 2.7 * slower_by + 0.05 * abs(math.log2(block) - 6)
+        else:
+            ms = 2.7 + 0.0005 * abs(math.log2(block) - 6)
+        v.timings.update(candidate_ms=ms, eager_ms=2.8, compile_ms=2.75, speedup_eager=2.8 / ms)
+        v.timings.update(speedup_compile=2.75 / ms)
+        return v
+
+    return gpu
+
+
+def test_a_family_starting_beside_a_flat_one_is_not_tuned(tmp_path):
+    """A flat family says the task's time is not in launch parameters: a second family that starts
+    within 5 % of it costs no verdict; one that starts further off is still tuned."""
+    family_b = SEED.replace("class ModelNew", "# family b\nclass ModelNew")
+    counts = {}
+    for slower_by in (1.005, 1.2):
+        store = Store(tmp_path / f"s{slower_by}.sqlite")
+        cfg = SearchConfig(provider="offline", device="cuda", tune_evals=12, tune_top=2, seed=3)
+        search = Search(
+            read_task(EXAMPLES / "softmax.py"),
+            cfg,
+            store=store,
+            evaluate=_two_families(slower_by),
+            seeds=[("template:a", SEED), ("template:b", family_b)],
+        )
+        result = asyncio.run(search.run())
+        rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
+        counts[slower_by] = sum("# family b" in r["source"] for r in rows)
+        assert any("all within 1%" in n for n in search.notes), search.notes
+        skipped = [n for n in search.notes if "not tuned: it starts within 5%" in n]
+        assert bool(skipped) == (slower_by < 1.05), search.notes
+    assert counts[1.005] == 0 and counts[1.2] > 0, counts

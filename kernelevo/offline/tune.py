@@ -61,6 +61,7 @@ class TuneResult:
     history: list[Trial] = field(default_factory=list)
     best_config: dict[str, int] = field(default_factory=dict)
     note: str = ""
+    flat: bool = False  # stopped by the flat-family rule: its time is not in its launch parameters
 
 
 def _stopped(note: str, evaluations: int, why: str) -> str:
@@ -144,6 +145,7 @@ def tune(
     """
     rng = random.Random(seed)
     history: list[Trial] = []
+    flat = False
     free = FREE_REJECTS_PER_EVAL * budget_evals
     stopped: list[str] = []
 
@@ -186,7 +188,7 @@ def tune(
         seen[start] = base_time
 
     def run(values: tuple[int, ...]) -> float | None:
-        nonlocal budget, free, note
+        nonlocal budget, free, note, flat
         if halted():
             budget = 0
             return None
@@ -224,7 +226,7 @@ def tune(
                 f"{len(plain)} configurations all within {FLAT_SPREAD:.0%} of {fastest:.4g} ms "
                 "(its time is not in its launch parameters)",
             )
-            budget = 0
+            budget, flat = 0, True
         elif (
             eager
             and budget > 0
@@ -309,9 +311,14 @@ def tune(
         note = _stopped(note, len(history), stopped[0])
     valid = [(t, v) for v, t in seen.items() if t is not None]
     if not valid:
-        return TuneResult(base_source, base_time, history, {}, note)
+        return TuneResult(base_source, base_time, history, {}, note, flat)
     best_time, best_values = min(valid, key=lambda p: p[0])
     best_config = dict(zip(names, best_values, strict=True))
     return TuneResult(
-        apply_config(base_source, tunables, best_config), best_time, history, best_config, note
+        apply_config(base_source, tunables, best_config),
+        best_time,
+        history,
+        best_config,
+        note,
+        flat,
     )

@@ -1,5 +1,9 @@
 """The parameter search after the model loop: tile sizes, warps and stages of the best verified
-kernels (LLM-written or not), each configuration a candidate of phase `tune`."""
+kernels (LLM-written or not), each configuration a candidate of phase `tune`.
+
+Once one family's configurations all lie within the flat spread (offline/tune.py), a later family
+starting within LIKE_FLAT of it is not tuned: both spend their time where launch parameters do not
+reach (a library GEMM beside a small epilogue), and each configuration costs a GPU verdict."""
 
 from __future__ import annotations
 
@@ -13,6 +17,9 @@ from kernelevo.search.population import Program
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import Search
+
+
+LIKE_FLAT = 1.05  # a later family starting within this factor of a flat one is not tuned
 
 
 def refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
@@ -30,14 +37,22 @@ async def tune_best(search: Search) -> None:
     if cfg.device != "cuda":
         search.notes.append("parameter search skipped: it needs measured times (no GPU)")
         return
-    from kernelevo.offline.tune import GIVE_UP_RATIO, REJECTED_AHEAD, tune
+    from kernelevo.offline.tune import FLAT_SPREAD, GIVE_UP_RATIO, REJECTED_AHEAD, tune
 
     loop = asyncio.get_running_loop()
     programs = search.population.programs
     parents = sorted(
         (p for p in programs.values() if p.verified and p.time_ms), key=lambda p: (p.time_ms, p.id)
     )
+    flat: tuple[Program, float] | None = None  # the first flat family and its best time
     for k, parent in enumerate(parents[: cfg.tune_top]):
+        if flat is not None and (parent.time_ms or 0.0) <= LIKE_FLAT * flat[1]:
+            search.notes.append(
+                f"candidate {parent.id} not tuned: it starts within {LIKE_FLAT - 1:.0%} of candidate "
+                f"{flat[0].id}, whose configurations all lay within {FLAT_SPREAD:.0%} of each other "
+                "(the time of both is where launch parameters do not reach)"
+            )
+            continue
         if why := search.budget.time_spent():
             search.notes.append(f"parameter search of candidate {parent.id} not started: {why}")
             break
@@ -88,3 +103,5 @@ async def tune_best(search: Search) -> None:
         )
         if result.note:
             search.notes.append(f"tuning candidate {parent.id}: {result.note}")
+        if result.flat and flat is None:
+            flat = (parent, result.best_time or parent.time_ms or 0.0)
