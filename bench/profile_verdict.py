@@ -69,6 +69,12 @@ def main() -> int:
     ap.add_argument("--slowest", type=int, default=3, help="judge profiles shown (slowest first)")
     ap.add_argument("--budget-s", type=float, default=0, help="start no verdict past this many s")
     ap.add_argument(
+        "--gap-s",
+        type=float,
+        default=0.0,
+        help="seconds between verdicts (a search's wait for the model): what the spare does meanwhile",
+    )
+    ap.add_argument(
         "--candidate",
         action="append",
         default=[],
@@ -117,6 +123,8 @@ def main() -> int:
                 break
             if name not in paths:
                 paths[name] = write_variant(root, backend)
+            if rows and args.gap_s:
+                time.sleep(args.gap_s)
             before = set(prof_dir.iterdir())
             t0 = time.perf_counter()
             v = verify_candidate(
