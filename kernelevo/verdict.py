@@ -69,6 +69,17 @@ class Verdict:
     def ok(self) -> bool:
         return self.status == "verified"
 
+    @property
+    def steady_s(self) -> float:
+        """The seconds it held its slot less what only a task's first verdict pays (timing the eager
+        and torch.compile baselines, waiting for workers to start): what the task's next verdict
+        will hold it, which is what sizing the model requests in flight needs."""
+        timing = (self.timings or {}).get("phases") or {}
+        first = 0.0 if timing.get("baselines_cached") else float(timing.get("baselines_s") or 0.0)
+        waits = (self.phases or {}).get("worker_wait_s") or {}
+        waited = sum(float(w or 0.0) for w in waits.values()) if isinstance(waits, dict) else 0.0
+        return max(self.elapsed_s - first - waited, 0.0)
+
     def failed_checks(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
 

@@ -215,3 +215,38 @@ def test_a_search_on_a_dispatcher_that_judged_already_starts_from_its_verdict_ti
     )
     assert search.throughput.verdict_s == 0.25
     assert search.gpu_pool._max_workers == 1 + 4  # a thread per slot and per compile worker
+
+
+def test_the_verdict_that_timed_the_baselines_counts_only_what_the_next_one_will_hold(tmp_path):
+    """A task's first verdict times eager and torch.compile (seconds the next ones skip): counted
+    whole, the only sample a new search has would size its first wave of model requests from it
+    (on the H200 a 4.3 s warm-up verdict against 1.35 s ones gave 7 requests in flight where 18
+    keep the slot busy)."""
+    from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher
+    from kernelevo.verdict import Verdict
+
+    first = Verdict(
+        "verified",
+        "ok",
+        elapsed_s=4.3,
+        timings={"phases": {"baselines_s": 2.9, "baselines_cached": False}},
+        phases={"worker_wait_s": {"judge": 0.05, "runner": 0.0}},
+    )
+    again = Verdict(
+        "verified",
+        "ok",
+        elapsed_s=1.35,
+        timings={"phases": {"baselines_s": 0.001, "baselines_cached": True}},
+    )
+    assert round(first.steady_s, 3) == 1.35 and again.steady_s == 1.35
+    assert Verdict("verified", "ok", elapsed_s=0.4).steady_s == 0.4  # not timed (CPU): as held
+
+    class Judged(PooledDispatcher):
+        def __init__(self):
+            from collections import deque
+
+            self.held_s = deque(maxlen=HELD_WINDOW)
+
+    dispatcher = Judged()
+    dispatcher._held(first)
+    assert [round(s, 3) for s in dispatcher.verdict_times()] == [1.35]

@@ -51,8 +51,8 @@ class PooledDispatcher:
         return list(self.held_s)
 
     def _held(self, verdict: Verdict) -> None:
-        if not verdict.cached and verdict.elapsed_s > 0:
-            self.held_s.append(verdict.elapsed_s)
+        if not verdict.cached and verdict.steady_s > 0:
+            self.held_s.append(verdict.steady_s)
 
     def capacity_for(self, task: Any) -> int:
         return self.pool.capacity_for(task.hash)

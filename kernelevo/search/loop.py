@@ -106,11 +106,11 @@ class Search:
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
-        verdict = (
-            await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
-        ).to_dict()
-        # the time it held its slot (not the wait for one, which says nothing of the verdict)
-        await self.throughput.saw_verdict(float(verdict.get("elapsed_s") or 0))
+        judged = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
+        verdict = judged.to_dict()
+        # the time it held its slot (not the wait for one, which says nothing of the verdict),
+        # less what only a task's first verdict pays
+        await self.throughput.saw_verdict(judged.steady_s)
         if self.builder is not None:
             self.builder.learn(verdict)
         return verdict
