@@ -103,6 +103,7 @@ class Reference:
     """The loaded task at one size on one device."""
 
     def __init__(self, path: str, size: str, device: torch.device) -> None:
+        unsettle_heap()  # the task this one replaces becomes collectable
         self.path, self.size, self.device = path, size, device
         try:
             self.module = load_task_module(path, size)
