@@ -34,6 +34,7 @@ from kernelevo.judge.reference import (
     release_memory,
     settle_heap,
     tensors,
+    unsettle_heap,
 )
 from kernelevo.tensor_channel import (
     ChannelError,
@@ -84,6 +85,7 @@ class Judge:
         device = torch.device(req.get("device") or "cpu")
         key = f"{req['task_hash']}|{req.get('size')}|{device}"
         if key not in self.refs:
+            unsettle_heap()  # the task this one replaces becomes collectable
             self.refs = {
                 key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)
             }
@@ -285,11 +287,8 @@ class Judge:
         self.timing_shared: list[list[Any]] = []
         self.ref_ops, self.ref_tf32_conv = set(), False  # did its convolution run in TF32?
         if self.ref is not None:
-            model = self.ref.model
-            large = model is not None and nbytes(list(model.parameters())) > (256 << 20)
             self.ref.model = None
-            release_memory(self.ref.device, large)
-        settle_heap()
+        settle_heap(self.ref.device if self.ref is not None else None)
         return {"reference_ops": ops}
 
     def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:

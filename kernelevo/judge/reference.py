@@ -103,7 +103,6 @@ class Reference:
     """The loaded task at one size on one device."""
 
     def __init__(self, path: str, size: str, device: torch.device) -> None:
-        unsettle_heap()  # the task this one replaces becomes collectable
         self.path, self.size, self.device = path, size, device
         try:
             self.module = load_task_module(path, size)
@@ -284,13 +283,16 @@ def release_memory(device: torch.device, large: bool = True) -> None:
         torch.cuda.ipc_collect()
 
 
-def settle_heap() -> None:
+def settle_heap(device: torch.device | None) -> None:
     """What is alive after a verification (the imported libraries, the loaded task, torch.compile's
     caches) is set aside from the collector, so the next verification's collections scan only its
     own objects; unsettle_heap gives it back when the task changes, and a dropped task's cycles
-    (its classes, its module) are collected then."""
+    (its classes, its module) are collected then. What the collection freed goes back to the
+    device (its caching allocator emptied after it, not before)."""
     gc.collect()
     gc.freeze()
+    if device is not None:
+        release_memory(device, large=False)
 
 
 def unsettle_heap() -> None:
