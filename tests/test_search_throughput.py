@@ -220,8 +220,8 @@ def test_a_search_on_a_dispatcher_that_judged_already_starts_from_its_verdict_ti
 def test_the_verdict_that_timed_the_baselines_counts_only_what_the_next_one_will_hold(tmp_path):
     """A task's first verdict times eager and torch.compile (seconds the next ones skip): counted
     whole, the only sample a new search has would size its first wave of model requests from it
-    (on the H200 a 4.3 s warm-up verdict against 1.35 s ones gave 7 requests in flight where 18
-    keep the slot busy)."""
+    (bench/search_throughput.py on the CPU: a 2.59 s warm-up verdict against 0.41-0.44 s ones held
+    the first wave to 9 requests, and the slot idled from 24 s to 41 s)."""
     from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher
     from kernelevo.verdict import Verdict
 
