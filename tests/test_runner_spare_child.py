@@ -56,6 +56,25 @@ elif case == "files":
                                 "exchange": os.getcwd()}, 60)
     os.remove("candidate.py")
     seen["swept"] = host.close(final=True).get("swept", [])
+elif case == "profiler":
+    import kernelevo.runner.host as runner_host
+    def started(profiler=False):  # what each spare was asked to start, seen from the fork
+        open(f"started_{os.getpid()}_{profiler}", "w").close()
+    runner_host._start_cuda = started
+    host.drop_spare()
+    flags = []
+    for known in (True, None, False):
+        host.open(set())
+        request = {"op": "close"} if known is None else {"op": "close", "profiler": known}
+        runner_host._answer(host, request)
+        for _ in range(100):
+            made = [n for n in os.listdir() if n.startswith(f"started_{host.spare[0]}_")]
+            if made:
+                break
+            time.sleep(0.05)
+        flags.append([host.profiler, made[0].rsplit("_", 1)[-1] if made else None])
+    seen["flags"] = flags
+    host.close(final=True)
 print(json.dumps(seen), flush=True)
 """
 
@@ -101,3 +120,9 @@ def test_a_spares_files_stay_at_open_and_a_dead_candidates_are_swept_at_close(tm
     assert seen["reply"].get("child_exit"), seen["reply"]  # the candidate exited on its own
     swept = [p.rsplit("/", 1)[-1] for p in seen["swept"]]
     assert "left_by_candidate" in swept and "made_by_the_spare" in swept, seen["swept"]
+
+
+def test_a_spare_starts_the_profiler_when_the_last_task_profiled_its_kernels(tmp_path):
+    seen = _run("candidate", "profiler", tmp_path)
+    # told True: the next spare warms the profiler; not told: the last word holds; told False: off
+    assert seen["flags"] == [[True, "True"], [True, "True"], [False, "False"]], seen

@@ -20,16 +20,23 @@ CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected",
 
 
 class CandidateFailed(Exception):
-    def __init__(self, status: str, reason: str, log: str = "") -> None:
+    """`lost`: the runner host was lost (WorkerError.lost), so the failure is not the candidate's."""
+
+    def __init__(self, status: str, reason: str, log: str = "", *, lost: bool = False) -> None:
         super().__init__(reason)
         self.status = (
             status if status in CANDIDATE_FAILURES or status == "timeout" else "runtime_error"
         )
-        self.reason, self.log = reason, log
+        self.reason, self.log, self.lost = reason, log, lost
 
 
 class JudgeFailed(Exception):
-    """The judge process itself failed (crashed, answered without the nonce, ran out of memory)."""
+    """The judge process itself failed (crashed, answered without the nonce, ran out of memory);
+    `lost`: taken from outside (WorkerError.lost)."""
+
+    def __init__(self, message: str, *, lost: bool = False) -> None:
+        super().__init__(message)
+        self.lost = lost
 
 
 def _spend(spent: dict[str, float], op: str, since: float) -> None:
@@ -52,7 +59,8 @@ class JudgeClient:
         except WorkerError as exc:
             raise JudgeFailed(
                 f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
-                f"{op}: {exc}"
+                f"{op}: {exc}",
+                lost=exc.lost,
             ) from exc
         finally:
             _spend(self.spent, op, t0)
@@ -94,7 +102,7 @@ class CandidateClient:
             reply = self._request({"op": "open"}, 60)
         except WorkerError as exc:
             raise CandidateFailed(
-                "runtime_error", f"the candidate process could not start: {exc}"
+                "runtime_error", f"the candidate process could not start: {exc}", lost=exc.lost
             ) from exc
         finally:
             _spend(self.spent, "open", t0)
@@ -121,6 +129,7 @@ class CandidateClient:
                 "timeout" if exc.kind == "timeout" else "runtime_error",
                 f"the runner host failed while {when}: {exc}",
                 exc.log,
+                lost=exc.lost,
             ) from exc
         finally:
             _spend(self.spent, op, t0)
@@ -169,10 +178,13 @@ class CandidateClient:
             )
         return reply
 
-    def close(self) -> None:
+    def close(self, profiler: bool | None = None) -> None:
+        """`profiler`: whether the task's verdicts profile kernels (None: not known yet), so the
+        next spare child starts the profiler while it waits."""
         t0 = time.perf_counter()
         if self.open_pid is not None and self.host.alive:
+            known = {} if profiler is None else {"profiler": profiler}
             with contextlib.suppress(WorkerError, CandidateFailed):
-                self._request({"op": "close"}, 30)
+                self._request({"op": "close", **known}, 30)
         self.open_pid = None
         _spend(self.spent, "close", t0)

@@ -61,6 +61,7 @@ class Session:
         self.compile_mode = self.policy_args.get("compile_mode", compile_mode)
         self.max_time_s = float(self.policy_args.get("max_time_s", max_time_s))
         self.custom_calls = 0
+        self.needs_profile: bool | None = None  # known at the policy step; tells the next spare
         self.untraced: list[str] = []
         self.task, self.cand_path, self.backend, self.device, self.size = (
             task,
@@ -233,7 +234,7 @@ class Session:
 
             clear(Path(self.ev.exchange))
         self.folder = exchange_folder(self.ev)
-        status, reason, log = "verified", "", ""
+        status, reason, log, lost = "verified", "", "", False
         report: dict[str, Any] = {}
         self.enter_gate()
         try:
@@ -281,13 +282,13 @@ class Session:
                     self.hold.time_alone()
                 self.timings, self.roofline = timed(self)
         except CandidateFailed as exc:
-            status, reason, log = exc.status, exc.reason, exc.log
+            status, reason, log, lost = exc.status, exc.reason, exc.log, exc.lost
             if reason.startswith("out of memory") and self.need_gib is not None:
                 reason += f" (the task itself needs ~{max(self.need_gib, 0.01):.2f} GiB)"
         except JudgeFailed as exc:
-            status, reason = "runtime_error", f"{exc}"
+            status, reason, lost = "runtime_error", f"{exc}", exc.lost
         finally:
-            self.cand.close()
+            self.cand.close(profiler=self.needs_profile)
             with contextlib.suppress(JudgeFailed, Exception):
                 self.judge.ask("end", timeout=60)
             remove_exchange(self.folder)
@@ -314,6 +315,7 @@ class Session:
             kept_library_ops=getattr(self, "kept", []),
             library_split=getattr(self, "split", ""),
             log=log,
+            worker_lost=lost,
             inputs=self.inputs if status == "verified" else [],
             phases=self.phases,
             timings=getattr(self, "timings", {}),

@@ -42,7 +42,8 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
         session.checks.append(check)
         if not check.passed:
             raise CandidateFailed("rejected", check.message)
-    if session.device == "cuda" and decided["needs_profile"]:
+    session.needs_profile = bool(decided["needs_profile"])
+    if session.device == "cuda" and session.needs_profile:
         inp = session.judge.ask("inputs", set="profile", seed=session.base + 1)
         names = session.cand.ask(
             "profile", "profiling the kernels", set="profile", args=inp["args"]
