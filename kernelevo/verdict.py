@@ -58,6 +58,7 @@ class Verdict:
     isolation: str = (
         ""  # where candidate code ran: "sandbox", "none" (--no-sandbox), "" (it never ran)
     )
+    worker_lost: bool = False  # a worker was taken from outside: nothing is said of the candidate
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:

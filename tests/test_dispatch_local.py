@@ -94,23 +94,14 @@ def test_a_freed_slot_wakes_a_waiter_and_lost_models_are_given_up():
         pool.acquire("t", "c4")
 
 
-def test_lost_worker_is_told_apart_from_a_crashing_candidate():
-    assert lost_worker(
-        Verdict(
-            "runtime_error", "the worker process crashed (signal 9) while running the candidate"
-        )
-    )
-    assert lost_worker(
-        {"status": "runtime_error", "reason": "worker error: worker did not start: {}"}
-    )
-    assert not lost_worker(
-        Verdict(
-            "runtime_error", "the worker process crashed (signal 11) while running the candidate"
-        )
-    )
-    assert not lost_worker(
-        Verdict("timeout", "time limit of 300 s reached; the worker was stopped")
-    )
+def test_lost_worker_is_a_field_of_the_verdict_not_its_wording():
+    worded = "the worker process crashed (signal 9) while running the candidate"
+    assert not lost_worker(Verdict("runtime_error", worded)), "a reason's text decides nothing"
+    assert lost_worker(Verdict("runtime_error", "anything", worker_lost=True))
+    assert lost_worker({"status": "runtime_error", "reason": "", "worker_lost": True})
+    assert not lost_worker(Verdict("timeout", "time limit of 300 s reached"))
+    stored = Verdict.from_dict(Verdict("runtime_error", "x", worker_lost=True).to_dict())
+    assert stored.worker_lost
 
 
 # -- the local dispatcher on CPU workers --------------------------------------------------------

@@ -3,7 +3,6 @@ pool), and how a verdict that says nothing about the candidate (a lost worker) i
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from pathlib import Path
 from typing import Any, Protocol
@@ -12,8 +11,6 @@ from kernelevo.dispatch.slots import Slot, SlotPool
 from kernelevo.verdict import Verdict
 
 HELD_WINDOW = 8
-
-_LOST = re.compile(r"crashed \(signal (9|15)\)|worker did not start|worker died:")
 
 
 class Dispatcher(Protocol):
@@ -86,10 +83,9 @@ class PooledDispatcher:
 def lost_worker(verdict: Verdict | dict[str, Any]) -> bool:
     """Was the worker killed from outside (SIGKILL/SIGTERM, or it could not start) rather than
     failing on the candidate? Such a verdict says nothing about the candidate."""
-    d = verdict.to_dict() if isinstance(verdict, Verdict) else verdict
-    return d.get("status") in ("runtime_error", "compile_error") and bool(
-        _LOST.search(d.get("reason") or "")
-    )
+    if isinstance(verdict, Verdict):
+        return verdict.worker_lost
+    return bool(verdict.get("worker_lost"))
 
 
 def annotate(verdict: Verdict, slot: Slot, attempts: int) -> Verdict:

@@ -266,6 +266,7 @@ class RayDispatcher(PooledDispatcher):
                                 "runtime_error",
                                 f"{actor_losses} Ray workers were lost while "
                                 f"evaluating this candidate; last: {type(exc).__name__}",
+                                worker_lost=True,
                             ),
                             slot,
                             attempts,

@@ -288,6 +288,7 @@ def _aot_check(
             "compile_error",
             f"ahead-of-time compile for sm_90 did not finish: {exc}",
         )
+        verdict.worker_lost = exc.lost
         return
     from kernelevo.worker.cache_folders import discard
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -35,11 +36,12 @@ from kernelevo.worker.sandbox_view import (
 
 
 class WorkerError(Exception):
-    """The worker did not answer: `kind` is 'timeout' or 'crash'."""
+    """The worker did not answer: `kind` is 'timeout' or 'crash'. `lost`: it was taken from outside
+    (SIGKILL or SIGTERM, never started, its pipe broke), so its failure says nothing of the request."""
 
-    def __init__(self, kind: str, message: str, log: str = "") -> None:
+    def __init__(self, kind: str, message: str, log: str = "", *, lost: bool = False) -> None:
         super().__init__(message)
-        self.kind, self.log = kind, log
+        self.kind, self.log, self.lost = kind, log, lost
 
 
 class Worker:
@@ -154,7 +156,7 @@ class Worker:
             raise
         if hello.get("op") != "ready":
             self.kill()
-            raise WorkerError("crash", f"worker did not start: {hello}")
+            raise WorkerError("crash", f"worker did not start: {hello}", lost=True)
         if checked:
             self._refuse_unless_isolated()
         self.start_parts = protocol.start_parts(time.perf_counter() - t0, hello.get("age_s"))
@@ -284,7 +286,7 @@ class Worker:
             cache_folders.discard(folder)
             log = self.log_tail()
             self.kill()
-            raise WorkerError("crash", f"worker died: {exc}", log) from exc
+            raise WorkerError("crash", f"worker died: {exc}", log, lost=True) from exc
         if (
             folder is not None
         ):  # out of this sandbox's reach before the next candidate compiles here
@@ -339,7 +341,8 @@ class Worker:
                     )
                 self.kill()
                 how = f"signal {-code}" if code < 0 else f"exit code {code}"
-                raise WorkerError("crash", f"the worker process crashed ({how})", log)
+                lost = code in (-signal.SIGKILL, -signal.SIGTERM)
+                raise WorkerError("crash", f"the worker process crashed ({how})", log, lost=lost)
             buf += chunk
             if size is None and len(buf) >= protocol.HEADER.size:
                 (size,) = protocol.HEADER.unpack(buf[: protocol.HEADER.size])
