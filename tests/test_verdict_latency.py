@@ -91,6 +91,18 @@ def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
     assert misses_in_child == 1, "the child reused it (the only miss is the host's)"
 
 
+def test_the_runner_host_imports_what_a_first_triton_launch_would():
+    """A launch's argument specialization imports triton.experimental.gluon (0.13 s of a fresh
+    child's first launch on the H200, compiled from source each time); the host imports it first."""
+    code = (
+        "import sys\n"
+        "from kernelevo.runner.host import _preload\n"
+        "_preload()\n"
+        "print('triton.experimental.gluon' in sys.modules)\n"
+    )
+    assert _last_line_of(code) == "True"
+
+
 def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):
     """The service's first call waits for its workers: they start without torch.compile."""
     from kernelevo import service
