@@ -134,3 +134,20 @@ def test_a_kernel_named_like_cublas_does_not_whitelist_cublas():
         [name, "relu_kernel"], {"aten.addmm"}, [], own={name, "relu_kernel"}, strict=True
     )
     assert not check.passed and "library GEMM" in check.message
+
+
+def test_profiling_kernels_imports_neither_inductor_nor_dynamo():
+    """torch.profiler.profile's start asks `hasattr(torch, "_inductor")`, which imports Inductor and
+    Dynamo (3.5 s in a fresh candidate process, on every GEMM/conv verdict); kernelevo profiles
+    through torch.autograd.profiler, which does not."""
+    from support import fresh_python
+
+    code = (
+        "import sys, torch\n"
+        "from kernelevo.verify.library_ops import profile_kernels\n"
+        "names = profile_kernels(lambda: torch.ones(3) + 1)\n"
+        "print(isinstance(names, list), 'torch._inductor' in sys.modules, 'torch._dynamo' in sys.modules)\n"
+    )
+    out = fresh_python(code, env={"CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-3:] == ["True", "False", "False"], out.stdout

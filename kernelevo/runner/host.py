@@ -39,18 +39,16 @@ def _die_with_parent() -> None:
 
 def _start_cuda(profiler: bool = False) -> None:
     """Make the CUDA context (a few tenths of a second on an H200) before any request comes, and
-    when the task's verdicts profile the kernels, the profiler's first start (~3.4 s) too."""
+    when the task's verdicts profile the kernels, the profiler's first start (CUPTI's) too."""
     try:
         import torch
 
         if torch.cuda.is_available():
             torch.empty(1, device="cuda")
             if profiler:
-                from torch.profiler import ProfilerActivity, profile
+                from kernelevo.verify.library_ops import profile_kernels
 
-                with profile(activities=[ProfilerActivity.CUDA]):
-                    torch.ones(1, device="cuda").add_(1)
-                    torch.cuda.synchronize()
+                profile_kernels(lambda: torch.ones(1, device="cuda").add_(1))
     except Exception:  # the candidate meets the same fault at load and reports it
         pass
 
