@@ -36,12 +36,7 @@ from kernelevo.judge.reference import (
     tensors,
     unsettle_heap,
 )
-from kernelevo.tensor_channel import (
-    ChannelError,
-    export_tensor,
-    export_values,
-    release_kept,
-)
+from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, release_kept
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
 
@@ -111,26 +106,27 @@ class Judge:
             self.via = "file"  # the probe arrives without a handle: the candidate asks for files
         need = ref.check_fits()
         self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
-        model = ref.build(int(req["seed"]), randomise=False)
+        model = ref.build(int(req["seed"]), randomise=False, on=req.get("build_on"))
         self.initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        initial = {
-            k: export_tensor(v, self.folder, f"w0-{i}", self.via)
-            for i, (k, v) in enumerate(self.initial.items())
-        }
+        initial = self._export(self.initial, "w0")
         ref.randomise()
-        weights = {
-            k: export_tensor(v, self.folder, f"w-{i}", self.via)
-            for i, (k, v) in enumerate(model.state_dict().items())
-        }
+        weights = self._export(model.state_dict(), "w")
         # opened first, values checked: does CUDA IPC cross into the candidate's sandbox?
         self.ipc_probe = torch.arange(1024, dtype=torch.float32, device=ref.device)
         return {
             "init": export_values(list(ref.init), self.folder, "init", self.via),
             "weights": weights,
             "initial": initial,
+            "built_on": ref.built_on,
             "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via),
             **ref.memory_plan(need),
             "n_extra": ref.n_extra(),
+        }
+
+    def _export(self, state: dict[str, torch.Tensor], prefix: str) -> dict[str, Any]:
+        return {
+            k: export_tensor(v, self.folder, f"{prefix}-{i}", self.via)
+            for i, (k, v) in enumerate(state.items())
         }
 
     def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:

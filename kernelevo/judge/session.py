@@ -168,10 +168,18 @@ class Session:
         """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
         randomised weights matched by meaning (verify/weights.py); where none match, or with
-        `same_seed_only`, both keep their weights from the same seed (KernelBench's rule)."""
-        for _attempt in range(2):
+        `same_seed_only`, both keep their weights from the same seed (KernelBench's rule). Both
+        modules are built where the judge could build Model (the GPU, else the CPU); a ModelNew that
+        cannot be built on the GPU has both built on the CPU again."""
+        build_on: dict[str, Any] = {}
+        for _attempt in range(3):
             begin = self.judge.ask(
-                "begin", **self.common(), seed=seed, exchange=self.folder, via=self.via
+                "begin",
+                **self.common(),
+                seed=seed,
+                exchange=self.folder,
+                via=self.via,
+                **build_on,
             )
             self.need_gib = begin.get("need_gib")
             if self.hold is not None:  # a small task's check phase may now overlap others
@@ -190,7 +198,13 @@ class Session:
                 seed=seed,
                 via=self.via,
                 same_seed_only=same_seed_only,
+                build_on=begin.get("built_on"),
             )
+            if loaded.get("built_on", begin.get("built_on")) != begin.get("built_on"):
+                build_on = {"build_on": "cpu"}
+                self.cand.close()
+                self.cand.open()
+                continue
             if "ipc_failed" not in loaded or self.via == "file":
                 break
             self.via = self.ev.transport = "file"
@@ -206,6 +220,7 @@ class Session:
         self.transformed = bool(loaded.get("transformed"))
         self.checks.append(Check("weights", True, str(loaded.get("weights_rule") or "")))
         self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
+        self.phases["weights_built_on"] = begin.get("built_on")
         return begin, loaded
 
     def install_cache(self) -> None:

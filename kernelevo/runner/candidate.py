@@ -167,16 +167,31 @@ class CandidateProcess:
         except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened here
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
         seed = int(req.get("seed") or 0)
-        torch.manual_seed(seed)
+        built_on = "cuda" if req.get("build_on") == "cuda" and self.device.type == "cuda" else "cpu"
         try:
-            self.new = module.ModelNew(*init).to(self.device).eval()
+            try:  # where the judge drew the reference's weights, so one seed gives the same ones
+                torch.manual_seed(seed)
+                with torch.device(self.device if built_on == "cuda" else "cpu"):
+                    new = module.ModelNew(*init)
+            except Exception:
+                if built_on == "cpu":
+                    raise
+                built_on = "cpu"  # the judge builds on the CPU again, as this one did
+                torch.manual_seed(seed)
+                new = module.ModelNew(*init)
+            self.new = new.to(self.device).eval()
         except Exception as exc:
             raise self.error(exc, "constructing ModelNew") from exc
         rule = load_reference_weights(
             self.new, weights, initial, seed, bool(req.get("same_seed_only"))
         )
         del weights, initial
-        return {"loaded": True, "load_s": round(time.perf_counter() - t0, 4), **rule}
+        return {
+            "loaded": True,
+            "load_s": round(time.perf_counter() - t0, 4),
+            "built_on": built_on,
+            **rule,
+        }
 
     def error(self, exc: BaseException, when: str) -> CandidateFailure:
         name = type(exc).__name__
