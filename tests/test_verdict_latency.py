@@ -91,16 +91,17 @@ def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
     assert misses_in_child == 1, "the child reused it (the only miss is the host's)"
 
 
-def test_the_runner_host_imports_what_a_first_triton_launch_would():
+def test_the_runner_host_imports_what_a_first_triton_launch_and_a_load_would():
     """A launch's argument specialization imports triton.experimental.gluon (0.13 s of a fresh
-    child's first launch on the H200, compiled from source each time); the host imports it first."""
+    child's first launch on the H200, compiled from source each time), and every load guards
+    load_inline in torch.utils.cpp_extension (0.13 s here); the host imports both first."""
     code = (
         "import sys\n"
         "from kernelevo.runner.host import _preload\n"
         "_preload()\n"
-        "print('triton.experimental.gluon' in sys.modules)\n"
+        "print('triton.experimental.gluon' in sys.modules, 'torch.utils.cpp_extension' in sys.modules)\n"
     )
-    assert _last_line_of(code) == "True"
+    assert _last_line_of(code) == "True True"
 
 
 def test_the_service_warms_its_judge_up_lightly(tmp_path, monkeypatch):

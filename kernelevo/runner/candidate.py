@@ -131,6 +131,7 @@ class CandidateProcess:
 
     # -- loading -----------------------------------------------------------------------
     def load(self, req: dict[str, Any]) -> dict[str, Any]:
+        t0 = time.perf_counter()
         from kernelevo.backends.inline import install_load_inline_guard
         from kernelevo.task import import_file
 
@@ -141,7 +142,6 @@ class CandidateProcess:
         tensor_channel.accept_cuda_ipc()  # this process maps the judge's blocks (cuda_ipc.py)
         install_launch_counters()
         install_load_inline_guard()
-        t0 = time.perf_counter()
         try:
             module = import_file(self.path, "candidate")
         except SyntaxError as exc:

@@ -304,6 +304,8 @@ def _preload() -> None:
     _hash_triton()
     with contextlib.suppress(ImportError):  # a launch's argument specialization imports it
         importlib.import_module("triton.experimental.gluon")  # (0.13 s in each fresh child)
+    import torch.utils.cpp_extension  # every load guards its load_inline (0.13 s in a child)
+
     protocol.mark("triton_key")
     from kernelevo.verify.opwatch import OpRecorder
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
