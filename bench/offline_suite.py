@@ -219,6 +219,9 @@ def run_task(
         "ci": intervals(t),
         "reason": why_not(result, cands, notes),
         "notes": notes,
+        # wall seconds of the search's phases: proposing (templates, Inductor), verifying the
+        # seeds, the model loop, the parameter search
+        "phase_s": dict((run.summary or {}).get("phase_s") or {}) if run else {},
         "oom": sum(is_oom(c["verdict"].get("reason") or "") for c in cands),
         # each evaluation: origin, its time (ms), and where the verdict's seconds went
         "evals": [evaluation_seconds(c) for c in cands],

@@ -132,11 +132,13 @@ def _search(
         if events is not None:
             events({"event": "status", "message": message})
 
+    t0 = time.monotonic()
     seeds = (
         offline_seeds(task, config.device, config.size, seed_notes.append, status)
         if config.offline_seeds and not seeds_done
         else []
     )
+    proposing_s = round(time.monotonic() - t0, 2)
     if seeds:
         status(f"verifying {len(seeds)} offline candidate(s)...")
     search = Search(
@@ -153,6 +155,8 @@ def _search(
         compile_ahead=getattr(dispatcher, "compile_width", 2),
     )
     search.notes.extend(seed_notes)
+    if seeds or seed_notes:
+        search.phase_s["offline_proposals"] = proposing_s
     search.throughput.verdicts.extend(getattr(dispatcher, "verdict_times", list)())
     return search
 

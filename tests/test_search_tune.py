@@ -69,6 +69,9 @@ def test_tuning_improves_the_seed_and_is_honest(tmp_path):
     assert best.time_ms == 1.0 and result.status == "improved"
     rows = store.candidates(result.run_id)
     assert sum(r["origin"] == "tune" for r in rows) <= 24
+    phases = store.get_run(result.run_id).summary["phase_s"]
+    assert set(phases) == {"seeds", "tune"}, phases  # an offline search: no model phase
+    assert all(v >= 0 for v in phases.values())
 
 
 def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):

@@ -10,6 +10,7 @@ candidates come back from the store without running again.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -80,6 +81,7 @@ class Search:
         self.next_iteration = 0
         self.unfinished: list[int] = []  # iterations a killed run left half done (answers paid)
         self.seeds_done = False
+        self.phase_s: dict[str, float] = {}  # wall seconds per phase: where a search's time went
         self.best_fitness = -1.0
         self.last_improvement = 0
         self.completed = 0
@@ -287,6 +289,7 @@ class Search:
                 "resumed": self.resuming,
             }
         )
+        t = time.monotonic()
         try:
             for k, (origin, source) in enumerate(self.seeds):
                 if any(
@@ -296,13 +299,16 @@ class Search:
                     continue
                 await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
             self.seeds_done = True
+            t = self._spent("seeds", t)
             if self.provider is not None and self.builder is not None:
                 n = self.cfg.concurrency or self.cfg.max_in_flight
                 workers = [asyncio.create_task(self._worker()) for _ in range(max(1, n))]
                 await asyncio.gather(*workers)
+                t = self._spent("model", t)
             else:
                 self.stop_reason = "offline search finished"
             await self._tune_best()
+            self._spent("tune", t)
         except LLMError as exc:
             self.stop_reason = f"model error: {exc}"
             self.store.update_run(self.run_id, status="failed", summary=run_summary(self, "failed"))
@@ -332,6 +338,11 @@ class Search:
             self.stop_reason,
             outcome=outcome,
         )
+
+    def _spent(self, phase: str, since: float) -> float:
+        now = time.monotonic()
+        self.phase_s[phase] = round(self.phase_s.get(phase, 0.0) + now - since, 2)
+        return now
 
     async def _tune_best(self) -> None:
         from kernelevo.search.tuning import tune_best

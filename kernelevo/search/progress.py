@@ -146,6 +146,7 @@ def run_summary(search: Search, status: str) -> dict[str, Any]:
     return {
         **apply_guard(best, search.cfg, search.run_id, search.task),
         "status": status,
+        "phase_s": dict(search.phase_s),
         "best_candidate": best.id if best else None,
         "backend": best.backend if best else "",
         "speedup_eager": t.get("speedup_eager"),
