@@ -186,3 +186,38 @@ def test_a_family_starting_beside_a_flat_one_is_not_tuned(tmp_path):
         skipped = [n for n in search.notes if "not tuned: it starts within 5%" in n]
         assert bool(skipped) == (slower_by < 1.05), search.notes
     assert counts[1.005] == 0 and counts[1.2] > 0, counts
+
+
+def test_the_seeds_are_judged_side_by_side(tmp_path):
+    """A search's seeds (templates, Inductor's kernels) are independent: each is handed to the
+    dispatcher at once, so one compiles ahead or holds a second slot while another is judged."""
+    import threading
+    import time
+
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def slow_gpu(path, seed):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return fake_gpu(path, seed)
+
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=0, seed=3)
+    seeds = [
+        (f"template:copy{i}", SEED.replace("BLOCK_SIZE=64", f"BLOCK_SIZE={64 << i}"))
+        for i in range(3)
+    ]
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=Store(tmp_path / "s.sqlite"),
+        evaluate=slow_gpu,
+        seeds=seeds,
+        eval_slots=2,
+    )
+    result = asyncio.run(search.run())
+    assert len(store_rows := search.store.candidates(result.run_id)) == 3, store_rows
+    assert peak[0] >= 2, "the seeds were judged one after another"

@@ -291,13 +291,17 @@ class Search:
         )
         t = time.monotonic()
         try:
-            for k, (origin, source) in enumerate(self.seeds):
-                if any(
-                    p.origin == origin and p.source == source
-                    for p in self.population.programs.values()
-                ):
-                    continue
-                await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
+            # side by side: one seed compiles ahead or holds a second slot while another is judged
+            await asyncio.gather(
+                *(
+                    self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
+                    for k, (origin, source) in enumerate(self.seeds)
+                    if not any(
+                        p.origin == origin and p.source == source
+                        for p in self.population.programs.values()
+                    )
+                )
+            )
             self.seeds_done = True
             t = self._spent("seeds", t)
             if self.provider is not None and self.builder is not None:
