@@ -166,14 +166,17 @@ def _cost(target: dict[str, int], invalid: dict[str, int] | None = None):
     return evaluate, calls
 
 
+OPTIMUM = {
+    "scale_kernel.BLOCK_SIZE": 256,
+    "scale_kernel.num_warps": 8,
+    "row_sum_kernel.BLOCK": 128,
+    "row_sum_kernel.num_warps": 2,
+    "ROWS": 1,
+}
+
+
 def test_tune_finds_the_optimum_of_a_synthetic_cost() -> None:
-    target = {
-        "scale_kernel.BLOCK_SIZE": 256,
-        "scale_kernel.num_warps": 8,
-        "row_sum_kernel.BLOCK": 128,
-        "row_sum_kernel.num_warps": 2,
-        "ROWS": 1,
-    }
+    target = OPTIMUM
     evaluate, calls = _cost(target)
     tunables = find_tunables(TRITON_SOURCE)
     assert math.prod(len(t.choices) for t in tunables) > 10_000  # far larger than the budget
@@ -480,3 +483,32 @@ def test_a_family_whose_time_the_launch_parameters_do_not_move_stops_early() -> 
     evaluate, calls = _cost({"scale_kernel.BLOCK_SIZE": 256})  # times that do depend on them
     tune(TRITON_SOURCE, evaluate, budget_evals=12, seed=0, tunables=knobs)
     assert len(calls) == 12
+
+
+def test_side_by_side_configurations_still_find_the_optimum_within_the_budget() -> None:
+    """width=2: two configurations are evaluated at once (one compiles ahead or holds a second
+    GPU slot while the other is judged); the search still ends at the optimum and within budget."""
+    import threading
+    import time
+
+    target = OPTIMUM
+    timer, calls = _cost(target)
+    lock, running, peak = threading.Lock(), [0], [0]
+
+    def evaluate(source: str) -> float | None:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.002)
+        try:
+            return timer(source)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    result = tune(TRITON_SOURCE, evaluate, budget_evals=120, seed=3, width=2)
+    assert peak[0] == 2, "no two configurations were evaluated at once"
+    assert len(calls) <= 120 and len(result.history) == len(calls)
+    found = {k.split("@")[0]: v for k, v in result.best_config.items()}
+    assert all(found[name] == value for name, value in target.items()), found
+    assert result.best_time == 1.0

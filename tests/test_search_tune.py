@@ -188,13 +188,11 @@ def test_a_family_starting_beside_a_flat_one_is_not_tuned(tmp_path):
     assert counts[1.005] == 0 and counts[1.2] > 0, counts
 
 
-def test_the_seeds_are_judged_side_by_side(tmp_path):
-    """A search's seeds (templates, Inductor's kernels) are independent: each is handed to the
-    dispatcher at once, so one compiles ahead or holds a second slot while another is judged."""
+def _slow_counting(peak):
     import threading
     import time
 
-    lock, running, peak = threading.Lock(), [0], [0]
+    lock, running = threading.Lock(), [0]
 
     def slow_gpu(path, seed):
         with lock:
@@ -204,6 +202,31 @@ def test_the_seeds_are_judged_side_by_side(tmp_path):
         with lock:
             running[0] -= 1
         return fake_gpu(path, seed)
+
+    return slow_gpu
+
+
+def test_a_familys_configurations_are_judged_two_at_a_time(tmp_path):
+    peak = [0]
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=6, tune_top=1, seed=3)
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=Store(tmp_path / "s.sqlite"),
+        evaluate=_slow_counting(peak),
+        seeds=[("template:copy", SEED)],  # one seed: any overlap is the parameter search's
+        eval_slots=1,
+    )
+    result = asyncio.run(search.run())
+    tuned = [r for r in search.store.candidates(result.run_id) if r["origin"] == "tune"]
+    assert 2 <= len(tuned) <= 6 and peak[0] == 2, (len(tuned), peak)
+
+
+def test_the_seeds_are_judged_side_by_side(tmp_path):
+    """A search's seeds (templates, Inductor's kernels) are independent: each is handed to the
+    dispatcher at once, so one compiles ahead or holds a second slot while another is judged."""
+    peak = [0]
+    slow_gpu = _slow_counting(peak)
 
     cfg = SearchConfig(provider="offline", device="cuda", tune_evals=0, seed=3)
     seeds = [

@@ -18,6 +18,7 @@ import itertools
 import math
 import random
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from kernelevo.offline.hw_model import prior
@@ -125,6 +126,7 @@ def tune(
     eager: float | None = None,
     slower_share: float = SLOWER_THAN_EAGER_SHARE,
     stop: Callable[[], str | None] | None = None,
+    width: int = 1,
 ) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
@@ -141,7 +143,9 @@ def tune(
     further configuration costs a GPU evaluation for a gain inside the noise. eager: a family
     whose best is still slower than eager once `slower_share` of the budget is spent gets no more
     of it. stop: asked before each evaluation; a reason (the search's time budget spent) ends the
-    tuning with what it has.
+    tuning with what it has. width: configurations evaluated side by side (each call of
+    `evaluate` from a thread of its own); one compiles ahead or holds a second GPU slot while
+    another is judged, and a stop rule may let up to width - 1 more of the budget be spent.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
@@ -187,20 +191,33 @@ def tune(
     if evaluated_base:
         seen[start] = base_time
 
-    def run(values: tuple[int, ...]) -> float | None:
-        nonlocal budget, free, note, flat
+    def run_all(batch: list[tuple[int, ...]]) -> None:
+        """Evaluate `batch` side by side, then count each result in order."""
+        nonlocal budget
         if halted():
             budget = 0
-            return None
+            return
+        texts = [
+            apply_config(base_source, tunables, dict(zip(names, v, strict=True))) for v in batch
+        ]
+        if len(texts) == 1:
+            results = [evaluate(texts[0])]
+        else:
+            with ThreadPoolExecutor(len(texts)) as pool:
+                results = list(pool.map(evaluate, texts))
+        for values, t in zip(batch, results, strict=True):
+            record(values, t)
+
+    def record(values: tuple[int, ...], t: float | RejectedAhead | None) -> None:
+        nonlocal budget, free, note, flat
         config = dict(zip(names, values, strict=True))
-        t = evaluate(apply_config(base_source, tunables, config))
         if isinstance(t, RejectedAhead):
             t = None
             if free > 0:
                 free -= 1
                 seen[values] = None
                 history.append(Trial(config, None, "rejected ahead"))
-                return None
+                return
         budget -= 1
         seen[values] = t
         history.append(Trial(config, t))
@@ -240,20 +257,24 @@ def tune(
                 f"(a family slower than eager gets {slower_share:.0%} of the budget)",
             )
             budget = 0
-        return t
 
     def breeding(pairs: list[tuple[float, tuple[int, ...]]]) -> list[tuple[float, tuple[int, ...]]]:
         """Pruned: timings PRUNE_RATIO times the baseline or more, unless nothing else is valid."""
         kept = [p for p in pairs if not baseline or p[0] < PRUNE_RATIO * baseline]
         return kept or pairs
 
-    if start not in seen and budget > 0:
-        run(start)
+    width = max(1, width)
+
+    def run_in_turn(queue: list[tuple[int, ...]]) -> None:
+        while queue and budget > 0:
+            batch, queue[:] = queue[: min(width, budget)], queue[min(width, budget) :]
+            run_all(batch)
+
+    listed = [start] if start not in seen else []
     for values in _listed_first(base_source, names, start):
-        if budget <= 0:
-            break
-        if values not in seen:
-            run(values)
+        if values not in seen and values not in listed:
+            listed.append(values)
+    run_in_turn(listed)
     if tunables and budget > 0:
         size = _space_size(tunables)
         if size - len(seen) <= budget:
@@ -262,12 +283,9 @@ def tune(
             rest.sort(
                 key=lambda v: prior(dict(zip(names, v, strict=True)))
             )  # plausible ones first: a cut budget keeps them
-            for values in rest:
-                if budget <= 0:
-                    break
-                run(values)
+            run_in_turn(rest)
         else:
-            stale = 0
+            stale, batch = 0, []
             while budget > 0 and stale < 200:
                 valid = breeding(sorted((t, v) for v, t in seen.items() if t is not None))
                 if valid:
@@ -288,11 +306,16 @@ def tune(
                         )
                 else:
                     child = tuple(rng.choice(t.choices) for t in tunables)
-                if child in seen:
+                if child in seen or child in batch:
                     stale += 1
                     continue
                 stale = 0
-                run(child)
+                batch.append(child)
+                if len(batch) >= min(width, budget):
+                    run_all(batch)
+                    batch = []
+            if batch and budget > 0:
+                run_all(batch)
 
     if recheck and not halted():
         ranked = [

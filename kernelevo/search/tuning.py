@@ -20,6 +20,9 @@ if TYPE_CHECKING:
 
 
 LIKE_FLAT = 1.05  # a later family starting within this factor of a flat one is not tuned
+# configurations of one family judged side by side: the next compiles ahead (or takes a second
+# slot) while one is on the GPU, where one at a time left each compile and each verdict waiting
+TUNE_WIDTH = 2
 
 
 def refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
@@ -99,6 +102,7 @@ async def tune_best(search: Search) -> None:
                 baseline=baseline,
                 eager=t.get("eager_ms"),
                 stop=search.budget.time_spent,
+                width=TUNE_WIDTH,
             ),
         )
         if result.note:
