@@ -13,8 +13,9 @@ need more than --gib of GPU memory from running side by side.
 Each finished task is appended to DIR/offline_suite.jsonl at once (and to the --resume file),
 and DIR/offline_suite.md holds the table and totals so far, so a call cut short keeps what it
 did; `--resume` skips the tasks a rows file already holds, `--shard` takes every N-th, and
-`--deadline` starts no task once the time left is below the slowest task so far, and a search
-it starts gets the time left as its wall budget (the parameter search stops at it too).
+`--deadline` starts no task once the time left is below the median task so far, and a search
+it starts gets the time left as its wall budget (the parameter search stops at it too): a row
+whose search that budget ended says `cut_by_deadline`.
 Without a GPU it verifies only and says that speed was not measured.
 """
 
@@ -38,7 +39,7 @@ KERNELBENCH = ROOT / "bench" / "kernelbench"
 MEM_BASE = 3.0  # GiB every search holds whatever its task (CUDA contexts, allocator slack)
 MEM_FACTOR = 7  # a search's GPU memory over its task's bytes: 12 GiB tasks peaked at 77.5 GiB alone
 
-from offline_suite_table import is_oom, markdown_table, summary_lines  # noqa: E402
+from offline_suite_table import is_oom, markdown_table, may_start, summary_lines  # noqa: E402
 
 
 def task_name(path: Path) -> str:
@@ -352,17 +353,17 @@ def main() -> int:
         f"workers ready after {time.monotonic() - start:.0f} s ({args.slots_per_gpu} slot(s) per GPU)",
         flush=True,
     )
-    slowest, cond = 0.0, threading.Condition()
+    finished_walls: list[float] = []
+    cond = threading.Condition()
     skipped: list[str] = []
     pending, in_use = list(tasks), [0.0]
 
     def take() -> tuple[Path, float] | None:
         """The first pending task whose memory fits beside the running ones (waits for one)."""
-        nonlocal slowest
         with cond:
             while pending:
                 left = args.deadline - (time.monotonic() - start) if args.deadline else math.inf
-                if left < max(slowest, 5.0):
+                if not may_start(left, finished_walls):
                     skipped.extend(task_name(t) for t in pending)
                     pending.clear()
                     return None
@@ -377,7 +378,6 @@ def main() -> int:
 
     def worker() -> None:
         """Takes tasks until none is left or the deadline is near; rows are written as they finish."""
-        nonlocal slowest
         while (got := take()) is not None:
             task, need = got
             t0 = time.monotonic()
@@ -394,7 +394,9 @@ def main() -> int:
                 }
             with cond:
                 in_use[0] -= need
-                slowest = max(slowest, row.get("elapsed_s") or 0.0)
+                finished_walls.append(row.get("elapsed_s") or 0.0)
+                cut = args.deadline and wall is not None and wall < (args.task_timeout or math.inf)
+                row["cut_by_deadline"] = bool(cut and (row.get("elapsed_s") or 0.0) >= wall - 2.0)
                 rows.append(row)
                 line = json.dumps(row) + "\n"
                 for path in (rows_file, keep_file):

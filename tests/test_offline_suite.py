@@ -174,3 +174,12 @@ def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
     }
     # a verdict refused before the GPU has no phases: its seconds are unknown, not zero
     assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:] == [None] * 5
+
+
+def test_a_task_starts_while_the_median_task_still_fits_and_a_cut_search_is_named() -> None:
+    walls = [30.0, 90.0, 215.0]  # the slowest would have stopped every start below 215 s left
+    assert table.may_start(120.0, walls) and not table.may_start(80.0, walls)
+    assert table.may_start(6.0, []) and not table.may_start(4.0, [])  # 5 s at least
+    cut = dict(_row("g", 2.0, 1.0, 1.5, True, versus_compile="beats"), cut_by_deadline=True)
+    lines = "\n".join(table.summary_lines([cut, _row("h", 1.0, 1.0, None, False)], "cuda"))
+    assert "searches cut by the deadline: ['g']" in lines
