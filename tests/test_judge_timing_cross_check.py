@@ -20,6 +20,7 @@ from kernelevo.judge.wall_cross_check import (
     MAX_ATTEMPTS,
     MAX_SLOWDOWN,
     PILOT_CALLS,
+    WALL_TARGET_S,
     Calibration,
     cross_check,
 )
@@ -61,7 +62,9 @@ def test_a_launch_bound_kernel_on_a_busy_host_passes(claimed, wall):
 def test_a_consistent_attempt_asks_for_no_calibration():
     measure, calibrate, asked, calibrated = _measured([0.3], [])
     result = cross_check(0.14, measure, calibrate)
-    assert result.passed and not calibrated and asked == [PILOT_CALLS, int(0.25e3 / 0.3)]
+    assert (
+        result.passed and not calibrated and asked == [PILOT_CALLS, int(WALL_TARGET_S * 1e3 / 0.3)]
+    )
     assert result.detail()["attempts"][0]["calibration"] is None
 
 
@@ -74,7 +77,9 @@ def test_the_same_profile_on_an_idle_host_is_rejected_after_every_attempt(claime
     assert f"reported {claimed:.4g} ms per call" in message and f"{wall:.4g} ms each" in message
     assert "a patched timer" in message and "busy" not in message
     assert "trivial launches took 8 us each, 1.0x an idle host's 8 us)" in message
-    assert asked == [PILOT_CALLS] + [int(0.25e3 / wall)] * 3  # sized from the walls seen
+    assert (
+        asked == [PILOT_CALLS] + [int(WALL_TARGET_S * 1e3 / wall)] * 3
+    )  # sized from the walls seen
 
 
 def test_a_transient_slowdown_is_measured_again():
@@ -94,7 +99,11 @@ def test_a_forged_claim_fails_however_busy_the_host_looks():
     message = result.rejection()
     assert "0.95 ms each" in message and "the smallest of 3 attempts" in message
     assert "a patched timer" in message and "busy" not in message  # 950x: no contention does that
-    assert asked == [PILOT_CALLS, 250, 250, int(0.25e3 / 0.95)]  # not 2000 from the claim
+    assert asked == [
+        PILOT_CALLS,
+        *[int(WALL_TARGET_S * 1e3 / 1.0)] * 2,
+        int(WALL_TARGET_S * 1e3 / 0.95),
+    ]  # not 2000 from the claim
 
 
 def test_a_rejection_a_busy_machine_can_explain_says_so():
