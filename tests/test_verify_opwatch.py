@@ -144,7 +144,7 @@ def test_profiling_kernels_imports_neither_inductor_nor_dynamo():
 
     code = (
         "import sys, torch\n"
-        "from kernelevo.verify.library_ops import profile_kernels\n"
+        "from kernelevo.verify.opwatch import profile_kernels\n"
         "names = profile_kernels(lambda: torch.ones(3) + 1)\n"
         "print(isinstance(names, list), 'torch._inductor' in sys.modules, 'torch._dynamo' in sys.modules)\n"
     )

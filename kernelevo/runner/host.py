@@ -46,7 +46,7 @@ def _start_cuda(profiler: bool = False) -> None:
         if torch.cuda.is_available():
             torch.empty(1, device="cuda")
             if profiler:
-                from kernelevo.verify.library_ops import profile_kernels
+                from kernelevo.verify.opwatch import profile_kernels
 
                 profile_kernels(lambda: torch.ones(1, device="cuda").add_(1))
     except Exception:  # the candidate meets the same fault at load and reports it

@@ -9,11 +9,8 @@ opwatch.py collects what ran, this module judges it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from typing import Any
-
-import torch
 
 from kernelevo.verdict import Check
 
@@ -187,24 +184,6 @@ _VENDOR = r"at::native|at::cuda|void at::|cublas|cutlass|xmma|cudnn|nvjet"
 VENDOR_KERNEL = re.compile(_VENDOR, re.IGNORECASE)
 LIBRARY_KERNEL = re.compile(_VENDOR + r"|gemm|splitK|Memcpy|Memset", re.IGNORECASE)
 GEMM_KERNEL = re.compile(r"cublas|cutlass|xmma|gemm|nvjet|splitK", re.IGNORECASE)
-
-
-def profile_kernels(run: Callable[[], Any]) -> list[str]:
-    """Names of the CUDA kernels one forward launches (the profiler sees past C++ extensions).
-
-    Kineto through torch.autograd.profiler, not torch.profiler.profile: the latter's start asks
-    `hasattr(torch, "_inductor")`, which imports Inductor and Dynamo (3.5 s in a fresh process)."""
-    from torch.autograd import profiler
-
-    cuda = torch.cuda.is_available()
-    with profiler.profile(
-        use_cpu=not cuda, use_device="cuda" if cuda else None, use_kineto=True
-    ) as prof:
-        run()
-        if cuda:
-            torch.cuda.synchronize()
-    device = torch.autograd.DeviceType.CUDA
-    return [e.name for e in prof.function_events if e.device_type == device]
 
 
 _BOUNDS = r"(?:__launch_bounds__\s*\([^)]*\)\s*)?"
