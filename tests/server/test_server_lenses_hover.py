@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
@@ -101,13 +102,18 @@ async def test_result_from_another_process_appears(client, workspace):
     refreshes = client.lens_refreshes
     run_id = write_result(workspace, path, target_id, target.source_hash)
     if client.client_name == "visual-studio-code":
-        # VS Code watches files for us: the server registered a watcher for the store.
-        watchers = [
-            w
-            for r in client.registrations
-            if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
-            for w in r.register_options["watchers"]
-        ]
+        # VS Code watches files for us: the server registers a watcher for the store (after
+        # `initialized`, so on a loaded machine it may come a moment after the first lenses)
+        for _ in range(100):
+            watchers = [
+                w
+                for r in client.registrations
+                if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
+                for w in r.register_options["watchers"]
+            ]
+            if any("store.sqlite" in str(w["globPattern"]) for w in watchers):
+                break
+            await asyncio.sleep(0.1)
         assert any("store.sqlite" in str(w["globPattern"]) for w in watchers)
         client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
