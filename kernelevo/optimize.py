@@ -132,10 +132,10 @@ def _search(
         if events is not None:
             events({"event": "status", "message": message})
 
-    t0 = time.monotonic()
+    proposing, t0 = config.offline_seeds and not seeds_done, time.monotonic()
     seeds = (
         offline_seeds(task, config.device, config.size, seed_notes.append, status)
-        if config.offline_seeds and not seeds_done
+        if proposing
         else []
     )
     proposing_s = round(time.monotonic() - t0, 2)
@@ -155,7 +155,7 @@ def _search(
         compile_ahead=getattr(dispatcher, "compile_width", 2),
     )
     search.notes.extend(seed_notes)
-    if seeds or seed_notes:
+    if proposing:
         search.phase_s["offline_proposals"] = proposing_s
     search.throughput.verdicts.extend(getattr(dispatcher, "verdict_times", list)())
     return search

@@ -17,6 +17,7 @@ import torch
 
 from kernelevo.task import load_task_module
 from kernelevo.verify.compare import flatten_outputs
+from kernelevo.verify.weights import built_from_seed
 
 GiB = float(1 << 30)
 
@@ -170,23 +171,15 @@ class Reference:
 
     def build(self, seed: int, randomise: bool = True, on: str | None = None) -> torch.nn.Module:
         """Model from `seed`, its weights then randomised (degenerate initial weights would hide a
-        kernel that ignores them). Drawn on the GPU itself where the constructor allows it (the
-        CPU's init of one 8192x8192 nn.Linear takes 0.44 s on the H200's host), else on the CPU
-        (`on="cpu"` asks for it): `built_on` says which, and the candidate builds the same way, so
-        one seed gives both modules the same weights."""
-        places = ["cpu"] if on == "cpu" or self.device.type != "cuda" else ["cuda", "cpu"]
-        for place in places:
-            torch.manual_seed(seed)
-            try:
-                with torch.device(self.device if place == "cuda" else "cpu"):
-                    ref = self.call(
-                        lambda: self.module.Model(*self.init), "Model(*get_init_inputs())"
-                    )
-                break
-            except TaskProblem:
-                if place == places[-1]:
-                    raise
-        self.built_on = place
+        kernel that ignores them). Built on the GPU where the constructor allows it, else on the
+        CPU (`on="cpu"` asks for it; verify/weights.py's built_from_seed): `built_on` says which,
+        and the candidate builds there too."""
+        ref, self.built_on = built_from_seed(
+            lambda: self.call(lambda: self.module.Model(*self.init), "Model(*get_init_inputs())"),
+            seed,
+            self.device,
+            gpu=on != "cpu",
+        )
         ref = self.call(lambda: ref.to(self.device).eval(), "Model.to(device)")
         self.model = ref
         if randomise:

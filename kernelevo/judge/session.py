@@ -171,7 +171,7 @@ class Session:
         `same_seed_only`, both keep their weights from the same seed (KernelBench's rule). Both
         modules are built where the judge could build Model (the GPU, else the CPU); a ModelNew that
         cannot be built on the GPU has both built on the CPU again."""
-        build_on: dict[str, Any] = {}
+        build_on: str | None = None
         for _attempt in range(3):
             begin = self.judge.ask(
                 "begin",
@@ -179,7 +179,7 @@ class Session:
                 seed=seed,
                 exchange=self.folder,
                 via=self.via,
-                **build_on,
+                build_on=build_on,
             )
             self.need_gib = begin.get("need_gib")
             if self.hold is not None:  # a small task's check phase may now overlap others
@@ -201,7 +201,7 @@ class Session:
                 build_on=begin.get("built_on"),
             )
             if loaded.get("built_on", begin.get("built_on")) != begin.get("built_on"):
-                build_on = {"build_on": "cpu"}
+                build_on = "cpu"
                 self.cand.close()
                 self.cand.open()
                 continue

@@ -266,9 +266,11 @@ def tune(
     width = max(1, width)
 
     def run_in_turn(queue: list[tuple[int, ...]]) -> None:
-        while queue and budget > 0:
-            batch, queue[:] = queue[: min(width, budget)], queue[min(width, budget) :]
-            run_all(batch)
+        i = 0
+        while i < len(queue) and budget > 0:
+            n = min(width, budget)
+            run_all(queue[i : i + n])
+            i += n
 
     listed = [start] if start not in seen else []
     for values in _listed_first(base_source, names, start):

@@ -37,6 +37,7 @@ from kernelevo.verify.opwatch import (
     profile_kernels,
     total_launches,
 )
+from kernelevo.verify.weights import built_from_seed
 
 MAX_EXCHANGE_BYTES = 1 << 40
 
@@ -167,18 +168,10 @@ class CandidateProcess:
         except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened here
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
         seed = int(req.get("seed") or 0)
-        built_on = "cuda" if req.get("build_on") == "cuda" and self.device.type == "cuda" else "cpu"
-        try:
-            try:  # where the judge drew the reference's weights, so one seed gives the same ones
-                torch.manual_seed(seed)
-                with torch.device(self.device if built_on == "cuda" else "cpu"):
-                    new = module.ModelNew(*init)
-            except Exception:
-                if built_on == "cpu":
-                    raise
-                built_on = "cpu"  # the judge builds on the CPU again, as this one did
-                torch.manual_seed(seed)
-                new = module.ModelNew(*init)
+        try:  # where the judge drew the reference's weights (it builds again where this one did)
+            new, built_on = built_from_seed(
+                lambda: module.ModelNew(*init), seed, self.device, gpu=req.get("build_on") == "cuda"
+            )
             self.new = new.to(self.device).eval()
         except Exception as exc:
             raise self.error(exc, "constructing ModelNew") from exc

@@ -9,9 +9,30 @@ built from one seed (KernelBench's rule), which cannot randomise the weights.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
+
+
+def built_from_seed(
+    make: Callable[[], torch.nn.Module], seed: int, device: torch.device, gpu: bool
+) -> tuple[torch.nn.Module, str]:
+    """`make()` under `torch.manual_seed(seed)`, drawn on `device` when `gpu` and it is one (the
+    CPU's init of one 8192x8192 nn.Linear takes 0.44 s on the H200's host), else, or when the
+    constructor cannot run there, on the CPU. One seed and one place give Model and ModelNew the
+    same weights, so the judge says where it built and the candidate builds there too. Returns the
+    module (not moved) and "cuda" or "cpu"."""
+    if gpu and device.type == "cuda":
+        torch.manual_seed(seed)
+        try:
+            with torch.device(device):
+                return make(), "cuda"
+        except Exception:  # a constructor that needs the CPU (numpy, a CPU generator)
+            pass
+    torch.manual_seed(seed)
+    with torch.device("cpu"):
+        return make(), "cpu"
 
 
 def weight_plan(ref: torch.nn.Module, new: torch.nn.Module) -> list[tuple[str, str]] | None:
