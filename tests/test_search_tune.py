@@ -223,8 +223,8 @@ def test_a_familys_configurations_are_judged_two_at_a_time(tmp_path):
 
 
 def test_the_seeds_are_judged_side_by_side(tmp_path):
-    """A search's seeds (templates, Inductor's kernels) are independent: each is handed to the
-    dispatcher at once, so one compiles ahead or holds a second slot while another is judged."""
+    """A search's seeds (templates, Inductor's kernels) are independent: with two evaluation
+    slots, one holds the second slot while another is judged."""
     peak = [0]
     slow_gpu = _slow_counting(peak)
 

@@ -291,17 +291,7 @@ class Search:
         )
         t = time.monotonic()
         try:
-            # side by side: one seed compiles ahead or holds a second slot while another is judged
-            await asyncio.gather(
-                *(
-                    self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
-                    for k, (origin, source) in enumerate(self.seeds)
-                    if not any(
-                        p.origin == origin and p.source == source
-                        for p in self.population.programs.values()
-                    )
-                )
-            )
+            await self._judge_seeds()
             self.seeds_done = True
             t = self._spent("seeds", t)
             if self.provider is not None and self.builder is not None:
@@ -341,6 +331,26 @@ class Search:
             self.completed,
             self.stop_reason,
             outcome=outcome,
+        )
+
+    async def _judge_seeds(self) -> None:
+        """The seeds not judged yet (a resume skips the rest), as many side by side as the search
+        has evaluation slots, in their order: each slot holds one while another is judged."""
+        slots = asyncio.Semaphore(self.throughput.slots)
+
+        async def judge(k: int, origin: str, source: str) -> None:
+            async with slots:
+                await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
+
+        await asyncio.gather(
+            *(
+                judge(k, origin, source)
+                for k, (origin, source) in enumerate(self.seeds)
+                if not any(
+                    p.origin == origin and p.source == source
+                    for p in self.population.programs.values()
+                )
+            )
         )
 
     def _spent(self, phase: str, since: float) -> float:
