@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,20 +27,44 @@ class StoreError(sqlite3.OperationalError):
     """The store cannot do what was asked; the message is one line saying what to do."""
 
 
+class Fetched:
+    """One statement's rows, read in full while the connection's lock was held, so no cursor of a
+    shared connection is left open for another thread to trip over."""
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self.rows: list[Any] = cursor.fetchall()
+        self.lastrowid = cursor.lastrowid
+        self.rowcount = cursor.rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+
 class RedactingConnection(sqlite3.Connection):
-    """A connection whose writes are redacted and whose faults read as StoreError."""
+    """A connection whose writes are redacted, whose faults read as StoreError, and whose statements
+    run one at a time: a search's evaluation threads share one Store, and two statements on one
+    SQLite connection at once failed as "bad parameter or other API misuse" (H200, Python 3.12)."""
 
     store_path: Path = Path("store.sqlite")
+    lock: threading.RLock
 
-    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> Fetched:  # type: ignore[override]
         try:
-            return super().execute(sql, _redacted(sql, parameters))
+            with self.lock:
+                return Fetched(super().execute(sql, _redacted(sql, parameters)))
         except sqlite3.Error as exc:
             raise translate(exc, self.store_path) from exc
 
-    def executemany(self, sql: str, seq: Any, /) -> sqlite3.Cursor:  # type: ignore[override]
+    def executemany(self, sql: str, seq: Any, /) -> Fetched:  # type: ignore[override]
         try:
-            return super().executemany(sql, [_redacted(sql, p) for p in seq])
+            with self.lock:
+                return Fetched(super().executemany(sql, [_redacted(sql, p) for p in seq]))
         except sqlite3.Error as exc:
             raise translate(exc, self.store_path) from exc
 
@@ -138,6 +163,7 @@ def _connect(target: str, path: Path, uri: bool = False) -> RedactingConnection:
     except sqlite3.Error as exc:
         raise translate(exc, path) from None
     conn.store_path = path
+    conn.lock = threading.RLock()
     conn.row_factory = sqlite3.Row
     return conn  # type: ignore[return-value]
 

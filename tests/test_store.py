@@ -107,3 +107,44 @@ def test_version_1_store_rows_get_their_phase(tmp_path):
     assert s.find_llm_call("r", Phase("repair", 5, 2))["response_text"] == "a"
     assert s.find_llm_call("r", Phase("iteration", 6))["response_text"] == "b"
     assert Phase("seed", 2).label() == "seed 3"  # what people read instead of "iteration -3"
+
+
+def test_statements_from_several_threads_run_one_at_a_time(tmp_path):
+    """A search's evaluation threads share one Store: a statement waits while another holds the
+    connection, and its rows are read in full before the next one starts."""
+    import threading
+
+    s = Store(tmp_path / "s.sqlite")
+    s.put_verdict("t", "c", "cpu", {"status": "verified"})
+    got: list[object] = []
+    with s._db.lock:
+        reader = threading.Thread(target=lambda: got.append(s.get_verdict("t", "c", "cpu")))
+        reader.start()
+        reader.join(0.3)
+        assert reader.is_alive() and not got
+    reader.join(5)
+    assert got == [{"status": "verified"}]
+
+
+def test_many_threads_share_one_store(tmp_path):
+    import threading
+
+    s = Store(tmp_path / "s.sqlite")
+    errors: list[BaseException] = []
+
+    def work(k: int) -> None:
+        try:
+            for i in range(100):
+                rid = s.create_run(task_path=f"t{k}.py", task_hash="h", config={})
+                s.put_verdict("t", f"{k}-{i}", "cpu", {"status": "verified"})
+                assert s.get_verdict("t", f"{k}-{i}", "cpu") == {"status": "verified"}
+                assert s.get_run(rid) is not None
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(s.list_runs(limit=1000)) == 600
