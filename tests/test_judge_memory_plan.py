@@ -138,6 +138,32 @@ def test_timing_sets_are_as_many_as_a_quarter_of_the_free_memory_holds(tmp_path,
     j.handle({"op": "end"})
 
 
+def test_timing_sets_stop_at_the_count_whose_rotation_evicts_l2(tmp_path, monkeypatch):
+    """Sets of 6 GiB need one other to keep each call's inputs out of L2: holding five (all a
+    quarter of an H200 holds) cost the judge 60 GiB and kept two such searches from sharing it."""
+    import kernelevo.judge.process as process
+    from kernelevo.measure.timers import flush_needed, rotation_set_count
+
+    mib, gib = 1 << 20, 1 << 30
+    assert rotation_set_count(60 * mib, 6 * gib) == 2
+    assert rotation_set_count(60 * mib, 1 * mib) == 121
+    for l2, size in ((60 * mib, 6 * gib), (60 * mib, 40 * mib), (50 * mib, 7 * mib)):
+        assert not flush_needed(l2, rotation_set_count(l2, size), size)
+        assert flush_needed(l2, rotation_set_count(l2, size) - 1, size)
+
+    path = EXAMPLES / "softmax.py"
+    common = _common(path, "small")
+    j = Judge()
+    j.handle({"op": "probe", **common, "seed": 3})
+    j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
+    per_set = sum(t.numel() * t.element_size() for t in j.ref.inputs(0))
+    monkeypatch.setattr(process, "available_bytes", lambda _d: int(4 * 100 * per_set))
+    monkeypatch.setattr(process, "device_l2_bytes", lambda _d: per_set)  # the other sets: 2x L2
+    j.handle({"op": "timing_sets", "seed": 5})
+    assert len(j.timing_sets) == 3
+    j.handle({"op": "end"})
+
+
 @pytest.mark.parametrize("scale", [1.0, 1.0 + 1e-7, 1.01])
 def test_outputs_compared_in_slices_get_the_whole_outputs_verdict(scale):
     torch.manual_seed(0)

@@ -36,6 +36,7 @@ from kernelevo.judge.reference import (
     tensors,
     unsettle_heap,
 )
+from kernelevo.measure.timers import device_l2_bytes, rotation_set_count
 from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, release_kept
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
@@ -308,7 +309,8 @@ class Judge:
 
     # -- timing ----------------------------------------------------------------------------
     def op_timing_sets(self, req: dict[str, Any]) -> dict[str, Any]:
-        """Input sets for timing, as many as fit (up to 8) beside what the candidate needs."""
+        """Input sets for timing: as many as rotate the inputs out of L2 (up to 8), within a quarter
+        of the memory left beside what the candidate needs."""
         assert self.ref is not None
         self.sets.clear()
         release_memory(self.ref.device)
@@ -320,7 +322,7 @@ class Judge:
             // per_set
         )
         most = MAX_TIMING_SETS if self.via == "ipc" else 2  # through files each set costs ~0.3 s
-        n = max(1, min(most, room))
+        n = max(1, min(most, room, rotation_set_count(device_l2_bytes(self.ref.device), per_set)))
         self.timing_sets = [first] + [
             self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)
         ]
