@@ -72,12 +72,14 @@ def offline_seeds(
         from kernelevo.offline import propose_offline
     except ImportError:
         return seeds
+    from kernelevo.verify import resolve_size
+
     try:
         return list(
             propose_offline(
                 task.path,
                 device=device,
-                size=size or ("small" if device == "cpu" else "default"),
+                size=resolve_size(task, device, size),  # the shapes its verdicts will use
                 log=log,
                 progress=progress,
             )
