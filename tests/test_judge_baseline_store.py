@@ -50,6 +50,7 @@ def test_no_sandboxed_worker_can_write_where_baselines_are_kept(monkeypatch, tmp
 
 def test_the_judge_takes_stored_baselines_without_timing(monkeypatch, tmp_path):
     import kernelevo.judge.baselines as timed_here
+    from kernelevo.judge import requests as rq
     from kernelevo.judge.process import Judge
 
     monkeypatch.setattr(timed_here, "time_baselines", lambda *a: pytest.fail("timed again"))
@@ -57,9 +58,9 @@ def test_the_judge_takes_stored_baselines_without_timing(monkeypatch, tmp_path):
     from types import SimpleNamespace
 
     j.ref = SimpleNamespace(model=object())  # a loaded reference; stored baselines need no more
-    reply = j.op_baselines({"key": "k", "stored": dict(BASE, eager={"median_ms": 2.5})})
+    reply = j.op_baselines(rq.Baselines(key="k", stored=dict(BASE, eager={"median_ms": 2.5})))
     assert reply["stored"] and reply["cached"] and reply["eager"]["median_ms"] == 2.5
-    again = j.op_baselines({"key": "k"})
+    again = j.op_baselines(rq.Baselines(key="k"))
     assert again["eager"]["median_ms"] == 2.5
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from kernelevo.evaluate import Evaluator
-from kernelevo.worker.warmup import warm_up
+from kernelevo.judge.warmup import warm_up
 
 
 @pytest.mark.parametrize(("mode", "compiles"), [("1", True), ("light", False)])

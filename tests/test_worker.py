@@ -305,7 +305,7 @@ def test_a_warming_thread_and_a_request_start_one_process():
 def test_the_warm_up_task_and_candidate_verify(tmp_path):
     """A GPU worker runs this pair through verify and measure before it says ready; a broken pair
     would only show as a slow first candidate, so it is checked here (interpreter, CPU)."""
-    from kernelevo.worker.warmup import CANDIDATE, TASK
+    from kernelevo.judge.warmup import CANDIDATE, TASK
 
     (tmp_path / "task.py").write_text(TASK)
     (tmp_path / "cand.py").write_text(CANDIDATE)

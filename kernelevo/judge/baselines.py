@@ -13,13 +13,14 @@ from typing import Any
 import torch
 
 from kernelevo.judge.reference import Reference, nbytes
+from kernelevo.judge.requests import Baselines
 from kernelevo.measure.precision import fp32_matmul, task_allows_tf32
 from kernelevo.worker.sandbox import TrustedThreads
 
 _INFO: dict[str, Any] = {}
 
 
-def time_baselines(ref: Reference, sets: list[list[Any]], req: dict[str, Any]) -> dict[str, Any]:
+def time_baselines(ref: Reference, sets: list[list[Any]], req: Baselines) -> dict[str, Any]:
     """Timings of eager (and torch.compile, unless `compile_mode` is None) plus the work count."""
     from kernelevo.measure import timing
     from kernelevo.measure.baselines import compile_baseline, first_call
@@ -35,9 +36,9 @@ def time_baselines(ref: Reference, sets: list[list[Any]], req: dict[str, Any]) -
     t0 = time.perf_counter()
     fns: dict[str, Any] = {}
     tf32 = task_allows_tf32(ref.module) or bool(
-        req.get("allow_tf32")
+        req.allow_tf32
     )  # the user accepted TF32 (--allow-tf32)
-    mode = req.get("compile_mode", "default")
+    mode = req.compile_mode
     compile_error = None
     with torch.no_grad(), fp32_matmul(tf32):
         fns["eager"] = lambda i: model(*sets[i])
@@ -53,7 +54,7 @@ def time_baselines(ref: Reference, sets: list[list[Any]], req: dict[str, Any]) -
             fns,
             n_input_sets=len(sets),
             input_set_bytes=nbytes(sets[0]),
-            max_time_s=float(req.get("max_time_s", 10.0)),
+            max_time_s=float(req.max_time_s),
             device=device,
             trusted=True,
         )

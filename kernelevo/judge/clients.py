@@ -13,6 +13,7 @@ import secrets
 import time
 from typing import Any
 
+from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
 from kernelevo.worker.pool import Worker, WorkerError
 
@@ -49,13 +50,11 @@ class JudgeClient:
         self.worker, self.timeout = worker, timeout
         self.spent: dict[str, float] = {}
 
-    def ask(self, op: str, timeout: float | None = None, **fields: Any) -> dict[str, Any]:
-        nonce = secrets.token_hex(16)
+    def ask(self, request: JudgeRequest, timeout: float | None = None) -> dict[str, Any]:
+        op, nonce = request.op, secrets.token_hex(16)
         t0 = time.perf_counter()
         try:
-            reply = self.worker.request(
-                {"op": op, "nonce": nonce, **fields}, timeout or self.timeout
-            )
+            reply = self.worker.request({**request.wire(), "nonce": nonce}, timeout or self.timeout)
         except WorkerError as exc:
             raise JudgeFailed(
                 f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "

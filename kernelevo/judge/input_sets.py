@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from kernelevo.judge import requests as rq
+
 if TYPE_CHECKING:
     from kernelevo.judge.session import Session
 
@@ -26,28 +28,28 @@ def one_set(
     """One input set: drawn by the judge, run by the candidate and the reference (in the given
     order), compared, optionally refilled and compared again, then dropped on both sides."""
     t0 = time.perf_counter()
-    inp = session.judge.ask("inputs", set=name, seed=seed, extra=extra)
+    inp = session.judge.ask(rq.Inputs(set=name, seed=seed, extra=extra))
     session.inputs.append(inp["summary"])
     when = f"running forward on {label}"
     if candidate_first:
         out = session.delivered(
             session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
         )
-        session.judge.ask("reference", set=name)
+        session.judge.ask(rq.Reference(set=name))
     else:
-        session.judge.ask("reference", set=name)
+        session.judge.ask(rq.Reference(set=name))
         out = session.delivered(
             session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
         )
     session._facts(out, label)
     verdict = session.judge.ask(
-        "compare", set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label
+        rq.Compare(set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label)
     )
     session._drop_outputs(out.get("outputs") or [])
     session.fail_on([verdict])
     if rerun is not None:
         again = f"{label}, new values in the same buffers"
-        session.judge.ask("refill", set=name, seed=rerun)
+        session.judge.ask(rq.Refill(set=name, seed=rerun))
         out = session.delivered(
             session.cand.ask(
                 "run", f"running forward on {again}", set=name, args=inp["args"], label=again
@@ -55,20 +57,21 @@ def one_set(
             again,
         )
         session._facts(out, again)
-        session.judge.ask("reference", set=name)
+        session.judge.ask(rq.Reference(set=name))
         verdict = session.judge.ask(
-            "compare",
-            set=name,
-            outputs=out.get("outputs"),
-            aliased=out.get("aliased"),
-            label=again,
-            name="same_buffers_new_values",
-            suffix=" (results cached by pointer?)",
+            rq.Compare(
+                set=name,
+                outputs=out.get("outputs"),
+                aliased=out.get("aliased"),
+                label=again,
+                name="same_buffers_new_values",
+                suffix=" (results cached by pointer?)",
+            )
         )
         session._drop_outputs(out.get("outputs") or [])
         session.fail_on([verdict])
     session.cand.ask("drop", "dropping an input set", set=name)
-    session.judge.ask("drop", set=name)
+    session.judge.ask(rq.Drop(set=name))
     session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kernelevo.judge.requests import KernelPolicy, LibraryPolicy
+
 
 @dataclass
 class PrecisionFacts:
@@ -24,7 +26,7 @@ class PrecisionFacts:
     reference_tf32: bool  # the reference's convolution ran in TF32
 
 
-def library_policy(req: dict[str, Any], ref_ops: set[str], facts: PrecisionFacts) -> dict[str, Any]:
+def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts) -> dict[str, Any]:
     """The library-op check, the contribution check and the precision verdict for one candidate."""
     from types import SimpleNamespace
 
@@ -36,30 +38,30 @@ def library_policy(req: dict[str, Any], ref_ops: set[str], facts: PrecisionFacts
     )
     from kernelevo.verify.policy import contribution_check, precision_check
 
-    cand_ops = {str(k): int(v) for k, v in (req.get("cand_ops") or {}).items()}
-    strict, allowed = bool(req.get("strict")), list(req.get("allowed") or [])
+    cand_ops = {str(k): int(v) for k, v in (req.cand_ops or {}).items()}
+    strict, allowed = bool(req.strict), list(req.allowed or [])
     lib = library_op_check(ref_ops, cand_ops, allowed, strict)
     checks = [lib]
     seen = SimpleNamespace(
-        custom_calls=int(req.get("custom_calls") or 0),
-        untraced_outputs=[str(u) for u in req.get("untraced") or []],
+        custom_calls=int(req.custom_calls or 0),
+        untraced_outputs=[str(u) for u in req.untraced or []],
         task=facts.task,
         precision=facts.precision,
         precision_failure=facts.precision_failure,
         precision_rel_l2=facts.precision_rel_l2,
         reference_tf32=facts.reference_tf32,
     )
-    contributes = contribution_check(seen, int(req.get("launches") or 0)) if lib.passed else None
+    contributes = contribution_check(seen, int(req.launches or 0)) if lib.passed else None
     if contributes is not None:
         checks.append(contributes)
-    precision = precision_check(seen, {"precision": list(req.get("precision") or [])})
+    precision = precision_check(seen, {"precision": list(req.precision or [])})
     kept = lib.detail.get("kept", [])
     split = (
         describe_split(
             kept,
             lib.detail.get("replaced", []),
-            int(req.get("kernels") or 0) or 1,
-            str(req.get("backend") or "triton"),
+            int(req.kernels or 0) or 1,
+            req.backend or "triton",
         )
         if kept
         else ""
@@ -70,21 +72,21 @@ def library_policy(req: dict[str, Any], ref_ops: set[str], facts: PrecisionFacts
         "library_ops": sorted(n for n in cand_ops if not is_neutral(n)),
         "kept": kept,
         "split": split,
-        "needs_profile": needs_profile(req.get("backend"), ref_ops),
+        "needs_profile": needs_profile(req.backend, ref_ops),
     }
 
 
-def kernel_policy(req: dict[str, Any], ref_ops: set[str]) -> dict[str, Any]:
+def kernel_policy(req: KernelPolicy, ref_ops: set[str]) -> dict[str, Any]:
     """The check on the names of the kernels the candidate launched."""
     from kernelevo.verify.opwatch import kernel_check, own_kernel_names
 
-    own = set(req.get("launched") or []) | own_kernel_names(str(req.get("source") or ""))
+    own = set(req.launched or []) | own_kernel_names(req.source or "")
     return {
         "check": kernel_check(
-            list(req.get("names") or []),
+            list(req.names or []),
             ref_ops,
-            list(req.get("allowed") or []),
+            list(req.allowed or []),
             own,
-            bool(req.get("strict")),
+            bool(req.strict),
         ).__dict__
     }

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelevo import cuda_ipc
+from kernelevo.judge import requests as rq
 from kernelevo.judge.candidate_exchange import (
     add_output_buffers,
     input_checks,
@@ -66,48 +67,48 @@ class Judge:
         self.via = "ipc"
         self.outbufs: list[torch.Tensor] = []
 
-    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
-        handler = getattr(self, "op_" + str(req.get("op")), None)
-        if handler is None:
-            return {"error": f"unknown op {req.get('op')!r}"}
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
+        """One frame from the engine: parsed into its request record, then answered."""
         try:
-            return handler(req)
+            req = rq.parse(message)
+        except rq.RequestError as exc:
+            return {"error": str(exc)}
+        try:
+            return getattr(self, "op_" + req.op)(req)  # type: ignore[no-any-return]
         except TaskProblem as exc:
             return {"task_error": str(exc)}
         except ChannelError as exc:
             return {"channel_error": str(exc)}
 
-    def _reference(self, req: dict[str, Any]) -> Reference:
-        device = torch.device(req.get("device") or "cpu")
-        key = f"{req['task_hash']}|{req.get('size')}|{device}"
+    def _reference(self, req: rq.TaskRequest) -> Reference:
+        device = torch.device(req.device or "cpu")
+        key = f"{req.task_hash}|{req.size}|{device}"
         if key not in self.refs:
             unsettle_heap()  # the task this one replaces becomes collectable
-            self.refs = {
-                key: Reference(str(req["task_path"]), str(req.get("size") or "default"), device)
-            }
+            self.refs = {key: Reference(req.task_path, req.size or "default", device)}
         return self.refs[key]
 
     # -- the task on its own, before any candidate (task faults) --------------------------
-    def op_probe(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_probe(self, req: rq.Probe) -> dict[str, Any]:
         from kernelevo.judge.task_faults import probe
 
         ref = self._reference(req)
-        key = f"{req['task_hash']}|{req.get('size')}|{ref.device}"
+        key = f"{req.task_hash}|{req.size}|{ref.device}"
         if key not in self.probed:
-            self.probed[key] = probe(ref, int(req.get("seed") or 1))
+            self.probed[key] = probe(ref, req.seed or 1)
         return self.probed[key]
 
     # -- one verification ----------------------------------------------------------------
-    def op_begin(self, req: dict[str, Any]) -> dict[str, Any]:
-        self.op_end({})
+    def op_begin(self, req: rq.Begin) -> dict[str, Any]:
+        self.op_end(rq.End())
         ref = self.ref = self._reference(req)
-        self.folder = str(req["exchange"])
-        self.via = str(req.get("via") or "ipc")
+        self.folder = req.exchange
+        self.via = req.via or "ipc"
         if self.via == "ipc" and ref.device.type == "cuda" and not cuda_ipc.available():
             self.via = "file"  # the probe arrives without a handle: the candidate asks for files
         need = ref.check_fits()
         self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
-        model = ref.build(int(req["seed"]), randomise=False, on=req.get("build_on"))
+        model = ref.build(req.seed, randomise=False, on=req.build_on)
         self.initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
         initial = self._export(self.initial, "w0")
         ref.randomise()
@@ -130,17 +131,17 @@ class Judge:
             for i, (k, v) in enumerate(state.items())
         }
 
-    def op_same_seed(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_same_seed(self, req: rq.SameSeed) -> dict[str, Any]:
         """The reference keeps the weights the seed gave it (no weights could be matched)."""
         assert self.ref is not None and self.ref.model is not None
         self.ref.model.load_state_dict(self.initial)
         return {"same_seed": True}
 
-    def op_seed_varies(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_seed_varies(self, req: rq.SeedVaries) -> dict[str, Any]:
         from kernelevo.verify.weights import seed_varies_weights
 
         assert self.ref is not None
-        return {"varies": bool(seed_varies_weights(self.ref.module, int(req["seed"])))}
+        return {"varies": bool(seed_varies_weights(self.ref.module, req.seed))}
 
     def _compare(self, ref: Any, out: Any) -> tuple[bool, str, dict[str, Any]]:
         """At the strictest precision level the outputs have met so far; a tolerance failure that a
@@ -169,10 +170,10 @@ class Judge:
         assert self.ref is not None
         return share_inputs(values, self.folder, prefix, self.via, self.ref.device)
 
-    def op_inputs(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_inputs(self, req: rq.Inputs) -> dict[str, Any]:
         assert self.ref is not None
-        name = str(req["set"])
-        values = self.ref.inputs(int(req["seed"]), req.get("extra"))
+        name = req.set
+        values = self.ref.inputs(req.seed, req.extra)
         descs, shared = self._share(values, f"in-{name}")
         self.sets[name] = {
             "args": values,
@@ -182,23 +183,23 @@ class Judge:
         }
         return {"args": descs, "summary": describe_args(values)}
 
-    def op_reference(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_reference(self, req: rq.Reference) -> dict[str, Any]:
         assert self.ref is not None
-        s, rec, t0 = self.sets[str(req["set"])], OpRecorder(), time.perf_counter()
+        s, rec, t0 = self.sets[req.set], OpRecorder(), time.perf_counter()
         with rec:
             s["out"] = self.ref.forward(s["args"])
         self.ref_ops |= rec.compute_ops()
         self.ref_tf32_conv = self.ref_tf32_conv or rec.tf32_convolution
         return {"ran": True, "seconds": round(time.perf_counter() - t0, 4)}
 
-    def op_out_buffers(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_out_buffers(self, req: rq.OutBuffers) -> dict[str, Any]:
         """Buffers for the candidate's CUDA outputs, exported from here (the direction CUDA IPC crosses
         into a sandbox); their total size is bounded by what the task's outputs can need."""
         assert self.ref is not None
         self.outbufs = []
         problem = add_output_buffers(
             self.outbufs,
-            list(req.get("specs") or []),
+            list(req.specs or []),
             4 * self.ref.need().outputs + (1 << 20),
             self.ref.device,
         )
@@ -210,22 +211,22 @@ class Judge:
             ]
         }
 
-    def op_compare(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_compare(self, req: rq.Compare) -> dict[str, Any]:
         assert self.ref is not None
-        s = self.sets[str(req["set"])]
-        label = str(req.get("label") or "input set")
+        s = self.sets[req.set]
+        label = req.label or "input set"
         checks: list[Check] = []
         changed = [
             i
             for i, (a, b) in enumerate(zip(fingerprint(s["shared"]), s["print"], strict=True))
             if a != b
         ]
-        aliased = req.get("aliased") or []
+        aliased = req.aliased or []
         checks += input_checks(label, changed, aliased)
         if changed or aliased:
             return {"checks": [c.__dict__ for c in checks]}
         outs, problem = received_outputs(
-            list(req.get("outputs") or []),
+            list(req.outputs or []),
             self.outbufs,
             self.folder,
             max(4 * nbytes([s["out"]]), 1 << 20),
@@ -242,10 +243,9 @@ class Judge:
         self.outbufs = []
         checks.append(
             Check(
-                str(req.get("name") or f"match[{label}]"),
+                req.name or f"match[{label}]",
                 passed,
-                f"{label}: {message}"
-                + str(req.get("suffix") if not passed and req.get("suffix") else ""),
+                f"{label}: {message}" + (req.suffix if not passed and req.suffix else ""),
                 detail,
             )
         )
@@ -253,11 +253,11 @@ class Judge:
             torch.cuda.ipc_collect()
         return {"checks": [c.__dict__ for c in checks]}
 
-    def op_refill(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_refill(self, req: rq.Refill) -> dict[str, Any]:
         """New values written into the same buffers (a kernel caching results by pointer fails)."""
         assert self.ref is not None
-        s = self.sets[str(req["set"])]
-        fresh = self.ref.inputs(int(req["seed"]))
+        s = self.sets[req.set]
+        fresh = self.ref.inputs(req.seed)
         for dst, src in zip(tensors(s["args"]), tensors(fresh), strict=False):
             dst.copy_(src)
         for dst, src in zip(tensors(s["shared"]), tensors(fresh), strict=False):
@@ -268,15 +268,15 @@ class Judge:
         s["print"], s["out"] = fingerprint(s["shared"]), None
         return {"refilled": True}
 
-    def op_drop(self, req: dict[str, Any]) -> dict[str, Any]:
-        s = self.sets.pop(str(req["set"]), None)
+    def op_drop(self, req: rq.Drop) -> dict[str, Any]:
+        s = self.sets.pop(req.set, None)
         large = s is not None and nbytes(s["args"]) > (256 << 20)
         del s
         if self.ref is not None:
             release_memory(self.ref.device, large)
         return {"dropped": True}
 
-    def op_end(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_end(self, req: rq.End) -> dict[str, Any]:
         ops = sorted(self.ref_ops)
         self.sets.clear()
         release_kept()
@@ -288,7 +288,7 @@ class Judge:
         settle_heap(self.ref.device if self.ref is not None else None)
         return {"reference_ops": ops}
 
-    def op_library_policy(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_library_policy(self, req: rq.LibraryPolicy) -> dict[str, Any]:
         """The library-op rule, whether the custom kernels produced the outputs, and precision, from the
         candidate process's counts and this process's comparisons."""
         assert self.ref is not None
@@ -304,28 +304,24 @@ class Judge:
             ),
         )
 
-    def op_kernel_policy(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_kernel_policy(self, req: rq.KernelPolicy) -> dict[str, Any]:
         return kernel_policy(req, self.ref_ops)
 
     # -- timing ----------------------------------------------------------------------------
-    def op_timing_sets(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_timing_sets(self, req: rq.TimingSets) -> dict[str, Any]:
         """Input sets for timing: as many as rotate the inputs out of L2 (up to 8), within a quarter
         of the memory left beside what the candidate needs."""
         assert self.ref is not None
         self.sets.clear()
         release_memory(self.ref.device)
-        first = self.ref.inputs(int(req.get("seed") or 0))
+        first = self.ref.inputs(req.seed or 0)
         per_set = max(nbytes(first), 1)
         room = int(
-            (available_bytes(self.ref.device) - float(req.get("reserve_bytes") or 0))
-            * 0.25
-            // per_set
+            (available_bytes(self.ref.device) - float(req.reserve_bytes or 0)) * 0.25 // per_set
         )
         most = MAX_TIMING_SETS if self.via == "ipc" else 2  # through files each set costs ~0.3 s
         n = max(1, min(most, room, rotation_set_count(device_l2_bytes(self.ref.device), per_set)))
-        self.timing_sets = [first] + [
-            self.ref.inputs(int(req.get("seed") or 0) + i) for i in range(1, n)
-        ]
+        self.timing_sets = [first] + [self.ref.inputs((req.seed or 0) + i) for i in range(1, n)]
         descs, self.timing_shared = [], []
         for i, values in enumerate(self.timing_sets):
             d, shared = self._share(values, f"time-{i}")
@@ -334,13 +330,13 @@ class Judge:
         self.timed_print = fingerprint(self.timing_shared[0])
         return {"sets": descs}
 
-    def op_baselines(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_baselines(self, req: rq.Baselines) -> dict[str, Any]:
         from kernelevo.judge.baselines import time_baselines
 
         assert self.ref is not None and self.ref.model is not None
-        key = str(req.get("key"))
+        key = req.key
         cached = key in self.baselines
-        stored = req.get("stored") if not cached else None
+        stored = req.stored if not cached else None
         if isinstance(stored, dict):  # measured by a judge before, kept by the engine on disk
             self.baselines[key] = dict(stored)
         elif not cached:
@@ -351,26 +347,26 @@ class Judge:
             "stored": bool(stored),
         }
 
-    def op_bound(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_bound(self, req: rq.Bound) -> dict[str, Any]:
         from kernelevo.judge.baselines import bound
 
         assert self.ref is not None
-        base = self.baselines[str(req["key"])]
+        base = self.baselines[req.key]
         ok, why, detail = bound(
             base["work"],
             bool(base["tf32"]) or self.ref_tf32_conv,
-            float(req["candidate_ms"]),
+            float(req.candidate_ms),
             float(base["eager"]["median_ms"]),
             self.ref.device,
         )
         return {"plausible": ok, "note": why, "roofline": detail}
 
-    def op_host_probe(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_host_probe(self, req: rq.HostProbe) -> dict[str, Any]:
         from kernelevo.judge.host_probe import launch_wall
 
         return launch_wall(self.ref.device if self.ref is not None else torch.device("cpu"))
 
-    def op_check_timed_output(self, req: dict[str, Any]) -> dict[str, Any]:
+    def op_check_timed_output(self, req: rq.CheckTimedOutput) -> dict[str, Any]:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None
         self.sets["timed"] = {
@@ -380,13 +376,14 @@ class Judge:
             "out": None,
         }
         self.sets["timed"]["out"] = self.ref.forward(self.timing_sets[0])
-        return self.op_compare({**req, "set": "timed", "name": "timed_calls_output"})
+        named = rq.Compare("timed", req.outputs, req.aliased, req.label, "timed_calls_output")
+        return self.op_compare(named)
 
 
 def main() -> int:
+    from kernelevo.judge.warmup import warm_up
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
     from kernelevo.worker.main import serve
-    from kernelevo.worker.warmup import warm_up
 
     defer_dynamo_import()  # the probe's meta tensors and OpRecorder; a torch.compile baseline imports it
     judge = Judge()

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import baseline_store
+from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
 from kernelevo.judge.exchange import exchange_folder, remove_exchange
 from kernelevo.judge.input_sets import check_input_sets
@@ -132,7 +133,7 @@ class Session:
             o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o
         ]
         if pending:
-            buffers = self.judge.ask("out_buffers", specs=pending)["buffers"]
+            buffers = self.judge.ask(rq.OutBuffers(specs=pending))["buffers"]
             self.cand.ask("copy_out", f"handing over the outputs of {when}", buffers=buffers)
         return out
 
@@ -150,7 +151,7 @@ class Session:
         if key is not None and baseline_store.load(key, "probe"):
             return
         try:
-            reply = self.judge.ask("probe", **self.common(), seed=self.base)
+            reply = self.judge.ask(rq.Probe(**self.common(), seed=self.base))
             if key is not None:
                 plan = {k: reply.get(k) for k in ("need_gib", "device_gib")}  # for the GPU gate
                 baseline_store.save(key, {"probed": True, **plan}, "probe")
@@ -174,12 +175,13 @@ class Session:
         build_on: str | None = None
         for _attempt in range(3):
             begin = self.judge.ask(
-                "begin",
-                **self.common(),
-                seed=seed,
-                exchange=self.folder,
-                via=self.via,
-                build_on=build_on,
+                rq.Begin(
+                    **self.common(),
+                    seed=seed,
+                    exchange=self.folder,
+                    via=self.via,
+                    build_on=build_on,
+                )
             )
             self.need_gib = begin.get("need_gib")
             if self.hold is not None:  # a small task's check phase may now overlap others
@@ -216,7 +218,7 @@ class Session:
         if "ipc_failed" in loaded:
             raise JudgeFailed(f"tensors cannot reach the candidate process: {loaded['ipc_failed']}")
         if not loaded.get("plan"):
-            self.judge.ask("same_seed")  # the reference keeps its weights from the seed too
+            self.judge.ask(rq.SameSeed())  # the reference keeps its weights from the seed too
         self.transformed = bool(loaded.get("transformed"))
         self.checks.append(Check("weights", True, str(loaded.get("weights_rule") or "")))
         self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
@@ -269,7 +271,7 @@ class Session:
                 # the reference's weights (a fixed init, e.g. ones, would let ignored weights pass).
                 if exc.status != "incorrect" or not self.transformed:
                     raise
-                if not self.judge.ask("seed_varies", seed=seeds[0])["varies"]:
+                if not self.judge.ask(rq.SeedVaries(seed=seeds[0]))["varies"]:
                     raise
                 self.checks, self.inputs, self.untraced = [], [], []
                 self.launches = self.custom_calls = 0
@@ -305,7 +307,7 @@ class Session:
         finally:
             self.cand.close(profiler=self.needs_profile)
             with contextlib.suppress(JudgeFailed, Exception):
-                self.judge.ask("end", timeout=60)
+                self.judge.ask(rq.End(), timeout=60)
             remove_exchange(self.folder)
             self.drop_cache()
             self.leave_gate()

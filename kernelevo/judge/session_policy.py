@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed
 from kernelevo.verdict import Check
 
@@ -24,16 +25,17 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
     strict = bool(session.policy_args.get("strict"))
     cand_ops = {str(k): int(v) for k, v in (report.get("ops") or {}).items()}
     decided = session.judge.ask(
-        "library_policy",
-        cand_ops=cand_ops,
-        allowed=allowed,
-        backend=session.backend,
-        strict=strict,
-        precision=list(session.policy_args.get("precision") or []),
-        custom_calls=session.custom_calls,
-        untraced=session.untraced[:50],
-        launches=session.launches,
-        kernels=len(report.get("kernels") or {}),
+        rq.LibraryPolicy(
+            cand_ops=cand_ops,
+            allowed=allowed,
+            backend=session.backend,
+            strict=strict,
+            precision=list(session.policy_args.get("precision") or []),
+            custom_calls=session.custom_calls,
+            untraced=session.untraced[:50],
+            launches=session.launches,
+            kernels=len(report.get("kernels") or {}),
+        )
     )
     session.library_ops, session.kept = decided["library_ops"], decided.get("kept", [])
     session.precision = Check(**decided["precision"]) if decided.get("precision") else None
@@ -44,20 +46,21 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
             raise CandidateFailed("rejected", check.message)
     session.needs_profile = bool(decided["needs_profile"])
     if session.device == "cuda" and session.needs_profile:
-        inp = session.judge.ask("inputs", set="profile", seed=session.base + 1)
+        inp = session.judge.ask(rq.Inputs(set="profile", seed=session.base + 1))
         names = session.cand.ask(
             "profile", "profiling the kernels", set="profile", args=inp["args"]
         )["kernels"]
         session.cand.ask("drop", "dropping an input set", set="profile")
-        session.judge.ask("drop", set="profile")
+        session.judge.ask(rq.Drop(set="profile"))
         kc = Check(
             **session.judge.ask(
-                "kernel_policy",
-                names=[str(n) for n in names][:10000],
-                allowed=allowed,
-                launched=[str(k) for k in (report.get("kernels") or {})][:1000],
-                source=session.cand_path.read_text(),
-                strict=strict,
+                rq.KernelPolicy(
+                    names=[str(n) for n in names][:10000],
+                    allowed=allowed,
+                    launched=[str(k) for k in (report.get("kernels") or {})][:1000],
+                    source=session.cand_path.read_text(),
+                    strict=strict,
+                )
             )["check"]
         )
         session.checks.append(kc)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.judge import baseline_store, wall_cross_check
+from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed, JudgeFailed
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
@@ -36,10 +37,11 @@ def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
     wall_ms = max(time.perf_counter() - start - rtt, 0.0) / n * 1e3
     session.delivered(rep, "the timed calls")
     checked = session.judge.ask(
-        "check_timed_output",
-        outputs=rep.get("outputs"),
-        aliased=rep.get("aliased"),
-        label=f"the last of {n} back-to-back timed calls",
+        rq.CheckTimedOutput(
+            outputs=rep.get("outputs"),
+            aliased=rep.get("aliased"),
+            label=f"the last of {n} back-to-back timed calls",
+        )
     )
     session._drop_outputs(rep.get("outputs") or [])
     session.fail_on([checked])
@@ -47,7 +49,7 @@ def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
 
 
 def _calibration(session: Any) -> wall_cross_check.Calibration:
-    p = session.judge.ask("host_probe", timeout=120)
+    p = session.judge.ask(rq.HostProbe(), timeout=120)
     return wall_cross_check.Calibration(float(p["ms_per_launch"]), float(p["idle_ms_per_launch"]))
 
 
@@ -64,7 +66,7 @@ def baseline_key(session: Any) -> str:
 def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     key = baseline_key(session)
     t0 = time.perf_counter()
-    sets = session.judge.ask("timing_sets", seed=session.base, timeout=600)["sets"]
+    sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600)["sets"]
     own = session.cand.ask("time", "timing", sets=sets, max_time_s=session.max_time_s, timeout=600)[
         "timing"
     ]
@@ -72,12 +74,13 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     keep = getattr(session.ev.runner, "isolation", "sandbox") != "none"  # a sandboxed candidate
     stored = baseline_store.load(key) if keep else None
     base = session.judge.ask(
-        "baselines",
-        key=key,
-        compile_mode=session.compile_mode,
-        max_time_s=session.max_time_s,
-        allow_tf32=getattr(session, "tf32", False),
-        stored=stored,
+        rq.Baselines(
+            key=key,
+            compile_mode=session.compile_mode,
+            max_time_s=session.max_time_s,
+            allow_tf32=getattr(session, "tf32", False),
+            stored=stored,
+        ),
         timeout=900,
     )
     if keep and stored is None and not base.get("cached"):
@@ -94,7 +97,7 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     session.checks.append(Check("timing_cross_check", True, cross.summary(), cross.detail()))
     eager, comp = base["eager"], base.get("compile")
     eager_ms, compile_ms = float(eager["median_ms"]), (float(comp["median_ms"]) if comp else None)
-    b = session.judge.ask("bound", key=key, candidate_ms=claimed)
+    b = session.judge.ask(rq.Bound(key=key, candidate_ms=claimed))
     ok = bool(b["plausible"])
     session.checks.append(Check("roofline_plausible", ok, b["note"] or "within measured peaks"))
     if not ok:
@@ -157,21 +160,23 @@ def measure_reference(
     session.folder = exchange_folder(ev)
     j = session.judge
     try:
-        j.ask("probe", **session.common(), seed=session.base)
+        j.ask(rq.Probe(**session.common(), seed=session.base))
         j.ask(
-            "begin", **session.common(), seed=session.base, exchange=session.folder, via=session.via
+            rq.Begin(
+                **session.common(), seed=session.base, exchange=session.folder, via=session.via
+            )
         )
-        j.ask("timing_sets", seed=session.base, timeout=600)
+        j.ask(rq.TimingSets(seed=session.base), timeout=600)
         key = baseline_key(session)
         base = j.ask(
-            "baselines", key=key, compile_mode=compile_mode, max_time_s=max_time_s, timeout=900
+            rq.Baselines(key=key, compile_mode=compile_mode, max_time_s=max_time_s), timeout=900
         )
-        b = j.ask("bound", key=key, candidate_ms=float(base["eager"]["median_ms"]))
+        b = j.ask(rq.Bound(key=key, candidate_ms=float(base["eager"]["median_ms"])))
     except JudgeFailed as exc:
         return {"error": str(exc)}
     finally:
         with contextlib.suppress(JudgeFailed):
-            j.ask("end", timeout=60)
+            j.ask(rq.End(), timeout=60)
         shutil.rmtree(session.folder, ignore_errors=True)
     comp = base.get("compile")
     timings = {

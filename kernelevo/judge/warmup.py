@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kernelevo.judge import requests as rq
 from kernelevo.worker import protocol
 
 TASK = """import torch
@@ -70,34 +71,33 @@ def warm_up(handle: Any) -> float:
     with tempfile.TemporaryDirectory(prefix="kernelevo-warmup-") as tmp:
         task = Path(tmp) / "warmup_task.py"
         task.write_text(TASK)
-        common = {
+        common: dict[str, Any] = {
             "task_path": str(task),
             "task_hash": "warmup",
             "size": "default",
             "device": "cuda" if gpu else "cpu",
-            "seed": 1,
-            "exchange": tmp,
         }
         # one verdict or the service: no torch.compile
         light = os.environ.get("KERNELEVO_WORKER_WARMUP") == "light"
-        timing = (
+        timing: tuple[rq.JudgeRequest, ...] = (
             (
-                {"op": "timing_sets", "seed": 1},
-                {"op": "baselines", "key": "warmup", "max_time_s": 0.5},
-                {"op": "bound", "key": "warmup", "candidate_ms": 1.0},
+                rq.TimingSets(seed=1),
+                rq.Baselines(key="warmup", max_time_s=0.5),
+                rq.Bound(key="warmup", candidate_ms=1.0),
             )
             if gpu and not light
             else ()
         )  # bound: the device peaks
         try:
-            for req in (
-                {"op": "probe", **common},
-                {"op": "begin", **common},
-                {"op": "inputs", "set": "w", "seed": 1},
-                {"op": "reference", "set": "w"},
+            for request in (
+                rq.Probe(**common, seed=1),
+                rq.Begin(**common, seed=1, exchange=tmp),
+                rq.Inputs(set="w", seed=1),
+                rq.Reference(set="w"),
                 *timing,
-                {"op": "end"},
+                rq.End(),
             ):
+                req = request.wire()
                 reply = handle(req)
                 protocol.mark(f"warm_up_{req['op']}")  # probe: CUDA's start on a GPU
                 if "error" in reply or "task_error" in reply:

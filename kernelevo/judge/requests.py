@@ -1,0 +1,249 @@
+"""What the engine may ask the judge process: one typed record per request, defined once for both
+sides.
+
+The engine builds a record and sends `record.wire()` (a msgpack map of its fields and its `op`,
+over the one framing of worker/protocol.py); the judge parses the map back into the same record
+before it acts, so an unknown op, an unknown field or a missing one is an error reply rather than
+a guess. No torch here: the engine imports this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, TypeVar
+
+__all__ = [
+    "Baselines",
+    "Begin",
+    "Bound",
+    "CheckTimedOutput",
+    "Compare",
+    "Drop",
+    "End",
+    "HostProbe",
+    "Inputs",
+    "JudgeRequest",
+    "KernelPolicy",
+    "LibraryPolicy",
+    "OutBuffers",
+    "Probe",
+    "Reference",
+    "Refill",
+    "RequestError",
+    "SameSeed",
+    "SeedVaries",
+    "TimingSets",
+    "parse",
+]
+
+
+class RequestError(ValueError):
+    """A frame that is not a judge request (unknown op, unknown or missing field)."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    op: ClassVar[str] = ""
+
+    def wire(self) -> dict[str, Any]:
+        """The map sent over the channel: the op and every field, shallow (no copies)."""
+        return {"op": self.op, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+REQUESTS: dict[str, type[JudgeRequest]] = {}
+R = TypeVar("R", bound=type[JudgeRequest])
+
+
+def _request(op: str) -> Callable[[R], R]:
+    def register(cls: R) -> R:
+        cls.op = op
+        REQUESTS[op] = cls
+        return cls
+
+    return register
+
+
+def parse(message: dict[str, Any]) -> JudgeRequest:
+    """The record a frame stands for; RequestError when it stands for none."""
+    cls = REQUESTS.get(str(message.get("op")))
+    if cls is None:
+        raise RequestError(f"unknown op {message.get('op')!r}")
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(message) - names - {"op", "nonce"})
+    if unknown:
+        raise RequestError(f"{cls.op}: unknown field(s) {', '.join(unknown)}")
+    try:
+        return cls(**{k: v for k, v in message.items() if k in names})
+    except TypeError as exc:
+        raise RequestError(f"{cls.op}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class TaskRequest(JudgeRequest):
+    """A request that names the task's reference (the judge keeps one, keyed by these)."""
+
+    task_path: str
+    task_hash: str
+    size: str | None
+    device: str | None
+
+
+# -- the task on its own, before any candidate -----------------------------------------------
+@_request("probe")
+@dataclass(frozen=True)
+class Probe(TaskRequest):
+    """Task faults and the memory estimate, from the reference alone."""
+
+    seed: int = 1
+
+
+# -- one verification ------------------------------------------------------------------------
+@_request("begin")
+@dataclass(frozen=True)
+class Begin(TaskRequest):
+    """Build Model from `seed` (on `build_on`, else where it fits) and share its weights."""
+
+    seed: int
+    exchange: str
+    via: str = "ipc"
+    build_on: str | None = None
+
+
+@_request("same_seed")
+@dataclass(frozen=True)
+class SameSeed(JudgeRequest):
+    """The reference keeps the weights its seed gave it (no weights could be matched)."""
+
+
+@_request("seed_varies")
+@dataclass(frozen=True)
+class SeedVaries(JudgeRequest):
+    seed: int
+
+
+@_request("inputs")
+@dataclass(frozen=True)
+class Inputs(JudgeRequest):
+    set: str
+    seed: int
+    extra: int | None = None
+
+
+@_request("reference")
+@dataclass(frozen=True)
+class Reference(JudgeRequest):
+    set: str
+
+
+@_request("out_buffers")
+@dataclass(frozen=True)
+class OutBuffers(JudgeRequest):
+    """Buffers for the candidate's CUDA outputs, as the candidate's specs ask."""
+
+    specs: list[Any] = field(default_factory=list)
+
+
+@_request("compare")
+@dataclass(frozen=True)
+class Compare(JudgeRequest):
+    """The candidate's outputs on a set (descriptors, as data) against the reference's."""
+
+    set: str
+    outputs: list[Any] | None = None
+    aliased: list[Any] | None = None
+    label: str = "input set"
+    name: str | None = None
+    suffix: str | None = None
+
+
+@_request("refill")
+@dataclass(frozen=True)
+class Refill(JudgeRequest):
+    set: str
+    seed: int
+
+
+@_request("drop")
+@dataclass(frozen=True)
+class Drop(JudgeRequest):
+    set: str
+
+
+@_request("end")
+@dataclass(frozen=True)
+class End(JudgeRequest):
+    """The verification is over: sets and shared memory released."""
+
+
+@_request("library_policy")
+@dataclass(frozen=True)
+class LibraryPolicy(JudgeRequest):
+    """What the candidate process counted, for the library-op, contribution and precision rules."""
+
+    cand_ops: dict[str, int] = field(default_factory=dict)
+    allowed: list[str] = field(default_factory=list)
+    backend: str = "triton"
+    strict: bool = False
+    precision: list[str] = field(default_factory=list)
+    custom_calls: int = 0
+    untraced: list[str] = field(default_factory=list)
+    launches: int = 0
+    kernels: int = 0
+
+
+@_request("kernel_policy")
+@dataclass(frozen=True)
+class KernelPolicy(JudgeRequest):
+    """The names of the kernels the candidate launched, against the reference's library ops."""
+
+    names: list[str] = field(default_factory=list)
+    allowed: list[str] = field(default_factory=list)
+    launched: list[str] = field(default_factory=list)
+    source: str = ""
+    strict: bool = False
+
+
+# -- timing ----------------------------------------------------------------------------------
+@_request("timing_sets")
+@dataclass(frozen=True)
+class TimingSets(JudgeRequest):
+    seed: int = 0
+    reserve_bytes: float = 0.0
+
+
+@_request("baselines")
+@dataclass(frozen=True)
+class Baselines(JudgeRequest):
+    """Eager and torch.compile timed here (or `stored`, as a judge measured them before)."""
+
+    key: str
+    compile_mode: str | None = "default"
+    max_time_s: float = 10.0
+    allow_tf32: bool = False
+    stored: dict[str, Any] | None = None
+
+
+@_request("bound")
+@dataclass(frozen=True)
+class Bound(JudgeRequest):
+    """Whether `candidate_ms` is within what the measured peaks allow."""
+
+    key: str
+    candidate_ms: float
+
+
+@_request("host_probe")
+@dataclass(frozen=True)
+class HostProbe(JudgeRequest):
+    """Launch costs through this machine's channel, for the wall-time cross-check."""
+
+
+@_request("check_timed_output")
+@dataclass(frozen=True)
+class CheckTimedOutput(JudgeRequest):
+    """The output of the candidate's back-to-back timed calls on timing set 0."""
+
+    outputs: list[Any] | None = None
+    aliased: list[Any] | None = None
+    label: str = "the timed calls"

@@ -1,0 +1,60 @@
+"""The judge's requests are typed records defined once (kernelevo/judge/requests.py): the engine
+sends `record.wire()`, the judge parses the same record back, and a frame that is no request (an
+unknown op, an unknown or a missing field) is answered with an error instead of being guessed at."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import msgpack
+import pytest
+
+from kernelevo.judge import requests as rq
+
+
+def _example(cls: type[rq.JudgeRequest]) -> rq.JudgeRequest:
+    values: dict[str, typing.Any] = {}
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            continue
+        kind = str(hints[f.name])
+        values[f.name] = 3 if "int" in kind else 2.5 if "float" in kind else f"{f.name}-x"
+    return cls(**values)
+
+
+@pytest.mark.parametrize("op", sorted(rq.REQUESTS))
+def test_every_request_crosses_the_wire_and_comes_back_the_same_record(op: str) -> None:
+    request = _example(rq.REQUESTS[op])
+    frame = msgpack.unpackb(msgpack.packb({**request.wire(), "nonce": "n"}), raw=False)
+    assert frame["op"] == op
+    assert rq.parse(frame) == request
+
+
+def test_each_op_names_one_record() -> None:
+    ops = [cls.op for cls in rq.REQUESTS.values()]
+    assert len(ops) == len(set(ops)) == len(rq.REQUESTS)
+    assert all(rq.REQUESTS[op].op == op for op in ops)
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        ({"op": "verified"}, "unknown op 'verified'"),
+        ({"op": "drop", "set": "s0", "status": "verified"}, "drop: unknown field(s) status"),
+        ({"op": "bound", "key": "k"}, "bound: "),
+        ({}, "unknown op None"),
+    ],
+)
+def test_a_frame_that_is_no_request_is_refused(frame: dict, message: str) -> None:
+    with pytest.raises(rq.RequestError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        rq.parse(frame)
+
+
+def test_the_judge_answers_a_malformed_request_with_an_error() -> None:
+    from kernelevo.judge.process import Judge
+
+    reply = Judge().handle({"op": "timing_sets", "seed": 1, "sets": 99})
+    assert reply == {"error": "timing_sets: unknown field(s) sets"}
+    assert "unknown op" in Judge().handle({"op": "exec", "code": "print(1)"})["error"]
