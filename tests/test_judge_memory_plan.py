@@ -119,15 +119,19 @@ def test_a_verification_sets_the_heap_aside_and_a_new_task_gives_it_back(tmp_pat
     assert gone() is None, "what was set aside stayed out of reach after the task changed"
 
 
-def test_timing_sets_are_as_many_as_a_quarter_of_the_free_memory_holds(tmp_path, monkeypatch):
-    import kernelevo.judge.process as process
-
-    path = EXAMPLES / "softmax.py"
-    common = _common(path, "small")
+def _begun(tmp_path: Path) -> tuple[Judge, int]:
+    """A judge that has begun a verification of the softmax example, and its bytes per input set."""
+    common = _common(EXAMPLES / "softmax.py", "small")
     j = Judge()
     j.handle({"op": "probe", **common, "seed": 3})
     j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
-    per_set = sum(t.numel() * t.element_size() for t in j.ref.inputs(0))
+    return j, sum(t.numel() * t.element_size() for t in j.ref.inputs(0))
+
+
+def test_timing_sets_are_as_many_as_a_quarter_of_the_free_memory_holds(tmp_path, monkeypatch):
+    import kernelevo.judge.process as process
+
+    j, per_set = _begun(tmp_path)
     for free_sets, expected in ((4 * 3.5, 3), (4 * 100, 8), (1, 1)):
         monkeypatch.setattr(process, "available_bytes", lambda _d, n=free_sets: int(n * per_set))
         j.handle({"op": "timing_sets", "seed": 5})
@@ -151,12 +155,7 @@ def test_timing_sets_stop_at_the_count_whose_rotation_evicts_l2(tmp_path, monkey
         assert not flush_needed(l2, rotation_set_count(l2, size), size)
         assert flush_needed(l2, rotation_set_count(l2, size) - 1, size)
 
-    path = EXAMPLES / "softmax.py"
-    common = _common(path, "small")
-    j = Judge()
-    j.handle({"op": "probe", **common, "seed": 3})
-    j.handle({"op": "begin", **common, "seed": 3, "exchange": str(tmp_path), "via": "ipc"})
-    per_set = sum(t.numel() * t.element_size() for t in j.ref.inputs(0))
+    j, per_set = _begun(tmp_path)
     monkeypatch.setattr(process, "available_bytes", lambda _d: int(4 * 100 * per_set))
     monkeypatch.setattr(process, "device_l2_bytes", lambda _d: per_set)  # the other sets: 2x L2
     j.handle({"op": "timing_sets", "seed": 5})
