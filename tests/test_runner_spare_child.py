@@ -26,7 +26,7 @@ case = sys.argv[2]
 if case == "cycle":
     first = host.open(set())
     seen["first"] = first
-    seen["reply"] = host.relay({"op": "run"}, 60)
+    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60)
     closed = host.close()
     seen["swept"] = closed.get("swept", [])
     seen["first_alive_after_close"] = alive(first["opened"])
@@ -34,7 +34,7 @@ if case == "cycle":
     seen["spare_alive"] = alive(host.spare[0])
     second = host.open(set())
     seen["second"] = second
-    seen["second_reply"] = host.relay({"op": "run"}, 60)
+    seen["second_reply"] = host.relay({"op": "run", "set": "s0"}, 60)
     host.close(final=True)
     seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
 elif case == "dead_spare":
@@ -42,7 +42,7 @@ elif case == "dead_spare":
     time.sleep(0.2)
     opened = host.open(set())
     seen["opened"] = opened
-    seen["reply"] = host.relay({"op": "run"}, 60)
+    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60)
     host.close(final=True)
     seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
 elif case == "files":

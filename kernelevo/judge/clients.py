@@ -15,6 +15,7 @@ from typing import Any
 
 from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
+from kernelevo.worker.candidate_requests import CandidateRequest
 from kernelevo.worker.pool import Worker, WorkerError
 
 CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected", "unverified")
@@ -108,17 +109,18 @@ class CandidateClient:
         self.open_pid = reply.get("opened")
 
     def ask(
-        self, op: str, when: str, timeout: float | None = None, **fields: Any
+        self, request: CandidateRequest, when: str, timeout: float | None = None
     ) -> dict[str, Any]:
-        limit = timeout or self.timeout
+        limit, op = timeout or self.timeout, request.op
         t0 = time.perf_counter()
         try:
-            path = fields.pop("candidate_path", None)
+            fields = request.wire()
+            path = fields.pop("candidate_path", None)  # at the top, where the pool's inbox maps it
             outer = self._request(
                 {
                     "op": "candidate",
                     "timeout": limit,
-                    "request": {"op": op, **fields},
+                    "request": fields,
                     **({"candidate_path": path} if path else {}),
                 },
                 limit + 30,

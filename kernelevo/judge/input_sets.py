@@ -11,6 +11,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import requests as rq
+from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
     from kernelevo.judge.session import Session
@@ -33,13 +34,13 @@ def one_set(
     when = f"running forward on {label}"
     if candidate_first:
         out = session.delivered(
-            session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+            session.cand.ask(cr.Run(set=name, args=inp["args"], label=label), when), label
         )
         session.judge.ask(rq.Reference(set=name))
     else:
         session.judge.ask(rq.Reference(set=name))
         out = session.delivered(
-            session.cand.ask("run", when, set=name, args=inp["args"], label=label), label
+            session.cand.ask(cr.Run(set=name, args=inp["args"], label=label), when), label
         )
     session._facts(out, label)
     verdict = session.judge.ask(
@@ -52,7 +53,7 @@ def one_set(
         session.judge.ask(rq.Refill(set=name, seed=rerun))
         out = session.delivered(
             session.cand.ask(
-                "run", f"running forward on {again}", set=name, args=inp["args"], label=again
+                cr.Run(set=name, args=inp["args"], label=again), f"running forward on {again}"
             ),
             again,
         )
@@ -70,7 +71,7 @@ def one_set(
         )
         session._drop_outputs(out.get("outputs") or [])
         session.fail_on([verdict])
-    session.cand.ask("drop", "dropping an input set", set=name)
+    session.cand.ask(cr.Drop(set=name), "dropping an input set")
     session.judge.ask(rq.Drop(set=name))
     session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
 

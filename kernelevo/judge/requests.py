@@ -9,9 +9,10 @@ a guess. No torch here: the engine imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar, TypeVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from kernelevo.worker.protocol import Request, RequestError, parse_request, request_kind
 
 __all__ = [
     "Baselines",
@@ -38,45 +39,19 @@ __all__ = [
 ]
 
 
-class RequestError(ValueError):
-    """A frame that is not a judge request (unknown op, unknown or missing field)."""
-
-
 @dataclass(frozen=True)
-class JudgeRequest:
-    op: ClassVar[str] = ""
-
-    def wire(self) -> dict[str, Any]:
-        """The map sent over the channel: the op and every field, shallow (no copies)."""
-        return {"op": self.op, **{f.name: getattr(self, f.name) for f in fields(self)}}
+class JudgeRequest(Request):
+    pass
 
 
-REQUESTS: dict[str, type[JudgeRequest]] = {}
-R = TypeVar("R", bound=type[JudgeRequest])
-
-
-def _request(op: str) -> Callable[[R], R]:
-    def register(cls: R) -> R:
-        cls.op = op
-        REQUESTS[op] = cls
-        return cls
-
-    return register
+REQUESTS: dict[str, type[Request]] = {}
 
 
 def parse(message: dict[str, Any]) -> JudgeRequest:
-    """The record a frame stands for; RequestError when it stands for none."""
-    cls = REQUESTS.get(str(message.get("op")))
-    if cls is None:
-        raise RequestError(f"unknown op {message.get('op')!r}")
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(message) - names - {"op", "nonce"})
-    if unknown:
-        raise RequestError(f"{cls.op}: unknown field(s) {', '.join(unknown)}")
-    try:
-        return cls(**{k: v for k, v in message.items() if k in names})
-    except TypeError as exc:
-        raise RequestError(f"{cls.op}: {exc}") from None
+    """The judge request a frame stands for; RequestError when it stands for none."""
+    request = parse_request(REQUESTS, message)
+    assert isinstance(request, JudgeRequest)
+    return request
 
 
 @dataclass(frozen=True)
@@ -90,7 +65,7 @@ class TaskRequest(JudgeRequest):
 
 
 # -- the task on its own, before any candidate -----------------------------------------------
-@_request("probe")
+@request_kind(REQUESTS, "probe")
 @dataclass(frozen=True)
 class Probe(TaskRequest):
     """Task faults and the memory estimate, from the reference alone."""
@@ -99,7 +74,7 @@ class Probe(TaskRequest):
 
 
 # -- one verification ------------------------------------------------------------------------
-@_request("begin")
+@request_kind(REQUESTS, "begin")
 @dataclass(frozen=True)
 class Begin(TaskRequest):
     """Build Model from `seed` (on `build_on`, else where it fits) and share its weights."""
@@ -110,19 +85,19 @@ class Begin(TaskRequest):
     build_on: str | None = None
 
 
-@_request("same_seed")
+@request_kind(REQUESTS, "same_seed")
 @dataclass(frozen=True)
 class SameSeed(JudgeRequest):
     """The reference keeps the weights its seed gave it (no weights could be matched)."""
 
 
-@_request("seed_varies")
+@request_kind(REQUESTS, "seed_varies")
 @dataclass(frozen=True)
 class SeedVaries(JudgeRequest):
     seed: int
 
 
-@_request("inputs")
+@request_kind(REQUESTS, "inputs")
 @dataclass(frozen=True)
 class Inputs(JudgeRequest):
     set: str
@@ -130,13 +105,13 @@ class Inputs(JudgeRequest):
     extra: int | None = None
 
 
-@_request("reference")
+@request_kind(REQUESTS, "reference")
 @dataclass(frozen=True)
 class Reference(JudgeRequest):
     set: str
 
 
-@_request("out_buffers")
+@request_kind(REQUESTS, "out_buffers")
 @dataclass(frozen=True)
 class OutBuffers(JudgeRequest):
     """Buffers for the candidate's CUDA outputs, as the candidate's specs ask."""
@@ -144,7 +119,7 @@ class OutBuffers(JudgeRequest):
     specs: list[Any] = field(default_factory=list)
 
 
-@_request("compare")
+@request_kind(REQUESTS, "compare")
 @dataclass(frozen=True)
 class Compare(JudgeRequest):
     """The candidate's outputs on a set (descriptors, as data) against the reference's."""
@@ -157,26 +132,26 @@ class Compare(JudgeRequest):
     suffix: str | None = None
 
 
-@_request("refill")
+@request_kind(REQUESTS, "refill")
 @dataclass(frozen=True)
 class Refill(JudgeRequest):
     set: str
     seed: int
 
 
-@_request("drop")
+@request_kind(REQUESTS, "drop")
 @dataclass(frozen=True)
 class Drop(JudgeRequest):
     set: str
 
 
-@_request("end")
+@request_kind(REQUESTS, "end")
 @dataclass(frozen=True)
 class End(JudgeRequest):
     """The verification is over: sets and shared memory released."""
 
 
-@_request("library_policy")
+@request_kind(REQUESTS, "library_policy")
 @dataclass(frozen=True)
 class LibraryPolicy(JudgeRequest):
     """What the candidate process counted, for the library-op, contribution and precision rules."""
@@ -192,7 +167,7 @@ class LibraryPolicy(JudgeRequest):
     kernels: int = 0
 
 
-@_request("kernel_policy")
+@request_kind(REQUESTS, "kernel_policy")
 @dataclass(frozen=True)
 class KernelPolicy(JudgeRequest):
     """The names of the kernels the candidate launched, against the reference's library ops."""
@@ -205,14 +180,14 @@ class KernelPolicy(JudgeRequest):
 
 
 # -- timing ----------------------------------------------------------------------------------
-@_request("timing_sets")
+@request_kind(REQUESTS, "timing_sets")
 @dataclass(frozen=True)
 class TimingSets(JudgeRequest):
     seed: int = 0
     reserve_bytes: float = 0.0
 
 
-@_request("baselines")
+@request_kind(REQUESTS, "baselines")
 @dataclass(frozen=True)
 class Baselines(JudgeRequest):
     """Eager and torch.compile timed here (or `stored`, as a judge measured them before)."""
@@ -224,7 +199,7 @@ class Baselines(JudgeRequest):
     stored: dict[str, Any] | None = None
 
 
-@_request("bound")
+@request_kind(REQUESTS, "bound")
 @dataclass(frozen=True)
 class Bound(JudgeRequest):
     """Whether `candidate_ms` is within what the measured peaks allow."""
@@ -233,13 +208,13 @@ class Bound(JudgeRequest):
     candidate_ms: float
 
 
-@_request("host_probe")
+@request_kind(REQUESTS, "host_probe")
 @dataclass(frozen=True)
 class HostProbe(JudgeRequest):
     """Launch costs through this machine's channel, for the wall-time cross-check."""
 
 
-@_request("check_timed_output")
+@request_kind(REQUESTS, "check_timed_output")
 @dataclass(frozen=True)
 class CheckTimedOutput(JudgeRequest):
     """The output of the candidate's back-to-back timed calls on timing set 0."""

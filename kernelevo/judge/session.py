@@ -25,6 +25,7 @@ from kernelevo.judge.input_sets import check_input_sets
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
+from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
     from kernelevo.gpu_gate import GateHold
@@ -134,7 +135,7 @@ class Session:
         ]
         if pending:
             buffers = self.judge.ask(rq.OutBuffers(specs=pending))["buffers"]
-            self.cand.ask("copy_out", f"handing over the outputs of {when}", buffers=buffers)
+            self.cand.ask(cr.CopyOut(buffers=buffers), f"handing over the outputs of {when}")
         return out
 
     def _drop_outputs(self, outputs: list[Any]) -> None:
@@ -187,20 +188,21 @@ class Session:
             if self.hold is not None:  # a small task's check phase may now overlap others
                 self.hold.learned(self.need_gib, begin.get("device_gib"))
             loaded = self.cand.ask(
-                "load",
+                cr.Load(
+                    candidate_path=str(self.cand_path.resolve()),
+                    exchange=self.folder,
+                    device=self.device,
+                    init=begin["init"],
+                    weights=begin["weights"],
+                    initial=begin["initial"],
+                    probe=begin.get("probe"),
+                    cache=self.cache,
+                    seed=seed,
+                    via=self.via,
+                    same_seed_only=same_seed_only,
+                    build_on=begin.get("built_on"),
+                ),
                 "importing and constructing the candidate",
-                candidate_path=str(self.cand_path.resolve()),
-                exchange=self.folder,
-                device=self.device,
-                init=begin["init"],
-                weights=begin["weights"],
-                initial=begin["initial"],
-                probe=begin.get("probe"),
-                cache=self.cache,
-                seed=seed,
-                via=self.via,
-                same_seed_only=same_seed_only,
-                build_on=begin.get("built_on"),
             )
             if loaded.get("built_on", begin.get("built_on")) != begin.get("built_on"):
                 build_on = "cpu"
@@ -286,7 +288,7 @@ class Session:
                     "the candidate ran before the reference on alternate sets, in its own process",
                 )
             )
-            report = self.cand.ask("report", "reporting")
+            report = self.cand.ask(cr.Report(), "reporting")
             self.phases["candidate_dynamo"] = bool(report.get("dynamo"))
             decide_policy(self, report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed
 from kernelevo.verdict import Check
+from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
     from kernelevo.judge.session import Session
@@ -48,9 +49,9 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
     if session.device == "cuda" and session.needs_profile:
         inp = session.judge.ask(rq.Inputs(set="profile", seed=session.base + 1))
         names = session.cand.ask(
-            "profile", "profiling the kernels", set="profile", args=inp["args"]
+            cr.Profile(set="profile", args=inp["args"]), "profiling the kernels"
         )["kernels"]
-        session.cand.ask("drop", "dropping an input set", set="profile")
+        session.cand.ask(cr.Drop(set="profile"), "dropping an input set")
         session.judge.ask(rq.Drop(set="profile"))
         kc = Check(
             **session.judge.ask(

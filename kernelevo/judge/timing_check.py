@@ -22,17 +22,18 @@ from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed, JudgeFailed
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
+from kernelevo.worker import candidate_requests as cr
 
 
 def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
     """The judge's wall ms per call of n calls back to back (less one empty round trip), whose
     last outputs the judge checks; and that round trip in ms."""
     empty = time.perf_counter()
-    session.cand.ask("drop", "a round trip", set="nothing")
+    session.cand.ask(cr.Drop(set="nothing"), "a round trip")
     rtt = time.perf_counter() - empty
     start = time.perf_counter()
     rep = session.cand.ask(
-        "repeat", "running forward back to back", set="time-0", args=args, n=n, timeout=600
+        cr.Repeat(set="time-0", args=args, n=n), "running forward back to back", timeout=600
     )
     wall_ms = max(time.perf_counter() - start - rtt, 0.0) / n * 1e3
     session.delivered(rep, "the timed calls")
@@ -67,9 +68,9 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     key = baseline_key(session)
     t0 = time.perf_counter()
     sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600)["sets"]
-    own = session.cand.ask("time", "timing", sets=sets, max_time_s=session.max_time_s, timeout=600)[
-        "timing"
-    ]
+    own = session.cand.ask(
+        cr.Time(sets=sets, max_time_s=session.max_time_s), "timing", timeout=600
+    )["timing"]
     t_cand = time.perf_counter()
     keep = getattr(session.ev.runner, "isolation", "sandbox") != "none"  # a sandboxed candidate
     stored = baseline_store.load(key) if keep else None

@@ -38,6 +38,8 @@ from kernelevo.verify.opwatch import (
     total_launches,
 )
 from kernelevo.verify.weights import built_from_seed
+from kernelevo.worker import candidate_requests as cr
+from kernelevo.worker.protocol import RequestError
 
 MAX_EXCHANGE_BYTES = 1 << 40
 
@@ -95,28 +97,31 @@ class CandidateProcess:
         self.ops: dict[str, int] = {}
         self.runs = 0
 
-    def handle(self, req: dict[str, Any]) -> dict[str, Any]:
-        op = req.get("op")
+    def handle(self, message: dict[str, Any]) -> dict[str, Any]:
         try:
-            if op == "load":
+            req = cr.parse(message)
+        except RequestError as exc:
+            return {"error": str(exc)}
+        try:
+            if isinstance(req, cr.Load):
                 return self.load(req)
             if self.new is None:
                 return {"error": "no candidate loaded"}
-            if op == "run":
+            if isinstance(req, cr.Run):
                 return self.run(req)
-            if op == "repeat":
+            if isinstance(req, cr.Repeat):
                 return self.repeat(req)
-            if op == "time":
+            if isinstance(req, cr.Time):
                 return self.time(req)
-            if op == "profile":
+            if isinstance(req, cr.Profile):
                 return self.profile(req)
-            if op == "copy_out":
+            if isinstance(req, cr.CopyOut):
                 return self.copy_out(req)
-            if op == "drop":
-                self.sets.pop(str(req.get("set")), None)
-                self.mirrors.pop(str(req.get("set")), None)
+            if isinstance(req, cr.Drop):
+                self.sets.pop(req.set, None)
+                self.mirrors.pop(req.set, None)
                 return {"dropped": True}
-            if op == "report":
+            if isinstance(req, cr.Report):
                 return {
                     "ops": dict(self.ops),
                     "launches": total_launches(),
@@ -128,18 +133,17 @@ class CandidateProcess:
             return exc.to_dict()
         except ChannelError as exc:
             return {"error": f"exchange: {exc}"}
-        return {"error": f"unknown op {op!r}"}
+        return {"error": f"unknown op {req.op!r}"}
 
     # -- loading -----------------------------------------------------------------------
-    def load(self, req: dict[str, Any]) -> dict[str, Any]:
+    def load(self, req: cr.Load) -> dict[str, Any]:
         t0 = time.perf_counter()
         from kernelevo.backends.inline import install_load_inline_guard
         from kernelevo.task import import_file
 
-        self.path = str(req["candidate_path"])
-        self.folder = str(req["exchange"])
-        self.device = torch.device(req.get("device") or "cpu")
-        self.via = str(req.get("via") or "ipc")
+        self.path, self.folder = req.candidate_path, req.exchange
+        self.device = torch.device(req.device or "cpu")
+        self.via = req.via or "ipc"
         tensor_channel.accept_cuda_ipc()  # this process maps the judge's blocks (cuda_ipc.py)
         install_launch_counters()
         install_load_inline_guard()
@@ -153,31 +157,28 @@ class CandidateProcess:
             raise self.error(exc, "importing the candidate") from exc
         if not hasattr(module, "ModelNew"):
             raise CandidateFailure("rejected", "the candidate defines no ModelNew")
-        init = open_values(req.get("init") or [], self.folder, MAX_EXCHANGE_BYTES)
+        init = open_values(req.init or [], self.folder, MAX_EXCHANGE_BYTES)
         try:
-            probe = req.get("probe")
-            if not tensor_channel.probe_arrived(probe, self.folder, self.device, self.via):
+            if not tensor_channel.probe_arrived(req.probe, self.folder, self.device, self.via):
                 return {"ipc_failed": "the probe tensor did not arrive by CUDA IPC with its values"}
             weights, initial = (
                 {
                     k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
-                    for k, v in (req.get(key) or {}).items()
+                    for k, v in (given or {}).items()
                 }
-                for key in ("weights", "initial")
+                for given in (req.weights, req.initial)
             )
         except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened here
             return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
-        seed = int(req.get("seed") or 0)
+        seed = int(req.seed or 0)
         try:  # where the judge drew the reference's weights (it builds again where this one did)
             new, built_on = built_from_seed(
-                lambda: module.ModelNew(*init), seed, self.device, gpu=req.get("build_on") == "cuda"
+                lambda: module.ModelNew(*init), seed, self.device, gpu=req.build_on == "cuda"
             )
             self.new = new.to(self.device).eval()
         except Exception as exc:
             raise self.error(exc, "constructing ModelNew") from exc
-        rule = load_reference_weights(
-            self.new, weights, initial, seed, bool(req.get("same_seed_only"))
-        )
+        rule = load_reference_weights(self.new, weights, initial, seed, bool(req.same_seed_only))
         del weights, initial
         return {
             "loaded": True,
@@ -212,13 +213,12 @@ class CandidateProcess:
         )
 
     # -- running -------------------------------------------------------------------------
-    def _args(self, req: dict[str, Any]) -> list[Any]:
+    def _args(self, key: str, given: list[Any]) -> list[Any]:
         """Inputs of one set, mapped once: running the same set again uses the same buffers (pointers)."""
-        key = str(req.get("set"))
         if key not in self.sets:
             self.mirrors[key] = []
             self.sets[key] = open_values(
-                req.get("args") or [], self.folder, MAX_EXCHANGE_BYTES, self.mirrors[key]
+                given or [], self.folder, MAX_EXCHANGE_BYTES, self.mirrors[key]
             )
         else:
             for mapped, t in self.mirrors.get(
@@ -227,9 +227,9 @@ class CandidateProcess:
                 t.copy_(mapped)
         return self.sets[key]
 
-    def _write_back(self, req: dict[str, Any]) -> None:
+    def _write_back(self, key: str) -> None:
         """Through files, the judge sees what the candidate did to its inputs only if they go back."""
-        for mapped, t in self.mirrors.get(str(req.get("set")), []):
+        for mapped, t in self.mirrors.get(key, []):
             mapped.copy_(t)
 
     def _forward(self, args: list[Any], label: str, record: bool = True) -> Any:
@@ -289,10 +289,10 @@ class CandidateProcess:
         self._keep = outs  # CUDA outputs stay alive until the judge has read them (next request)
         return {"outputs": described, "aliased": aliased}
 
-    def copy_out(self, req: dict[str, Any]) -> dict[str, Any]:
+    def copy_out(self, req: cr.CopyOut) -> dict[str, Any]:
         """The last outputs copied into the judge's buffers (CUDA IPC handles the judge exported)."""
         outs = [o for o in (self._keep or []) if isinstance(o, torch.Tensor)]
-        descs = [d for d in (req.get("buffers") or [])]
+        descs = list(req.buffers or [])
         if len(descs) != len(outs):
             return {"error": "buffer count does not match the outputs"}
         for o, d in zip(outs, descs, strict=True):
@@ -305,12 +305,12 @@ class CandidateProcess:
         self._keep = None
         return {"copied": len(outs)}
 
-    def run(self, req: dict[str, Any]) -> dict[str, Any]:
+    def run(self, req: cr.Run) -> dict[str, Any]:
         self._keep = None
-        args = self._args(req)
+        args = self._args(req.set, req.args)
         launches0 = total_launches()
-        out = self._forward(args, str(req.get("label") or "an input set"))
-        self._write_back(req)
+        out = self._forward(args, req.label or "an input set")
+        self._write_back(req.set)
         self.runs += 1
         flow = self.flow
         untraced = [
@@ -318,17 +318,17 @@ class CandidateProcess:
             for i, o in enumerate(o for o in flatten_outputs(out) if isinstance(o, torch.Tensor))
             if flow.calls and not flow.reaches(o)
         ]
-        reply = self._export(out, args, f"{req.get('set')}-{self.runs}")
+        reply = self._export(out, args, f"{req.set}-{self.runs}")
         reply.update(
             launches=total_launches() - launches0, custom_calls=flow.calls, untraced=untraced
         )
         return reply
 
-    def repeat(self, req: dict[str, Any]) -> dict[str, Any]:
+    def repeat(self, req: cr.Repeat) -> dict[str, Any]:
         """`n` calls back to back on one set, then one synchronisation; the last call's outputs go back."""
         self._keep = None
-        args = self._args(req)
-        n = max(1, min(int(req.get("n") or 1), 100000))
+        args = self._args(req.set, req.args)
+        n = max(1, min(int(req.n or 1), 100000))
         assert self.new is not None
         try:
             with torch.no_grad():
@@ -339,16 +339,14 @@ class CandidateProcess:
         except Exception as exc:
             raise self.error(exc, "running forward back to back") from exc
         self.runs += 1
-        return self._export(out, args, f"{req.get('set')}-{self.runs}")
+        return self._export(out, args, f"{req.set}-{self.runs}")
 
-    def time(self, req: dict[str, Any]) -> dict[str, Any]:
+    def time(self, req: cr.Time) -> dict[str, Any]:
         """The candidate's own timing (events, L2 flush) on the judge's timing sets."""
         from kernelevo.measure import timing
 
         self._keep = None
-        sets = [
-            self._args({"set": f"time-{i}", "args": a}) for i, a in enumerate(req.get("sets") or [])
-        ]
+        sets = [self._args(f"time-{i}", a) for i, a in enumerate(req.sets or [])]
         if not sets:
             return {"error": "no timing sets"}
         assert self.new is not None
@@ -363,14 +361,14 @@ class CandidateProcess:
                     n_input_sets=len(sets),
                     input_set_bytes=set_bytes,
                     device=self.device,
-                    max_time_s=float(req.get("max_time_s", 10.0)),
+                    max_time_s=float(req.max_time_s),
                 )
         except Exception as exc:
             raise self.error(exc, "timing") from exc
         return {"timing": results["candidate"].to_dict()}
 
-    def profile(self, req: dict[str, Any]) -> dict[str, Any]:
-        args = self._args(req)
+    def profile(self, req: cr.Profile) -> dict[str, Any]:
+        args = self._args(req.set, req.args)
         assert self.new is not None
         new = self.new
         with torch.no_grad():

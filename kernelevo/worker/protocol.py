@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import struct
 import time
-from typing import IO, Any
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from typing import IO, Any, ClassVar, TypeVar
 
 import msgpack
 
@@ -19,6 +21,52 @@ MAX_FRAME = 256 * 1024 * 1024
 
 class ProtocolError(Exception):
     pass
+
+
+class RequestError(ValueError):
+    """A frame that is not one of the receiver's requests (unknown op, unknown or missing field)."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One kind of request as a typed record: built by the sender, sent as `wire()`, parsed back into
+    the same record by the receiver (`parse_request`) before it acts."""
+
+    op: ClassVar[str] = ""
+
+    def wire(self) -> dict[str, Any]:
+        """The map sent over the channel: the op and every field, shallow (no copies)."""
+        return {"op": self.op, **{f.name: getattr(self, f.name) for f in fields(self)}}
+
+
+Kind = TypeVar("Kind", bound=type[Request])
+
+
+def request_kind(registry: dict[str, type[Request]], op: str) -> Callable[[Kind], Kind]:
+    """Class decorator: the record is the request `op` of `registry`."""
+
+    def register(cls: Kind) -> Kind:
+        cls.op = op
+        registry[op] = cls
+        return cls
+
+    return register
+
+
+def parse_request(registry: dict[str, type[Request]], message: dict[str, Any]) -> Request:
+    """The record of `registry` a frame stands for; RequestError when it stands for none (fields
+    outside the record are refused, but for the op and the channel's nonce)."""
+    cls = registry.get(str(message.get("op")))
+    if cls is None:
+        raise RequestError(f"unknown op {message.get('op')!r}")
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(message) - names - {"op", "nonce"})
+    if unknown:
+        raise RequestError(f"{cls.op}: unknown field(s) {', '.join(unknown)}")
+    try:
+        return cls(**{k: v for k, v in message.items() if k in names})
+    except TypeError as exc:
+        raise RequestError(f"{cls.op}: {exc}") from None
 
 
 def encode(message: dict[str, Any]) -> bytes:

@@ -1,6 +1,8 @@
-"""The judge's requests are typed records defined once (kernelevo/judge/requests.py): the engine
-sends `record.wire()`, the judge parses the same record back, and a frame that is no request (an
-unknown op, an unknown or a missing field) is answered with an error instead of being guessed at."""
+"""Requests to the judge and to a candidate process are typed records defined once
+(kernelevo/judge/requests.py, kernelevo/worker/candidate_requests.py, over worker/protocol.py's
+Request): the engine sends `record.wire()`, the receiver parses the same record back, and a frame
+that is no request (an unknown op, an unknown or a missing field) is answered with an error
+instead of being guessed at."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import msgpack
 import pytest
 
 from kernelevo.judge import requests as rq
+from kernelevo.worker import candidate_requests as cr
 
 
 def _example(cls: type[rq.JudgeRequest]) -> rq.JudgeRequest:
@@ -58,3 +61,21 @@ def test_the_judge_answers_a_malformed_request_with_an_error() -> None:
     reply = Judge().handle({"op": "timing_sets", "seed": 1, "sets": 99})
     assert reply == {"error": "timing_sets: unknown field(s) sets"}
     assert "unknown op" in Judge().handle({"op": "exec", "code": "print(1)"})["error"]
+
+
+@pytest.mark.parametrize("op", sorted(cr.REQUESTS))
+def test_every_candidate_request_crosses_the_wire_and_comes_back_the_same_record(op: str) -> None:
+    request = _example(cr.REQUESTS[op])
+    frame = msgpack.unpackb(msgpack.packb(request.wire()), raw=False)
+    assert cr.parse(frame) == request
+
+
+def test_the_candidate_process_refuses_a_frame_that_is_no_request() -> None:
+    from kernelevo.runner.candidate import CandidateProcess
+
+    proc = CandidateProcess()
+    assert proc.handle({"op": "run", "set": "s0"}) == {"error": "no candidate loaded"}
+    assert proc.handle({"op": "run", "set": "s0", "verified": True}) == {
+        "error": "run: unknown field(s) verified"
+    }
+    assert "unknown op 'exec'" in proc.handle({"op": "exec"})["error"]
