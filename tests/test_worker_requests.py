@@ -1,19 +1,21 @@
-"""Requests to the judge and to a candidate process are typed records defined once
-(kernelevo/judge/requests.py, kernelevo/worker/candidate_requests.py, over worker/protocol.py's
-Request): the engine sends `record.wire()`, the receiver parses the same record back, and a frame
-that is no request (an unknown op, an unknown or a missing field) is answered with an error
-instead of being guessed at."""
+"""Requests to the judge, to a candidate process and to the compile worker are typed records defined
+once (kernelevo/judge/requests.py, worker/candidate_requests.py, worker/compile_requests.py, over
+worker/protocol.py's Request): the engine sends `record.wire()`, the receiver parses the same
+record back, and a frame that is no request (an unknown op, an unknown or a missing field) is
+answered with an error instead of being guessed at."""
 
 from __future__ import annotations
 
 import dataclasses
 import typing
+from typing import Any
 
 import msgpack
 import pytest
 
 from kernelevo.judge import requests as rq
 from kernelevo.worker import candidate_requests as cr
+from kernelevo.worker import compile_requests as compile_rq
 
 
 def _example(cls: type[rq.JudgeRequest]) -> rq.JudgeRequest:
@@ -63,11 +65,38 @@ def test_the_judge_answers_a_malformed_request_with_an_error() -> None:
     assert "unknown op" in Judge().handle({"op": "exec", "code": "print(1)"})["error"]
 
 
-@pytest.mark.parametrize("op", sorted(cr.REQUESTS))
-def test_every_candidate_request_crosses_the_wire_and_comes_back_the_same_record(op: str) -> None:
-    request = _example(cr.REQUESTS[op])
+@pytest.mark.parametrize(
+    ("kinds", "parse", "op"),
+    [(cr.REQUESTS, cr.parse, op) for op in sorted(cr.REQUESTS)]
+    + [(cr.HOST_REQUESTS, cr.parse_host, op) for op in sorted(cr.HOST_REQUESTS)]
+    + [(compile_rq.REQUESTS, compile_rq.parse, op) for op in sorted(compile_rq.REQUESTS)],
+)
+def test_every_candidate_host_and_compile_request_comes_back_the_same_record(
+    kinds, parse, op: str
+) -> None:
+    request = _example(kinds[op])
     frame = msgpack.unpackb(msgpack.packb(request.wire()), raw=False)
-    assert cr.parse(frame) == request
+    assert parse(frame) == request
+
+
+def test_the_runner_host_refuses_a_frame_that_is_no_request() -> None:
+    from kernelevo.runner.host import _answer
+
+    no_host: Any = None  # refused before the host is touched
+    assert "candidate: " in _answer(no_host, {"op": "candidate", "timeout": 5})["error"]
+    assert _answer(no_host, {"op": "close", "verdict": "verified"}) == {
+        "error": "close: unknown field(s) verdict"
+    }
+
+
+def test_the_compile_worker_refuses_a_frame_that_is_no_request() -> None:
+    from kernelevo.runner.compile_worker import compile_request
+
+    assert compile_request({"op": "precompile", "task_path": "t.py"}) == {
+        "error": "precompile: Precompile.__init__() missing 1 required positional argument: "
+        "'candidate_path'"
+    }
+    assert compile_request({"op": "run", "set": "s"}) == {"error": "unknown op 'run'"}
 
 
 def test_the_candidate_process_refuses_a_frame_that_is_no_request() -> None:

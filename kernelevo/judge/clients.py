@@ -15,6 +15,7 @@ from typing import Any
 
 from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
+from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.candidate_requests import CandidateRequest
 from kernelevo.worker.pool import Worker, WorkerError
 
@@ -99,7 +100,7 @@ class CandidateClient:
     def open(self) -> None:
         t0 = time.perf_counter()
         try:
-            reply = self._request({"op": "open"}, 60)
+            reply = self._request(cr.Open().wire(), 60)
         except WorkerError as exc:
             raise CandidateFailed(
                 "runtime_error", f"the candidate process could not start: {exc}", lost=exc.lost
@@ -117,13 +118,7 @@ class CandidateClient:
             fields = request.wire()
             path = fields.pop("candidate_path", None)  # at the top, where the pool's inbox maps it
             outer = self._request(
-                {
-                    "op": "candidate",
-                    "timeout": limit,
-                    "request": fields,
-                    **({"candidate_path": path} if path else {}),
-                },
-                limit + 30,
+                cr.Relay(request=fields, timeout=limit, candidate_path=path).wire(), limit + 30
             )
         except WorkerError as exc:
             raise CandidateFailed(
@@ -184,8 +179,7 @@ class CandidateClient:
         next spare child starts the profiler while it waits."""
         t0 = time.perf_counter()
         if self.open_pid is not None and self.host.alive:
-            known = {} if profiler is None else {"profiler": profiler}
             with contextlib.suppress(WorkerError, CandidateFailed):
-                self._request({"op": "close", **known}, 30)
+                self._request(cr.Close(profiler=profiler).wire(), 30)
         self.open_pid = None
         _spend(self.spent, "close", t0)

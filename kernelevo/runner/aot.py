@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelevo.worker.compile_requests import Aot
 
-def aot_compile(req: dict[str, Any]) -> dict[str, Any]:
+
+def aot_compile(req: Aot) -> dict[str, Any]:
     """Import the candidate and compile what launched for sm_<arch>.
 
     Runs in a compile worker that never used Triton's interpreter: the interpreter
@@ -15,8 +17,8 @@ def aot_compile(req: dict[str, Any]) -> dict[str, Any]:
     from kernelevo.task import import_file
 
     try:
-        module = import_file(req["candidate_path"], "aot")
-        records = compile_launched(module, req["launches"], arch=int(req.get("arch", 90)))
+        module = import_file(req.candidate_path, "aot")
+        records = compile_launched(module, req.launches, arch=int(req.arch or 90))
     except SyntaxError as exc:
         records = [{"kernel": "<module>", "ok": False, "error": f"line {exc.lineno}: {exc.msg}"}]
     except Exception as exc:  # importing for the GPU target can fail in ways the interpreter hid

@@ -23,13 +23,18 @@ def compile_request(request: dict[str, Any]) -> dict[str, Any]:
     """In the child: the request's op, run on this fresh process."""
     from kernelevo.runner.aot import aot_compile
     from kernelevo.runner.precompile import precompile
+    from kernelevo.worker.compile_requests import Aot, Precompile, parse
+    from kernelevo.worker.protocol import RequestError
 
-    op = request.get("op")
-    if op == "precompile":
-        return precompile(request)
-    if op == "aot":
-        return aot_compile(request)
-    return {"error": f"unknown op {op!r}"}
+    try:
+        req = parse(request)
+    except RequestError as exc:
+        return {"error": str(exc)}
+    if isinstance(req, Precompile):
+        return precompile(req)
+    if isinstance(req, Aot):
+        return aot_compile(req)
+    return {"error": f"unknown op {req.op!r}"}
 
 
 WARM_TASK = """import torch
@@ -100,6 +105,7 @@ def _preload() -> None:
 
     from kernelevo.runner import candidate_cache
     from kernelevo.worker import protocol
+    from kernelevo.worker.compile_requests import Precompile
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 
     defer_dynamo_import()
@@ -115,9 +121,7 @@ def _preload() -> None:
             f.write(WARM_CANDIDATE)
         candidate_cache.use(os.path.join(folder, "cache"))
         if warm in ("all", "triton"):
-            compile_request(
-                {"op": "precompile", "task_path": task, "candidate_path": cand, "arch": 90}
-            )
+            compile_request(Precompile(task_path=task, candidate_path=cand, arch=90).wire())
             protocol.mark("warm_compile")
         if warm in ("all", "cuda"):
             warm_cuda_compilers()

@@ -363,22 +363,25 @@ def serve_engine(
 
 def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
     """The runner host's ops: the engine opens a child, relays a candidate's requests, closes it."""
-    op = request.get("op")
-    if op == "ping":
+    from kernelevo.worker import candidate_requests as cr
+    from kernelevo.worker.protocol import RequestError
+
+    try:
+        req = cr.parse_host(request)
+    except RequestError as exc:
+        return {"error": str(exc)}
+    if isinstance(req, cr.Ping):
         return {"pong": True, "pid": os.getpid(), "child": host.child}
-    if op == "open":
+    if isinstance(req, cr.Open):
         return host.open(set())
-    if op == "close":
-        known = request.get("profiler")
-        return host.close(profiler=None if known is None else bool(known))
-    if op == "candidate":
-        relayed = dict(request.get("request") or {})
-        if isinstance(
-            request.get("candidate_path"), str
-        ):  # top level, where the pool maps it into the inbox
-            relayed["candidate_path"] = request["candidate_path"]
-        return host.relay(relayed, float(request.get("timeout") or 60.0))
-    return {"error": f"unknown op {op!r}"}
+    if isinstance(req, cr.Close):
+        return host.close(profiler=None if req.profiler is None else bool(req.profiler))
+    if isinstance(req, cr.Relay):
+        relayed = dict(req.request or {})
+        if isinstance(req.candidate_path, str):  # top level, where the pool maps it into the inbox
+            relayed["candidate_path"] = req.candidate_path
+        return host.relay(relayed, float(req.timeout or 60.0))
+    return {"error": f"unknown op {req.op!r}"}
 
 
 def serve() -> int:

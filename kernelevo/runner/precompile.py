@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kernelevo.worker.compile_requests import Precompile
+
 COMPILE_ERRORS = (
     "CompilationError",
     "CudaCompileError",
@@ -171,9 +173,9 @@ def _input_sets(task: Any, seed: int) -> list[list[Any]]:
     ]
 
 
-def precompile(req: dict[str, Any]) -> dict[str, Any]:
-    """Request: task_path, candidate_path, backend, size, arch (e.g. 90), build_inline (GPU machines:
-    build load_inline extensions for real instead of checking their sources).
+def precompile(req: Precompile) -> dict[str, Any]:
+    """`build_inline` (GPU machines): build load_inline extensions for real instead of checking
+    their sources.
 
     Reply: {"status": "compiled" | "compile_error" | "partial", "reason", "kernels", "seconds"}.
     """
@@ -183,14 +185,14 @@ def precompile(req: dict[str, Any]) -> dict[str, Any]:
     from kernelevo.task import import_file, load_task_module
 
     t0 = time.perf_counter()
-    arch = int(req.get("arch") or 90)
-    backend = req.get("backend", "triton")
+    arch = int(req.arch or 90)
+    backend = req.backend
     os.environ["KERNELEVO_CUDA_ARCH"] = f"sm_{arch}"
     compiled: list[str] = []
     note = ""
     try:
-        task = load_task_module(req["task_path"], req.get("size", "default"))
-        if backend == "cuda_inline" and req.get("build_inline"):
+        task = load_task_module(req.task_path, req.size or "default")
+        if backend == "cuda_inline" and req.build_inline:
             cuda.set_compile_only(
                 False
             )  # a real build into the content-hashed folder the run worker will use
@@ -198,12 +200,12 @@ def precompile(req: dict[str, Any]) -> dict[str, Any]:
 
         install_load_inline_guard()
         with triton_compile_only(arch, compiled):
-            cand = import_file(req["candidate_path"], "precompile")
+            cand = import_file(req.candidate_path, "precompile")
             model = cand.ModelNew(*task.get_init_inputs())  # some candidates compile in __init__
             if backend == "triton":
                 model = model.to("meta").eval()
                 with torch.no_grad():
-                    for args in _input_sets(task, int(req.get("seed") or 0)):
+                    for args in _input_sets(task, int(req.seed or 0)):
                         try:
                             model(*args)
                         except Exception as exc:

@@ -19,6 +19,7 @@ from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.compile_ahead import Precompiled, precompile
 from kernelevo.verify.static import check_source
+from kernelevo.worker.compile_requests import Aot
 from kernelevo.worker.pool import Worker, WorkerError
 
 VERIFIER_VERSION = "1"
@@ -272,13 +273,7 @@ def _aot_check(
 ) -> None:
     try:
         reply = w.request(
-            {
-                "op": "aot",
-                "candidate_path": str(cand_path.resolve()),
-                "launches": launches,
-                "arch": 90,
-            },
-            timeout,
+            Aot(candidate_path=str(cand_path.resolve()), launches=launches, arch=90).wire(), timeout
         )
     except WorkerError as exc:
         verdict.checks.append(

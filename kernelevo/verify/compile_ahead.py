@@ -15,6 +15,7 @@ from typing import Any
 
 from kernelevo.measure.machine import gpu_arch
 from kernelevo.verdict import Check
+from kernelevo.worker.compile_requests import Precompile
 from kernelevo.worker.pool import WorkerError
 
 BUILD_TIMEOUT_S = 600.0
@@ -68,18 +69,17 @@ def precompile(
     limit = (
         timeout if timeout is not None else (BUILD_TIMEOUT_S if backend == "cuda_inline" else 120.0)
     )
-    request = {
-        "op": "precompile",
-        "task_path": str(Path(task_path).resolve()),
-        "candidate_path": str(Path(candidate).resolve()),
-        "backend": backend,
-        "size": size,
-        "seed": seed or 0,
-        "arch": arch,
-        "build_inline": device == "cuda",
-    }
+    request = Precompile(
+        task_path=str(Path(task_path).resolve()),
+        candidate_path=str(Path(candidate).resolve()),
+        backend=backend,
+        size=size,
+        seed=seed or 0,
+        arch=arch,
+        build_inline=device == "cuda",
+    )
     try:
-        reply = compiler.request(request, limit)
+        reply = compiler.request(request.wire(), limit)
     except WorkerError as exc:
         if exc.kind == "timeout":
             return Precompiled(

@@ -1,5 +1,5 @@
-"""What the engine may ask a candidate process (through the runner host): one typed record per
-request, defined once for both sides.
+"""What the engine may ask a candidate process, and the runner host that forks it: one typed
+record per request, defined once for both sides.
 
 The engine builds a record, the runner host relays `record.wire()` untouched, and the candidate
 process parses it back into the same record before it acts. Here, outside the runner package,
@@ -15,15 +15,21 @@ from kernelevo.worker.protocol import Request, parse_request, request_kind
 
 __all__ = [
     "CandidateRequest",
+    "Close",
     "CopyOut",
     "Drop",
+    "HostRequest",
     "Load",
+    "Open",
+    "Ping",
     "Profile",
+    "Relay",
     "Repeat",
     "Report",
     "Run",
     "Time",
     "parse",
+    "parse_host",
 ]
 
 
@@ -118,3 +124,51 @@ class Drop(CandidateRequest):
 @dataclass(frozen=True)
 class Report(CandidateRequest):
     """What this process counted: library ops, launches, kernels."""
+
+
+# -- to the runner host itself ---------------------------------------------------------------
+HOST_REQUESTS: dict[str, type[Request]] = {}
+
+
+@dataclass(frozen=True)
+class HostRequest(Request):
+    pass
+
+
+def parse_host(message: dict[str, Any]) -> HostRequest:
+    """The runner-host request a frame stands for; RequestError when it stands for none."""
+    request = parse_request(HOST_REQUESTS, message)
+    assert isinstance(request, HostRequest)
+    return request
+
+
+@request_kind(HOST_REQUESTS, "ping")
+@dataclass(frozen=True)
+class Ping(HostRequest):
+    pass
+
+
+@request_kind(HOST_REQUESTS, "open")
+@dataclass(frozen=True)
+class Open(HostRequest):
+    """Hand out a fresh candidate process (the spare forked ahead)."""
+
+
+@request_kind(HOST_REQUESTS, "candidate")
+@dataclass(frozen=True)
+class Relay(HostRequest):
+    """One candidate request (`request`, a CandidateRequest's wire map) relayed to the open
+    process; `candidate_path` travels at the top, where the pool maps it into the inbox."""
+
+    request: dict[str, Any]
+    timeout: float = 60.0
+    candidate_path: str | None = None
+
+
+@request_kind(HOST_REQUESTS, "close")
+@dataclass(frozen=True)
+class Close(HostRequest):
+    """End the open process; `profiler`: whether the task's verdicts profile kernels (None: not
+    known), so the next spare starts the profiler while it waits."""
+
+    profiler: bool | None = None
