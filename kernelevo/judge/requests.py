@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelevo.worker.protocol import Request, RequestError, parse_request, request_kind
+from kernelevo.worker.protocol import Request, RequestError, RequestKinds
 
 __all__ = [
     "Baselines",
@@ -44,14 +44,8 @@ class JudgeRequest(Request):
     pass
 
 
-REQUESTS: dict[str, type[Request]] = {}
-
-
-def parse(message: dict[str, Any]) -> JudgeRequest:
-    """The judge request a frame stands for; RequestError when it stands for none."""
-    request = parse_request(REQUESTS, message)
-    assert isinstance(request, JudgeRequest)
-    return request
+JUDGE: RequestKinds[JudgeRequest] = RequestKinds()
+REQUESTS, parse = JUDGE.by_op, JUDGE.parse
 
 
 @dataclass(frozen=True)
@@ -65,7 +59,7 @@ class TaskRequest(JudgeRequest):
 
 
 # -- the task on its own, before any candidate -----------------------------------------------
-@request_kind(REQUESTS, "probe")
+@JUDGE.kind("probe")
 @dataclass(frozen=True)
 class Probe(TaskRequest):
     """Task faults and the memory estimate, from the reference alone."""
@@ -74,7 +68,7 @@ class Probe(TaskRequest):
 
 
 # -- one verification ------------------------------------------------------------------------
-@request_kind(REQUESTS, "begin")
+@JUDGE.kind("begin")
 @dataclass(frozen=True)
 class Begin(TaskRequest):
     """Build Model from `seed` (on `build_on`, else where it fits) and share its weights."""
@@ -85,19 +79,19 @@ class Begin(TaskRequest):
     build_on: str | None = None
 
 
-@request_kind(REQUESTS, "same_seed")
+@JUDGE.kind("same_seed")
 @dataclass(frozen=True)
 class SameSeed(JudgeRequest):
     """The reference keeps the weights its seed gave it (no weights could be matched)."""
 
 
-@request_kind(REQUESTS, "seed_varies")
+@JUDGE.kind("seed_varies")
 @dataclass(frozen=True)
 class SeedVaries(JudgeRequest):
     seed: int
 
 
-@request_kind(REQUESTS, "inputs")
+@JUDGE.kind("inputs")
 @dataclass(frozen=True)
 class Inputs(JudgeRequest):
     set: str
@@ -105,13 +99,13 @@ class Inputs(JudgeRequest):
     extra: int | None = None
 
 
-@request_kind(REQUESTS, "reference")
+@JUDGE.kind("reference")
 @dataclass(frozen=True)
 class Reference(JudgeRequest):
     set: str
 
 
-@request_kind(REQUESTS, "out_buffers")
+@JUDGE.kind("out_buffers")
 @dataclass(frozen=True)
 class OutBuffers(JudgeRequest):
     """Buffers for the candidate's CUDA outputs, as the candidate's specs ask."""
@@ -119,7 +113,7 @@ class OutBuffers(JudgeRequest):
     specs: list[Any] = field(default_factory=list)
 
 
-@request_kind(REQUESTS, "compare")
+@JUDGE.kind("compare")
 @dataclass(frozen=True)
 class Compare(JudgeRequest):
     """The candidate's outputs on a set (descriptors, as data) against the reference's."""
@@ -132,26 +126,26 @@ class Compare(JudgeRequest):
     suffix: str | None = None
 
 
-@request_kind(REQUESTS, "refill")
+@JUDGE.kind("refill")
 @dataclass(frozen=True)
 class Refill(JudgeRequest):
     set: str
     seed: int
 
 
-@request_kind(REQUESTS, "drop")
+@JUDGE.kind("drop")
 @dataclass(frozen=True)
 class Drop(JudgeRequest):
     set: str
 
 
-@request_kind(REQUESTS, "end")
+@JUDGE.kind("end")
 @dataclass(frozen=True)
 class End(JudgeRequest):
     """The verification is over: sets and shared memory released."""
 
 
-@request_kind(REQUESTS, "library_policy")
+@JUDGE.kind("library_policy")
 @dataclass(frozen=True)
 class LibraryPolicy(JudgeRequest):
     """What the candidate process counted, for the library-op, contribution and precision rules."""
@@ -167,7 +161,7 @@ class LibraryPolicy(JudgeRequest):
     kernels: int = 0
 
 
-@request_kind(REQUESTS, "kernel_policy")
+@JUDGE.kind("kernel_policy")
 @dataclass(frozen=True)
 class KernelPolicy(JudgeRequest):
     """The names of the kernels the candidate launched, against the reference's library ops."""
@@ -180,14 +174,14 @@ class KernelPolicy(JudgeRequest):
 
 
 # -- timing ----------------------------------------------------------------------------------
-@request_kind(REQUESTS, "timing_sets")
+@JUDGE.kind("timing_sets")
 @dataclass(frozen=True)
 class TimingSets(JudgeRequest):
     seed: int = 0
     reserve_bytes: float = 0.0
 
 
-@request_kind(REQUESTS, "baselines")
+@JUDGE.kind("baselines")
 @dataclass(frozen=True)
 class Baselines(JudgeRequest):
     """Eager and torch.compile timed here (or `stored`, as a judge measured them before)."""
@@ -199,7 +193,7 @@ class Baselines(JudgeRequest):
     stored: dict[str, Any] | None = None
 
 
-@request_kind(REQUESTS, "bound")
+@JUDGE.kind("bound")
 @dataclass(frozen=True)
 class Bound(JudgeRequest):
     """Whether `candidate_ms` is within what the measured peaks allow."""
@@ -208,13 +202,13 @@ class Bound(JudgeRequest):
     candidate_ms: float
 
 
-@request_kind(REQUESTS, "host_probe")
+@JUDGE.kind("host_probe")
 @dataclass(frozen=True)
 class HostProbe(JudgeRequest):
     """Launch costs through this machine's channel, for the wall-time cross-check."""
 
 
-@request_kind(REQUESTS, "check_timed_output")
+@JUDGE.kind("check_timed_output")
 @dataclass(frozen=True)
 class CheckTimedOutput(JudgeRequest):
     """The output of the candidate's back-to-back timed calls on timing set 0."""

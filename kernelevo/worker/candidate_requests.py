@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelevo.worker.protocol import Request, parse_request, request_kind
+from kernelevo.worker.protocol import Request, RequestKinds
 
 __all__ = [
     "CandidateRequest",
@@ -38,17 +38,11 @@ class CandidateRequest(Request):
     pass
 
 
-REQUESTS: dict[str, type[Request]] = {}
+CANDIDATE: RequestKinds[CandidateRequest] = RequestKinds()
+REQUESTS, parse = CANDIDATE.by_op, CANDIDATE.parse
 
 
-def parse(message: dict[str, Any]) -> CandidateRequest:
-    """The candidate request a frame stands for; RequestError when it stands for none."""
-    request = parse_request(REQUESTS, message)
-    assert isinstance(request, CandidateRequest)
-    return request
-
-
-@request_kind(REQUESTS, "load")
+@CANDIDATE.kind("load")
 @dataclass(frozen=True)
 class Load(CandidateRequest):
     """Import the candidate and build ModelNew from `seed` (on `build_on`), with the judge's weights
@@ -68,7 +62,7 @@ class Load(CandidateRequest):
     build_on: str | None = None
 
 
-@request_kind(REQUESTS, "run")
+@CANDIDATE.kind("run")
 @dataclass(frozen=True)
 class Run(CandidateRequest):
     """ModelNew on one input set; the outputs go back as descriptors."""
@@ -78,7 +72,7 @@ class Run(CandidateRequest):
     label: str = "an input set"
 
 
-@request_kind(REQUESTS, "repeat")
+@CANDIDATE.kind("repeat")
 @dataclass(frozen=True)
 class Repeat(CandidateRequest):
     """`n` calls back to back on one set, then one synchronisation."""
@@ -88,7 +82,7 @@ class Repeat(CandidateRequest):
     n: int = 1
 
 
-@request_kind(REQUESTS, "time")
+@CANDIDATE.kind("time")
 @dataclass(frozen=True)
 class Time(CandidateRequest):
     """The candidate's own timing on the judge's timing sets (cross-checked by the judge)."""
@@ -97,7 +91,7 @@ class Time(CandidateRequest):
     max_time_s: float = 10.0
 
 
-@request_kind(REQUESTS, "profile")
+@CANDIDATE.kind("profile")
 @dataclass(frozen=True)
 class Profile(CandidateRequest):
     """The names of the kernels one call launches."""
@@ -106,7 +100,7 @@ class Profile(CandidateRequest):
     args: list[Any] = field(default_factory=list)
 
 
-@request_kind(REQUESTS, "copy_out")
+@CANDIDATE.kind("copy_out")
 @dataclass(frozen=True)
 class CopyOut(CandidateRequest):
     """The last CUDA outputs copied into the buffers the judge exported."""
@@ -114,47 +108,41 @@ class CopyOut(CandidateRequest):
     buffers: list[Any] = field(default_factory=list)
 
 
-@request_kind(REQUESTS, "drop")
+@CANDIDATE.kind("drop")
 @dataclass(frozen=True)
 class Drop(CandidateRequest):
     set: str
 
 
-@request_kind(REQUESTS, "report")
+@CANDIDATE.kind("report")
 @dataclass(frozen=True)
 class Report(CandidateRequest):
     """What this process counted: library ops, launches, kernels."""
 
 
 # -- to the runner host itself ---------------------------------------------------------------
-HOST_REQUESTS: dict[str, type[Request]] = {}
-
-
 @dataclass(frozen=True)
 class HostRequest(Request):
     pass
 
 
-def parse_host(message: dict[str, Any]) -> HostRequest:
-    """The runner-host request a frame stands for; RequestError when it stands for none."""
-    request = parse_request(HOST_REQUESTS, message)
-    assert isinstance(request, HostRequest)
-    return request
+HOST: RequestKinds[HostRequest] = RequestKinds()
+HOST_REQUESTS, parse_host = HOST.by_op, HOST.parse
 
 
-@request_kind(HOST_REQUESTS, "ping")
+@HOST.kind("ping")
 @dataclass(frozen=True)
 class Ping(HostRequest):
     pass
 
 
-@request_kind(HOST_REQUESTS, "open")
+@HOST.kind("open")
 @dataclass(frozen=True)
 class Open(HostRequest):
     """Hand out a fresh candidate process (the spare forked ahead)."""
 
 
-@request_kind(HOST_REQUESTS, "candidate")
+@HOST.kind("candidate")
 @dataclass(frozen=True)
 class Relay(HostRequest):
     """One candidate request (`request`, a CandidateRequest's wire map) relayed to the open
@@ -165,7 +153,7 @@ class Relay(HostRequest):
     candidate_path: str | None = None
 
 
-@request_kind(HOST_REQUESTS, "close")
+@HOST.kind("close")
 @dataclass(frozen=True)
 class Close(HostRequest):
     """End the open process; `profiler`: whether the task's verdicts profile kernels (None: not

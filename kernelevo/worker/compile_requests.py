@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernelevo.worker.protocol import Request, parse_request, request_kind
+from kernelevo.worker.protocol import Request, RequestKinds
 
 __all__ = ["Aot", "CompileRequest", "Precompile", "parse"]
 
@@ -18,17 +18,11 @@ class CompileRequest(Request):
     pass
 
 
-REQUESTS: dict[str, type[Request]] = {}
+COMPILE: RequestKinds[CompileRequest] = RequestKinds()
+REQUESTS, parse = COMPILE.by_op, COMPILE.parse
 
 
-def parse(message: dict[str, Any]) -> CompileRequest:
-    """The compile request a frame stands for; RequestError when it stands for none."""
-    request = parse_request(REQUESTS, message)
-    assert isinstance(request, CompileRequest)
-    return request
-
-
-@request_kind(REQUESTS, "precompile")
+@COMPILE.kind("precompile")
 @dataclass(frozen=True)
 class Precompile(CompileRequest):
     """Import the candidate, build ModelNew and run forward on meta tensors, compiling its kernels
@@ -44,7 +38,7 @@ class Precompile(CompileRequest):
     cache: str | None = None
 
 
-@request_kind(REQUESTS, "aot")
+@COMPILE.kind("aot")
 @dataclass(frozen=True)
 class Aot(CompileRequest):
     """Compile ahead of time, for `arch`, the launches the CPU interpreter saw."""

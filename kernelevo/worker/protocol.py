@@ -11,7 +11,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import IO, Any, ClassVar, TypeVar
+from typing import IO, Any, ClassVar, Generic, TypeVar, cast
 
 import msgpack
 
@@ -30,7 +30,7 @@ class RequestError(ValueError):
 @dataclass(frozen=True)
 class Request:
     """One kind of request as a typed record: built by the sender, sent as `wire()`, parsed back into
-    the same record by the receiver (`parse_request`) before it acts."""
+    the same record by the receiver (`RequestKinds.parse`) before it acts."""
 
     op: ClassVar[str] = ""
 
@@ -39,34 +39,40 @@ class Request:
         return {"op": self.op, **{f.name: getattr(self, f.name) for f in fields(self)}}
 
 
+Base = TypeVar("Base", bound=Request)
 Kind = TypeVar("Kind", bound=type[Request])
 
 
-def request_kind(registry: dict[str, type[Request]], op: str) -> Callable[[Kind], Kind]:
-    """Class decorator: the record is the request `op` of `registry`."""
+class RequestKinds(Generic[Base]):
+    """The requests one receiver understands, by op: records register with `kind`, and `parse`
+    turns a frame back into its record, or raises RequestError (an unknown op; a field outside the
+    record, but for the op and the channel's nonce; a missing one)."""
 
-    def register(cls: Kind) -> Kind:
-        cls.op = op
-        registry[op] = cls
-        return cls
+    def __init__(self) -> None:
+        self.by_op: dict[str, type[Base]] = {}
 
-    return register
+    def kind(self, op: str) -> Callable[[Kind], Kind]:
+        """Class decorator: the record is request `op`."""
 
+        def register(cls: Kind) -> Kind:
+            cls.op = op
+            self.by_op[op] = cast("type[Base]", cls)
+            return cls
 
-def parse_request(registry: dict[str, type[Request]], message: dict[str, Any]) -> Request:
-    """The record of `registry` a frame stands for; RequestError when it stands for none (fields
-    outside the record are refused, but for the op and the channel's nonce)."""
-    cls = registry.get(str(message.get("op")))
-    if cls is None:
-        raise RequestError(f"unknown op {message.get('op')!r}")
-    names = {f.name for f in fields(cls)}
-    unknown = sorted(set(message) - names - {"op", "nonce"})
-    if unknown:
-        raise RequestError(f"{cls.op}: unknown field(s) {', '.join(unknown)}")
-    try:
-        return cls(**{k: v for k, v in message.items() if k in names})
-    except TypeError as exc:
-        raise RequestError(f"{cls.op}: {exc}") from None
+        return register
+
+    def parse(self, message: dict[str, Any]) -> Base:
+        cls = self.by_op.get(str(message.get("op")))
+        if cls is None:
+            raise RequestError(f"unknown op {message.get('op')!r}")
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(message) - names - {"op", "nonce"})
+        if unknown:
+            raise RequestError(f"{cls.op}: unknown field(s) {', '.join(unknown)}")
+        try:
+            return cls(**{k: v for k, v in message.items() if k in names})
+        except TypeError as exc:
+            raise RequestError(f"{cls.op}: {exc}") from None
 
 
 def encode(message: dict[str, Any]) -> bytes:
