@@ -1,4 +1,5 @@
-"""Messages between the engine and a worker: length-prefixed msgpack frames over pipes.
+"""Messages between the engine and a worker: length-prefixed msgpack frames over pipes. A request
+is a typed record (`Request`) that the receiver parses back through its `RequestKinds`.
 
 The worker keeps its own stdout for the protocol and points fd 1 at stderr, so a
 candidate's prints cannot corrupt the channel.
