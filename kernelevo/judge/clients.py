@@ -16,7 +16,6 @@ from typing import Any
 from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
 from kernelevo.worker import candidate_requests as cr
-from kernelevo.worker.candidate_requests import CandidateRequest
 from kernelevo.worker.pool import Worker, WorkerError
 
 CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected", "unverified")
@@ -110,7 +109,7 @@ class CandidateClient:
         self.open_pid = reply.get("opened")
 
     def ask(
-        self, request: CandidateRequest, when: str, timeout: float | None = None
+        self, request: cr.CandidateRequest, when: str, timeout: float | None = None
     ) -> dict[str, Any]:
         limit, op = timeout or self.timeout, request.op
         t0 = time.perf_counter()

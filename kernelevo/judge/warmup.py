@@ -97,9 +97,8 @@ def warm_up(handle: Any) -> float:
                 *timing,
                 rq.End(),
             ):
-                req = request.wire()
-                reply = handle(req)
-                protocol.mark(f"warm_up_{req['op']}")  # probe: CUDA's start on a GPU
+                reply = handle(request.wire())
+                protocol.mark(f"warm_up_{request.op}")  # probe: CUDA's start on a GPU
                 if "error" in reply or "task_error" in reply:
                     print(f"kernelevo judge warm-up: {reply}", file=sys.stderr)
                     break
