@@ -160,7 +160,7 @@ def run(
             sys.executable,
             "-c",
             "from kernelevo import service; "
-            f"print(service.request({env['WS']!r}, {device!r}, {{'op': 'stop'}}, 60))",
+            f"print(service.request({env['WS']!r}, {device!r}, service.Stop(), 60))",
         ],
         env=env,
         capture_output=True,
@@ -168,7 +168,7 @@ def run(
         timeout=120,
         cwd=env["WS"],  # the code the verify calls (run there) imported
     )
-    if "'stopped': True" not in stop.stdout:
+    if "stopped=True" not in stop.stdout:
         print(f"  the service did not stop: {(stop.stdout + stop.stderr).strip()[-200:]}")
     shutil.rmtree(root, ignore_errors=True)
     return summarize(rows, device, start_s)

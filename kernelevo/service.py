@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import signal
 import socket
@@ -32,8 +31,12 @@ import struct
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kernelevo.worker import protocol
+from kernelevo.worker.protocol import Request, RequestError, RequestKinds
 
 IDLE_S = 600.0
 TICK_S = 2.0  # how often a waiting service checks that it is still the one its address reaches
@@ -51,6 +54,69 @@ _ENV_KEYS = (
 
 class ServiceError(Exception):
     """The service could not be reached or answered something that is not a reply."""
+
+
+@dataclass(frozen=True)
+class ServiceRequest(Request):
+    pass
+
+
+SERVICE: RequestKinds[ServiceRequest] = RequestKinds()
+
+
+@SERVICE.kind("ping")
+@dataclass(frozen=True)
+class Ping(ServiceRequest):
+    """Is a service there, and how warm: answered with a `Pong`."""
+
+
+@SERVICE.kind("stop")
+@dataclass(frozen=True)
+class Stop(ServiceRequest):
+    """Close every worker, then answer `Stopped` and exit."""
+
+
+@SERVICE.kind("verify")
+@dataclass(frozen=True)
+class Verify(ServiceRequest):
+    """`kernelevo verify`'s arguments (absolute paths), answered with a `Judged`."""
+
+    task: str
+    candidate: str
+    store: str | None = None
+    size: str | None = None
+    timeout: float | None = None
+    seed: int | None = None
+    use_cache: bool = True
+    strict: bool = False
+    precision: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Pong:
+    pid: int
+    served: int = 0
+    up_s: float = 0.0
+    workers: dict[str, int | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A verify request's answer: the verdict as data, or why there is none (the task's own error,
+    said to the user in one line; or the request's or the engine's failure)."""
+
+    verdict: dict[str, Any] | None = None
+    task_error: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Stopped:
+    stopped: bool = True
+
+
+Reply = Pong | Judged | Stopped
+_REPLIES: dict[type[ServiceRequest], type[Reply]] = {Ping: Pong, Verify: Judged, Stop: Stopped}
 
 
 def address(workspace: str | Path, device: str) -> Path:
@@ -78,26 +144,20 @@ def _private_dir(path: Path) -> None:
         )
 
 
-def _send(conn: socket.socket, obj: dict[str, Any]) -> None:
-    conn.sendall(json.dumps(obj).encode() + b"\n")
+def _send(conn: socket.socket, message: dict[str, Any]) -> None:
+    conn.sendall(protocol.encode(message))
 
 
-def _receive(conn: socket.socket, limit: int = MAX_REQUEST * 64) -> dict[str, Any]:
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = conn.recv(1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        if len(buf) > limit:
-            raise ServiceError("message too large")
+def _receive(conn: socket.socket, limit: int = protocol.MAX_FRAME) -> dict[str, Any]:
     try:
-        obj = json.loads(buf)
-    except ValueError as exc:
-        raise ServiceError("not a JSON message") from exc
-    if not isinstance(obj, dict):
-        raise ServiceError("not a JSON object")
-    return obj
+        message = protocol.read(conn.makefile("rb"), limit)
+    except protocol.ProtocolError as exc:
+        raise ServiceError(str(exc)) from exc
+    except ValueError as exc:  # not msgpack
+        raise ServiceError(f"not a message: {exc}") from exc
+    if not isinstance(message, dict):
+        raise ServiceError("the other side closed the connection without a message")
+    return message
 
 
 def _peer_uid(conn: socket.socket) -> int:
@@ -105,10 +165,9 @@ def _peer_uid(conn: socket.socket) -> int:
     return struct.unpack("3i", creds)[2]
 
 
-def request(
-    workspace: str | Path, device: str, req: dict[str, Any], timeout: float
-) -> dict[str, Any]:
-    """One request to the running service; ServiceError where none answers."""
+def request(workspace: str | Path, device: str, req: ServiceRequest, timeout: float) -> Any:
+    """One request to the running service, answered with its reply record (`Pong` for `Ping`,
+    `Judged` for `Verify`, `Stopped` for `Stop`); ServiceError where none answers."""
     path = address(workspace, device)
     if not path.exists():
         raise ServiceError("no service running")
@@ -116,12 +175,18 @@ def request(
     conn.settimeout(timeout)
     try:
         conn.connect(str(path))
-        _send(conn, req)
-        return _receive(conn)
+        _send(conn, req.wire())
+        got = _receive(conn)
     except OSError as exc:
         raise ServiceError(f"the service did not answer: {exc}") from exc
     finally:
         conn.close()
+    if "error" in got and type(req) is not Verify:
+        raise ServiceError(f"the service refused the request: {got['error']}")
+    try:
+        return _REPLIES[type(req)](**got)
+    except TypeError as exc:
+        raise ServiceError(f"the service's reply is not a {req.op} reply: {exc}") from None
 
 
 def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: float = 180.0) -> int:
@@ -143,45 +208,44 @@ def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: fl
     while time.monotonic() < deadline:
         if proc.poll() not in (None, 0):  # 0: another service holds the address; wait for it
             try:
-                return int(request(ws, device, {"op": "ping"}, 5)["pid"])
-            except (ServiceError, KeyError, ValueError):
+                return int(request(ws, device, Ping(), 5).pid)
+            except ServiceError:
                 raise ServiceError(
                     f"the verification service exited at start (code {proc.returncode}); "
                     f"see {log_dir / 'service.log'}"
                 ) from None
         try:
-            return int(request(ws, device, {"op": "ping"}, 5)["pid"])
-        except (ServiceError, KeyError, ValueError):
+            return int(request(ws, device, Ping(), 5).pid)
+        except ServiceError:
             time.sleep(0.2)
     raise ServiceError(f"the verification service did not answer within {wait_s:.0f} s")
 
 
-def verify_request(req: dict[str, Any], ev: Any) -> dict[str, Any]:
+def verify_request(req: Verify, ev: Any) -> Judged:
     """A verify request judged with the warm evaluator; the reply is data (the verdict as a dict)."""
     from kernelevo.store import Store
     from kernelevo.task import TaskError
     from kernelevo.verify import verify_candidate
 
     try:
-        store = Store(req["store"]) if req.get("store") else None
         verdict = verify_candidate(
-            str(req["task"]),
-            str(req["candidate"]),
+            req.task,
+            req.candidate,
             evaluator=ev,
-            store=store,
+            store=Store(req.store) if req.store else None,
             device=ev.device,
-            size=req.get("size"),
-            timeout=req.get("timeout"),
-            seed=req.get("seed"),
-            use_cache=bool(req.get("use_cache", True)),
-            strict=bool(req.get("strict")),
-            precision=tuple(str(p) for p in req.get("precision") or ()),
+            size=req.size,
+            timeout=req.timeout,
+            seed=req.seed,
+            use_cache=req.use_cache,
+            strict=req.strict,
+            precision=tuple(str(p) for p in req.precision),
         )
     except TaskError as exc:
-        return {"task_error": str(exc)}
-    except (KeyError, TypeError, ValueError) as exc:
-        return {"error": f"malformed request: {exc}"}
-    return {"verdict": verdict.to_dict()}
+        return Judged(task_error=str(exc))
+    except (TypeError, ValueError) as exc:
+        return Judged(error=f"malformed request: {exc}")
+    return Judged(verdict=verdict.to_dict())
 
 
 def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
@@ -234,38 +298,36 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                 try:
                     if _peer_uid(conn) != os.getuid():
                         continue
-                    req = _receive(conn, MAX_REQUEST)
+                    message = _receive(conn, MAX_REQUEST)
                 except (OSError, ServiceError):
                     continue
-                op = req.get("op")
-                if op == "ping":
-                    reply = {
-                        "pid": os.getpid(),
-                        "served": served,
-                        "up_s": time.time() - started,
-                        "workers": {
-                            n: w.proc.pid if w.alive and w.proc is not None else None
-                            for n, w in ev.owned_workers()
-                        },
+                try:
+                    call = SERVICE.parse(message)
+                except RequestError as exc:
+                    with contextlib.suppress(OSError):
+                        _send(conn, {"error": str(exc)})
+                    continue
+                reply: Reply
+                if isinstance(call, Ping):
+                    workers = {
+                        n: w.proc.pid if w.alive and w.proc is not None else None
+                        for n, w in ev.owned_workers()
                     }
-                elif op == "verify":
+                    reply = Pong(os.getpid(), served, time.time() - started, workers)
+                elif isinstance(call, Verify):
                     served += 1
                     try:
-                        reply = verify_request(req, ev)
-                    except (
-                        Exception
-                    ) as exc:  # the engine's own failure: said, and the service goes on
-                        reply = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-                elif op == "stop":  # replied once the workers are gone: stopped means stopped
+                        reply = verify_request(call, ev)
+                    except Exception as exc:  # the engine's own failure: said; the service goes on
+                        reply = Judged(error=f"{type(exc).__name__}: {exc}"[:2000])
+                else:  # Stop, replied once the workers are gone: stopped means stopped
                     _close(listener, path, bound, ev)
                     ev = None
                     with contextlib.suppress(OSError):
-                        _send(conn, {"stopped": True})
+                        _send(conn, vars(Stopped()))
                     break
-                else:
-                    reply = {"error": f"unknown op {op!r}"}
                 with contextlib.suppress(OSError):  # the client went away; the verdict is stored
-                    _send(conn, reply)
+                    _send(conn, vars(reply))
     finally:
         _close(listener, path, bound, ev)
         lock.close()
@@ -284,7 +346,7 @@ def _take_address(workspace: str | Path, device: str, path: Path, wait_s: float 
         except BlockingIOError:
             pass
         try:
-            request(workspace, device, {"op": "ping"}, 5)
+            request(workspace, device, Ping(), 5)
             lock.close()
             return None
         except ServiceError:

@@ -1,18 +1,48 @@
-"""Plan an Apply in a child process: `kernelevo.targets.apply.apply_candidate(..., dry_run=True)`;
-or (`"op": "guess_inputs"`) guess a target's example inputs for the editor to ask about.
+"""Plan an Apply in a child process (`PlanApply`: `kernelevo.targets.apply.apply_candidate(...,
+dry_run=True)`), or guess a target's example inputs for the editor to ask about (`GuessInputs`).
 
 Run apart from the server so that planning, whatever it imports, never loads torch into
-the server and never blocks its event loop. Reads one JSON request on stdin, writes one
-JSON reply on stdout. It writes no files (dry run).
+the server and never blocks its event loop. Reads one request frame on stdin and writes one
+reply frame on stdout, in the engine's framing (kernelevo/worker/protocol.py). It writes no
+files (dry run).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import traceback
+from dataclasses import dataclass, field
 from typing import Any
+
+from kernelevo.worker import protocol
+from kernelevo.worker.protocol import Request, RequestError, RequestKinds
+
+
+@dataclass(frozen=True)
+class PlanRequest(Request):
+    user_file: str
+    target_id: str
+
+
+PLAN: RequestKinds[PlanRequest] = RequestKinds()
+
+
+@PLAN.kind("plan_apply")
+@dataclass(frozen=True)
+class PlanApply(PlanRequest):
+    """The edit that applies a run's kernel to the file: answered with `files` and `diff`."""
+
+    candidate_path: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@PLAN.kind("guess_inputs")
+@dataclass(frozen=True)
+class GuessInputs(PlanRequest):
+    """The best guess at the target's example inputs in `text` (the editor's buffer)."""
+
+    text: str
 
 
 def _as_dict(obj: Any) -> Any:
@@ -21,15 +51,11 @@ def _as_dict(obj: Any) -> Any:
     return obj
 
 
-def plan(request: dict[str, Any]) -> dict[str, Any]:
+def plan(request: PlanApply) -> dict[str, Any]:
     from kernelevo.targets.apply import apply_candidate
 
     result = apply_candidate(
-        request["user_file"],
-        request["target_id"],
-        request["candidate_path"],
-        request.get("meta") or {},
-        dry_run=True,
+        request.user_file, request.target_id, request.candidate_path, request.meta, dry_run=True
     )
     files = [_as_dict(f) for f in getattr(result, "files", [])]
     return {
@@ -41,29 +67,45 @@ def plan(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def guess(request: dict[str, Any]) -> dict[str, Any]:
+def guess(request: GuessInputs) -> dict[str, Any]:
     """The best guess at a target's example inputs (`kernelevo.targets.inputs.guess_inputs`)."""
     from kernelevo.targets.detect import analyze_source
     from kernelevo.targets.inputs import guess_inputs
     from kernelevo.targets.reference import resolve_reference
 
-    a = analyze_source(request["text"], request["user_file"])
-    target = next((t for t in a.targets if t.id == request["target_id"]), None)
+    a = analyze_source(request.text, request.user_file)
+    target = next((t for t in a.targets if t.id == request.target_id), None)
     if target is None:
-        raise LookupError(f"no target {request['target_id']} in {request['user_file']}")
+        raise LookupError(f"no target {request.target_id} in {request.user_file}")
     g = guess_inputs(a, resolve_reference(a, target))
     line = a.lines[g.line - 1]
     return {**dataclasses.asdict(g), "indent": line[: len(line) - len(line.lstrip())]}
 
 
-def main() -> int:
-    request = json.loads(sys.stdin.read())
+def answer(frame: dict[str, Any] | None) -> dict[str, Any]:
+    """The reply to one frame: the plan or the guess, or `error` (and `traceback` for a failure
+    of the planner itself, which the server logs)."""
     try:
-        reply = guess(request) if request.get("op") == "guess_inputs" else plan(request)
+        request = PLAN.parse(frame or {})
+    except RequestError as exc:
+        return {"error": f"not a plan request: {exc}"}
+    try:
+        if isinstance(request, GuessInputs):
+            return guess(request)
+        assert isinstance(request, PlanApply)
+        return plan(request)
     except Exception as exc:
-        reply = {"error": str(exc) or type(exc).__name__, "traceback": traceback.format_exc()}
-    sys.stdout.write(json.dumps(reply))
-    sys.stdout.flush()
+        return {"error": str(exc) or type(exc).__name__, "traceback": traceback.format_exc()}
+
+
+def main() -> int:
+    try:
+        frame = protocol.read(sys.stdin.buffer)
+    except (protocol.ProtocolError, ValueError) as exc:
+        reply: dict[str, Any] = {"error": f"not a plan request: {exc}"}
+    else:
+        reply = answer(frame)
+    protocol.write(sys.stdout.buffer, reply)
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
+import io
 import logging
 import os
 import sys
@@ -19,12 +19,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernelevo_server.analysis import TargetInfo, child_pythonpath
+from kernelevo_server.plan_worker import PlanApply, PlanRequest
 from kernelevo_server.present import offers_kernel, result_title
 from kernelevo_server.protocol import KernelEvoError
 from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
+from kernelevo.worker import protocol
 
 if TYPE_CHECKING:
     from kernelevo_server.app import KernelEvoServer
@@ -157,7 +159,7 @@ async def check_not_stale(server: KernelEvoServer, target: TargetInfo, r: Result
         )
 
 
-async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
+async def run_plan(request: PlanRequest) -> dict[str, Any]:
     reply = await run_plan_worker(request)
     if "error" in reply:
         if reply.get("traceback"):
@@ -168,7 +170,7 @@ async def run_plan(request: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-async def run_plan_worker(request: dict[str, Any]) -> dict[str, Any]:
+async def run_plan_worker(request: PlanRequest) -> dict[str, Any]:
     """One request to a fresh plan worker (it may import torch; the server must not)."""
     proc = await asyncio.create_subprocess_exec(
         *PLAN_COMMAND,
@@ -179,16 +181,19 @@ async def run_plan_worker(request: dict[str, Any]) -> dict[str, Any]:
     )
     try:
         out, err = await asyncio.wait_for(
-            proc.communicate(json.dumps(request).encode()), PLAN_TIMEOUT_S
+            proc.communicate(protocol.encode(request.wire())), PLAN_TIMEOUT_S
         )
     except (asyncio.TimeoutError, asyncio.CancelledError):
         proc.kill()
         await proc.wait()
         raise
     try:
-        return json.loads(out or b"{}")
-    except ValueError:
+        reply = protocol.read(io.BytesIO(out))
+    except (protocol.ProtocolError, ValueError):
+        reply = None
+    if not isinstance(reply, dict):
         return {"error": f"the worker failed: {err.decode(errors='replace')[-500:]}"}
+    return reply
 
 
 def _current(server: KernelEvoServer, path: str) -> tuple[bool, int | None, str]:
@@ -210,14 +215,7 @@ async def build_proposal(
     r = await find_result(server, path, target_id, run_id)
     await check_not_stale(server, target, r)
     meta = await apply_meta(server, r, target.source_hash)
-    reply = await run_plan(
-        {
-            "user_file": path,
-            "target_id": target_id,
-            "candidate_path": r.candidate_path,
-            "meta": meta,
-        }
-    )
+    reply = await run_plan(PlanApply(path, target_id, r.candidate_path, meta))
     # The analysis may have moved on while planning: check again against the text we rebase onto.
     target = await find_target(server, uri, target_id)
     await check_not_stale(server, target, r)

@@ -27,7 +27,7 @@ def workspace(tmp_path, monkeypatch):
     ws.mkdir()
     yield ws
     with contextlib.suppress(service.ServiceError):
-        service.request(ws, "cpu", {"op": "stop"}, 30)
+        service.request(ws, "cpu", service.Stop(), 30)
 
 
 def _env(ws: Path) -> dict[str, str]:
@@ -39,7 +39,7 @@ def test_verify_calls_share_one_warm_service_and_get_the_in_process_verdicts(wor
     args = ["verify", task, good, "--json", "--no-cache", "--device", "cpu", "--seed", "5"]
     first = run_kernelevo(args, workspace, _env(workspace))
     assert first.returncode == 0, first.stderr
-    pid = service.request(workspace, "cpu", {"op": "ping"}, 30)["pid"]
+    pid = service.request(workspace, "cpu", service.Ping(), 30).pid
     wrong = workspace / "triton_wrong.py"  # the same kernel, its output scaled by 1.01
     wrong.write_text(
         good.read_text().replace("return out.view(x.shape)", "return out.view(x.shape) * 1.01")
@@ -48,21 +48,21 @@ def test_verify_calls_share_one_warm_service_and_get_the_in_process_verdicts(wor
         ["verify", task, wrong, "--no-cache", "--device", "cpu"], workspace, _env(workspace)
     )
     assert second.returncode == 1 and second.stdout.startswith("INCORRECT"), second.stdout
-    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
-    assert ping["pid"] == pid and ping["served"] == 2  # one service, warm for the second call
-    os.kill(ping["workers"]["judge"], signal.SIGKILL)  # a worker lost between two calls...
+    ping = service.request(workspace, "cpu", service.Ping(), 30)
+    assert ping.pid == pid and ping.served == 2  # one service, warm for the second call
+    os.kill(ping.workers["judge"], signal.SIGKILL)  # a worker lost between two calls...
     again = run_kernelevo(args, workspace, _env(workspace))
     assert again.returncode == 0, again.stderr  # ...is started again by the same service
-    judge_before = ping["workers"]["judge"]
-    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
-    assert ping["pid"] == pid and ping["served"] == 3
-    assert ping["workers"]["judge"] not in (None, judge_before)
+    judge_before = ping.workers["judge"]
+    ping = service.request(workspace, "cpu", service.Ping(), 30)
+    assert ping.pid == pid and ping.served == 3
+    assert ping.workers["judge"] not in (None, judge_before)
     off = run_kernelevo(args, workspace, {"KERNELEVO_SERVICE": "off"})
     import json
 
     a, b = json.loads(first.stdout), json.loads(off.stdout)
     assert (a["status"], a["reason"]) == (b["status"], b["reason"]) == ("verified", b["reason"])
-    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["served"] == 3  # off: not used
+    assert service.request(workspace, "cpu", service.Ping(), 30).served == 3  # off: not used
 
 
 def test_a_broken_task_through_the_service_is_one_line(workspace, tmp_path):
@@ -93,11 +93,11 @@ def test_a_silent_client_is_dropped_and_the_idle_service_exits_removing_its_sock
     deadline = time.monotonic() + 240
     while not path.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert service.request(workspace, "cpu", {"op": "ping"}, 240)["pid"] == proc.pid  # warm now
+    assert service.request(workspace, "cpu", service.Ping(), 240).pid == proc.pid  # warm now
     silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     silent.connect(str(path))  # connects and never sends a request
     t0 = time.monotonic()
-    assert service.request(workspace, "cpu", {"op": "ping"}, 90)["pid"] == proc.pid
+    assert service.request(workspace, "cpu", service.Ping(), 90).pid == proc.pid
     assert time.monotonic() - t0 < 60
     silent.close()
     while proc.poll() is None and time.monotonic() < deadline:
@@ -113,7 +113,7 @@ def test_a_terminated_service_removes_its_socket(workspace):
     deadline = time.monotonic() + 240
     while not service.address(workspace, "cpu").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert service.request(workspace, "cpu", {"op": "ping"}, 240)["pid"] == proc.pid
+    assert service.request(workspace, "cpu", service.Ping(), 240).pid == proc.pid
     proc.terminate()
     assert proc.wait(120) == 0, proc.stderr.read()
     assert not service.address(workspace, "cpu").exists()
@@ -163,12 +163,12 @@ def test_stop_answers_once_the_service_started_by_verify_and_all_its_workers_are
     args = ["verify", task, good, "--no-cache", "--device", "cpu", "--service", "on"]
     r = run_kernelevo(args, workspace, {"KERNELEVO_RUN_DIR": os.environ["KERNELEVO_RUN_DIR"]})
     assert r.returncode == 0, r.stderr
-    ping = service.request(workspace, "cpu", {"op": "ping"}, 30)
-    workers = set(descendants(ping["pid"]))
-    assert {ping["workers"]["judge"], ping["workers"]["runner"]} <= workers
-    assert service.request(workspace, "cpu", {"op": "stop"}, 120) == {"stopped": True}
+    ping = service.request(workspace, "cpu", service.Ping(), 30)
+    workers = set(descendants(ping.pid))
+    assert {ping.workers["judge"], ping.workers["runner"]} <= workers
+    assert service.request(workspace, "cpu", service.Stop(), 120) == service.Stopped()
     assert _gone_within(workers, 0) == set()  # no worker outlives the reply
-    assert _gone_within({ping["pid"]}, 30) == set()
+    assert _gone_within({ping.pid}, 30) == set()
     assert not service.address(workspace, "cpu").exists()
 
 
@@ -183,7 +183,7 @@ def test_a_second_start_beside_a_busy_service_leaves_that_one_alone(workspace):
     finally:
         os.kill(first, signal.SIGCONT)
     assert second.wait(120) == 0, second.stderr.read()  # it found the first answering and left
-    assert service.request(workspace, "cpu", {"op": "ping"}, 30)["pid"] == first
+    assert service.request(workspace, "cpu", service.Ping(), 30).pid == first
 
 
 def test_a_service_no_client_can_reach_exits_with_its_workers(workspace, tmp_path):
@@ -216,3 +216,29 @@ def test_a_service_no_client_can_reach_exits_with_its_workers(workspace, tmp_pat
         assert _gone_within(workers, 10) == set(), unreachable
         pids.append(proc.pid)
     assert len(set(pids)) == 2
+
+
+def test_a_frame_that_is_no_request_is_answered_with_its_error_and_the_service_goes_on(workspace):
+    import socket
+
+    from kernelevo.worker import protocol
+
+    pid = service.start(workspace, "cpu", idle_s=600)
+    for frame, said in (
+        ({"op": "verify", "task": "t.py"}, "missing 1 required positional argument: 'candidate'"),
+        ({"op": "ping", "verdict": {"status": "verified"}}, "ping: unknown field(s) verdict"),
+        ({"op": "patch"}, "unknown op 'patch'"),
+    ):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(30)
+            conn.connect(str(service.address(workspace, "cpu")))
+            conn.sendall(protocol.encode(frame))
+            reply = protocol.read(conn.makefile("rb"))
+        assert reply is not None and said in reply["error"], reply
+    assert service.request(workspace, "cpu", service.Ping(), 30).pid == pid
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(str(service.address(workspace, "cpu")))
+        conn.sendall(b'{"op": "ping"}\n')  # JSON lines: not a frame of this protocol
+        with pytest.raises(service.ServiceError, match="closed the connection without a message"):
+            service._receive(conn)

@@ -140,18 +140,17 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
         return None
     device = args.device or default_device()
     workspace = Path.cwd()
-    req = {
-        "op": "verify",
-        "task": str(Path(args.task).resolve()),
-        "candidate": str(Path(args.candidate).resolve()),
-        "store": str(Path(store.path).resolve()),
-        "size": args.size,
-        "timeout": args.timeout,
-        "seed": args.seed,
-        "use_cache": not args.no_cache,
-        "strict": args.strict,
-        "precision": [p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on],
-    }
+    req = service.Verify(
+        task=str(Path(args.task).resolve()),
+        candidate=str(Path(args.candidate).resolve()),
+        store=str(Path(store.path).resolve()),
+        size=args.size,
+        timeout=args.timeout,
+        seed=args.seed,
+        use_cache=not args.no_cache,
+        strict=args.strict,
+        precision=[p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on],
+    )
     limit = (args.timeout or (300.0 if device == "cpu" else 120.0)) * 4 + 120
     try:
         reply = service.request(workspace, device, req, limit)
@@ -171,10 +170,10 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
             if mode == "on":
                 raise UserError(f"{exc} (or verify with --service off)") from exc
             return None
-    if "task_error" in reply:
-        raise UserError(str(reply["task_error"]))
-    if "verdict" not in reply:
+    if reply.task_error is not None:
+        raise UserError(reply.task_error)
+    if reply.verdict is None:
         raise UserError(
-            f"the verification service failed: {reply.get('error')} (retry with --service off)"
+            f"the verification service failed: {reply.error} (retry with --service off)"
         )
-    return Verdict.from_dict(reply["verdict"])
+    return Verdict.from_dict(reply.verdict)

@@ -94,13 +94,13 @@ def write(stream: IO[bytes], message: dict[str, Any]) -> None:
     stream.flush()
 
 
-def read(stream: IO[bytes]) -> dict[str, Any] | None:
-    """Blocking read of one frame; None on a clean end of stream."""
+def read(stream: IO[bytes], limit: int = MAX_FRAME) -> dict[str, Any] | None:
+    """Blocking read of one frame (of at most `limit` bytes); None on a clean end of stream."""
     head = _read_exact(stream, HEADER.size)
     if head is None:
         return None
     (size,) = HEADER.unpack(head)
-    if size > MAX_FRAME:
+    if size > limit:
         raise ProtocolError(f"frame of {size} bytes exceeds the limit")
     body = _read_exact(stream, size)
     if body is None:

@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from kernelevo_server.app import KernelEvoServer
+from kernelevo_server.plan_worker import GuessInputs
 from kernelevo_server.proposals import KernelEvoError, find_target, run_plan_worker
 from lsprotocol import types
 
@@ -40,9 +41,7 @@ async def best_guess(ls: KernelEvoServer, uri: str, target_id: str) -> dict[str,
     got = ls._text_of(uri)
     if got is None:
         raise KernelEvoError(f"cannot read {uri}")
-    reply = await run_plan_worker(
-        {"op": "guess_inputs", "user_file": got[2], "target_id": target_id, "text": got[0]}
-    )
+    reply = await run_plan_worker(GuessInputs(got[2], target_id, got[0]))
     if "error" in reply:
         raise KernelEvoError(f"cannot guess inputs for {target.name}: {reply['error']}")
     reason = missing_inputs_reason(ls, got[2], target_id) or "no example inputs were found"

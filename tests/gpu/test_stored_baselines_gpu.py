@@ -42,7 +42,7 @@ def test_verify_through_the_warm_service_on_a_gpu(tmp_path, monkeypatch):
         for _ in range(2):
             r = run_kernelevo(["verify", task, good, "--no-cache"], tmp_path, env)
             assert r.returncode == 0 and r.stdout.startswith("VERIFIED"), r.stdout + r.stderr
-        assert service.request(tmp_path, "cuda", {"op": "ping"}, 30)["served"] == 2
+        assert service.request(tmp_path, "cuda", service.Ping(), 30).served == 2
     finally:
         with contextlib.suppress(service.ServiceError):
-            service.request(tmp_path, "cuda", {"op": "stop"}, 60)
+            service.request(tmp_path, "cuda", service.Stop(), 60)
