@@ -8,7 +8,7 @@ driver module), the first launch of a kernel (its compile, when no cache holds i
 launcher), and a second launch. Rows: a fresh folder read through `LayeredCache` over a shared
 cache that already holds the kernel and the utilities, as a candidate's; a fresh folder with
 nothing behind it; the warm folder itself; then, after the parent hashed Triton's sources as the
-runner host does before it forks (`_hash_triton`), the candidate's folder again; and that after
+runner host does before it forks (`hash_triton`), the candidate's folder again; and that after
 the parent also built the utilities (the child inherits the loaded module). Each row is the
 median of --repeat children; every child checks its output. `--profile N`: the N functions with
 the most cumulative time in the first launch of the host's row (cProfile). Needs a GPU.
@@ -141,10 +141,10 @@ def main() -> int:
         rows["warm folder"].append(fork_child(warm, str(kernel_file)))
     from triton.backends.nvidia.driver import CudaUtils
 
-    from kernelevo.runner.host import _hash_triton
+    from kernelevo.runner.preload import hash_triton
 
     t = time.perf_counter()
-    _hash_triton()  # as the runner host does before it forks any child
+    hash_triton()  # as the runner host does before it forks any child
     hashed = time.perf_counter() - t
     for i in range(args.repeat):
         profile = args.profile if i == 0 else 0

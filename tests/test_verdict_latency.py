@@ -60,7 +60,7 @@ def test_the_runner_host_does_not_start_nvrtc_before_it_forks_candidates():
     every candidate process unable to start it, as seen on the H200 ("CUDA driver initialization
     failed" on every candidate once the host warmed NVRTC up)."""
     code = (
-        "from kernelevo.runner.host import _preload; _preload(); "
+        "from kernelevo.runner.preload import preload; preload(); "
         "print('libnvrtc' in open('/proc/self/maps').read())"
     )
     assert _last_line_of(code) == "False"
@@ -71,8 +71,8 @@ def test_the_runner_host_hashes_triton_once_for_every_candidate_it_forks():
     does it before forking, so a candidate child finds the key computed."""
     code = (
         "import importlib, os, json\n"
-        "from kernelevo.runner.host import _preload\n"
-        "_preload()\n"
+        "from kernelevo.runner.preload import preload\n"
+        "preload()\n"
         "key = None\n"
         "for where in ('triton.runtime.cache', 'triton.compiler.compiler'):\n"
         "    key = getattr(importlib.import_module(where), 'triton_key', None)\n"
@@ -97,8 +97,8 @@ def test_the_runner_host_imports_what_a_first_triton_launch_and_a_load_would():
     load_inline in torch.utils.cpp_extension (0.13 s here); the host imports both first."""
     code = (
         "import sys\n"
-        "from kernelevo.runner.host import _preload\n"
-        "_preload()\n"
+        "from kernelevo.runner.preload import preload\n"
+        "preload()\n"
         "print('triton.experimental.gluon' in sys.modules, 'torch.utils.cpp_extension' in sys.modules)\n"
     )
     assert _last_line_of(code) == "True True"

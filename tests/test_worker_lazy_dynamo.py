@@ -28,9 +28,9 @@ def facts(code: str, env: dict | None = None) -> dict:
 def test_runner_host_preload_and_its_candidate_child_record_ops_without_dynamo():
     got = facts("""
 import torch
-from kernelevo.runner.host import _preload
+from kernelevo.runner.preload import preload
 from kernelevo.verify.opwatch import OpRecorder
-_preload()
+preload()
 def child():
     with OpRecorder() as rec:
         torch.randn(4, 4) @ torch.randn(4, 4)

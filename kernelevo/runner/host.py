@@ -15,7 +15,6 @@ run nothing but this module, and the next `open` hands it the candidate.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import select
 import signal
@@ -277,52 +276,6 @@ class Host:
         return {"closed": was, **({"swept": swept[:50]} if swept else {})}
 
 
-def _hash_triton() -> None:
-    """Triton keys its compile cache by a hash of its own sources and libtriton (~0.5 s, once per
-    process, at the first launch even when the kernel is cached). Computed here, from files only
-    (no CUDA), every forked candidate inherits it instead of paying it inside its verdict."""
-    for where in ("triton.runtime.cache", "triton.compiler.compiler"):
-        try:
-            key = importlib.import_module(where).triton_key
-        except (ImportError, AttributeError):
-            continue
-        with contextlib.suppress(OSError):
-            key()
-        return
-
-
-def _preload() -> None:
-    """What every candidate would import, loaded once here (forked children share it)."""
-    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
-    import torch
-
-    protocol.mark("torch")
-    import triton
-    import triton.language  # noqa: F401
-
-    protocol.mark("triton")
-    _hash_triton()
-    with contextlib.suppress(ImportError):  # a launch's argument specialization imports it
-        importlib.import_module("triton.experimental.gluon")  # (0.13 s in each fresh child)
-    import torch.utils.cpp_extension  # every load guards its load_inline (0.13 s in a child)
-
-    protocol.mark("triton_key")
-    from kernelevo.verify.opwatch import OpRecorder
-    from kernelevo.worker.lazy_dynamo import defer_dynamo_import
-
-    defer_dynamo_import()  # else the first dispatch mode imports torch._dynamo (4-6 s on the H200)
-    with OpRecorder():  # what the dispatch-mode machinery still loads on first use
-        torch.ones(2) + 1
-    protocol.mark("op_recorder")
-    from kernelevo.backends.nvcc import CudaUnavailable, nvcc_version
-
-    # nvcc's version only: NVRTC's bindings load cuda.bindings.driver, and CUDA touched before
-    # the fork leaves every child unable to start it ("CUDA driver initialization failed")
-    with contextlib.suppress(CudaUnavailable, OSError):
-        nvcc_version()
-    protocol.mark("nvcc_version")
-
-
 def serve_engine(
     kind: str,
     preload: Callable[[], None],
@@ -385,7 +338,9 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve() -> int:
-    return serve_engine("candidate", _preload, _answer)
+    from kernelevo.runner.preload import preload
+
+    return serve_engine("candidate", preload, _answer)
 
 
 if __name__ == "__main__":
