@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from kernelevo.judge import requests as rq
+
 GiB = float(1 << 30)
 
 
@@ -77,7 +79,7 @@ class ReferenceAsCandidate:
             {"dtype": str(o.dtype).replace("torch.", ""), "shape": list(o.shape)} for o in tens
         ]
         if self.ipc:
-            _ok(self.judge.handle({"op": "out_buffers", "specs": specs}), "out_buffers")
+            _ok(self.judge.handle(rq.OutBuffers(specs).wire()), "out_buffers")
             for buf, o in zip(self.judge.outbufs, tens, strict=True):
                 buf.copy_(o)
         items: list[dict[str, Any]] = []
@@ -148,36 +150,32 @@ def verify_reference(
     row: dict[str, Any] = {}
     t0 = time.perf_counter()
     try:
-        row["need_gib"] = _ok(j.handle({"op": "probe", **common, "seed": seed}), "probe")[
-            "need_gib"
-        ]
+        row["need_gib"] = _ok(j.handle(rq.Probe(**common, seed=seed).wire()), "probe")["need_gib"]
         row["probe_s"] = round(time.perf_counter() - t0, 2)
         begin = _ok(
-            j.handle({"op": "begin", **common, "seed": seed, "exchange": folder, "via": via}),
+            j.handle(rq.Begin(**common, seed=seed, exchange=folder, via=via).wire()),
             "begin",
         )
         cand = ReferenceAsCandidate(j, device, folder, via)
 
         def one_set(set_name: str, s: int, cand_first: bool, rerun: int | None, extra=None) -> None:
-            inp = _ok(
-                j.handle({"op": "inputs", "set": set_name, "seed": s, "extra": extra}), "inputs"
-            )
+            inp = _ok(j.handle(rq.Inputs(set_name, s, extra).wire()), "inputs")
             args = cand.args(inp["args"], j.sets[set_name]["shared"])
             for again in [False, True] if rerun is not None else [False]:
                 if again:
-                    _ok(j.handle({"op": "refill", "set": set_name, "seed": rerun}), "refill")
+                    _ok(j.handle(rq.Refill(set_name, rerun).wire()), "refill")
                 if cand_first and not again:
                     out = cand.run(args)
-                    _ok(j.handle({"op": "reference", "set": set_name}), "reference")
+                    _ok(j.handle(rq.Reference(set_name).wire()), "reference")
                 else:
-                    _ok(j.handle({"op": "reference", "set": set_name}), "reference")
+                    _ok(j.handle(rq.Reference(set_name).wire()), "reference")
                     out = cand.run(args)
                 items = cand.deliver(out, set_name)
                 del out
-                req = {"op": "compare", "set": set_name, "outputs": items, "label": set_name}
-                _ok(j.handle(req), f"compare {set_name}")
+                req = rq.Compare(set_name, outputs=items, label=set_name)
+                _ok(j.handle(req.wire()), f"compare {set_name}")
             del args
-            _ok(j.handle({"op": "drop", "set": set_name}), "drop")
+            _ok(j.handle(rq.Drop(set_name).wire()), "drop")
 
         seeds = [seed + 7919 * i for i in range(5)]
         for i, s in enumerate(seeds):
@@ -186,7 +184,7 @@ def verify_reference(
             one_set(f"x{x}", seeds[0] + x, True, None, extra=x)
         row["sets"] = 5 + int(begin.get("n_extra") or 0)
         row["checks_s"] = round(time.perf_counter() - t0, 2)
-        descs = _ok(j.handle({"op": "timing_sets", "seed": seed}), "timing_sets")["sets"]
+        descs = _ok(j.handle(rq.TimingSets(seed=seed).wire()), "timing_sets")["sets"]
         sets = [cand.args(d, shared) for d, shared in zip(descs, j.timing_shared, strict=True)]
         own = timing.time_interleaved(
             {"candidate": lambda i: cand.model(*sets[i])},
@@ -196,16 +194,10 @@ def verify_reference(
             max_time_s=max_time_s,
         )["candidate"]
         key = f"{task.hash}|memplan|{compile_mode}"
-        req = {
-            "op": "baselines",
-            "key": key,
-            "compile_mode": compile_mode,
-            "max_time_s": max_time_s,
-        }
-        base = _ok(j.handle(req), "baselines")
-        _ok(j.handle({"op": "bound", "key": key, "candidate_ms": own.median_ms}), "bound")
+        base = _ok(j.handle(rq.Baselines(key, compile_mode, max_time_s).wire()), "baselines")
+        _ok(j.handle(rq.Bound(key, own.median_ms).wire()), "bound")
         items = cand.deliver(cand.run(sets[0]), "timed")
-        _ok(j.handle({"op": "check_timed_output", "outputs": items, "label": "timed"}), "timed")
+        _ok(j.handle(rq.CheckTimedOutput(items, label="timed").wire()), "timed")
         row.update(
             timing_sets=len(sets),
             candidate_ms=round(own.median_ms, 4),
@@ -217,7 +209,7 @@ def verify_reference(
         )
         sets = items = []
     finally:
-        j.handle({"op": "end"})
+        j.handle(rq.End().wire())
         j.baselines.clear()
         j.refs.clear()
         j.timing_shared = []
