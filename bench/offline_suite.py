@@ -27,6 +27,7 @@ import math
 import os
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -106,7 +107,11 @@ def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
     if best is None:
         first = next((c for c in cands if c["status"] != "verified"), None)
         why = (
-            (first["verdict"].get("reason") or first["status"])[:160] if first else "none verified"
+            textwrap.shorten(
+                first["verdict"].get("reason") or first["status"], 200, placeholder=" …"
+            )
+            if first
+            else "none verified"
         )
         return f"no candidate verified ({len(cands)} tried; {first.get('origin') if first else ''}: {why})"
     t = best.verdict.get("timings") or {}

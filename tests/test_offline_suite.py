@@ -138,6 +138,19 @@ def test_a_task_without_candidates_or_notes_has_no_reason() -> None:
     )
 
 
+def test_a_long_failure_reason_is_cut_at_a_word_and_says_so() -> None:
+    from types import SimpleNamespace
+
+    result = SimpleNamespace(status="no_verified_candidate", outcome=None, best=None)
+    reason = (
+        "ValueError while running forward: " + "input overflow the kernels' 32-bit indexing " * 6
+    )
+    cands = [{"status": "runtime_error", "origin": "inductor", "verdict": {"reason": reason}}]
+    line = suite.why_not(result, cands, [])
+    assert line.startswith("no candidate verified (1 tried; inductor: ValueError while running")
+    assert line.endswith(" …)") and line[: -len(" …)")].split()[-1] in reason.split()
+
+
 def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
     first, second = tmp_path / "call1.jsonl", tmp_path / "call2.jsonl"
     first.write_text(json.dumps(_row("a", 1, 1, None, False)) + "\n")
