@@ -45,6 +45,29 @@ class GuessInputs(PlanRequest):
     text: str
 
 
+@dataclass(frozen=True)
+class PlannedFile:
+    path: str
+    old_text: str
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A `PlanApply`'s answer: each file's text before and after the Apply, and the diff shown."""
+
+    files: list[PlannedFile]
+    diff: str = ""
+
+    @classmethod
+    def from_wire(cls, message: dict[str, Any]) -> Plan:
+        """The record back from its frame; TypeError or ValueError for one that is not a plan."""
+        files = message.get("files")
+        if not isinstance(files, list):
+            raise ValueError("no file list")
+        return cls([PlannedFile(**f) for f in files], str(message.get("diff") or ""))
+
+
 def _as_dict(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return dataclasses.asdict(obj)
@@ -58,13 +81,8 @@ def plan(request: PlanApply) -> dict[str, Any]:
         request.user_file, request.target_id, request.candidate_path, request.meta, dry_run=True
     )
     files = [_as_dict(f) for f in getattr(result, "files", [])]
-    return {
-        "files": [
-            {"path": f["path"], "old_text": f.get("old_text") or "", "new_text": f["new_text"]}
-            for f in files
-        ],
-        "diff": getattr(result, "diff", ""),
-    }
+    planned = [PlannedFile(f["path"], f.get("old_text") or "", f["new_text"]) for f in files]
+    return dataclasses.asdict(Plan(planned, getattr(result, "diff", "")))
 
 
 def guess(request: GuessInputs) -> dict[str, Any]:

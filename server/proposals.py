@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kernelevo_server.analysis import TargetInfo, child_pythonpath
-from kernelevo_server.plan_worker import PlanApply, PlanRequest
+from kernelevo_server.plan_worker import Plan, PlanApply, PlanRequest
 from kernelevo_server.present import offers_kernel, result_title
 from kernelevo_server.protocol import KernelEvoError
 from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
@@ -159,15 +159,21 @@ async def check_not_stale(server: KernelEvoServer, target: TargetInfo, r: Result
         )
 
 
-async def run_plan(request: PlanRequest) -> dict[str, Any]:
+async def run_plan(request: PlanApply) -> Plan:
     reply = await run_plan_worker(request)
     if "error" in reply:
         if reply.get("traceback"):
             logger.warning("apply planning failed:\n%s", reply["traceback"])
         raise KernelEvoError(f"cannot plan the rewrite: {reply['error']}")
-    if not reply.get("files"):
+    try:
+        plan = Plan.from_wire(reply)
+    except (TypeError, ValueError) as exc:
+        raise KernelEvoError(
+            f"cannot plan the rewrite: the planner's answer is malformed ({exc})"
+        ) from None
+    if not plan.files:
         raise KernelEvoError("cannot plan the rewrite: the plan is empty")
-    return reply
+    return plan
 
 
 async def run_plan_worker(request: PlanRequest) -> dict[str, Any]:
@@ -215,24 +221,24 @@ async def build_proposal(
     r = await find_result(server, path, target_id, run_id)
     await check_not_stale(server, target, r)
     meta = await apply_meta(server, r, target.source_hash)
-    reply = await run_plan(PlanApply(path, target_id, r.candidate_path, meta))
+    plan = await run_plan(PlanApply(path, target_id, r.candidate_path, meta))
     # The analysis may have moved on while planning: check again against the text we rebase onto.
     target = await find_target(server, uri, target_id)
     await check_not_stale(server, target, r)
     files: list[FileChange] = []
-    for f in reply["files"]:
-        fpath = os.path.abspath(f["path"])
+    for f in plan.files:
+        fpath = os.path.abspath(f.path)
         exists, version, current = _current(server, fpath)
-        old = f["old_text"] if exists or f["old_text"] else ""
+        old = f.old_text if exists or f.old_text else ""
         if not exists:
-            edits = [LineEdit(0, 0, f["new_text"])] if f["new_text"] else []
+            edits = [LineEdit(0, 0, f.new_text)] if f.new_text else []
         elif not old and current:
             # The plan creates a file that already exists: replace it whole (the edit is previewed).
             n = len(current.splitlines(keepends=True))
-            edits = [] if current == f["new_text"] else [LineEdit(0, n, f["new_text"])]
+            edits = [] if current == f.new_text else [LineEdit(0, n, f.new_text)]
         else:
             try:
-                edits = rebase(old, f["new_text"], current)
+                edits = rebase(old, f.new_text, current)
             except RebaseConflict as exc:
                 raise KernelEvoError(
                     f"{os.path.basename(fpath)}: {exc}; save or undo your edits and try again"
@@ -248,6 +254,4 @@ async def build_proposal(
                 edits=edits,
             )
         )
-    return Proposal(
-        uri=uri, target=target, result=r, files=files, diff=str(reply.get("diff") or "")
-    )
+    return Proposal(uri=uri, target=target, result=r, files=files, diff=plan.diff)

@@ -5,6 +5,7 @@ the server reaches only through the framing."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 import subprocess
 
@@ -45,3 +46,14 @@ def test_the_child_answers_a_guess_and_refuses_bytes_that_are_no_frame(tmp_path)
         PLAN_COMMAND, input=b'{"op": "guess_inputs"}', capture_output=True, timeout=120, check=True
     )
     assert "not a plan request" in protocol.read(io.BytesIO(raw.stdout))["error"]
+
+
+def test_a_plan_crosses_as_its_record_and_a_malformed_one_is_refused():
+    from kernelevo_server.plan_worker import Plan, PlannedFile
+
+    plan = Plan([PlannedFile("/w/m.py", "a\n", "b\n")], "--- a\n+++ b\n")
+    wire = protocol.read(io.BytesIO(protocol.encode(dataclasses.asdict(plan))))
+    assert Plan.from_wire(wire) == plan
+    for bad in ({"diff": "x"}, {"files": [{"path": "/w/m.py"}]}, {"files": "m.py"}):
+        with pytest.raises((TypeError, ValueError)):
+            Plan.from_wire(bad)
