@@ -15,6 +15,7 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelevo.targets.edits import FileEdit
 from kernelevo.worker import protocol
 from kernelevo.worker.protocol import Request, RequestError, RequestKinds
 
@@ -46,17 +47,11 @@ class GuessInputs(PlanRequest):
 
 
 @dataclass(frozen=True)
-class PlannedFile:
-    path: str
-    old_text: str
-    new_text: str
-
-
-@dataclass(frozen=True)
 class Plan:
-    """A `PlanApply`'s answer: each file's text before and after the Apply, and the diff shown."""
+    """A `PlanApply`'s answer: each file's text before and after the Apply (the planner's own
+    `FileEdit` records), and the diff shown."""
 
-    files: list[PlannedFile]
+    files: list[FileEdit]
     diff: str = ""
 
     @classmethod
@@ -65,13 +60,7 @@ class Plan:
         files = message.get("files")
         if not isinstance(files, list):
             raise ValueError("no file list")
-        return cls([PlannedFile(**f) for f in files], str(message.get("diff") or ""))
-
-
-def _as_dict(obj: Any) -> Any:
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
-    return obj
+        return cls([FileEdit(**f) for f in files], str(message.get("diff") or ""))
 
 
 def plan(request: PlanApply) -> dict[str, Any]:
@@ -80,9 +69,7 @@ def plan(request: PlanApply) -> dict[str, Any]:
     result = apply_candidate(
         request.user_file, request.target_id, request.candidate_path, request.meta, dry_run=True
     )
-    files = [_as_dict(f) for f in getattr(result, "files", [])]
-    planned = [PlannedFile(f["path"], f.get("old_text") or "", f["new_text"]) for f in files]
-    return dataclasses.asdict(Plan(planned, getattr(result, "diff", "")))
+    return dataclasses.asdict(Plan(result.files, result.diff))
 
 
 def guess(request: GuessInputs) -> dict[str, Any]:

@@ -49,9 +49,11 @@ def test_the_child_answers_a_guess_and_refuses_bytes_that_are_no_frame(tmp_path)
 
 
 def test_a_plan_crosses_as_its_record_and_a_malformed_one_is_refused():
-    from kernelevo_server.plan_worker import Plan, PlannedFile
+    from kernelevo_server.plan_worker import Plan
 
-    plan = Plan([PlannedFile("/w/m.py", "a\n", "b\n")], "--- a\n+++ b\n")
+    from kernelevo.targets.edits import FileEdit
+
+    plan = Plan([FileEdit("/w/m.py", "a\n", "b\n")], "--- a\n+++ b\n")
     wire = protocol.read(io.BytesIO(protocol.encode(dataclasses.asdict(plan))))
     assert Plan.from_wire(wire) == plan
     for bad in ({"diff": "x"}, {"files": [{"path": "/w/m.py"}]}, {"files": "m.py"}):
