@@ -33,7 +33,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from kernelevo.worker import protocol
 from kernelevo.worker.protocol import Request, RequestError, RequestKinds
@@ -165,7 +165,13 @@ def _peer_uid(conn: socket.socket) -> int:
     return struct.unpack("3i", creds)[2]
 
 
-def request(workspace: str | Path, device: str, req: ServiceRequest, timeout: float) -> Any:
+@overload
+def request(workspace: str | Path, device: str, req: Ping, timeout: float) -> Pong: ...
+@overload
+def request(workspace: str | Path, device: str, req: Verify, timeout: float) -> Judged: ...
+@overload
+def request(workspace: str | Path, device: str, req: Stop, timeout: float) -> Stopped: ...
+def request(workspace: str | Path, device: str, req: ServiceRequest, timeout: float) -> Reply:
     """One request to the running service, answered with its reply record (`Pong` for `Ping`,
     `Judged` for `Verify`, `Stopped` for `Stop`); ServiceError where none answers."""
     path = address(workspace, device)
