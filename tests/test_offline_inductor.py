@@ -351,6 +351,45 @@ def test_rewrite_replaces_inductor_runtime_idioms() -> None:
         )
 
 
+def _layout_check(source: str, numel: int, folder: Path) -> str:
+    """What the candidate's input check says of a tensor of `numel` elements (no memory: meta)."""
+    import importlib.util
+
+    import torch
+
+    path = folder / f"candidate_{len(list(folder.iterdir()))}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    namespace = vars(module)
+    call = next(line.strip() for line in source.splitlines() if line.strip().startswith("_layout("))
+    bind = {"arg1_1": torch.empty(numel, device="meta"), "s0": numel}
+    try:
+        eval(call, namespace, bind)
+    except ValueError as exc:
+        return str(exc)
+    return "ok"
+
+
+def test_only_symbolic_sizes_are_held_to_32_bit_indexing(tmp_path: Path) -> None:
+    """Inductor picks 64-bit indexing for a size it knows to exceed 2**31 elements (KernelBench's
+    L1_45 and L1_87 have such inputs); only a symbolic size was chosen 32-bit on a guard."""
+    big = 2**32
+    symbolic = rewrite(_handmade("cpu"))
+    assert "overflow the kernels' 32-bit indexing" in _layout_check(symbolic, big, tmp_path)
+    assert _layout_check(symbolic, 1024, tmp_path) == "ok"
+    literal = rewrite(
+        _handmade(
+            "cpu", HANDMADE_WRAPPER.replace("(arg1_1, (s0, ), (1, )", f"(arg1_1, ({big}, ), (1, )")
+        )
+    )
+    assert "symbolic=True" not in literal
+    assert _layout_check(literal, big, tmp_path) == "ok"
+    assert "shape (1024,), kernels need (4294967296,)" in _layout_check(literal, 1024, tmp_path)
+
+
 HELPER_CHECK = textwrap.dedent("""
     import importlib.util, json, sys
     import torch

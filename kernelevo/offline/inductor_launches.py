@@ -113,6 +113,8 @@ class CallRewriter(ast.NodeTransformer):
                 return None
             if name == "assert_size_stride":
                 node.value.func = ast.Name("_layout", ast.Load())
+                if not _literal_sizes(node.value):
+                    node.value.keywords.append(ast.keyword("symbolic", ast.Constant(True)))
                 return node
             if name.endswith(".run") and name[:-4] in self.kernels:
                 node.value.args = [self.visit(a) for a in node.value.args]
@@ -227,6 +229,14 @@ class CallRewriter(ast.NodeTransformer):
         grid_fn = ast.parse(f"lambda meta: {grid}", mode="eval").body
         target = ast.Subscript(ast.Name(final, ast.Load()), grid_fn, ast.Load())
         return ast.Call(target, args, keywords)
+
+
+def _literal_sizes(call: ast.Call) -> bool:
+    """Whether assert_size_stride's sizes are all numbers: then Inductor knew every size and
+    chose 32- or 64-bit indexing for it, and no guard on the element count is needed."""
+    if len(call.args) < 2 or not isinstance(call.args[1], ast.Tuple):
+        return False
+    return all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in call.args[1].elts)
 
 
 def check_calls(fn: ast.FunctionDef, kernel_names: set[str], library: set[str]) -> None:

@@ -38,13 +38,14 @@ import triton.language as tl
 
 RUNTIME = '''
 
-def _layout(t, size, stride, name=""):
-    """The kernels index with the sizes and strides they were generated for."""
+def _layout(t, size, stride, name="", symbolic=False):
+    """The kernels index with the sizes and strides they were generated for. Where a size was
+    symbolic, Inductor chose 32-bit indexing from the size it saw and guarded the choice."""
     if t.dim() != len(size) or any(a != b for a, b in zip(t.shape, size)):
         raise ValueError(f"input {name}: shape {tuple(t.shape)}, kernels need {tuple(size)}")
     if any(n > 1 and a != b for a, b, n in zip(t.stride(), stride, size)):
         raise ValueError(f"input {name}: strides {t.stride()}, kernels need {tuple(stride)} (make it contiguous)")
-    if t.numel() >= 2**31:
+    if symbolic and t.numel() >= 2**31:
         raise ValueError(f"input {name}: {t.numel()} elements overflow the kernels' 32-bit indexing")
 
 
