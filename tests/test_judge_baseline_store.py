@@ -59,9 +59,9 @@ def test_the_judge_takes_stored_baselines_without_timing(monkeypatch, tmp_path):
 
     j.ref = SimpleNamespace(model=object())  # a loaded reference; stored baselines need no more
     reply = j.op_baselines(rq.Baselines(key="k", stored=dict(BASE, eager={"median_ms": 2.5})))
-    assert reply["stored"] and reply["cached"] and reply["eager"]["median_ms"] == 2.5
+    assert reply.stored and reply.cached and reply.eager["median_ms"] == 2.5
     again = j.op_baselines(rq.Baselines(key="k"))
-    assert again["eager"]["median_ms"] == 2.5
+    assert again.eager["median_ms"] == 2.5 and again.cached and not again.stored
 
 
 def test_a_passed_task_probe_is_kept_beside_the_baselines_and_only_when_sandboxed(
@@ -102,7 +102,7 @@ def test_a_new_process_does_not_probe_a_task_that_passed_before(tmp_path, monkey
     class Judge:  # answers like the judge process, counting what it is asked
         def request(self, message, timeout):
             asked.append(message["op"])
-            return {"nonce": message["nonce"], "probed": True}
+            return {"nonce": message["nonce"], "probed": True, "need_gib": 0.01, "device_gib": 24.0}
 
     ev = SimpleNamespace(judge=Judge(), runner=SimpleNamespace(isolation="sandbox"))
     task = read_task(Path(__file__).resolve().parents[1] / "examples" / "softmax.py")

@@ -11,12 +11,15 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.pool import Worker, WorkerError
+from kernelevo.worker.protocol import ProtocolError, Reply
+
+R = TypeVar("R", bound=Reply)
 
 CANDIDATE_FAILURES = ("incorrect", "compile_error", "runtime_error", "rejected", "unverified")
 
@@ -51,7 +54,8 @@ class JudgeClient:
         self.worker, self.timeout = worker, timeout
         self.spent: dict[str, float] = {}
 
-    def ask(self, request: JudgeRequest, timeout: float | None = None) -> dict[str, Any]:
+    def ask(self, request: JudgeRequest[R], timeout: float | None = None) -> R:
+        """The judge's answer to `request`, as the reply record the request names."""
         op, nonce = request.op, secrets.token_hex(16)
         t0 = time.perf_counter()
         try:
@@ -73,7 +77,13 @@ class JudgeClient:
             raise TaskError(reply["task_error"])
         if "error" in reply or "channel_error" in reply:
             raise JudgeFailed(f"judge {op}: {reply.get('error') or reply.get('channel_error')}")
-        return reply
+        kind = type(request).reply
+        if kind is None:
+            raise JudgeFailed(f"judge {op}: the request names no reply record")
+        try:
+            return cast(R, kind.parse(reply))
+        except ProtocolError as exc:
+            raise JudgeFailed(f"judge {op}: a malformed reply ({exc})") from None
 
 
 class CandidateClient:

@@ -8,9 +8,10 @@ both sides before the next (the memory plan).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kernelevo.judge import requests as rq
+from kernelevo.judge.replies import Begun
 from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
@@ -30,17 +31,17 @@ def one_set(
     order), compared, optionally refilled and compared again, then dropped on both sides."""
     t0 = time.perf_counter()
     inp = session.judge.ask(rq.Inputs(set=name, seed=seed, extra=extra))
-    session.inputs.append(inp["summary"])
+    session.inputs.append(inp.summary)
     when = f"running forward on {label}"
     if candidate_first:
         out = session.delivered(
-            session.cand.ask(cr.Run(set=name, args=inp["args"], label=label), when), label
+            session.cand.ask(cr.Run(set=name, args=inp.args, label=label), when), label
         )
         session.judge.ask(rq.Reference(set=name))
     else:
         session.judge.ask(rq.Reference(set=name))
         out = session.delivered(
-            session.cand.ask(cr.Run(set=name, args=inp["args"], label=label), when), label
+            session.cand.ask(cr.Run(set=name, args=inp.args, label=label), when), label
         )
     session._facts(out, label)
     verdict = session.judge.ask(
@@ -53,7 +54,7 @@ def one_set(
         session.judge.ask(rq.Refill(set=name, seed=rerun))
         out = session.delivered(
             session.cand.ask(
-                cr.Run(set=name, args=inp["args"], label=again), f"running forward on {again}"
+                cr.Run(set=name, args=inp.args, label=again), f"running forward on {again}"
             ),
             again,
         )
@@ -76,7 +77,7 @@ def one_set(
     session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
 
 
-def check_input_sets(session: Session, seeds: list[int], begin: dict[str, Any]) -> None:
+def check_input_sets(session: Session, seeds: list[int], begin: Begun) -> None:
     """Every input set in turn (the first also refilled with new values), then the extra shapes."""
     for i, seed in enumerate(seeds):
         one_set(
@@ -87,5 +88,5 @@ def check_input_sets(session: Session, seeds: list[int], begin: dict[str, Any]) 
             candidate_first=i % 2 == 0,
             rerun=seed + 1 if i == 0 else None,
         )
-    for j in range(int(begin.get("n_extra") or 0)):
+    for j in range(begin.n_extra):
         one_set(session, f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kernelevo.judge.replies import KernelDecided, LibraryDecided
 from kernelevo.judge.requests import KernelPolicy, LibraryPolicy
 
 
@@ -26,7 +27,7 @@ class PrecisionFacts:
     reference_tf32: bool  # the reference's convolution ran in TF32
 
 
-def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts) -> dict[str, Any]:
+def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts) -> LibraryDecided:
     """The library-op check, the contribution check and the precision verdict for one candidate."""
     from types import SimpleNamespace
 
@@ -66,27 +67,21 @@ def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts)
         if kept
         else ""
     )
-    return {
-        "checks": [c.__dict__ for c in checks],
-        "precision": precision.__dict__ if precision else None,
-        "library_ops": sorted(n for n in cand_ops if not is_neutral(n)),
-        "kept": kept,
-        "split": split,
-        "needs_profile": needs_profile(req.backend, ref_ops),
-    }
+    return LibraryDecided(
+        checks=checks,
+        precision=precision,
+        library_ops=sorted(n for n in cand_ops if not is_neutral(n)),
+        kept=list(kept),
+        split=split,
+        needs_profile=bool(needs_profile(req.backend, ref_ops)),
+    )
 
 
-def kernel_policy(req: KernelPolicy, ref_ops: set[str]) -> dict[str, Any]:
+def kernel_policy(req: KernelPolicy, ref_ops: set[str]) -> KernelDecided:
     """The check on the names of the kernels the candidate launched."""
     from kernelevo.verify.opwatch import kernel_check, own_kernel_names
 
     own = set(req.launched or []) | own_kernel_names(req.source or "")
-    return {
-        "check": kernel_check(
-            list(req.names or []),
-            ref_ops,
-            list(req.allowed or []),
-            own,
-            bool(req.strict),
-        ).__dict__
-    }
+    return KernelDecided(
+        kernel_check(list(req.names or []), ref_ops, list(req.allowed or []), own, bool(req.strict))
+    )

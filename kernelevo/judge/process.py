@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelevo import cuda_ipc
+from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.candidate_exchange import (
     add_output_buffers,
@@ -41,6 +42,7 @@ from kernelevo.measure.timers import device_l2_bytes, rotation_set_count
 from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, release_kept
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
+from kernelevo.worker.protocol import Reply
 
 MAX_TIMING_SETS = 8
 
@@ -68,13 +70,14 @@ class Judge:
         self.outbufs: list[torch.Tensor] = []
 
     def handle(self, message: dict[str, Any]) -> dict[str, Any]:
-        """One frame from the engine: parsed into its request record, then answered."""
+        """One frame from the engine: parsed into its request record, answered with its reply record."""
         try:
             req = rq.parse(message)
         except rq.RequestError as exc:
             return {"error": str(exc)}
         try:
-            return getattr(self, "op_" + req.op)(req)  # type: ignore[no-any-return]
+            reply: Reply = getattr(self, "op_" + req.op)(req)
+            return reply.wire()
         except TaskProblem as exc:
             return {"task_error": str(exc)}
         except ChannelError as exc:
@@ -89,17 +92,17 @@ class Judge:
         return self.refs[key]
 
     # -- the task on its own, before any candidate (task faults) --------------------------
-    def op_probe(self, req: rq.Probe) -> dict[str, Any]:
+    def op_probe(self, req: rq.Probe) -> rp.Probed:
         from kernelevo.judge.task_faults import probe
 
         ref = self._reference(req)
         key = f"{req.task_hash}|{req.size}|{ref.device}"
         if key not in self.probed:
             self.probed[key] = probe(ref, req.seed or 1)
-        return self.probed[key]
+        return rp.Probed(**self.probed[key])
 
     # -- one verification ----------------------------------------------------------------
-    def op_begin(self, req: rq.Begin) -> dict[str, Any]:
+    def op_begin(self, req: rq.Begin) -> rp.Begun:
         self.op_end(rq.End())
         ref = self.ref = self._reference(req)
         self.folder = req.exchange
@@ -115,15 +118,15 @@ class Judge:
         weights = self._export(model.state_dict(), "w")
         # opened first, values checked: does CUDA IPC cross into the candidate's sandbox?
         self.ipc_probe = torch.arange(1024, dtype=torch.float32, device=ref.device)
-        return {
-            "init": export_values(list(ref.init), self.folder, "init", self.via),
-            "weights": weights,
-            "initial": initial,
-            "built_on": ref.built_on,
-            "probe": export_tensor(self.ipc_probe, self.folder, "probe", self.via),
+        return rp.Begun(
+            init=export_values(list(ref.init), self.folder, "init", self.via),
+            weights=weights,
+            initial=initial,
+            built_on=ref.built_on,
+            probe=export_tensor(self.ipc_probe, self.folder, "probe", self.via),
+            n_extra=ref.n_extra(),
             **ref.memory_plan(need),
-            "n_extra": ref.n_extra(),
-        }
+        )
 
     def _export(self, state: dict[str, torch.Tensor], prefix: str) -> dict[str, Any]:
         return {
@@ -131,17 +134,17 @@ class Judge:
             for i, (k, v) in enumerate(state.items())
         }
 
-    def op_same_seed(self, req: rq.SameSeed) -> dict[str, Any]:
+    def op_same_seed(self, req: rq.SameSeed) -> rp.SameSeedKept:
         """The reference keeps the weights the seed gave it (no weights could be matched)."""
         assert self.ref is not None and self.ref.model is not None
         self.ref.model.load_state_dict(self.initial)
-        return {"same_seed": True}
+        return rp.SameSeedKept()
 
-    def op_seed_varies(self, req: rq.SeedVaries) -> dict[str, Any]:
+    def op_seed_varies(self, req: rq.SeedVaries) -> rp.SeedVaried:
         from kernelevo.verify.weights import seed_varies_weights
 
         assert self.ref is not None
-        return {"varies": bool(seed_varies_weights(self.ref.module, req.seed))}
+        return rp.SeedVaried(bool(seed_varies_weights(self.ref.module, req.seed)))
 
     def _compare(self, ref: Any, out: Any) -> tuple[bool, str, dict[str, Any]]:
         """At the strictest precision level the outputs have met so far; a tolerance failure that a
@@ -170,7 +173,7 @@ class Judge:
         assert self.ref is not None
         return share_inputs(values, self.folder, prefix, self.via, self.ref.device)
 
-    def op_inputs(self, req: rq.Inputs) -> dict[str, Any]:
+    def op_inputs(self, req: rq.Inputs) -> rp.InputsDrawn:
         assert self.ref is not None
         name = req.set
         values = self.ref.inputs(req.seed, req.extra)
@@ -181,18 +184,18 @@ class Judge:
             "print": fingerprint(shared),
             "out": None,
         }
-        return {"args": descs, "summary": describe_args(values)}
+        return rp.InputsDrawn(args=descs, summary=describe_args(values))
 
-    def op_reference(self, req: rq.Reference) -> dict[str, Any]:
+    def op_reference(self, req: rq.Reference) -> rp.ReferenceRan:
         assert self.ref is not None
         s, rec, t0 = self.sets[req.set], OpRecorder(), time.perf_counter()
         with rec:
             s["out"] = self.ref.forward(s["args"])
         self.ref_ops |= rec.compute_ops()
         self.ref_tf32_conv = self.ref_tf32_conv or rec.tf32_convolution
-        return {"ran": True, "seconds": round(time.perf_counter() - t0, 4)}
+        return rp.ReferenceRan(ran=True, seconds=round(time.perf_counter() - t0, 4))
 
-    def op_out_buffers(self, req: rq.OutBuffers) -> dict[str, Any]:
+    def op_out_buffers(self, req: rq.OutBuffers) -> rp.BuffersExported:
         """Buffers for the candidate's CUDA outputs, exported from here (the direction CUDA IPC crosses
         into a sandbox); their total size is bounded by what the task's outputs can need."""
         assert self.ref is not None
@@ -204,14 +207,12 @@ class Judge:
             self.ref.device,
         )
         if problem:
-            return {"channel_error": problem}
-        return {
-            "buffers": [
-                export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)
-            ]
-        }
+            raise ChannelError(problem)
+        return rp.BuffersExported(
+            [export_tensor(b, self.folder, f"ob-{i}") for i, b in enumerate(self.outbufs)]
+        )
 
-    def op_compare(self, req: rq.Compare) -> dict[str, Any]:
+    def op_compare(self, req: rq.Compare) -> rp.Compared:
         assert self.ref is not None
         s = self.sets[req.set]
         label = req.label or "input set"
@@ -224,7 +225,7 @@ class Judge:
         aliased = req.aliased or []
         checks += input_checks(label, changed, aliased)
         if changed or aliased:
-            return {"checks": [c.__dict__ for c in checks]}
+            return rp.Compared(checks)
         outs, problem = received_outputs(
             list(req.outputs or []),
             self.outbufs,
@@ -251,9 +252,9 @@ class Judge:
         )
         if self.ref.device.type == "cuda":
             torch.cuda.ipc_collect()
-        return {"checks": [c.__dict__ for c in checks]}
+        return rp.Compared(checks)
 
-    def op_refill(self, req: rq.Refill) -> dict[str, Any]:
+    def op_refill(self, req: rq.Refill) -> rp.Refilled:
         """New values written into the same buffers (a kernel caching results by pointer fails)."""
         assert self.ref is not None
         s = self.sets[req.set]
@@ -266,17 +267,17 @@ class Judge:
         if self.ref.device.type == "cuda":
             torch.cuda.synchronize(self.ref.device)  # written before the candidate reads them
         s["print"], s["out"] = fingerprint(s["shared"]), None
-        return {"refilled": True}
+        return rp.Refilled()
 
-    def op_drop(self, req: rq.Drop) -> dict[str, Any]:
+    def op_drop(self, req: rq.Drop) -> rp.Dropped:
         s = self.sets.pop(req.set, None)
         large = s is not None and nbytes(s["args"]) > (256 << 20)
         del s
         if self.ref is not None:
             release_memory(self.ref.device, large)
-        return {"dropped": True}
+        return rp.Dropped()
 
-    def op_end(self, req: rq.End) -> dict[str, Any]:
+    def op_end(self, req: rq.End) -> rp.Ended:
         ops = sorted(self.ref_ops)
         self.sets.clear()
         release_kept()
@@ -286,9 +287,9 @@ class Judge:
         if self.ref is not None:
             self.ref.model = None
         settle_heap(self.ref.device if self.ref is not None else None)
-        return {"reference_ops": ops}
+        return rp.Ended(ops)
 
-    def op_library_policy(self, req: rq.LibraryPolicy) -> dict[str, Any]:
+    def op_library_policy(self, req: rq.LibraryPolicy) -> rp.LibraryDecided:
         """The library-op rule, whether the custom kernels produced the outputs, and precision, from the
         candidate process's counts and this process's comparisons."""
         assert self.ref is not None
@@ -304,11 +305,11 @@ class Judge:
             ),
         )
 
-    def op_kernel_policy(self, req: rq.KernelPolicy) -> dict[str, Any]:
+    def op_kernel_policy(self, req: rq.KernelPolicy) -> rp.KernelDecided:
         return kernel_policy(req, self.ref_ops)
 
     # -- timing ----------------------------------------------------------------------------
-    def op_timing_sets(self, req: rq.TimingSets) -> dict[str, Any]:
+    def op_timing_sets(self, req: rq.TimingSets) -> rp.TimingSetsDrawn:
         """Input sets for timing: as many as rotate the inputs out of L2 (up to 8), within a quarter
         of the memory left beside what the candidate needs."""
         assert self.ref is not None
@@ -328,9 +329,9 @@ class Judge:
             self.timing_shared.append(shared)
             descs.append(d)
         self.timed_print = fingerprint(self.timing_shared[0])
-        return {"sets": descs}
+        return rp.TimingSetsDrawn(descs)
 
-    def op_baselines(self, req: rq.Baselines) -> dict[str, Any]:
+    def op_baselines(self, req: rq.Baselines) -> rp.BaselinesTimed:
         from kernelevo.judge.baselines import time_baselines
 
         assert self.ref is not None and self.ref.model is not None
@@ -341,13 +342,12 @@ class Judge:
             self.baselines[key] = dict(stored)
         elif not cached:
             self.baselines[key] = time_baselines(self.ref, self.timing_sets, req)
-        return {
-            **self.baselines[key],
-            "cached": cached or stored is not None,
-            "stored": bool(stored),
-        }
+        timed = {k: v for k, v in self.baselines[key].items() if k not in ("cached", "stored")}
+        return rp.BaselinesTimed.parse(
+            {**timed, "cached": cached or stored is not None, "stored": bool(stored)}
+        )
 
-    def op_bound(self, req: rq.Bound) -> dict[str, Any]:
+    def op_bound(self, req: rq.Bound) -> rp.Bounded:
         from kernelevo.judge.baselines import bound
 
         assert self.ref is not None
@@ -359,14 +359,16 @@ class Judge:
             float(base["eager"]["median_ms"]),
             self.ref.device,
         )
-        return {"plausible": ok, "note": why, "roofline": detail}
+        return rp.Bounded(plausible=ok, note=why, roofline=detail)
 
-    def op_host_probe(self, req: rq.HostProbe) -> dict[str, Any]:
+    def op_host_probe(self, req: rq.HostProbe) -> rp.HostProbed:
         from kernelevo.judge.host_probe import launch_wall
 
-        return launch_wall(self.ref.device if self.ref is not None else torch.device("cpu"))
+        return rp.HostProbed(
+            **launch_wall(self.ref.device if self.ref is not None else torch.device("cpu"))
+        )
 
-    def op_check_timed_output(self, req: rq.CheckTimedOutput) -> dict[str, Any]:
+    def op_check_timed_output(self, req: rq.CheckTimedOutput) -> rp.Compared:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None
         self.sets["timed"] = {

@@ -4,15 +4,17 @@ sides.
 The engine builds a record and sends `record.wire()` (a msgpack map of its fields and its `op`,
 over the one framing of worker/protocol.py); the judge parses the map back into the same record
 before it acts, so an unknown op, an unknown field or a missing one is an error reply rather than
-a guess. No torch here: the engine imports this module.
+a guess. Each request names its answer, a record of judge/replies.py, as its type parameter. No
+torch here: the engine imports this module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from kernelevo.worker.protocol import Request, RequestError, RequestKinds
+from kernelevo.judge import replies as rp
+from kernelevo.worker.protocol import Reply, Request, RequestError, RequestKinds
 
 __all__ = [
     "Baselines",
@@ -39,17 +41,20 @@ __all__ = [
 ]
 
 
+R = TypeVar("R", bound=Reply)
+
+
 @dataclass(frozen=True)
-class JudgeRequest(Request):
-    pass
+class JudgeRequest(Request, Generic[R]):
+    """A request to the judge; R is the record it is answered with."""
 
 
-JUDGE: RequestKinds[JudgeRequest] = RequestKinds()
+JUDGE: RequestKinds[JudgeRequest[Any]] = RequestKinds()
 REQUESTS, parse = JUDGE.by_op, JUDGE.parse
 
 
 @dataclass(frozen=True)
-class TaskRequest(JudgeRequest):
+class TaskRequest(JudgeRequest[R]):
     """A request that names the task's reference (the judge keeps one, keyed by these)."""
 
     task_path: str
@@ -61,7 +66,7 @@ class TaskRequest(JudgeRequest):
 # -- the task on its own, before any candidate -----------------------------------------------
 @JUDGE.kind("probe")
 @dataclass(frozen=True)
-class Probe(TaskRequest):
+class Probe(TaskRequest[rp.Probed]):
     """Task faults and the memory estimate, from the reference alone."""
 
     seed: int = 1
@@ -70,7 +75,7 @@ class Probe(TaskRequest):
 # -- one verification ------------------------------------------------------------------------
 @JUDGE.kind("begin")
 @dataclass(frozen=True)
-class Begin(TaskRequest):
+class Begin(TaskRequest[rp.Begun]):
     """Build Model from `seed` (on `build_on`, else where it fits) and share its weights."""
 
     seed: int
@@ -81,19 +86,19 @@ class Begin(TaskRequest):
 
 @JUDGE.kind("same_seed")
 @dataclass(frozen=True)
-class SameSeed(JudgeRequest):
+class SameSeed(JudgeRequest[rp.SameSeedKept]):
     """The reference keeps the weights its seed gave it (no weights could be matched)."""
 
 
 @JUDGE.kind("seed_varies")
 @dataclass(frozen=True)
-class SeedVaries(JudgeRequest):
+class SeedVaries(JudgeRequest[rp.SeedVaried]):
     seed: int
 
 
 @JUDGE.kind("inputs")
 @dataclass(frozen=True)
-class Inputs(JudgeRequest):
+class Inputs(JudgeRequest[rp.InputsDrawn]):
     set: str
     seed: int
     extra: int | None = None
@@ -101,13 +106,13 @@ class Inputs(JudgeRequest):
 
 @JUDGE.kind("reference")
 @dataclass(frozen=True)
-class Reference(JudgeRequest):
+class Reference(JudgeRequest[rp.ReferenceRan]):
     set: str
 
 
 @JUDGE.kind("out_buffers")
 @dataclass(frozen=True)
-class OutBuffers(JudgeRequest):
+class OutBuffers(JudgeRequest[rp.BuffersExported]):
     """Buffers for the candidate's CUDA outputs, as the candidate's specs ask."""
 
     specs: list[Any] = field(default_factory=list)
@@ -115,7 +120,7 @@ class OutBuffers(JudgeRequest):
 
 @JUDGE.kind("compare")
 @dataclass(frozen=True)
-class Compare(JudgeRequest):
+class Compare(JudgeRequest[rp.Compared]):
     """The candidate's outputs on a set (descriptors, as data) against the reference's."""
 
     set: str
@@ -128,26 +133,26 @@ class Compare(JudgeRequest):
 
 @JUDGE.kind("refill")
 @dataclass(frozen=True)
-class Refill(JudgeRequest):
+class Refill(JudgeRequest[rp.Refilled]):
     set: str
     seed: int
 
 
 @JUDGE.kind("drop")
 @dataclass(frozen=True)
-class Drop(JudgeRequest):
+class Drop(JudgeRequest[rp.Dropped]):
     set: str
 
 
 @JUDGE.kind("end")
 @dataclass(frozen=True)
-class End(JudgeRequest):
+class End(JudgeRequest[rp.Ended]):
     """The verification is over: sets and shared memory released."""
 
 
 @JUDGE.kind("library_policy")
 @dataclass(frozen=True)
-class LibraryPolicy(JudgeRequest):
+class LibraryPolicy(JudgeRequest[rp.LibraryDecided]):
     """What the candidate process counted, for the library-op, contribution and precision rules."""
 
     cand_ops: dict[str, int] = field(default_factory=dict)
@@ -163,7 +168,7 @@ class LibraryPolicy(JudgeRequest):
 
 @JUDGE.kind("kernel_policy")
 @dataclass(frozen=True)
-class KernelPolicy(JudgeRequest):
+class KernelPolicy(JudgeRequest[rp.KernelDecided]):
     """The names of the kernels the candidate launched, against the reference's library ops."""
 
     names: list[str] = field(default_factory=list)
@@ -176,14 +181,14 @@ class KernelPolicy(JudgeRequest):
 # -- timing ----------------------------------------------------------------------------------
 @JUDGE.kind("timing_sets")
 @dataclass(frozen=True)
-class TimingSets(JudgeRequest):
+class TimingSets(JudgeRequest[rp.TimingSetsDrawn]):
     seed: int = 0
     reserve_bytes: float = 0.0
 
 
 @JUDGE.kind("baselines")
 @dataclass(frozen=True)
-class Baselines(JudgeRequest):
+class Baselines(JudgeRequest[rp.BaselinesTimed]):
     """Eager and torch.compile timed here (or `stored`, as a judge measured them before)."""
 
     key: str
@@ -195,7 +200,7 @@ class Baselines(JudgeRequest):
 
 @JUDGE.kind("bound")
 @dataclass(frozen=True)
-class Bound(JudgeRequest):
+class Bound(JudgeRequest[rp.Bounded]):
     """Whether `candidate_ms` is within what the measured peaks allow."""
 
     key: str
@@ -204,13 +209,13 @@ class Bound(JudgeRequest):
 
 @JUDGE.kind("host_probe")
 @dataclass(frozen=True)
-class HostProbe(JudgeRequest):
+class HostProbe(JudgeRequest[rp.HostProbed]):
     """Launch costs through this machine's channel, for the wall-time cross-check."""
 
 
 @JUDGE.kind("check_timed_output")
 @dataclass(frozen=True)
-class CheckTimedOutput(JudgeRequest):
+class CheckTimedOutput(JudgeRequest[rp.Compared]):
     """The output of the candidate's back-to-back timed calls on timing set 0."""
 
     outputs: list[Any] | None = None

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import baseline_store
+from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
 from kernelevo.judge.exchange import exchange_folder, remove_exchange
@@ -112,8 +113,8 @@ class Session:
             "device": self.device,
         }
 
-    def fail_on(self, replies: list[dict[str, Any]]) -> None:
-        for check in (Check(**c) for r in replies for c in r["checks"]):
+    def fail_on(self, replies: list[rp.Compared]) -> None:
+        for check in (c for r in replies for c in r.checks):
             self.checks.append(check)
             if not check.passed:
                 raise CandidateFailed("incorrect", check.message)
@@ -134,7 +135,7 @@ class Session:
             o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o
         ]
         if pending:
-            buffers = self.judge.ask(rq.OutBuffers(specs=pending))["buffers"]
+            buffers = self.judge.ask(rq.OutBuffers(specs=pending)).buffers
             self.cand.ask(cr.CopyOut(buffers=buffers), f"handing over the outputs of {when}")
         return out
 
@@ -154,7 +155,10 @@ class Session:
         try:
             reply = self.judge.ask(rq.Probe(**self.common(), seed=self.base))
             if key is not None:
-                plan = {k: reply.get(k) for k in ("need_gib", "device_gib")}  # for the GPU gate
+                plan = {
+                    "need_gib": reply.need_gib,
+                    "device_gib": reply.device_gib,
+                }  # the GPU gate's
                 baseline_store.save(key, {"probed": True, **plan}, "probe")
         except JudgeFailed as exc:
             self.judge.worker.kill()
@@ -164,9 +168,7 @@ class Session:
                 "get_init_inputs()); fix the task"
             ) from exc
 
-    def begin(
-        self, seed: int, same_seed_only: bool = False
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    def begin(self, seed: int, same_seed_only: bool = False) -> tuple[rp.Begun, dict[str, Any]]:
         """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
         randomised weights matched by meaning (verify/weights.py); where none match, or with
@@ -184,27 +186,27 @@ class Session:
                     build_on=build_on,
                 )
             )
-            self.need_gib = begin.get("need_gib")
+            self.need_gib = begin.need_gib
             if self.hold is not None:  # a small task's check phase may now overlap others
-                self.hold.learned(self.need_gib, begin.get("device_gib"))
+                self.hold.learned(self.need_gib, begin.device_gib)
             loaded = self.cand.ask(
                 cr.Load(
                     candidate_path=str(self.cand_path.resolve()),
                     exchange=self.folder,
                     device=self.device,
-                    init=begin["init"],
-                    weights=begin["weights"],
-                    initial=begin["initial"],
-                    probe=begin.get("probe"),
+                    init=begin.init,
+                    weights=begin.weights,
+                    initial=begin.initial,
+                    probe=begin.probe,
                     cache=self.cache,
                     seed=seed,
                     via=self.via,
                     same_seed_only=same_seed_only,
-                    build_on=begin.get("built_on"),
+                    build_on=begin.built_on,
                 ),
                 "importing and constructing the candidate",
             )
-            if loaded.get("built_on", begin.get("built_on")) != begin.get("built_on"):
+            if loaded.get("built_on", begin.built_on) != begin.built_on:
                 build_on = "cpu"
                 self.cand.close()
                 self.cand.open()
@@ -224,7 +226,7 @@ class Session:
         self.transformed = bool(loaded.get("transformed"))
         self.checks.append(Check("weights", True, str(loaded.get("weights_rule") or "")))
         self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
-        self.phases["weights_built_on"] = begin.get("built_on")
+        self.phases["weights_built_on"] = begin.built_on
         return begin, loaded
 
     def install_cache(self) -> None:
@@ -273,7 +275,7 @@ class Session:
                 # the reference's weights (a fixed init, e.g. ones, would let ignored weights pass).
                 if exc.status != "incorrect" or not self.transformed:
                     raise
-                if not self.judge.ask(rq.SeedVaries(seed=seeds[0]))["varies"]:
+                if not self.judge.ask(rq.SeedVaries(seed=seeds[0])).varies:
                     raise
                 self.checks, self.inputs, self.untraced = [], [], []
                 self.launches = self.custom_calls = 0

@@ -38,32 +38,29 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
             kernels=len(report.get("kernels") or {}),
         )
     )
-    session.library_ops, session.kept = decided["library_ops"], decided.get("kept", [])
-    session.precision = Check(**decided["precision"]) if decided.get("precision") else None
-    for c in decided["checks"]:
-        check = Check(**c)
+    session.library_ops, session.kept = decided.library_ops, decided.kept
+    session.precision = decided.precision
+    for check in decided.checks:
         session.checks.append(check)
         if not check.passed:
             raise CandidateFailed("rejected", check.message)
-    session.needs_profile = bool(decided["needs_profile"])
+    session.needs_profile = decided.needs_profile
     if session.device == "cuda" and session.needs_profile:
         inp = session.judge.ask(rq.Inputs(set="profile", seed=session.base + 1))
-        names = session.cand.ask(
-            cr.Profile(set="profile", args=inp["args"]), "profiling the kernels"
-        )["kernels"]
+        names = session.cand.ask(cr.Profile(set="profile", args=inp.args), "profiling the kernels")[
+            "kernels"
+        ]
         session.cand.ask(cr.Drop(set="profile"), "dropping an input set")
         session.judge.ask(rq.Drop(set="profile"))
-        kc = Check(
-            **session.judge.ask(
-                rq.KernelPolicy(
-                    names=[str(n) for n in names][:10000],
-                    allowed=allowed,
-                    launched=[str(k) for k in (report.get("kernels") or {})][:1000],
-                    source=session.cand_path.read_text(),
-                    strict=strict,
-                )
-            )["check"]
-        )
+        kc = session.judge.ask(
+            rq.KernelPolicy(
+                names=[str(n) for n in names][:10000],
+                allowed=allowed,
+                launched=[str(k) for k in (report.get("kernels") or {})][:1000],
+                source=session.cand_path.read_text(),
+                strict=strict,
+            )
+        ).check
         session.checks.append(kc)
         if not kc.passed:
             raise CandidateFailed("rejected", kc.message)
@@ -88,4 +85,4 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
         session.checks.append(session.precision)
         if not session.precision.passed:
             raise CandidateFailed("incorrect", session.precision.message)
-    session.split = decided.get("split") or ""
+    session.split = decided.split

@@ -51,7 +51,7 @@ def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
 
 def _calibration(session: Any) -> wall_cross_check.Calibration:
     p = session.judge.ask(rq.HostProbe(), timeout=120)
-    return wall_cross_check.Calibration(float(p["ms_per_launch"]), float(p["idle_ms_per_launch"]))
+    return wall_cross_check.Calibration(float(p.ms_per_launch), float(p.idle_ms_per_launch))
 
 
 def baseline_key(session: Any) -> str:
@@ -67,7 +67,7 @@ def baseline_key(session: Any) -> str:
 def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     key = baseline_key(session)
     t0 = time.perf_counter()
-    sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600)["sets"]
+    sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
     own = session.cand.ask(
         cr.Time(sets=sets, max_time_s=session.max_time_s), "timing", timeout=600
     )["timing"]
@@ -84,8 +84,8 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         ),
         timeout=900,
     )
-    if keep and stored is None and not base.get("cached"):
-        baseline_store.save(key, base)
+    if keep and stored is None and not base.cached:
+        baseline_store.save(key, base.wire())
     t_base = time.perf_counter()
     claimed = float(own["median_ms"])
     cross = wall_cross_check.cross_check(
@@ -96,13 +96,13 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         session.checks.append(Check("timing_cross_check", False, why, cross.detail()))
         raise CandidateFailed("rejected", why)
     session.checks.append(Check("timing_cross_check", True, cross.summary(), cross.detail()))
-    eager, comp = base["eager"], base.get("compile")
+    eager, comp = base.eager, base.compile
     eager_ms, compile_ms = float(eager["median_ms"]), (float(comp["median_ms"]) if comp else None)
     b = session.judge.ask(rq.Bound(key=key, candidate_ms=claimed))
-    ok = bool(b["plausible"])
-    session.checks.append(Check("roofline_plausible", ok, b["note"] or "within measured peaks"))
+    ok = b.plausible
+    session.checks.append(Check("roofline_plausible", ok, b.note or "within measured peaks"))
     if not ok:
-        raise CandidateFailed("rejected", b["note"])
+        raise CandidateFailed("rejected", b.note)
     timings = {
         "candidate_ms": claimed,
         "eager_ms": eager_ms,
@@ -110,26 +110,26 @@ def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         "speedup_eager": eager_ms / claimed,
         "speedup_compile": compile_ms / claimed if compile_ms else None,
         "detail": {"candidate": own, "eager": eager, **({"compile": comp} if comp else {})},
-        "compile_mode": base.get("compile_mode"),
-        "compile_error": base.get("compile_error"),
+        "compile_mode": base.compile_mode,
+        "compile_error": base.compile_error,
         "n_input_sets": len(sets),
         "measure_s": round(time.perf_counter() - t0, 4),
         "phases": {
-            **{f"first_{k}": v for k, v in base.get("phases", {}).items()},
+            **{f"first_{k}": v for k, v in base.phases.items()},
             "candidate_timing_s": round(t_cand - t0, 4),
             "baselines_s": round(t_base - t_cand, 4),
-            "baselines_cached": bool(base.get("cached")),
-            "baselines_stored": bool(base.get("stored")),
+            "baselines_cached": base.cached,
+            "baselines_stored": base.stored,
         },
-        "fp32_matmul": "tf32" if base.get("tf32") else "ieee",
+        "fp32_matmul": "tf32" if base.tf32 else "ieee",
         "cross_check": cross.detail(),
     }
     se, sc = timings["speedup_eager"], timings["speedup_compile"]
     session.timing_note = f"; {claimed:.4f} ms, {se:.2f}x vs eager" + (
         f", {sc:.2f}x vs torch.compile" if sc else ""
     )
-    session.device_info = base.get("device") or {}
-    return timings, b["roofline"]
+    session.device_info = base.device
+    return timings, b.roofline
 
 
 def measure_reference(
@@ -172,19 +172,19 @@ def measure_reference(
         base = j.ask(
             rq.Baselines(key=key, compile_mode=compile_mode, max_time_s=max_time_s), timeout=900
         )
-        b = j.ask(rq.Bound(key=key, candidate_ms=float(base["eager"]["median_ms"])))
+        b = j.ask(rq.Bound(key=key, candidate_ms=float(base.eager["median_ms"])))
     except JudgeFailed as exc:
         return {"error": str(exc)}
     finally:
         with contextlib.suppress(JudgeFailed):
             j.ask(rq.End(), timeout=60)
         shutil.rmtree(session.folder, ignore_errors=True)
-    comp = base.get("compile")
+    comp = base.compile
     timings = {
-        "eager_ms": base["eager"]["median_ms"],
+        "eager_ms": base.eager["median_ms"],
         "compile_ms": comp["median_ms"] if comp else None,
-        "detail": {"eager": base["eager"], **({"compile": comp} if comp else {})},
-        "compile_error": base.get("compile_error"),
+        "detail": {"eager": base.eager, **({"compile": comp} if comp else {})},
+        "compile_error": base.compile_error,
         "compile_mode": compile_mode,
     }
-    return {"timings": timings, "roofline": b["roofline"], "device": base.get("device") or {}}
+    return {"timings": timings, "roofline": b.roofline, "device": base.device}

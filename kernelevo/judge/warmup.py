@@ -79,7 +79,7 @@ def warm_up(handle: Any) -> float:
         }
         # one verdict or the service: no torch.compile
         light = os.environ.get("KERNELEVO_WORKER_WARMUP") == "light"
-        timing: tuple[rq.JudgeRequest, ...] = (
+        timing: tuple[rq.JudgeRequest[Any], ...] = (
             (
                 rq.TimingSets(seed=1),
                 rq.Baselines(key="warmup", max_time_s=0.5),
@@ -89,14 +89,15 @@ def warm_up(handle: Any) -> float:
             else ()
         )  # bound: the device peaks
         try:
-            for request in (
+            steps: tuple[rq.JudgeRequest[Any], ...] = (
                 rq.Probe(**common, seed=1),
                 rq.Begin(**common, seed=1, exchange=tmp),
                 rq.Inputs(set="w", seed=1),
                 rq.Reference(set="w"),
                 *timing,
                 rq.End(),
-            ):
+            )
+            for request in steps:
                 reply = handle(request.wire())
                 protocol.mark(f"warm_up_{request.op}")  # probe: CUDA's start on a GPU
                 if "error" in reply or "task_error" in reply:

@@ -1,5 +1,6 @@
 """Messages between the engine and a worker: length-prefixed msgpack frames over pipes. A request
-is a typed record (`Request`) that the receiver parses back through its `RequestKinds`.
+is a typed record (`Request`) that the receiver parses back through its `RequestKinds`; where the
+request names its answer (`Request.reply`), the reply is a typed record too (`Reply`).
 
 The worker keeps its own stdout for the protocol and points fd 1 at stderr, so a
 candidate's prints cannot corrupt the channel.
@@ -10,9 +11,11 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, fields
-from typing import IO, Any, ClassVar, Generic, TypeVar, cast
+import types
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, is_dataclass
+from typing import IO, Any, ClassVar, Generic, Self, TypeVar, Union, cast, get_args, get_origin
+from typing import get_type_hints as type_hints
 
 import msgpack
 
@@ -29,11 +32,76 @@ class RequestError(ValueError):
 
 
 @dataclass(frozen=True)
+class Reply:
+    """One kind of answer as a typed record, the counterpart of `Request`: the receiver answers with
+    `wire()`, the sender parses the map back (`parse`) into the record its request names, so a
+    missing or unknown field stops at the seam instead of as a KeyError modules later. A record
+    inside a reply (a verdict's `Check`) crosses as a map and comes back as the record."""
+
+    def wire(self) -> dict[str, Any]:
+        """The map sent over the channel: every field, records inside it as maps."""
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def parse(cls, message: Mapping[str, Any]) -> Self:
+        """The record from a received map (raises ProtocolError for a field too many or missing)."""
+        names = {f.name for f in fields(cls)}
+        unknown = sorted(set(message) - names - {"nonce"})
+        if unknown:
+            raise ProtocolError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
+        hints = _field_types(cls)
+        try:
+            return cls(**{k: _record(hints[k], v) for k, v in message.items() if k in names})
+        except TypeError as exc:
+            raise ProtocolError(f"{cls.__name__}: {exc}") from None
+
+
+def _plain(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list) and value and is_dataclass(value[0]):
+        return [_plain(v) for v in value]
+    return value
+
+
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
+
+
+def _field_types(cls: type) -> dict[str, Any]:
+    if cls not in _FIELD_TYPES:
+        _FIELD_TYPES[cls] = type_hints(cls)
+    return _FIELD_TYPES[cls]
+
+
+def _record(hint: Any, value: Any) -> Any:
+    """`value` as the field's type says where that is a record (or a list of, or an optional one)."""
+    if isinstance(value, dict):
+        options = get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
+        for option in options:
+            if isinstance(option, type) and is_dataclass(option):
+                return option(**value)
+    elif isinstance(value, list) and get_origin(hint) is list:
+        (item,) = get_args(hint) or (Any,)
+        if isinstance(item, type) and is_dataclass(item):
+            return [item(**v) if isinstance(v, dict) else v for v in value]
+    return value
+
+
+@dataclass(frozen=True)
 class Request:
     """One kind of request as a typed record: built by the sender, sent as `wire()`, parsed back into
-    the same record by the receiver (`RequestKinds.parse`) before it acts."""
+    the same record by the receiver (`RequestKinds.parse`) before it acts. A request whose class is
+    parameterised by a `Reply` record (`class Probe(JudgeRequest[Probed])`) names it as `reply`."""
 
     op: ClassVar[str] = ""
+    reply: ClassVar[type[Reply] | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            for arg in get_args(base):
+                if isinstance(arg, type) and issubclass(arg, Reply):
+                    cls.reply = arg
 
     def wire(self) -> dict[str, Any]:
         """The map sent over the channel: the op and every field, shallow (no copies)."""
