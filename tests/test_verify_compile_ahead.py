@@ -167,3 +167,32 @@ def test_the_same_candidate_compiled_again_hits_its_own_cache(caches, tmp_path):
     assert first.status == second.status == "compiled" and stamps, first.reason
     assert again == stamps, "the second compile of the same content recompiled"
     assert third.cache != second.cache, "another candidate never gets this one's folder"
+
+
+EXITS_ON_IMPORT = "import os\nos._exit(7)\n"
+
+
+def test_a_compile_child_that_ends_unanswered_leaves_the_compile_to_the_gpu_worker(
+    caches, tmp_path
+):
+    cand = tmp_path / "exits.py"
+    cand.write_text(EXITS_ON_IMPORT)
+    with Worker("compile") as w:
+        ahead = precompile(w, SOFTMAX, cand, "triton", device="cpu", size="small")
+        assert ahead.status == "partial" and "exit code 7" in ahead.reason, ahead.reason
+        again = precompile(w, SOFTMAX, GOOD, "triton", device="cpu", size="small")
+        assert again.status == "compiled", "the worker answers the next candidate"
+
+
+def test_an_ahead_of_time_compile_whose_child_ends_is_a_compile_error(caches, tmp_path):
+    from kernelevo.verdict import Verdict
+    from kernelevo.verify import _aot_check
+
+    cand = tmp_path / "exits.py"
+    cand.write_text(EXITS_ON_IMPORT)
+    verdict = Verdict("verified", "")
+    with Worker("compile") as w:
+        _aot_check(w, cand, {"softmax_kernel": []}, verdict, 60)
+    assert verdict.status == "compile_error", "a child that never answered proves no compile"
+    check = next(c for c in verdict.checks if c.name == "aot_compile_sm90")
+    assert not check.passed and "exit code 7" in check.message, check.message

@@ -108,3 +108,11 @@ def test_the_candidate_process_refuses_a_frame_that_is_no_request() -> None:
         "error": "run: unknown field(s) verified"
     }
     assert "unknown op 'exec'" in proc.handle({"op": "exec"})["error"]
+
+
+def test_every_compile_request_names_its_reply_record() -> None:
+    from kernelevo.worker.compile_replies import AotCompiled, Compiled
+
+    assert compile_rq.Precompile.reply is Compiled and compile_rq.Aot.reply is AotCompiled
+    answered = Compiled.parse({"status": "compiled", "kernels": ["k"], "cache_folder": "/x"})
+    assert answered.kernels == ["k"] and answered.cache_folder == "/x" and answered.error is None

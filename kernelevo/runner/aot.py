@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from kernelevo.worker.compile_replies import AotCompiled
 from kernelevo.worker.compile_requests import Aot
 
 
-def aot_compile(req: Aot) -> dict[str, Any]:
+def aot_compile(req: Aot) -> AotCompiled:
     """Import the candidate and compile what launched for sm_<arch>.
 
     Runs in a compile worker that never used Triton's interpreter: the interpreter
@@ -25,4 +24,4 @@ def aot_compile(req: Aot) -> dict[str, Any]:
         records = [
             {"kernel": "<module>", "ok": False, "error": f"{type(exc).__name__}: {exc}"[:2000]}
         ]
-    return {"records": records}
+    return AotCompiled(records=records)

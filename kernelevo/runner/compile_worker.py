@@ -31,9 +31,9 @@ def compile_request(request: dict[str, Any]) -> dict[str, Any]:
     except RequestError as exc:
         return {"error": str(exc)}
     if isinstance(req, Precompile):
-        return precompile(req)
+        return precompile(req).wire()
     if isinstance(req, Aot):
-        return aot_compile(req)
+        return aot_compile(req).wire()
     return {"error": f"unknown op {req.op!r}"}
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from kernelevo.worker.compile_replies import Compiled
 from kernelevo.worker.compile_requests import Precompile
 
 COMPILE_ERRORS = (
@@ -173,12 +174,9 @@ def _input_sets(task: Any, seed: int) -> list[list[Any]]:
     ]
 
 
-def precompile(req: Precompile) -> dict[str, Any]:
+def precompile(req: Precompile) -> Compiled:
     """`build_inline` (GPU machines): build load_inline extensions for real instead of checking
-    their sources.
-
-    Reply: {"status": "compiled" | "compile_error" | "partial", "reason", "kernels", "seconds"}.
-    """
+    their sources."""
     import torch
 
     from kernelevo import cuda
@@ -216,18 +214,18 @@ def precompile(req: Precompile) -> dict[str, Any]:
     except Exception as exc:
         name = type(exc).__name__
         if name in COMPILE_ERRORS or "CompilationError" in name:
-            return {
-                "status": "compile_error",
-                "reason": f"{name}: {str(exc)[:3000]}",
-                "kernels": compiled,
-                "seconds": time.perf_counter() - t0,
-            }
+            return Compiled(
+                status="compile_error",
+                reason=f"{name}: {str(exc)[:3000]}",
+                kernels=compiled,
+                seconds=time.perf_counter() - t0,
+            )
         note = f"{name} while compiling ahead: {str(exc)[:300]}"
     finally:
         cuda.set_compile_only(None)
-    return {
-        "status": "partial" if note else "compiled",
-        "reason": note,
-        "kernels": sorted(set(compiled)),
-        "seconds": time.perf_counter() - t0,
-    }
+    return Compiled(
+        status="partial" if note else "compiled",
+        reason=note,
+        kernels=sorted(set(compiled)),
+        seconds=time.perf_counter() - t0,
+    )

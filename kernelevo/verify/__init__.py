@@ -286,9 +286,17 @@ def _aot_check(
         verdict.worker_lost = exc.lost
         return
     from kernelevo.worker.cache_folders import discard
+    from kernelevo.worker.compile_replies import AotCompiled
+    from kernelevo.worker.protocol import ProtocolError
 
     discard(reply.get("cache_folder"))
-    records = reply.get("records", [])
+    try:
+        answer = AotCompiled.parse(reply)
+    except ProtocolError as exc:
+        answer = AotCompiled(error=f"a malformed reply ({exc})")
+    records = answer.records
+    if answer.error is not None:  # the child raised, ran past its limit or ended unanswered
+        records = [{"kernel": "<module>", "ok": False, "error": answer.error[:2000]}]
     failed = [r for r in records if not r.get("ok")]
     verdict.checks.append(
         Check(

@@ -15,8 +15,11 @@ from typing import Any
 
 from kernelevo.measure.machine import gpu_arch
 from kernelevo.verdict import Check
+from kernelevo.worker.cache_folders import discard
+from kernelevo.worker.compile_replies import Compiled
 from kernelevo.worker.compile_requests import Precompile
 from kernelevo.worker.pool import WorkerError
+from kernelevo.worker.protocol import ProtocolError
 
 BUILD_TIMEOUT_S = 600.0
 
@@ -94,20 +97,19 @@ def precompile(
             f"the compile worker crashed ({exc}); compiling on the GPU worker instead",
             arch=arch,
         )
-    held = reply.get("cache_folder") if isinstance(reply.get("cache_folder"), str) else None
-    if "error" in reply:
-        return Precompiled("partial", f"compile worker: {reply['error']}", arch=arch, cache=held)
-    reason, log = reply.get("reason", ""), ""
-    if reply["status"] == "compile_error":
+    try:
+        answer = Compiled.parse(reply)
+    except ProtocolError as exc:
+        discard(reply.get("cache_folder"))
+        return Precompiled("partial", f"compile worker: a malformed reply ({exc})", arch=arch)
+    held = answer.cache_folder
+    if answer.error is not None:
+        return Precompiled("partial", f"compile worker: {answer.error}", arch=arch, cache=held)
+    reason, log = answer.reason, ""
+    if answer.status == "compile_error":
         reason, log = short_reason(reason), reason
     return Precompiled(
-        reply["status"],
-        reason,
-        list(reply.get("kernels", [])),
-        float(reply.get("seconds", 0.0)),
-        log,
-        arch,
-        held,
+        answer.status, reason, list(answer.kernels), float(answer.seconds), log, arch, held
     )
 
 
