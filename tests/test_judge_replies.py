@@ -141,3 +141,16 @@ def test_the_client_hands_back_the_record_and_refuses_a_malformed_reply() -> Non
     bad = JudgeClient(_Answers({"plausible": True}), 5)  # type: ignore[arg-type]
     with pytest.raises(JudgeFailed, match="judge bound: a malformed reply"):
         bad.ask(rq.Bound(key="k", candidate_ms=0.001))
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        ({"ms_per_launch": "0.01", "idle_ms_per_launch": 0.005}, "str where float belongs"),
+        ({"ms_per_launch": True, "idle_ms_per_launch": 0.005}, "bool where float belongs"),
+    ],
+)
+def test_a_field_of_the_wrong_kind_is_refused(frame: dict, message: str) -> None:
+    with pytest.raises(ProtocolError, match=f"HostProbed.ms_per_launch: {message}"):
+        rp.HostProbed.parse(frame)
+    assert rp.HostProbed.parse({"ms_per_launch": 1, "idle_ms_per_launch": 0.5}).ms_per_launch == 1

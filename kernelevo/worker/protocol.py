@@ -8,6 +8,7 @@ candidate's prints cannot corrupt the channel.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import time
@@ -50,8 +51,15 @@ class Reply:
         if unknown:
             raise ProtocolError(f"{cls.__name__}: unknown field(s) {', '.join(unknown)}")
         hints = _field_types(cls)
+        values = {}
+        for k, v in message.items():
+            if k in names:
+                try:
+                    values[k] = _record(hints[k], v)
+                except (_Mismatch, TypeError) as exc:
+                    raise ProtocolError(f"{cls.__name__}.{k}: {exc}") from None
         try:
-            return cls(**{k: _record(hints[k], v) for k, v in message.items() if k in names})
+            return cls(**values)
         except TypeError as exc:
             raise ProtocolError(f"{cls.__name__}: {exc}") from None
 
@@ -73,17 +81,42 @@ def _field_types(cls: type) -> dict[str, Any]:
     return _FIELD_TYPES[cls]
 
 
+class _Mismatch(Exception):
+    pass
+
+
+_PLAIN = {int: (int,), float: (int, float), str: (str,), bool: (bool,)}
+
+
 def _record(hint: Any, value: Any) -> Any:
-    """`value` as the field's type says where that is a record (or a list of, or an optional one)."""
-    if isinstance(value, dict):
-        options = get_args(hint) if get_origin(hint) in (Union, types.UnionType) else (hint,)
-        for option in options:
-            if isinstance(option, type) and is_dataclass(option):
-                return option(**value)
-    elif isinstance(value, list) and get_origin(hint) is list:
-        (item,) = get_args(hint) or (Any,)
-        if isinstance(item, type) and is_dataclass(item):
-            return [item(**v) if isinstance(v, dict) else v for v in value]
+    """`value` checked against the field's type, and made the record it names where it is one (or
+    a list of records, or an optional one): a reply from a process that runs candidate code is
+    data, and a count that is a string must not reach the engine as one."""
+    if hint is Any:
+        return value
+    origin, args = get_origin(hint), get_args(hint)
+    if origin in (Union, types.UnionType):
+        for option in args:
+            if option is type(None) and value is None:
+                return None
+            with contextlib.suppress(_Mismatch, TypeError):
+                return _record(option, value)
+        raise _Mismatch(f"{type(value).__name__} is none of {hint}")
+    if isinstance(hint, type) and is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise _Mismatch(f"{type(value).__name__} where a {hint.__name__} map belongs")
+        return hint(**value)
+    if hint in _PLAIN:
+        if not isinstance(value, _PLAIN[hint]) or (hint is not bool and isinstance(value, bool)):
+            raise _Mismatch(f"{type(value).__name__} where {hint.__name__} belongs")
+        return value
+    if origin is list or hint is list:
+        if not isinstance(value, list):
+            raise _Mismatch(f"{type(value).__name__} where a list belongs")
+        item = args[0] if args else Any
+        return [_record(item, v) for v in value] if item is not Any else value
+    if (origin is dict or hint is dict) and not isinstance(value, dict):
+        raise _Mismatch(f"{type(value).__name__} where a map belongs")
     return value
 
 
