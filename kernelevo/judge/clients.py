@@ -118,9 +118,10 @@ class CandidateClient:
             _spend(self.spent, "open", t0)
         self.open_pid = reply.get("opened")
 
-    def ask(
-        self, request: cr.CandidateRequest, when: str, timeout: float | None = None
-    ) -> dict[str, Any]:
+    def ask(self, request: cr.CandidateRequest[R], when: str, timeout: float | None = None) -> R:
+        """The candidate process's answer to `request`, as the record the request names; any
+        failure it reports, a crash, a time limit, a harness patch or a malformed answer is the
+        candidate's (CandidateFailed)."""
         limit, op = timeout or self.timeout, request.op
         t0 = time.perf_counter()
         try:
@@ -169,19 +170,28 @@ class CandidateClient:
                 f"the candidate left the harness altered ({', '.join(patched)}); "
                 "patching the harness or leaving threads behind is not allowed",
             )
-        failure = reply.get("failure")
+        kind = type(request).reply
+        try:
+            if kind is None:
+                raise ProtocolError(f"{op} names no reply record")
+            answer = cast(R, kind.parse(reply))
+        except ProtocolError as exc:
+            raise CandidateFailed(
+                "rejected", f"the candidate process answered {when} with malformed data: {exc}"
+            ) from None
+        failure = getattr(answer, "failure", None)
         if isinstance(failure, dict):
             raise CandidateFailed(
                 str(failure.get("status")),
                 str(failure.get("reason"))[:3000],
                 str(failure.get("log") or "")[-3000:],
             )
-        if "error" in reply:
+        error = getattr(answer, "error", None)
+        if error is not None:
             raise CandidateFailed(
-                "runtime_error",
-                f"the candidate process failed while {when}: {str(reply['error'])[:800]}",
+                "runtime_error", f"the candidate process failed while {when}: {str(error)[:800]}"
             )
-        return reply
+        return answer
 
     def close(self, profiler: bool | None = None) -> None:
         """`profiler`: whether the task's verdicts profile kernels (None: not known yet), so the

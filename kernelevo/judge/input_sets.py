@@ -45,9 +45,9 @@ def one_set(
         )
     session._facts(out, label)
     verdict = session.judge.ask(
-        rq.Compare(set=name, outputs=out.get("outputs"), aliased=out.get("aliased"), label=label)
+        rq.Compare(set=name, outputs=out.outputs, aliased=out.aliased, label=label)
     )
-    session._drop_outputs(out.get("outputs") or [])
+    session._drop_outputs(out.outputs)
     session.fail_on([verdict])
     if rerun is not None:
         again = f"{label}, new values in the same buffers"
@@ -63,14 +63,14 @@ def one_set(
         verdict = session.judge.ask(
             rq.Compare(
                 set=name,
-                outputs=out.get("outputs"),
-                aliased=out.get("aliased"),
+                outputs=out.outputs,
+                aliased=out.aliased,
                 label=again,
                 name="same_buffers_new_values",
                 suffix=" (results cached by pointer?)",
             )
         )
-        session._drop_outputs(out.get("outputs") or [])
+        session._drop_outputs(out.outputs)
         session.fail_on([verdict])
     session.cand.ask(cr.Drop(set=name), "dropping an input set")
     session.judge.ask(rq.Drop(set=name))

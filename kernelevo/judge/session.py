@@ -26,6 +26,7 @@ from kernelevo.judge.input_sets import check_input_sets
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
+from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
@@ -79,6 +80,8 @@ class Session:
         self.via = getattr(ev, "transport", "ipc")
         self.base = int(seed or random.SystemRandom().randrange(1, 2**31))
         self.checks: list[Check] = []
+        self.timing_note = ""  # the timing step's (judge/timing_check.py), as device_info
+        self.device_info: dict[str, Any] = {}
         self.inputs: list[list[dict[str, Any]]] = []
         self.launches = 0
         self.phases: dict[str, Any] = {}
@@ -119,21 +122,17 @@ class Session:
             if not check.passed:
                 raise CandidateFailed("incorrect", check.message)
 
-    def _facts(self, out: dict[str, Any], label: str) -> None:
+    def _facts(self, out: cp.Outputs, label: str) -> None:
         """What the candidate process counted about one run (launches, kernels whose results reach
         the outputs): claims that can only count against it."""
-        self.launches += int(out.get("launches") or 0)
-        self.custom_calls += int(out.get("custom_calls") or 0)
-        self.untraced += [
-            f"output {i} ({label})" for i in (out.get("untraced") or []) if isinstance(i, int)
-        ]
+        self.launches += out.launches
+        self.custom_calls += out.custom_calls
+        self.untraced += [f"output {i} ({label})" for i in out.untraced]
 
-    def delivered(self, out: dict[str, Any], when: str) -> dict[str, Any]:
+    def delivered(self, out: cp.Outputs, when: str) -> cp.Outputs:
         """CUDA outputs reach the judge by copy into buffers it exports (CUDA IPC crosses into a
         sandbox, not out of one); other outputs are already described."""
-        pending = [
-            o["pending"] for o in out.get("outputs") or [] if isinstance(o, dict) and "pending" in o
-        ]
+        pending = [o["pending"] for o in out.outputs if "pending" in o]
         if pending:
             buffers = self.judge.ask(rq.OutBuffers(specs=pending)).buffers
             self.cand.ask(cr.CopyOut(buffers=buffers), f"handing over the outputs of {when}")
@@ -168,7 +167,7 @@ class Session:
                 "get_init_inputs()); fix the task"
             ) from exc
 
-    def begin(self, seed: int, same_seed_only: bool = False) -> tuple[rp.Begun, dict[str, Any]]:
+    def begin(self, seed: int, same_seed_only: bool = False) -> tuple[rp.Begun, cp.Loaded]:
         """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
         randomised weights matched by meaning (verify/weights.py); where none match, or with
@@ -206,25 +205,25 @@ class Session:
                 ),
                 "importing and constructing the candidate",
             )
-            if loaded.get("built_on", begin.built_on) != begin.built_on:
+            if loaded.built_on != begin.built_on:
                 build_on = "cpu"
                 self.cand.close()
                 self.cand.open()
                 continue
-            if "ipc_failed" not in loaded or self.via == "file":
+            if loaded.ipc_failed is None or self.via == "file":
                 break
             self.via = self.ev.transport = "file"
             self.phases["cuda_ipc"] = (
-                f"unavailable between the sandboxes ({str(loaded['ipc_failed'])[:200]})"
+                f"unavailable between the sandboxes ({loaded.ipc_failed[:200]})"
             )
             self.cand.close()
             self.cand.open()
-        if "ipc_failed" in loaded:
-            raise JudgeFailed(f"tensors cannot reach the candidate process: {loaded['ipc_failed']}")
-        if not loaded.get("plan"):
+        if loaded.ipc_failed is not None:
+            raise JudgeFailed(f"tensors cannot reach the candidate process: {loaded.ipc_failed}")
+        if not loaded.plan:
             self.judge.ask(rq.SameSeed())  # the reference keeps its weights from the seed too
-        self.transformed = bool(loaded.get("transformed"))
-        self.checks.append(Check("weights", True, str(loaded.get("weights_rule") or "")))
+        self.transformed = loaded.transformed
+        self.checks.append(Check("weights", True, loaded.weights_rule))
         self.phases["transport"] = self.via if self.device == "cuda" else "shared memory"
         self.phases["weights_built_on"] = begin.built_on
         return begin, loaded
@@ -256,7 +255,7 @@ class Session:
             clear(Path(self.ev.exchange))
         self.folder = exchange_folder(self.ev)
         status, reason, log, lost = "verified", "", "", False
-        report: dict[str, Any] = {}
+        report = cp.Reported()
         self.enter_gate()
         try:
             self.probe()
@@ -266,7 +265,7 @@ class Session:
             self.install_cache()
             self.cand.open()
             begin, loaded = self.begin(seeds[0])
-            self.phases["load_s"] = loaded.get("load_s")
+            self.phases["load_s"] = loaded.load_s
             try:
                 check_input_sets(self, seeds, begin)
             except CandidateFailed as exc:
@@ -291,7 +290,7 @@ class Session:
                 )
             )
             report = self.cand.ask(cr.Report(), "reporting")
-            self.phases["candidate_dynamo"] = bool(report.get("dynamo"))
+            self.phases["candidate_dynamo"] = report.dynamo
             decide_policy(self, report)
             self.phases["checks_s"] = round(time.perf_counter() - t0, 4)
             if measure and self.device in TIMED_DEVICES:
@@ -322,7 +321,7 @@ class Session:
                 f"outputs match the reference on {n} input sets"
                 + (f" at {precision.message}" if precision is not None else "")
                 + (f"; {self.split}" if getattr(self, "split", "") else "")
-                + getattr(self, "timing_note", "")
+                + self.timing_note
             )
         self.phases.setdefault("checks_s", round(time.perf_counter() - t0, 4))
         self.phases["total_s"] = round(time.perf_counter() - t0, 4)
@@ -346,10 +345,10 @@ class Session:
                 "triton_interpreter": self.device == "cpu",
                 "judge": "separate process",
                 "candidate_process": "fresh per candidate",
-                **getattr(self, "device_info", {}),
+                **self.device_info,
             },
         )
-        return verdict, dict(report.get("signatures") or {})
+        return verdict, dict(report.signatures)
 
 
 def _built(folder: str) -> set[str]:

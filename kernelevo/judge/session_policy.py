@@ -8,23 +8,24 @@ the session only asks and records, and raises CandidateFailed on the first faile
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed
 from kernelevo.verdict import Check
 from kernelevo.worker import candidate_requests as cr
+from kernelevo.worker.candidate_replies import Reported
 
 if TYPE_CHECKING:
     from kernelevo.judge.session import Session
 
 
-def decide_policy(session: Session, report: dict[str, Any]) -> None:
+def decide_policy(session: Session, report: Reported) -> None:
     """Library ops, kernels that contribute, precision: decided in the judge (verify/opwatch.py,
     verify/policy.py) from what the candidate process counted; the engine does not import torch."""
     allowed = list(session.task.hints.get("ALLOWED_LIBRARY_OPS", []) or [])
     strict = bool(session.policy_args.get("strict"))
-    cand_ops = {str(k): int(v) for k, v in (report.get("ops") or {}).items()}
+    cand_ops = {str(k): int(v) for k, v in report.ops.items()}
     decided = session.judge.ask(
         rq.LibraryPolicy(
             cand_ops=cand_ops,
@@ -35,7 +36,7 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
             custom_calls=session.custom_calls,
             untraced=session.untraced[:50],
             launches=session.launches,
-            kernels=len(report.get("kernels") or {}),
+            kernels=len(report.kernels),
         )
     )
     session.library_ops, session.kept = decided.library_ops, decided.kept
@@ -47,16 +48,17 @@ def decide_policy(session: Session, report: dict[str, Any]) -> None:
     session.needs_profile = decided.needs_profile
     if session.device == "cuda" and session.needs_profile:
         inp = session.judge.ask(rq.Inputs(set="profile", seed=session.base + 1))
-        names = session.cand.ask(cr.Profile(set="profile", args=inp.args), "profiling the kernels")[
-            "kernels"
-        ]
+        profiled = session.cand.ask(
+            cr.Profile(set="profile", args=inp.args), "profiling the kernels"
+        )
+        names = profiled.kernels
         session.cand.ask(cr.Drop(set="profile"), "dropping an input set")
         session.judge.ask(rq.Drop(set="profile"))
         kc = session.judge.ask(
             rq.KernelPolicy(
                 names=[str(n) for n in names][:10000],
                 allowed=allowed,
-                launched=[str(k) for k in (report.get("kernels") or {})][:1000],
+                launched=[str(k) for k in report.kernels][:1000],
                 source=session.cand_path.read_text(),
                 strict=strict,
             )

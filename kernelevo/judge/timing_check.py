@@ -15,7 +15,7 @@ import contextlib
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import baseline_store, wall_cross_check
 from kernelevo.judge import requests as rq
@@ -24,8 +24,11 @@ from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
 from kernelevo.worker import candidate_requests as cr
 
+if TYPE_CHECKING:
+    from kernelevo.judge.session import Session
 
-def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
+
+def _back_to_back(session: Session, args: Any, n: int) -> tuple[float, float]:
     """The judge's wall ms per call of n calls back to back (less one empty round trip), whose
     last outputs the judge checks; and that round trip in ms."""
     empty = time.perf_counter()
@@ -39,17 +42,17 @@ def _back_to_back(session: Any, args: Any, n: int) -> tuple[float, float]:
     session.delivered(rep, "the timed calls")
     checked = session.judge.ask(
         rq.CheckTimedOutput(
-            outputs=rep.get("outputs"),
-            aliased=rep.get("aliased"),
+            outputs=rep.outputs,
+            aliased=rep.aliased,
             label=f"the last of {n} back-to-back timed calls",
         )
     )
-    session._drop_outputs(rep.get("outputs") or [])
+    session._drop_outputs(rep.outputs)
     session.fail_on([checked])
     return wall_ms, rtt * 1e3
 
 
-def _calibration(session: Any) -> wall_cross_check.Calibration:
+def _calibration(session: Session) -> wall_cross_check.Calibration:
     p = session.judge.ask(rq.HostProbe(), timeout=120)
     return wall_cross_check.Calibration(float(p.ms_per_launch), float(p.idle_ms_per_launch))
 
@@ -64,13 +67,13 @@ def baseline_key(session: Any) -> str:
     return f"{session.task.hash}|{session.size}|{gpu}|torch {m.torch}|triton {m.triton}|{session.compile_mode}{tf32}"
 
 
-def timed(session: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     key = baseline_key(session)
     t0 = time.perf_counter()
     sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
     own = session.cand.ask(
         cr.Time(sets=sets, max_time_s=session.max_time_s), "timing", timeout=600
-    )["timing"]
+    ).timing
     t_cand = time.perf_counter()
     keep = getattr(session.ev.runner, "isolation", "sandbox") != "none"  # a sandboxed candidate
     stored = baseline_store.load(key) if keep else None

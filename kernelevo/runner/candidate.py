@@ -38,6 +38,7 @@ from kernelevo.verify.opwatch import (
     total_launches,
 )
 from kernelevo.verify.weights import built_from_seed
+from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.protocol import RequestError
 
@@ -102,41 +103,45 @@ class CandidateProcess:
             req = cr.parse(message)
         except RequestError as exc:
             return {"error": str(exc)}
+        if self.new is None and not isinstance(req, cr.Load):
+            return {"error": "no candidate loaded"}
         try:
-            if isinstance(req, cr.Load):
-                return self.load(req)
-            if self.new is None:
-                return {"error": "no candidate loaded"}
-            if isinstance(req, cr.Run):
-                return self.run(req)
-            if isinstance(req, cr.Repeat):
-                return self.repeat(req)
-            if isinstance(req, cr.Time):
-                return self.time(req)
-            if isinstance(req, cr.Profile):
-                return self.profile(req)
-            if isinstance(req, cr.CopyOut):
-                return self.copy_out(req)
-            if isinstance(req, cr.Drop):
-                self.sets.pop(req.set, None)
-                self.mirrors.pop(req.set, None)
-                return {"dropped": True}
-            if isinstance(req, cr.Report):
-                return {
-                    "ops": dict(self.ops),
-                    "launches": total_launches(),
-                    "kernels": dict(LAUNCHES.kernels),
-                    "signatures": dict(LAUNCHES.signatures),
-                    "dynamo": "torch._dynamo" in sys.modules,  # seconds, if this process paid it
-                }
+            answer = self.answer(req)
+            return {"error": f"unknown op {req.op!r}"} if answer is None else answer.wire()
         except CandidateFailure as exc:
             return exc.to_dict()
         except ChannelError as exc:
             return {"error": f"exchange: {exc}"}
-        return {"error": f"unknown op {req.op!r}"}
+
+    def answer(self, req: cr.CandidateRequest[Any]) -> cp.CandidateAnswer | None:
+        if isinstance(req, cr.Load):
+            return self.load(req)
+        if isinstance(req, cr.Run):
+            return self.run(req)
+        if isinstance(req, cr.Repeat):
+            return self.repeat(req)
+        if isinstance(req, cr.Time):
+            return self.time(req)
+        if isinstance(req, cr.Profile):
+            return self.profile(req)
+        if isinstance(req, cr.CopyOut):
+            return self.copy_out(req)
+        if isinstance(req, cr.Drop):
+            self.sets.pop(req.set, None)
+            self.mirrors.pop(req.set, None)
+            return cp.SetDropped()
+        if isinstance(req, cr.Report):
+            return cp.Reported(
+                ops=dict(self.ops),
+                launches=total_launches(),
+                kernels=dict(LAUNCHES.kernels),
+                signatures=dict(LAUNCHES.signatures),
+                dynamo="torch._dynamo" in sys.modules,  # seconds, if this process paid it
+            )
+        return None
 
     # -- loading -----------------------------------------------------------------------
-    def load(self, req: cr.Load) -> dict[str, Any]:
+    def load(self, req: cr.Load) -> cp.Loaded:
         t0 = time.perf_counter()
         from kernelevo.backends.inline import install_load_inline_guard
         from kernelevo.task import import_file
@@ -160,7 +165,9 @@ class CandidateProcess:
         init = open_values(req.init or [], self.folder, MAX_EXCHANGE_BYTES)
         try:
             if not tensor_channel.probe_arrived(req.probe, self.folder, self.device, self.via):
-                return {"ipc_failed": "the probe tensor did not arrive by CUDA IPC with its values"}
+                return cp.Loaded(
+                    ipc_failed="the probe tensor did not arrive by CUDA IPC with its values"
+                )
             weights, initial = (
                 {
                     k: placed(v, open_tensor(v, self.folder, MAX_EXCHANGE_BYTES))
@@ -169,7 +176,7 @@ class CandidateProcess:
                 for given in (req.weights, req.initial)
             )
         except (RuntimeError, OSError) as exc:  # a CUDA IPC handle that cannot be opened here
-            return {"ipc_failed": f"{type(exc).__name__}: {str(exc)[:300]}"}
+            return cp.Loaded(ipc_failed=f"{type(exc).__name__}: {str(exc)[:300]}")
         seed = int(req.seed or 0)
         try:  # where the judge drew the reference's weights (it builds again where this one did)
             new, built_on = built_from_seed(
@@ -180,12 +187,9 @@ class CandidateProcess:
             raise self.error(exc, "constructing ModelNew") from exc
         rule = load_reference_weights(self.new, weights, initial, seed, bool(req.same_seed_only))
         del weights, initial
-        return {
-            "loaded": True,
-            "load_s": round(time.perf_counter() - t0, 4),
-            "built_on": built_on,
-            **rule,
-        }
+        return cp.Loaded(
+            loaded=True, load_s=round(time.perf_counter() - t0, 4), built_on=built_on, **rule
+        )
 
     def error(self, exc: BaseException, when: str) -> CandidateFailure:
         name = type(exc).__name__
@@ -250,7 +254,7 @@ class CandidateProcess:
                 self.ops[k] = self.ops.get(k, 0) + v
         return out
 
-    def _export(self, out: Any, args: list[Any], tag: str) -> dict[str, Any]:
+    def _export(self, out: Any, args: list[Any], tag: str, **counts: Any) -> cp.Outputs:
         assert self.new is not None
         outs = flatten_outputs(out)
         inputs = [a for a in flatten_outputs(list(args)) if isinstance(a, torch.Tensor)]
@@ -287,25 +291,25 @@ class CandidateProcess:
             else:
                 described.append({"other": type(o).__name__})
         self._keep = outs  # CUDA outputs stay alive until the judge has read them (next request)
-        return {"outputs": described, "aliased": aliased}
+        return cp.Outputs(outputs=described, aliased=aliased, **counts)
 
-    def copy_out(self, req: cr.CopyOut) -> dict[str, Any]:
+    def copy_out(self, req: cr.CopyOut) -> cp.CopiedOut:
         """The last outputs copied into the judge's buffers (CUDA IPC handles the judge exported)."""
         outs = [o for o in (self._keep or []) if isinstance(o, torch.Tensor)]
         descs = list(req.buffers or [])
         if len(descs) != len(outs):
-            return {"error": "buffer count does not match the outputs"}
+            return cp.CopiedOut(error="buffer count does not match the outputs")
         for o, d in zip(outs, descs, strict=True):
             dst = open_tensor(d, self.folder, MAX_EXCHANGE_BYTES)
             if dst.shape != o.shape or dst.dtype != o.dtype:
-                return {"error": "a buffer does not match its output"}
+                return cp.CopiedOut(error="a buffer does not match its output")
             dst.copy_(o)
             del dst
         torch.cuda.synchronize(self.device)
         self._keep = None
-        return {"copied": len(outs)}
+        return cp.CopiedOut(copied=len(outs))
 
-    def run(self, req: cr.Run) -> dict[str, Any]:
+    def run(self, req: cr.Run) -> cp.Outputs:
         self._keep = None
         args = self._args(req.set, req.args)
         launches0 = total_launches()
@@ -318,13 +322,16 @@ class CandidateProcess:
             for i, o in enumerate(o for o in flatten_outputs(out) if isinstance(o, torch.Tensor))
             if flow.calls and not flow.reaches(o)
         ]
-        reply = self._export(out, args, f"{req.set}-{self.runs}")
-        reply.update(
-            launches=total_launches() - launches0, custom_calls=flow.calls, untraced=untraced
+        return self._export(
+            out,
+            args,
+            f"{req.set}-{self.runs}",
+            launches=total_launches() - launches0,
+            custom_calls=flow.calls,
+            untraced=untraced,
         )
-        return reply
 
-    def repeat(self, req: cr.Repeat) -> dict[str, Any]:
+    def repeat(self, req: cr.Repeat) -> cp.Outputs:
         """`n` calls back to back on one set, then one synchronisation; the last call's outputs go back."""
         self._keep = None
         args = self._args(req.set, req.args)
@@ -341,14 +348,14 @@ class CandidateProcess:
         self.runs += 1
         return self._export(out, args, f"{req.set}-{self.runs}")
 
-    def time(self, req: cr.Time) -> dict[str, Any]:
+    def time(self, req: cr.Time) -> cp.Timed:
         """The candidate's own timing (events, L2 flush) on the judge's timing sets."""
         from kernelevo.measure import timing
 
         self._keep = None
         sets = [self._args(f"time-{i}", a) for i, a in enumerate(req.sets or [])]
         if not sets:
-            return {"error": "no timing sets"}
+            return cp.Timed(error="no timing sets")
         assert self.new is not None
         new = self.new
         set_bytes = sum(
@@ -365,12 +372,12 @@ class CandidateProcess:
                 )
         except Exception as exc:
             raise self.error(exc, "timing") from exc
-        return {"timing": results["candidate"].to_dict()}
+        return cp.Timed(timing=results["candidate"].to_dict())
 
-    def profile(self, req: cr.Profile) -> dict[str, Any]:
+    def profile(self, req: cr.Profile) -> cp.Profiled:
         args = self._args(req.set, req.args)
         assert self.new is not None
         new = self.new
         with torch.no_grad():
             names = profile_kernels(lambda: new(*args))
-        return {"kernels": names}
+        return cp.Profiled(kernels=names)

@@ -2,16 +2,18 @@
 record per request, defined once for both sides.
 
 The engine builds a record, the runner host relays `record.wire()` untouched, and the candidate
-process parses it back into the same record before it acts. Here, outside the runner package,
+process parses it back into the same record before it acts; each candidate request names its
+answer (worker/candidate_replies.py). Here, outside the runner package,
 because the engine builds these and must not import what runs candidates; no torch here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from kernelevo.worker.protocol import Request, RequestKinds
+from kernelevo.worker import candidate_replies as cp
+from kernelevo.worker.protocol import Reply, Request, RequestKinds
 
 __all__ = [
     "CandidateRequest",
@@ -33,18 +35,21 @@ __all__ = [
 ]
 
 
+R = TypeVar("R", bound=Reply)
+
+
 @dataclass(frozen=True)
-class CandidateRequest(Request):
-    pass
+class CandidateRequest(Request, Generic[R]):
+    """A request to the candidate process; R is the record it is answered with."""
 
 
-CANDIDATE: RequestKinds[CandidateRequest] = RequestKinds()
+CANDIDATE: RequestKinds[CandidateRequest[Any]] = RequestKinds()
 REQUESTS, parse = CANDIDATE.by_op, CANDIDATE.parse
 
 
 @CANDIDATE.kind("load")
 @dataclass(frozen=True)
-class Load(CandidateRequest):
+class Load(CandidateRequest[cp.Loaded]):
     """Import the candidate and build ModelNew from `seed` (on `build_on`), with the judge's weights
     (descriptors, as data) and `probe`, the tensor that shows whether CUDA IPC crosses."""
 
@@ -64,7 +69,7 @@ class Load(CandidateRequest):
 
 @CANDIDATE.kind("run")
 @dataclass(frozen=True)
-class Run(CandidateRequest):
+class Run(CandidateRequest[cp.Outputs]):
     """ModelNew on one input set; the outputs go back as descriptors."""
 
     set: str
@@ -74,7 +79,7 @@ class Run(CandidateRequest):
 
 @CANDIDATE.kind("repeat")
 @dataclass(frozen=True)
-class Repeat(CandidateRequest):
+class Repeat(CandidateRequest[cp.Outputs]):
     """`n` calls back to back on one set, then one synchronisation."""
 
     set: str
@@ -84,7 +89,7 @@ class Repeat(CandidateRequest):
 
 @CANDIDATE.kind("time")
 @dataclass(frozen=True)
-class Time(CandidateRequest):
+class Time(CandidateRequest[cp.Timed]):
     """The candidate's own timing on the judge's timing sets (cross-checked by the judge)."""
 
     sets: list[Any] = field(default_factory=list)
@@ -93,7 +98,7 @@ class Time(CandidateRequest):
 
 @CANDIDATE.kind("profile")
 @dataclass(frozen=True)
-class Profile(CandidateRequest):
+class Profile(CandidateRequest[cp.Profiled]):
     """The names of the kernels one call launches."""
 
     set: str
@@ -102,7 +107,7 @@ class Profile(CandidateRequest):
 
 @CANDIDATE.kind("copy_out")
 @dataclass(frozen=True)
-class CopyOut(CandidateRequest):
+class CopyOut(CandidateRequest[cp.CopiedOut]):
     """The last CUDA outputs copied into the buffers the judge exported."""
 
     buffers: list[Any] = field(default_factory=list)
@@ -110,13 +115,13 @@ class CopyOut(CandidateRequest):
 
 @CANDIDATE.kind("drop")
 @dataclass(frozen=True)
-class Drop(CandidateRequest):
+class Drop(CandidateRequest[cp.SetDropped]):
     set: str
 
 
 @CANDIDATE.kind("report")
 @dataclass(frozen=True)
-class Report(CandidateRequest):
+class Report(CandidateRequest[cp.Reported]):
     """What this process counted: library ops, launches, kernels."""
 
 
