@@ -24,25 +24,25 @@ host = Host(sys.argv[1])
 seen["spare_at_start"] = host.spare[0] if host.spare else None
 case = sys.argv[2]
 if case == "cycle":
-    first = host.open(set())
+    first = host.open(set()).wire()
     seen["first"] = first
-    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60)
+    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60).wire()
     closed = host.close()
-    seen["swept"] = closed.get("swept", [])
+    seen["swept"] = closed.swept
     seen["first_alive_after_close"] = alive(first["opened"])
     seen["spare_after_close"] = host.spare[0] if host.spare else None
     seen["spare_alive"] = alive(host.spare[0])
-    second = host.open(set())
+    second = host.open(set()).wire()
     seen["second"] = second
-    seen["second_reply"] = host.relay({"op": "run", "set": "s0"}, 60)
+    seen["second_reply"] = host.relay({"op": "run", "set": "s0"}, 60).wire()
     host.close(final=True)
     seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
 elif case == "dead_spare":
     os.kill(host.spare[0], signal.SIGKILL)
     time.sleep(0.2)
-    opened = host.open(set())
+    opened = host.open(set()).wire()
     seen["opened"] = opened
-    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60)
+    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60).wire()
     host.close(final=True)
     seen["children_after_final"] = [pid for pid, _ in children(os.getpid())]
 elif case == "files":
@@ -53,9 +53,9 @@ elif case == "files":
     with open("candidate.py", "w") as f:
         f.write("import os\nopen('left_by_candidate', 'w').close()\nos._exit(3)\n")
     seen["reply"] = host.relay({"op": "load", "candidate_path": os.path.abspath("candidate.py"),
-                                "exchange": os.getcwd()}, 60)
+                                "exchange": os.getcwd()}, 60).wire()
     os.remove("candidate.py")
-    seen["swept"] = host.close(final=True).get("swept", [])
+    seen["swept"] = host.close(final=True).swept
 elif case == "profiler":
     import kernelevo.runner.host as runner_host
     def started(profiler=False):  # what each spare was asked to start, seen from the fork

@@ -15,6 +15,7 @@ from typing import Any, TypeVar, cast
 
 from kernelevo.judge.requests import JudgeRequest
 from kernelevo.task import TaskError
+from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.pool import Worker, WorkerError
 from kernelevo.worker.protocol import ProtocolError, Reply
@@ -116,7 +117,12 @@ class CandidateClient:
             ) from exc
         finally:
             _spend(self.spent, "open", t0)
-        self.open_pid = reply.get("opened")
+        try:
+            self.open_pid = cp.Opened.parse(reply).opened
+        except ProtocolError as exc:
+            raise CandidateFailed(
+                "runtime_error", f"the runner host answered open with malformed data: {exc}"
+            ) from None
 
     def ask(self, request: cr.CandidateRequest[R], when: str, timeout: float | None = None) -> R:
         """The candidate process's answer to `request`, as the record the request names; any
@@ -139,15 +145,21 @@ class CandidateClient:
             ) from exc
         finally:
             _spend(self.spent, op, t0)
-        if "child_timeout" in outer:
+        try:
+            relayed = cp.Relayed.parse(outer)
+        except ProtocolError as exc:
+            raise CandidateFailed(
+                "runtime_error", f"the runner host answered {when} with malformed data: {exc}"
+            ) from None
+        if relayed.child_timeout is not None:
             raise CandidateFailed(
                 "timeout",
                 f"time limit of {limit:.0f} s reached while {when}; the candidate process "
                 "was stopped (infinite loop or hang?)",
                 self.host.log_tail(),
             )
-        if "child_exit" in outer:
-            how = outer["child_exit"]
+        if relayed.child_exit is not None:
+            how = relayed.child_exit
             what = (
                 f"was killed by {how} (out of memory, or killed from outside)"
                 if how == "signal 9"
@@ -158,7 +170,7 @@ class CandidateClient:
             raise CandidateFailed(
                 "runtime_error", f"the candidate process {what} while {when}", self.host.log_tail()
             )
-        reply = outer.get("reply")
+        reply = relayed.reply
         if not isinstance(reply, dict):
             raise CandidateFailed(
                 "runtime_error", f"the candidate process answered {when} with no data"

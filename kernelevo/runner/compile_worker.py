@@ -145,17 +145,17 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
         float(request.get("timeout") or 3600.0),
     )
     closed = host.close()
-    reply: dict[str, Any] = relayed.get("reply") or {
+    reply: dict[str, Any] = relayed.reply or {
         "error": "the compile child "
         + (
-            f"ran past {relayed['child_timeout']} s"
-            if "child_timeout" in relayed
-            else f"ended ({relayed.get('child_exit', 'no answer')})"
+            f"ran past {relayed.child_timeout} s"
+            if relayed.child_timeout is not None
+            else f"ended ({relayed.child_exit or 'no answer'})"
         )
     }
     reply.pop("nonce", None)
-    if closed.get("swept"):
-        reply["swept"] = closed["swept"]
+    if closed.swept:
+        reply["swept"] = closed.swept
     return reply
 
 

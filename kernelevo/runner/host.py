@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import protocol
 
 
@@ -182,22 +183,22 @@ class Host:
                 os.waitpid(spare[0], 0)
             spare[1].close()
 
-    def open(self, keep_fds: set[int]) -> dict[str, Any]:
+    def open(self, keep_fds: set[int]) -> cp.Opened:
         """Hand the spare child the next candidate (or fork one when there is none)."""
         self._end_child()
         taken = None if keep_fds else self._take_spare()
         self.child, self.sock = taken or self._fork(keep_fds, spare=False)
         self.dirty = True  # a candidate may run from here: the next end sweeps
         self.stream = self.sock.makefile("rwb", buffering=0)  # type: ignore[assignment]
-        return {"opened": self.child, "spare": taken is not None}
+        return cp.Opened(opened=self.child, spare=taken is not None)
 
-    def relay(self, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    def relay(self, request: dict[str, Any], timeout: float) -> cp.Relayed:
         if self.child is None or self.stream is None or self.sock is None:
-            return {"child_exit": "no candidate process is open"}
+            return cp.Relayed(child_exit="no candidate process is open")
         try:
             protocol.write(self.stream, request)
         except OSError:
-            return {"child_exit": self._reap()}
+            return cp.Relayed(child_exit=self._reap())
         deadline = time.monotonic() + max(timeout, 0.01)
         while True:  # in slices, so an engine that died mid-candidate takes the candidate with it
             ready, _, _ = select.select(
@@ -210,14 +211,14 @@ class Host:
                 os._exit(1)
             if time.monotonic() >= deadline:
                 self._kill()
-                return {"child_timeout": timeout}
+                return cp.Relayed(child_timeout=timeout)
         try:
             reply = protocol.read(self.stream)
         except (protocol.ProtocolError, OSError, ValueError) as exc:
-            return {"child_protocol": str(exc)[:300], "child_exit": self._reap()}
+            return cp.Relayed(child_protocol=str(exc)[:300], child_exit=self._reap())
         if reply is None:
-            return {"child_exit": self._reap()}
-        return {"reply": reply}
+            return cp.Relayed(child_exit=self._reap())
+        return cp.Relayed(reply=reply)
 
     def _kill(self) -> None:
         if self.child is not None:
@@ -261,7 +262,7 @@ class Host:
         keep = frozenset([self.spare[0]]) if self.spare else frozenset()
         return was, self.leftovers.sweep(keep=keep)
 
-    def close(self, final: bool = False, profiler: bool | None = None) -> dict[str, Any]:
+    def close(self, final: bool = False, profiler: bool | None = None) -> cp.Closed:
         """Kill the child, then every process it left (orphans reparent here) and every file it
         left in the places the next child shares: reuse of this host is clean by construction.
         Then the next spare is forked (none when `final`); `profiler`: whether the task just
@@ -273,7 +274,7 @@ class Host:
         was, swept = self._end_child()
         if not final:
             self._fork_spare()
-        return {"closed": was, **({"swept": swept[:50]} if swept else {})}
+        return cp.Closed(closed=was, swept=swept[:50])
 
 
 def serve_engine(
@@ -324,16 +325,16 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
     except RequestError as exc:
         return {"error": str(exc)}
     if isinstance(req, cr.Ping):
-        return {"pong": True, "pid": os.getpid(), "child": host.child}
+        return cp.HostPong(pid=os.getpid(), child=host.child).wire()
     if isinstance(req, cr.Open):
-        return host.open(set())
+        return host.open(set()).wire()
     if isinstance(req, cr.Close):
-        return host.close(profiler=None if req.profiler is None else bool(req.profiler))
+        return host.close(profiler=None if req.profiler is None else bool(req.profiler)).wire()
     if isinstance(req, cr.Relay):
         relayed = dict(req.request or {})
         if isinstance(req.candidate_path, str):  # top level, where the pool maps it into the inbox
             relayed["candidate_path"] = req.candidate_path
-        return host.relay(relayed, float(req.timeout or 60.0))
+        return host.relay(relayed, float(req.timeout or 60.0)).wire()
     return {"error": f"unknown op {req.op!r}"}
 
 

@@ -1,5 +1,6 @@
 """What a candidate process answers: one typed record per request of worker/candidate_requests.py
-(`Load` → `Loaded`, `Run` and `Repeat` → `Outputs`, ...).
+(`Load` → `Loaded`, `Run` and `Repeat` → `Outputs`, ...), and what the runner host answers of
+its own (`Open` → `Opened`, `Relay` → `Relayed`, `Close` → `Closed`).
 
 The candidate process builds the record and sends `wire()` through the runner host; the engine's
 CandidateClient parses the frame back. The process runs candidate code, so its answers are data
@@ -16,10 +17,15 @@ from kernelevo.worker.protocol import Reply
 
 __all__ = [
     "CandidateAnswer",
+    "Closed",
     "CopiedOut",
+    "HostAnswer",
+    "HostPong",
     "Loaded",
+    "Opened",
     "Outputs",
     "Profiled",
+    "Relayed",
     "Reported",
     "SetDropped",
     "Timed",
@@ -98,3 +104,46 @@ class Reported(CandidateAnswer):
     kernels: dict[str, Any] = field(default_factory=dict)
     signatures: dict[str, Any] = field(default_factory=dict)
     dynamo: bool = False
+
+
+# -- the runner host's own answers -----------------------------------------------------------
+@dataclass(frozen=True)
+class HostAnswer(Reply):
+    """`error`: a frame the host could not take for one of its requests."""
+
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class HostPong(HostAnswer):
+    pong: bool = True
+    pid: int = 0
+    child: int | None = None
+
+
+@dataclass(frozen=True)
+class Opened(HostAnswer):
+    """The candidate process now open (`spare`: the one forked ahead)."""
+
+    opened: int | None = None
+    spare: bool = False
+
+
+@dataclass(frozen=True)
+class Relayed(HostAnswer):
+    """The open process's answer (`reply`, a frame of its own), or how it failed to give one:
+    past its limit (`child_timeout`), ended (`child_exit`: "exit code N" / "signal N"), or an
+    unreadable frame (`child_protocol`)."""
+
+    reply: dict[str, Any] | None = None
+    child_timeout: float | None = None
+    child_exit: str | None = None
+    child_protocol: str | None = None
+
+
+@dataclass(frozen=True)
+class Closed(HostAnswer):
+    """The process ended (`closed`: its pid) and what it left removed (`swept`)."""
+
+    closed: int | None = None
+    swept: list[str] = field(default_factory=list)

@@ -127,29 +127,29 @@ class Report(CandidateRequest[cp.Reported]):
 
 # -- to the runner host itself ---------------------------------------------------------------
 @dataclass(frozen=True)
-class HostRequest(Request):
-    pass
+class HostRequest(Request, Generic[R]):
+    """A request to the runner host itself; R is the record it is answered with."""
 
 
-HOST: RequestKinds[HostRequest] = RequestKinds()
+HOST: RequestKinds[HostRequest[Any]] = RequestKinds()
 HOST_REQUESTS, parse_host = HOST.by_op, HOST.parse
 
 
 @HOST.kind("ping")
 @dataclass(frozen=True)
-class Ping(HostRequest):
+class Ping(HostRequest[cp.HostPong]):
     pass
 
 
 @HOST.kind("open")
 @dataclass(frozen=True)
-class Open(HostRequest):
+class Open(HostRequest[cp.Opened]):
     """Hand out a fresh candidate process (the spare forked ahead)."""
 
 
 @HOST.kind("candidate")
 @dataclass(frozen=True)
-class Relay(HostRequest):
+class Relay(HostRequest[cp.Relayed]):
     """One candidate request (`request`, a CandidateRequest's wire map) relayed to the open
     process; `candidate_path` travels at the top, where the pool maps it into the inbox."""
 
@@ -160,7 +160,7 @@ class Relay(HostRequest):
 
 @HOST.kind("close")
 @dataclass(frozen=True)
-class Close(HostRequest):
+class Close(HostRequest[cp.Closed]):
     """End the open process; `profiler`: whether the task's verdicts profile kernels (None: not
     known), so the next spare starts the profiler while it waits."""
 

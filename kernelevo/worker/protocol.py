@@ -40,8 +40,13 @@ class Reply:
     inside a reply (a verdict's `Check`) crosses as a map and comes back as the record."""
 
     def wire(self) -> dict[str, Any]:
-        """The map sent over the channel: every field, records inside it as maps."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        """The map sent over the channel: every field, records inside it as maps; an optional field
+        left at None is left out (it parses back as None)."""
+        return {
+            f.name: _plain(value)
+            for f in fields(self)
+            if (value := getattr(self, f.name)) is not None or f.default is not None
+        }
 
     @classmethod
     def parse(cls, message: Mapping[str, Any]) -> Self:

@@ -20,7 +20,7 @@ mapped = False
 while time.monotonic() < deadline and not mapped:
     mapped = "libcuda.so" in open(f"/proc/{pid}/maps").read()
     time.sleep(0.1)
-opened = host.open(set())
+opened = host.open(set()).wire()
 host.close(final=True)
 print(json.dumps({"mapped": mapped, "opened": opened, "pid": pid}), flush=True)
 """
@@ -35,4 +35,4 @@ def test_the_spare_has_started_cuda_before_it_gets_a_candidate(tmp_path):
     assert out.returncode == 0 and lines, out.stderr[-3000:]
     seen = json.loads(lines[-1])
     assert seen["mapped"], "the spare child never loaded libcuda"
-    assert seen["opened"] == {"opened": seen["pid"], "spare": True}
+    assert seen["opened"]["opened"] == seen["pid"] and seen["opened"]["spare"] is True
