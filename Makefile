@@ -4,9 +4,17 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 TORCH  ?= torch==2.13.0
 
-.PHONY: setup demo test test-python lint test-client gpu-test gpu-bench clean
+.PHONY: setup sandbox-tool demo test test-python lint test-client gpu-test gpu-bench clean
 
 setup: $(VENV)/.installed
+
+# Candidates run inside bubblewrap; as root with apt-get it is installed where missing, otherwise
+# `kernelevo doctor` says what to do.
+sandbox-tool:
+	@command -v bwrap >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { apt-get install -y -q --no-install-recommends bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -q >/dev/null && apt-get install -y -q --no-install-recommends bubblewrap >/dev/null; }; }; } || \
+	  echo "bubblewrap is not installed and could not be installed here: candidates will be refused without --no-sandbox"
 
 # What running KernelEvo needs (the demo stops here); the dev extra (tests, ray) comes on top.
 $(VENV)/.core: pyproject.toml setup.py
@@ -22,7 +30,7 @@ $(VENV)/.installed: $(VENV)/.core
 
 # The main job: optimize every bundled example (offline search without an API key;
 # without a GPU, candidates are verified on the CPU and speed is not measured).
-demo: $(VENV)/.core
+demo: $(VENV)/.core sandbox-tool
 	$(BIN)/kernelevo doctor
 	$(BIN)/kernelevo optimize examples/ --iterations 4
 
@@ -32,7 +40,7 @@ node_modules/.installed: package.json package-lock.json client-vscode/package.js
 
 test: test-python test-client
 
-test-python: setup lint
+test-python: setup sandbox-tool lint
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 # Lint, format and type check (seconds; config in pyproject.toml). mypy sees the server under

@@ -151,10 +151,8 @@ def _send(conn: socket.socket, message: dict[str, Any]) -> None:
 def _receive(conn: socket.socket, limit: int = protocol.MAX_FRAME) -> dict[str, Any]:
     try:
         message = protocol.read(conn.makefile("rb"), limit)
-    except protocol.ProtocolError as exc:
+    except protocol.ProtocolError as exc:  # too long, cut short, or not msgpack
         raise ServiceError(str(exc)) from exc
-    except ValueError as exc:  # not msgpack
-        raise ServiceError(f"not a message: {exc}") from exc
     if not isinstance(message, dict):
         raise ServiceError("the other side closed the connection without a message")
     return message

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import sys
@@ -18,7 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernelevo_server.analysis_worker import Detect, Detected
+
 from kernelevo.targets.model import Target
+from kernelevo.worker import protocol
 
 logger = logging.getLogger(__name__)
 
@@ -94,21 +96,26 @@ class AnalysisWorker:
                 proc = await self._ensure()
                 assert proc.stdin and proc.stdout
                 proc.stdin.write(
-                    (json.dumps({"id": self._seq, "path": path, "source": source}) + "\n").encode()
+                    protocol.encode(Detect(id=self._seq, path=path, source=source).wire())
                 )
                 await proc.stdin.drain()
-                line = await asyncio.wait_for(proc.stdout.readline(), WORKER_TIMEOUT_S)
-                if not line:
-                    raise ConnectionError("analysis process exited")
-                reply = json.loads(line)
-            except (OSError, ConnectionError, asyncio.TimeoutError, ValueError) as exc:
+                frame = await asyncio.wait_for(_read_frame(proc.stdout), WORKER_TIMEOUT_S)
+                reply = Detected.parse(frame)
+                if reply.id != self._seq:
+                    raise protocol.ProtocolError(f"reply {reply.id} to request {self._seq}")
+            except (
+                OSError,
+                ConnectionError,
+                EOFError,
+                asyncio.TimeoutError,
+                protocol.ProtocolError,
+            ) as exc:
                 logger.warning("analysis worker failed: %r; restarting it", exc)
                 await self.close()
                 return [], [f"target detection failed: {exc!r}"]
-            if "traceback" in reply:
-                logger.warning("detector error:\n%s", reply["traceback"])
-            targets = [TargetInfo.from_dict(t) for t in reply.get("targets", [])]
-            return targets, list(reply.get("errors", []))
+            if reply.traceback:
+                logger.warning("detector error:\n%s", reply.traceback)
+            return [TargetInfo.from_dict(t) for t in reply.targets], list(reply.errors)
 
     async def close(self) -> None:
         proc, self._proc = self._proc, None
@@ -119,6 +126,14 @@ class AnalysisWorker:
             await asyncio.wait_for(proc.wait(), 5)
         except (ProcessLookupError, asyncio.TimeoutError):
             pass
+
+
+async def _read_frame(stream: asyncio.StreamReader) -> dict[str, Any]:
+    """One frame of the engine's framing from an asyncio stream (EOFError when the process ended)."""
+    (size,) = protocol.HEADER.unpack(await stream.readexactly(protocol.HEADER.size))
+    if size > protocol.MAX_FRAME:
+        raise protocol.ProtocolError(f"frame of {size} bytes exceeds the limit")
+    return protocol.decode(await stream.readexactly(size))
 
 
 def child_pythonpath() -> str:

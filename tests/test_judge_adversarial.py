@@ -207,16 +207,22 @@ if _old is not None:
 
 
 def test_each_candidate_gets_a_fresh_process():
+    from kernelevo.worker import candidate_replies as cp
+    from kernelevo.worker.candidate_requests import Close, Open, Ping
     from kernelevo.worker.pool import Worker
 
     with Worker("cpu", module="kernelevo.runner.host") as host:
-        first = host.request({"op": "open"}, 60)["opened"]
-        host.request({"op": "close"}, 60)
-        second = host.request({"op": "open"}, 60)["opened"]
-        assert first != second and first > 0 and second > 0
-        assert host.request({"op": "ping"}, 60)["child"] == second
-        host.request({"op": "close"}, 60)
-        assert host.request({"op": "ping"}, 60)["child"] is None  # closed means killed and reaped
+
+        def child() -> int | None:
+            return cp.HostPong.parse(host.request(Ping().wire(), 60)).child
+
+        first = cp.Opened.parse(host.request(Open().wire(), 60)).opened
+        host.request(Close().wire(), 60)
+        second = cp.Opened.parse(host.request(Open().wire(), 60)).opened
+        assert first and second and first != second
+        assert child() == second
+        host.request(Close().wire(), 60)
+        assert child() is None  # closed means killed and reaped
 
 
 def test_out_of_memory_is_the_candidates_and_the_next_one_is_judged(tmp_path, evaluator):

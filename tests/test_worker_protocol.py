@@ -19,3 +19,10 @@ def test_truncated_frame():
     data = protocol.encode({"op": "ping"})
     with pytest.raises(protocol.ProtocolError):
         protocol.read(io.BytesIO(data[:-2]))
+
+
+@pytest.mark.parametrize("payload", [b"\x93\x01\x02\x03", b"\xc1"])
+def test_a_frame_that_holds_no_map_is_a_protocol_error(payload):
+    stream = io.BytesIO(protocol.HEADER.pack(len(payload)) + payload)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.read(stream)

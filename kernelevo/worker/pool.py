@@ -348,11 +348,12 @@ class Worker:
                 (size,) = protocol.HEADER.unpack(buf[: protocol.HEADER.size])
                 need = protocol.HEADER.size + size
             if size is not None and len(buf) >= need:
-                import msgpack
-
-                return msgpack.unpackb(
-                    buf[protocol.HEADER.size : need], raw=False, strict_map_key=False
-                )
+                try:
+                    return protocol.decode(buf[protocol.HEADER.size : need])
+                except protocol.ProtocolError as exc:  # no frame of ours: the channel is spoilt
+                    log = self.log_tail()
+                    self.kill()
+                    raise WorkerError("crash", f"the worker sent {exc}", log) from None
 
 
 def _content_key(message: dict[str, Any]) -> str | None:

@@ -211,7 +211,17 @@ def read(stream: IO[bytes], limit: int = MAX_FRAME) -> dict[str, Any] | None:
     body = _read_exact(stream, size)
     if body is None:
         raise ProtocolError("stream ended inside a frame")
-    message: dict[str, Any] = msgpack.unpackb(body, raw=False, strict_map_key=False)
+    return decode(body)
+
+
+def decode(payload: bytes) -> dict[str, Any]:
+    """One frame's payload (after its length header) back into its map."""
+    try:
+        message = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    except ValueError as exc:  # msgpack's errors derive from ValueError
+        raise ProtocolError(f"not a msgpack frame: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError(f"a frame holds a {type(message).__name__}, not a map")
     return message
 
 
