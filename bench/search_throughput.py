@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 from kernelevo.llm.replay import ReplayProvider  # noqa: E402
 from kernelevo.optimize import optimize_task  # noqa: E402
+from kernelevo.search.events import SearchEvent, Started  # noqa: E402
 from kernelevo.search.loop import SearchConfig  # noqa: E402
 from kernelevo.store import Store  # noqa: E402
 
@@ -166,8 +167,8 @@ def one(
     store = Store(work / f"{mode}.sqlite")
     began: list[float] = []  # when the search itself started (after the task's own checks)
 
-    def events(event: dict) -> None:
-        if event.get("event") == "start":
+    def events(event: SearchEvent) -> None:
+        if isinstance(event, Started):
             began.append(time.monotonic())
 
     called = time.monotonic()
@@ -177,7 +178,7 @@ def one(
         store=store,
         provider=provider,
         dispatcher=dispatcher,
-        events=events,  # type: ignore[arg-type]
+        events=events,
     )
     t1 = time.monotonic()
     t0 = began[0] if began else called

@@ -20,14 +20,13 @@ from kernelevo.dispatch import Dispatcher
 from kernelevo.llm import Budget, Usage
 from kernelevo.llm.budget import Reservation
 from kernelevo.measure.machine import probe
+from kernelevo.search.events import Events, SearchEvent, Status
 from kernelevo.search.loop import Search, SearchConfig, SearchResult
 from kernelevo.search.prompt import PromptBuilder, TaskContext, allows_tf32
 from kernelevo.search.resume import check_task
 from kernelevo.search.stored_result import store_result
 from kernelevo.store import Store
 from kernelevo.task import TaskError, TaskFile, read_task
-
-Events = Callable[[dict[str, Any]], None]
 
 
 def default_provider() -> str:
@@ -132,7 +131,7 @@ def _search(
 
     def status(message: str) -> None:  # the offline phase can take minutes on a CPU: say so
         if events is not None:
-            events({"event": "status", "message": message})
+            events(Status(message))
 
     proposing, t0 = config.offline_seeds and not seeds_done, time.monotonic()
     seeds = (
@@ -341,6 +340,6 @@ def optimize_many(
     return outcomes
 
 
-def _named(emit: Callable[[dict[str, Any]], None], name: str, event: dict[str, Any]) -> None:
+def _named(emit: Events, name: str, event: SearchEvent) -> None:
     """A search's event, said of its task (several searches share one event stream)."""
-    emit({**event, "task": name})
+    emit(event.of_task(name))

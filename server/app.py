@@ -19,7 +19,7 @@ from typing import Any
 from kernelevo_server import settings as settings_mod
 from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
 from kernelevo_server.applied import Applications
-from kernelevo_server.jobs.manager import Job, JobManager
+from kernelevo_server.jobs.manager import Job, JobChanged, JobEvent, JobManager
 from kernelevo_server.jobs.runner import kill_all_groups
 from kernelevo_server.protocol import KernelEvoProtocol
 from kernelevo_server.results import ResultsCache
@@ -30,6 +30,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument
 
 from kernelevo import __version__
+from kernelevo.search.events import ProgressEvent, Started
 
 logger = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ class KernelEvoServer(LanguageServer):
         self.jobs = JobManager(
             lambda: self.settings.maxJobsPerGpu, self._job_event, self._job_ended
         )
-        self.job_listeners: list[Callable[[Job, dict[str, Any]], None]] = []
+        self.job_listeners: list[Callable[[Job, JobEvent], None]] = []
         self.store_listeners: list[Callable[[], None]] = []
         self.analysis_listeners: list[Callable[[DocState], None]] = []
         self.settings_listeners: list[Callable[[], None]] = []
@@ -172,15 +173,15 @@ class KernelEvoServer(LanguageServer):
         if changed:
             self.refresh_lenses(throttle=True)
 
-    def _job_event(self, job: Job, event: dict[str, Any]) -> None:
+    def _job_event(self, job: Job, event: JobEvent) -> None:
         for listener in list(self.job_listeners):
             listener(job, event)
-        if event.get("event") in ("start", "running", "queued", "progress"):
+        if isinstance(event, (Started, ProgressEvent, JobChanged)):
             self.refresh_lenses(throttle=True)
 
     def _job_ended(self, job: Job) -> None:
         for listener in list(self.job_listeners):
-            listener(job, {"event": "ended"})
+            listener(job, JobChanged("ended"))
         self.results.invalidate()
         self.store_changed()
 

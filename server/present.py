@@ -70,25 +70,19 @@ def _bandwidth(gbps: float) -> str:
 
 
 def phase_label(phase: str | None, iteration: int) -> str:
-    """The search's phase as a person reads it: 'seed', 'tuning', 'iteration 3', 'repair'.
-    Searches that send no phase number seeds below zero and tuning from -1000 down."""
-    if phase:
-        return (
-            f"iteration {iteration}"
-            if phase == "iteration" and iteration > 0
-            else phase.replace("tune", "tuning")
-        )
-    if iteration <= -1000:
-        return "tuning"
-    if iteration < 0:
-        return "seed"
-    return f"iteration {iteration}" if iteration else "starting"
+    """The search's phase as a person reads it: 'seed', 'tuning', 'iteration 3', 'repair', or
+    'starting' before its first progress event."""
+    if phase is None:
+        return "starting"
+    if phase == "iteration" and iteration > 0:
+        return f"iteration {iteration}"
+    return phase.replace("tune", "tuning")
 
 
 def progress_message(job: Job) -> str:
     """E.g. 'seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'.
-    The search's own message names its phase (kernelevo/search/progress.py); for a search that
-    sends no phase, the phase is read from the iteration number."""
+    The search's own message names its phase (kernelevo/search/progress.py); before its first
+    progress event the job reads 'starting'."""
     if job.state == "queued":
         return job.message or "queued"
     said = job.message if job.message and job.message != "starting search" else ""

@@ -1,11 +1,9 @@
-"""The typed phase of a search step, the progress event built from it, and the run lock."""
-
-import json
+"""The typed phase of a search step, the progress message built from it, and the run lock."""
 
 import pytest
 
 from kernelevo.phase import Phase
-from kernelevo.search.progress import ProgressEvent, describe_step
+from kernelevo.search.progress import describe_step
 from kernelevo.search.resume import ResumeError, RunLock, check_task
 
 
@@ -28,29 +26,6 @@ def test_progress_messages_speak_of_phases():
     )
     assert describe_step(Phase("tune", 0, 4), 12, "tune", "compile_error", None)[1] == (
         "tuning candidate 1, configuration 5 of 12 (tune): compile error"
-    )
-
-
-def test_progress_event_round_trips_through_json():
-    index, message = describe_step(Phase("iteration", 0), None, "llm", "verified", None)
-    ev = ProgressEvent(
-        run_id="r",
-        phase="iteration",
-        index=index,
-        total=None,
-        origin="llm",
-        status="verified",
-        speedup=None,
-        message=message,
-        verified=True,
-        tokens=1234,
-    )
-    back = ProgressEvent.from_dict(json.loads(json.dumps(ev.to_dict())))
-    assert back == ev and ev.to_dict()["event"] == "progress"
-    assert (
-        ev.line()
-        == "iteration 1 (llm): verified · evaluated 0 · best verified, speed not measured · "
-        "1,234 tokens · $0.00"
     )
 
 

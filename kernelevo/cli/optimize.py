@@ -32,6 +32,7 @@ from kernelevo.cli.optimize_targets import (
     _tasks,
 )
 from kernelevo.outcome import OutcomeKind, RunOutcome
+from kernelevo.search.events import Done, SearchEvent, SearchFailed, Started
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -275,9 +276,9 @@ def _run_targets(
     signal.signal(signal.SIGTERM, stop)
     started: list[str] = []
 
-    def events(event: dict[str, Any]) -> None:
-        if event.get("event") == "start":
-            started.append(event["run_id"])
+    def events(event: SearchEvent) -> None:
+        if isinstance(event, Started):
+            started.append(event.run_id)
         printer(event)
 
     device = dispatcher.device
@@ -325,7 +326,7 @@ def _run_targets(
                             "elapsed_s": round(o.elapsed_s, 1),
                         }
                     )
-                    printer({"event": "error", "task": o.task_path.stem, "message": o.error})
+                    printer(SearchFailed(o.error or "", task=o.task_path.stem))
                     continue
                 summary = _summary(o.task_path, o.result, device, o.elapsed_s, o.origin, store)
                 summaries.append(summary)
@@ -370,14 +371,7 @@ def _run_targets(
             rec = store.get_run(run_id)
             if rec is not None and rec.status == "running":
                 store.update_run(run_id, status="cancelled")
-                printer(
-                    {
-                        "event": "done",
-                        "run_id": run_id,
-                        "status": "cancelled",
-                        "outcome": RunOutcome(OutcomeKind.CANCELLED).to_dict(),
-                    }
-                )
+                printer(Done(run_id, "cancelled", RunOutcome(OutcomeKind.CANCELLED).to_dict()))
                 print(
                     f"stopped; resume with: kernelevo optimize --resume {run_id} {args.target}",
                     file=sys.stderr,

@@ -6,13 +6,13 @@ says the speedups, why nothing verified when nothing did, and the next command t
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from kernelevo.cli.table import render
 from kernelevo.outcome import OutcomeKind, RunOutcome
+from kernelevo.search.events import Done, ProgressEvent, SearchEvent, Status
 
 
 class Printer:
@@ -22,18 +22,16 @@ class Printer:
         self.mode = mode
         self.tty = sys.stderr.isatty()
 
-    def __call__(self, event: dict[str, Any]) -> None:
+    def __call__(self, event: SearchEvent) -> None:
         if self.mode == "json":
-            sys.stdout.write(json.dumps(event) + "\n")
+            sys.stdout.write(event.line() + "\n")
             sys.stdout.flush()
-        elif self.mode == "text" and event.get("event") == "status":
+        elif self.mode == "text" and isinstance(event, Status):
             prefix = "\r\033[K" if self.tty else ""
-            sys.stderr.write(f"{prefix}kernelevo: {event.get('message', '')}\n")
+            sys.stderr.write(f"{prefix}kernelevo: {event.message}\n")
             sys.stderr.flush()
-        elif self.mode == "text" and event.get("event") == "progress":
-            from kernelevo.search.progress import ProgressEvent
-
-            line = ProgressEvent.from_dict(event).line(event.get("task"))
+        elif self.mode == "text" and isinstance(event, ProgressEvent):
+            line = event.text()
             sys.stderr.write(("\r\033[K" if self.tty else "") + line + ("" if self.tty else "\n"))
             sys.stderr.flush()
 
@@ -43,17 +41,18 @@ class Printer:
 
 
 def _done(printer: Printer, s: dict[str, Any], task: str | None = None) -> None:
-    event = {
-        "event": "done",
-        "run_id": s["run_id"],
-        "status": s["status"],
-        "outcome": s["outcome"],
-        "best_speedup": s["best_speedup_eager"],
-        "best_speedup_compile": s["best_speedup_compile"],
-        "tokens": s["tokens"],
-        "cost_usd": s["cost_usd"],
-    }
-    printer({**event, "task": task} if task else event)
+    printer(
+        Done(
+            s["run_id"],
+            s["status"],
+            s["outcome"],
+            best_speedup=s["best_speedup_eager"],
+            best_speedup_compile=s["best_speedup_compile"],
+            tokens=s["tokens"],
+            cost_usd=s["cost_usd"],
+            task=task,
+        )
+    )
 
 
 def _summary(

@@ -22,6 +22,7 @@ from kernelevo.outcome import judge
 from kernelevo.phase import Phase
 from kernelevo.search.asking import Asker
 from kernelevo.search.config import SearchConfig, SearchResult
+from kernelevo.search.events import Events, SearchFailed, Started
 from kernelevo.search.iteration import run_iteration
 from kernelevo.search.population import Population, Program
 from kernelevo.search.progress import progress_event, resume_state, run_summary
@@ -32,7 +33,6 @@ from kernelevo.store import Store
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Verdict
 
-Events = Callable[[dict[str, Any]], None]
 MAX_MODEL_ERRORS_IN_A_ROW = 3
 
 
@@ -262,9 +262,7 @@ class Search:
         candidate_id: int | None,
         detail: str = "",
     ) -> None:
-        self.emit(
-            progress_event(self, phase, origin, status, speedup, candidate_id, detail).to_dict()
-        )
+        self.emit(progress_event(self, phase, origin, status, speedup, candidate_id, detail))
         self.store.update_run(self.run_id, summary=resume_state(self))
 
     # -- the run -------------------------------------------------------------------------
@@ -280,14 +278,13 @@ class Search:
         if self.resuming:
             restore(self)
         self.emit(
-            {
-                "event": "start",
-                "run_id": self.run_id,
-                "task": str(self.task.path),
-                "provider": self.cfg.provider,
-                "backend": self.cfg.backend,
-                "resumed": self.resuming,
-            }
+            Started(
+                self.run_id,
+                task=str(self.task.path),
+                provider=self.cfg.provider,
+                backend=self.cfg.backend,
+                resumed=self.resuming,
+            )
         )
         t = time.monotonic()
         try:
@@ -306,7 +303,7 @@ class Search:
         except LLMError as exc:
             self.stop_reason = f"model error: {exc}"
             self.store.update_run(self.run_id, status="failed", summary=run_summary(self, "failed"))
-            self.emit({"event": "error", "run_id": self.run_id, "message": str(exc)})
+            self.emit(SearchFailed(str(exc), run_id=self.run_id))
             raise
         finally:
             self.gpu_pool.shutdown(wait=True)

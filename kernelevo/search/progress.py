@@ -1,67 +1,17 @@
-"""The progress event a search emits after each evaluation, one record for every reader:
-`kernelevo optimize --progress json` writes it as one JSON object per line, text mode prints
-its `line()`, the language server reads it from the CLI's stdout. Also the run summary the store
-keeps for a search (`run_summary`, `resume_state`).
+"""The progress event a search emits after each evaluation (the record is
+kernelevo/search/events.py's ProgressEvent), and the run summary the store keeps for a search
+(`run_summary`, `resume_state`).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernelevo.phase import Phase, PhaseKind
+from kernelevo.phase import Phase
+from kernelevo.search.events import ProgressEvent
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import Search
-
-
-@dataclass(frozen=True)
-class ProgressEvent:
-    """`index` of `total` counts positions within the phase from 1 (seed 3 of 7, iteration 4
-    of 20, configuration 5 of 12); `total` is None when the phase has no fixed length.
-    `iteration` is how many model iterations have finished (never negative)."""
-
-    run_id: str
-    phase: PhaseKind
-    index: int
-    total: int | None
-    origin: str
-    status: str
-    speedup: float | None
-    message: str
-    attempt: int = 0
-    candidate_id: int | None = None
-    iteration: int = 0
-    evaluated: int = 0
-    best_speedup: float | None = None
-    best_speedup_compile: float | None = None
-    verified: bool = False
-    tokens: int = 0
-    cost_usd: float = 0.0
-    event: str = "progress"
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def line(self, task: str | None = None) -> str:
-        """One terminal line: what happened, then where the search stands."""
-        best = (
-            f"{self.best_speedup:.2f}x"
-            if self.best_speedup
-            else "verified, speed not measured"
-            if self.verified
-            else "none yet"
-        )
-        return (
-            (f"{task}: " if task else "")
-            + f"{self.message} · evaluated {self.evaluated} · best {best} · "
-            f"{self.tokens:,} tokens · ${self.cost_usd:.2f}"
-        )
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> ProgressEvent:
-        known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 def describe_step(
@@ -119,6 +69,7 @@ def progress_event(
         attempt=phase.attempt,
         candidate_id=candidate_id,
         iteration=search.completed,
+        iterations=(search.cfg.iterations or 0) if search.provider is not None else 0,
         evaluated=len(search.population.programs),
         best_speedup=best.speedup if best else None,
         best_speedup_compile=t.get("speedup_compile"),

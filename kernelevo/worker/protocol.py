@@ -15,7 +15,19 @@ import time
 import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, is_dataclass
-from typing import IO, Any, ClassVar, Generic, Self, TypeVar, Union, cast, get_args, get_origin
+from typing import (
+    IO,
+    Any,
+    ClassVar,
+    Generic,
+    Literal,
+    Self,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+)
 from typing import get_type_hints as type_hints
 
 import msgpack
@@ -107,6 +119,10 @@ def _record(hint: Any, value: Any) -> Any:
             with contextlib.suppress(_Mismatch, TypeError):
                 return _record(option, value)
         raise _Mismatch(f"{type(value).__name__} is none of {hint}")
+    if origin is Literal:
+        if value not in args:
+            raise _Mismatch(f"{value!r} is none of {', '.join(map(repr, args))}")
+        return value
     if isinstance(hint, type) and is_dataclass(hint):
         if not isinstance(value, dict):
             raise _Mismatch(f"{type(value).__name__} where a {hint.__name__} map belongs")

@@ -15,7 +15,7 @@ import os
 from typing import Any
 
 from kernelevo_server.app import KernelEvoServer
-from kernelevo_server.jobs.manager import ACTIVE, Job, JobSpec
+from kernelevo_server.jobs.manager import ACTIVE, Job, JobChanged, JobEvent, JobSpec
 from kernelevo_server.jobs.runner import GRACE_S
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import progress_message, target_label
@@ -107,10 +107,10 @@ class Progress:
             ),
         )
 
-    def update(self, job: Job, event: dict[str, Any]) -> None:
+    def update(self, job: Job, event: JobEvent) -> None:
         if self.ended or job is not self.job:
             return
-        if event.get("event") == "ended":
+        if isinstance(event, JobChanged) and event.state == "ended":
             self.ended = True
             self.ls.work_done_progress.end(
                 self.token, types.WorkDoneProgressEnd(message=job.message or job.state)
@@ -132,11 +132,11 @@ def register(server: KernelEvoServer) -> None:
     job_by_token: dict[Any, str] = {}
     from_command: set[str] = set()
 
-    def on_job(job: Job, event: dict[str, Any]) -> None:
+    def on_job(job: Job, event: JobEvent) -> None:
         p = progress_by_job.get(job.id)
         if p is not None:
             p.update(job, event)
-        if event.get("event") != "ended":
+        if not (isinstance(event, JobChanged) and event.state == "ended"):
             return
         progress_by_job.pop(job.id, None)
         name = job.spec.target_name

@@ -14,9 +14,18 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from kernelevo_server.jobs.runner import GpuSlots, Outcome, run_search
+
+from kernelevo.search.events import (
+    Done,
+    ProgressEvent,
+    SearchEvent,
+    SearchFailed,
+    Started,
+    Status,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +78,18 @@ class JobSpec:
         return env
 
 
+@dataclass(frozen=True)
+class JobChanged:
+    """The server's own word on a job (queued behind another on its GPU, running, ended), beside
+    the search's events."""
+
+    state: Literal["queued", "running", "ended"]
+    message: str = ""
+
+
+JobEvent = SearchEvent | JobChanged
+
+
 @dataclass
 class Job:
     id: str
@@ -94,27 +115,25 @@ class Job:
     ended_at: float | None = None
     task: asyncio.Task | None = None
 
-    def apply_event(self, event: dict[str, Any]) -> None:
-        self.run_id = event.get("run_id") or self.run_id
-        for key, attr in (
-            ("iteration", "iteration"),
-            ("evaluated", "evaluated"),
-            ("tokens", "tokens"),
-            ("cost_usd", "cost_usd"),
-            ("best_speedup", "best_speedup"),
-            ("best_speedup_compile", "best_speedup_compile"),
-            ("iterations", "iterations_planned"),
-        ):
-            if event.get(key) is not None:
-                setattr(self, attr, event[key])
-        if event.get("phase"):
-            self.phase = str(event["phase"])
-        if event.get("verified") is not None:
-            self.verified = bool(event["verified"])
-        if isinstance(event.get("outcome"), dict):
-            self.outcome = dict(event["outcome"])
-        if event.get("message"):
-            self.message = str(event["message"])
+    def apply_event(self, event: SearchEvent) -> None:
+        """Where the search stands, from its latest event."""
+        if isinstance(event, (Started, ProgressEvent, Done)):
+            self.run_id = event.run_id or self.run_id
+        if isinstance(event, (ProgressEvent, Done)):
+            self.tokens, self.cost_usd = event.tokens, event.cost_usd
+            if event.best_speedup is not None:
+                self.best_speedup = event.best_speedup
+            if event.best_speedup_compile is not None:
+                self.best_speedup_compile = event.best_speedup_compile
+        if isinstance(event, ProgressEvent):
+            self.iteration, self.evaluated = event.iteration, event.evaluated
+            self.phase, self.verified = event.phase, event.verified
+            if event.iterations:
+                self.iterations_planned = event.iterations
+        if isinstance(event, Done):
+            self.outcome = dict(event.outcome)
+        if isinstance(event, (ProgressEvent, Status, SearchFailed)) and event.message:
+            self.message = event.message
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -153,7 +172,7 @@ class JobManager:
     def __init__(
         self,
         max_per_gpu: Callable[[], int],
-        on_event: Callable[[Job, dict[str, Any]], None] | None = None,
+        on_event: Callable[[Job, JobEvent], None] | None = None,
         on_end: Callable[[Job], None] | None = None,
     ) -> None:
         self._max_per_gpu = max_per_gpu
@@ -209,12 +228,12 @@ class JobManager:
         try:
             if self._slots.busy(spec.gpu_key) >= max(1, self._max_per_gpu()):
                 job.message = f"queued: waiting for {spec.gpu_key}"
-                self._emit(job, {"event": "queued", "message": job.message})
+                self._emit(job, JobChanged("queued", job.message))
             await self._slots.acquire(spec.gpu_key, self._max_per_gpu)
             acquired = True
             job.state = "running"
             job.started_at = time.time()
-            self._emit(job, {"event": "running", "message": "starting search"})
+            self._emit(job, JobChanged("running", "starting search"))
 
             def on_start(pid: int) -> None:
                 job.pid = pid
@@ -247,11 +266,11 @@ class JobManager:
             except Exception:
                 logger.exception("job end handler failed")
 
-    def _on_search_event(self, job: Job, event: dict[str, Any]) -> None:
+    def _on_search_event(self, job: Job, event: SearchEvent) -> None:
         job.apply_event(event)
         self._emit(job, event)
 
-    def _emit(self, job: Job, event: dict[str, Any]) -> None:
+    def _emit(self, job: Job, event: JobEvent) -> None:
         try:
             self._on_event(job, event)
         except Exception:
@@ -261,7 +280,7 @@ class JobManager:
         done = outcome.done
         if done is not None:
             job.apply_event(done)
-            job.status = str(done.get("status") or "failed")
+            job.status = done.status or "failed"
             job.state = (
                 "failed"
                 if job.status == "failed"

@@ -1,7 +1,8 @@
 """Run one search child process: its own process group, JSON-lines progress, clean stop.
 
 The child (`kernelevo optimize ... --progress json`) prints one JSON event per line
-(docs/PROTOCOLS.md). Cancelling the awaiting task sends SIGTERM to the whole group (the
+(docs/PROTOCOLS.md), each parsed back into its record (kernelevo/search/events.py); a line that
+is no event is logged and skipped. Cancelling the awaiting task sends SIGTERM to the whole group (the
 search stops its workers and records "cancelled"), then SIGKILL after a grace period;
 whatever is left of the group is killed when the leader exits, so no worker outlives
 its job. A child that crashes ends its job as "failed"; the server carries on.
@@ -10,7 +11,6 @@ its job. A child that crashes ends its job as "failed"; the server carries on.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -18,7 +18,9 @@ import sys
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from kernelevo.search.events import Done, SearchEvent, SearchFailed, parse_line
+from kernelevo.worker.protocol import ProtocolError
 
 logger = logging.getLogger(__name__)
 
@@ -30,8 +32,8 @@ _live_groups: set[int] = set()
 @dataclass
 class Outcome:
     returncode: int | None
-    done: dict[str, Any] | None = None  # the "done" event, if the child sent one
-    errors: list[str] = field(default_factory=list)  # "error" events
+    done: Done | None = None  # the child's last word, if it sent one
+    errors: list[str] = field(default_factory=list)  # its SearchFailed messages
     stderr_tail: str = ""
 
 
@@ -55,7 +57,7 @@ def kill_all_groups() -> None:
 async def run_search(
     command: Sequence[str],
     *,
-    on_event: Callable[[dict[str, Any]], None],
+    on_event: Callable[[SearchEvent], None],
     env: dict[str, str] | None = None,
     cwd: str | None = None,
     grace_s: float = GRACE_S,
@@ -84,17 +86,14 @@ async def run_search(
             if not line:
                 continue
             try:
-                event = json.loads(line)
-            except ValueError:
-                logger.debug("search stdout (not JSON): %s", line)
+                event = parse_line(line)
+            except ProtocolError as exc:
+                logger.warning("search stdout, not an event (%s): %s", exc, line[:300])
                 continue
-            if not isinstance(event, dict):
-                continue
-            kind = event.get("event")
-            if kind == "done":
+            if isinstance(event, Done):
                 outcome.done = event
-            elif kind == "error":
-                outcome.errors.append(str(event.get("message", "")))
+            elif isinstance(event, SearchFailed):
+                outcome.errors.append(event.message)
             try:
                 on_event(event)
             except Exception:

@@ -50,8 +50,15 @@ async def test_optimize_reports_progress_and_result(client, workspace):
         for v in client.progress_reports[token]
         if isinstance(v, types.WorkDoneProgressReport)
     ]
-    # The search's own per-candidate message, after its phase.
-    assert "iteration 3 · candidate 6: verified · best 2.31x · 3.0k tokens · $0.03" in reports
+    # The search's own per-candidate message (it names the phase), then where the search stands.
+    assert "iteration 3 of 3 (llm): verified, 2.31x · best 2.31x · 3.0k tokens · $0.03" in reports
+    # The share of the model iterations the search planned (its progress events carry them).
+    done_share = [
+        v.percentage
+        for v in client.progress_reports[token]
+        if isinstance(v, types.WorkDoneProgressReport) and v.message.startswith("iteration")
+    ]
+    assert done_share[:3] == [33, 66, 100] and set(done_share[3:]) <= {100}
     # The run ends with the engine's outcome sentence (kernelevo/outcome.py).
     assert result["outcome"]["kind"] == "improved"
     assert (

@@ -15,6 +15,8 @@ from kernelevo_server.rebase import RebaseConflict, apply_edits, rebase
 from kernelevo_server.settings import Settings, merge
 from lsp_harness import alive
 
+from kernelevo.search.events import ProgressEvent, Status
+
 
 def test_rebase_moves_hunks_past_unsaved_edits_elsewhere():
     old = "a\nb\nc\nd\ne\n"
@@ -83,22 +85,32 @@ def test_settings_drop_secrets_and_untrusted_commands():
 
 
 CHILD = r"""
-import json, os, signal, subprocess, sys, time
+import signal, subprocess, sys, time
+from kernelevo.search.events import Done, ProgressEvent, Started, Status
 mode = sys.argv[1]
 worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
-print(json.dumps({"event": "start", "run_id": "r1", "worker": worker.pid}), flush=True)
+print(Status(f"worker {worker.pid}").line(), flush=True)
+print(Started("r1").line(), flush=True)
 if mode == "ignore_term":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
 if mode == "crash":
     print("not json", flush=True)
+    print('{"event": "progress", "run_id": "r1"}', flush=True)
     sys.stderr.write("boom\n"); sys.exit(4)
 if mode == "exit_leaving_worker":
-    print(json.dumps({"event": "done", "run_id": "r1", "status": "no_improvement"}), flush=True)
+    print(Done("r1", "no_improvement", {}).line(), flush=True)
     sys.exit(0)
 for i in range(1000):
-    print(json.dumps({"event": "progress", "run_id": "r1", "iteration": i}), flush=True)
+    step = ProgressEvent("r1", "iteration", i + 1, None, "llm", "verified", None, "ok", iteration=i)
+    print(step.line(), flush=True)
     time.sleep(0.05)
 """
+
+
+def _worker_pid(events: list) -> int:
+    """The stand-in's helper process, which it names in its first event."""
+    assert isinstance(events[0], Status), events
+    return int(events[0].message.split()[1])
 
 
 async def _start(mode: str, events: list, **kw):
@@ -108,7 +120,7 @@ async def _start(mode: str, events: list, **kw):
     deadline = time.monotonic() + 10
     while not events and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
-    return task, events[0]["worker"]
+    return task, _worker_pid(events)
 
 
 @pytest.mark.asyncio
@@ -124,7 +136,7 @@ async def test_cancel_kills_the_whole_group_even_if_sigterm_is_ignored():
             break
         await asyncio.sleep(0.05)
     assert not alive(worker)
-    assert events[-1]["event"] == "progress"
+    assert isinstance(events[-1], ProgressEvent)
 
 
 @pytest.mark.asyncio
@@ -132,7 +144,8 @@ async def test_a_crash_is_an_outcome_not_an_exception():
     events: list = []
     outcome = await run_search([sys.executable, "-c", CHILD, "crash"], on_event=events.append)
     assert outcome.returncode == 4 and outcome.done is None and "boom" in outcome.stderr_tail
-    assert [e["event"] for e in events] == ["start"]
+    # a line that is no event (not JSON; a progress event without its fields) is skipped
+    assert [e.kind for e in events] == ["status", "start"]
 
 
 @pytest.mark.asyncio
@@ -142,10 +155,11 @@ async def test_a_worker_left_behind_does_not_hang_the_job():
     outcome = await asyncio.wait_for(
         run_search([sys.executable, "-c", CHILD, "exit_leaving_worker"], on_event=events.append), 15
     )
-    assert outcome.returncode == 0 and outcome.done["status"] == "no_improvement"
+    assert outcome.returncode == 0 and outcome.done is not None
+    assert outcome.done.status == "no_improvement"
     assert time.monotonic() - t0 < 8
     await asyncio.sleep(0.2)
-    assert not alive(events[0]["worker"])
+    assert not alive(_worker_pid(events))
 
 
 @pytest.mark.asyncio
@@ -173,37 +187,51 @@ def test_progress_reads_the_phase_and_the_search_s_own_message():
         spec=JobSpec(uri="u", path="p", target_id="t", target_name="T"),
         state="running",
     )
-    job.apply_event(
-        {
-            "iteration": -3,
-            "message": "candidate 3 (template:row_softmax): verified",
-            "verified": True,
-            "tokens": 0,
-            "cost_usd": 0.0,
-        }
-    )
+    assert progress_message(job) == "starting · 0 tokens · $0.00"
+    job.apply_event(Status("offline candidates: compiling with Inductor"))
     assert progress_message(job) == (
-        "seed · candidate 3 (template:row_softmax): verified · "
-        "verified, speed not measured · 0 tokens · $0.00"
+        "starting · offline candidates: compiling with Inductor · 0 tokens · $0.00"
     )
-    assert phase_label(None, -1001) == "tuning" and phase_label(None, 4) == "iteration 4"
-    # A search that sends its phase says it in its message: not repeated.
     job.apply_event(
-        {
-            "phase": "seed",
-            "index": 3,
-            "total": 7,
-            "iteration": 0,
-            "best_speedup": 1.8,
-            "message": "seed 3 of 7 (template:row_softmax): verified, 1.80x",
-        }
+        ProgressEvent(
+            "r1",
+            "seed",
+            3,
+            7,
+            "template:row_softmax",
+            "verified",
+            1.8,
+            "seed 3 of 7 (template:row_softmax): verified, 1.80x",
+            best_speedup=1.8,
+            verified=True,
+        )
     )
+    # the search's message names its phase: not repeated
     assert (
         progress_message(job)
         == "seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 0 tokens · $0.00"
     )
-    assert phase_label("repair", 2) == "repair" and phase_label("tune", -1) == "tuning"
-    assert phase_label("iteration", 5) == "iteration 5"
+    assert job.run_id == "r1" and job.phase == "seed" and job.iterations_planned is None
+    job.apply_event(
+        ProgressEvent(
+            "r1",
+            "iteration",
+            2,
+            20,
+            "llm",
+            "incorrect",
+            None,
+            "iteration 2 of 20 (llm): incorrect",
+            iteration=2,
+            iterations=20,
+            tokens=12_300,
+            cost_usd=0.12,
+        )
+    )
+    assert (job.iteration, job.iterations_planned, job.best_speedup) == (2, 20, 1.8)
+    assert progress_message(job).endswith("best 1.80x · 12.3k tokens · $0.12")
+    assert phase_label(None, 0) == "starting" and phase_label("tune", 0) == "tuning"
+    assert phase_label("repair", 2) == "repair" and phase_label("iteration", 5) == "iteration 5"
 
 
 def test_the_server_package_has_a_unique_import_name(tmp_path):

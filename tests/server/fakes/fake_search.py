@@ -20,9 +20,13 @@ import sys
 import time
 import uuid
 
+from kernelevo.outcome import OutcomeKind, RunOutcome
+from kernelevo.search.events import Done, ProgressEvent, SearchEvent, SearchFailed, Started
 
-def emit(**event) -> None:
-    sys.stdout.write(json.dumps(event) + "\n")
+
+def emit(event: SearchEvent) -> None:
+    """The real search's records (kernelevo/search/events.py), so the stand-in cannot drift."""
+    sys.stdout.write(event.line() + "\n")
     sys.stdout.flush()
 
 
@@ -59,14 +63,7 @@ def main() -> int:
         os.replace(ctl["pidfile"] + ".tmp", ctl["pidfile"])  # readers never see half a file
 
     def on_term(signum, frame):
-        emit(
-            event="done",
-            run_id=run_id,
-            status="cancelled",
-            best_speedup=None,
-            tokens=0,
-            cost_usd=0.0,
-        )
+        emit(Done(run_id, "cancelled", RunOutcome(OutcomeKind.CANCELLED).to_dict()))
         if worker:
             worker.kill()
         sys.exit(0)
@@ -74,13 +71,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, on_term)
     mode = ctl.get("mode", "improve")
     iterations = int(ctl.get("iterations", 3))
-    emit(
-        event="start",
-        run_id=run_id,
-        task=args.spec,
-        provider=args.provider or "offline",
-        backend=args.backend,
-    )
+    emit(Started(run_id, task=args.spec, provider=args.provider or "offline", backend=args.backend))
     best = 1.0
     for i in range(1, iterations + 1):
         if ctl.get("burn"):  # keep a core busy, as a real search's worker does
@@ -91,16 +82,25 @@ def main() -> int:
             time.sleep(float(ctl.get("delay", 0.05)))
         best = max(best, 1.0 + (float(ctl.get("speedup", 2.31)) - 1.0) * i / iterations)
         emit(
-            event="progress",
-            run_id=run_id,
-            iteration=i,
-            evaluated=2 * i,
-            best_speedup=round(best, 2),
-            best_speedup_compile=round(best / 1.5, 2),
-            tokens=1000 * i,
-            cost_usd=0.01 * i,
-            iterations=iterations,
-            message=f"candidate {2 * i}: verified",
+            ProgressEvent(
+                run_id,
+                "iteration",
+                i,
+                iterations,
+                "llm",
+                "verified",
+                round(best, 2),
+                f"iteration {i} of {iterations} (llm): verified, {best:.2f}x",
+                candidate_id=2 * i,
+                iteration=i,
+                iterations=iterations,
+                evaluated=2 * i,
+                best_speedup=round(best, 2),
+                best_speedup_compile=round(best / 1.5, 2),
+                verified=True,
+                tokens=1000 * i,
+                cost_usd=0.01 * i,
+            )
         )
         if mode == "crash" and i == 1:
             sys.stderr.write(
@@ -109,27 +109,28 @@ def main() -> int:
             sys.stderr.flush()
             os._exit(3)
     if mode == "fail":
-        emit(event="error", message=ctl.get("error_message", "no candidate compiled"))
+        emit(SearchFailed(ctl.get("error_message", "no candidate compiled"), run_id=run_id))
         emit(
-            event="done",
-            run_id=run_id,
-            status="failed",
-            best_speedup=None,
-            tokens=1000 * iterations,
-            cost_usd=0.0,
+            Done(
+                run_id,
+                "failed",
+                RunOutcome(OutcomeKind.FAILED, reasons=(ctl.get("error_message", ""),)).to_dict(),
+                tokens=1000 * iterations,
+            )
         )
         return 1
     speedup, vs_compile = float(ctl.get("speedup", 2.31)), float(ctl.get("compile_speedup", 1.5))
     outcome = write_result(path, target_id, run_id, speedup, vs_compile, args.backend, iterations)
     emit(
-        event="done",
-        run_id=run_id,
-        status=outcome["kind"],
-        outcome=outcome,
-        best_speedup=speedup,
-        best_speedup_compile=vs_compile,
-        tokens=1000 * iterations,
-        cost_usd=0.01 * iterations,
+        Done(
+            run_id,
+            outcome["kind"],
+            outcome,
+            best_speedup=speedup,
+            best_speedup_compile=vs_compile,
+            tokens=1000 * iterations,
+            cost_usd=0.01 * iterations,
+        )
     )
     if worker:
         worker.kill()
