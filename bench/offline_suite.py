@@ -114,7 +114,7 @@ def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
             else "none verified"
         )
         return f"no candidate verified ({len(cands)} tried; {first.get('origin') if first else ''}: {why})"
-    t = best.verdict.get("timings") or {}
+    t = best.verdict.timings or {}
     if not t.get("eager_ms"):
         return "verified, speed not measured (no GPU)"
     because = "; ".join(outcome.reasons) if outcome else "not proposed"
@@ -202,7 +202,7 @@ def run_task(
     cands = store.candidates(result.run_id)
     run = store.get_run(result.run_id)
     notes = list((run.summary or {}).get("notes") or []) if run else []
-    t = (best.verdict.get("timings") or {}) if best else {}
+    t = (best.verdict.timings or {}) if best else {}
     base: dict[str, Any] = next(
         (
             c["verdict"].get("timings")

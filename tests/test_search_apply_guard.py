@@ -9,6 +9,7 @@ from kernelevo.search.apply_guard import apply_guard
 from kernelevo.search.loop import SearchConfig
 from kernelevo.search.population import Program
 from kernelevo.task import read_task
+from kernelevo.verdict import Verdict
 
 TENSOR = {"kind": "tensor", "shape": [64, 64], "dtype": "float32", "device": "cpu"}
 
@@ -25,7 +26,9 @@ def _task(tmp_path: Path, small: bool):
 
 
 def test_the_guard_says_which_size_was_verified(tmp_path):
-    best = Program(1, "src", "triton", "verified", verdict={"inputs": [[TENSOR]]})
+    best = Program(
+        1, "src", "triton", "verified", verdict=Verdict("verified", "", inputs=[[TENSOR]])
+    )
     cpu = SearchConfig(device="cpu")
     assert apply_guard(best, cpu, "r", _task(tmp_path, small=True))["size"] == "small"
     assert apply_guard(best, cpu, "r", _task(tmp_path, small=False))["size"] == "default"

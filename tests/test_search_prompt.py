@@ -5,31 +5,34 @@ from kernelevo.search.feedback import describe, one_line
 from kernelevo.search.population import Program
 from kernelevo.search.prompt import PromptBuilder, TaskContext, allows_tf32
 from kernelevo.search.target import TargetFacts
+from kernelevo.verdict import Verdict
 
 REFERENCE = "import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x.softmax(-1)\n"
-TIMED = {
-    "status": "verified",
-    "reason": "ok",
-    "device": {
-        "name": "NVIDIA H200",
-        "sm_count": 132,
-        "l2_bytes": 60 * 2**20,
-        "compute_capability": "9.0",
-    },
-    "timings": {
-        "eager_ms": 0.0412,
-        "compile_ms": 0.0301,
-        "candidate_ms": 0.02,
-        "speedup_eager": 2.06,
-    },
-    "roofline": {
-        "peak_gbps": 4000.0,
-        "peak_tflops": 700.0,
-        "bytes": 33554432,
-        "flops": None,
-        "bound": "memory",
-    },
-}
+TIMED = Verdict.from_dict(
+    {
+        "status": "verified",
+        "reason": "ok",
+        "device": {
+            "name": "NVIDIA H200",
+            "sm_count": 132,
+            "l2_bytes": 60 * 2**20,
+            "compute_capability": "9.0",
+        },
+        "timings": {
+            "eager_ms": 0.0412,
+            "compile_ms": 0.0301,
+            "candidate_ms": 0.02,
+            "speedup_eager": 2.06,
+        },
+        "roofline": {
+            "peak_gbps": 4000.0,
+            "peak_tflops": 700.0,
+            "bytes": 33554432,
+            "flops": None,
+            "bound": "memory",
+        },
+    }
+)
 
 
 def builder():
@@ -41,7 +44,9 @@ def builder():
 
 
 def failed(status, reason, check=None, **kw):
-    return {"status": status, "reason": reason, "checks": [check] if check else [], **kw}
+    return Verdict.from_dict(
+        {"status": status, "reason": reason, "checks": [check] if check else [], **kw}
+    )
 
 
 def test_every_failure_class_says_what_to_fix():

@@ -66,13 +66,9 @@ def _summary(
     from kernelevo.targets.compile_advice import compile_advice
 
     best = result.best
-    t = (best.verdict.get("timings") or {}) if best else {}
-    where = (best.verdict.get("device") or {}) if best else {}
-    advice = (
-        compile_advice(t, result.status, best.verdict.get("phases") if best else None)
-        if t
-        else None
-    )
+    t = (best.verdict.timings or {}) if best else {}
+    where = (best.verdict.device or {}) if best else {}
+    advice = compile_advice(t, result.status, best.verdict.phases if best else None) if t else None
     outcome: RunOutcome = result.outcome or RunOutcome(OutcomeKind(result.status), device=device)
     return {
         "task": str(task_path),

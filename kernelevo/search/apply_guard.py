@@ -24,14 +24,14 @@ def apply_guard(
     if size == "small" and (task is None or not task.hints.get("SMALL")):
         size = "default"
     v = best.verdict
-    inputs = v.get("inputs") or []
+    inputs = v.inputs
     tensors = [a for row in inputs for a in row if a.get("kind") == "tensor"]
-    t = v.get("timings") or {}
+    t = v.timings or {}
     return {
         "verified": True,
         "run_id": run_id,
         "backend": "cuda" if best.backend.startswith("cuda") else best.backend,
-        "gpu": (v.get("device") or {}).get("name", ""),
+        "gpu": (v.device or {}).get("name", ""),
         "date": time.strftime("%Y-%m-%d"),
         "inputs": inputs,
         "size": size,

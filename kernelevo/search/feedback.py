@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kernelevo.verdict import Verdict
+
 MAX_ERROR_LINES = 25
 _NUMS = (
     "first_index",
@@ -74,17 +76,16 @@ def mismatch(detail: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def describe(verdict: dict[str, Any], headline: bool = True) -> str:
+def describe(verdict: Verdict, headline: bool = True) -> str:
     """A compact, model-facing account of a verdict; without `headline` it leaves out the status
     and reason (a repair request states them already: the model reads them once)."""
-    status = verdict.get("status", "?")
-    first = f"status: {status}: {verdict.get('reason', '')}"
+    status = verdict.status
+    first = f"status: {status}: {verdict.reason}"
     out = [first] if headline else []
-    failed = [c for c in verdict.get("checks", []) if not c.get("passed")]
-    for c in failed[:3]:
-        detail = c.get("detail") or {}
-        message = c.get("message", "")
-        line = f"- failed check {c['name']}" + (
+    for c in verdict.failed_checks()[:3]:
+        detail = c.detail or {}
+        message = c.message
+        line = f"- failed check {c.name}" + (
             f": {message}" if message and message not in first else ""
         )
         if status == "incorrect" and any(k in detail for k in _NUMS):
@@ -92,11 +93,11 @@ def describe(verdict: dict[str, Any], headline: bool = True) -> str:
         elif detail.get("banned"):
             line += f"\n  reference ops you called: {', '.join(detail['banned'])}"
         out.append(line)
-    if verdict.get("log") and status in ("compile_error", "runtime_error", "timeout"):
-        out.append("error output:\n" + trim_error(verdict["log"]))
-    if verdict.get("library_ops"):
-        out.append(f"library ops your code dispatched: {', '.join(verdict['library_ops'])}")
-    t = verdict.get("timings") or {}
+    if verdict.log and status in ("compile_error", "runtime_error", "timeout"):
+        out.append("error output:\n" + trim_error(verdict.log))
+    if verdict.library_ops:
+        out.append(f"library ops your code dispatched: {', '.join(verdict.library_ops)}")
+    t = verdict.timings or {}
     if t.get("candidate_ms") is not None:
         line = f"timing: your kernel {t['candidate_ms']:.4f} ms"
         if t.get("eager_ms"):
@@ -106,7 +107,7 @@ def describe(verdict: dict[str, Any], headline: bool = True) -> str:
         if t.get("compile_ms"):
             line += f", torch.compile {t['compile_ms']:.4f} ms ({t['compile_ms'] / t['candidate_ms']:.2f}x)"
         out.append(line)
-    r = verdict.get("roofline") or {}
+    r = verdict.roofline or {}
     if r.get("bw_fraction") is not None:
         out.append(
             f"roofline: {r.get('achieved_gbps', 0):.0f} GB/s = {100 * r['bw_fraction']:.0f}% of measured peak "
@@ -124,27 +125,27 @@ def describe(verdict: dict[str, Any], headline: bool = True) -> str:
     return "\n".join(out)
 
 
-def one_line(verdict: dict[str, Any], speedup: float | None = None) -> str:
+def one_line(verdict: Verdict, speedup: float | None = None) -> str:
     """The verdict in one line: what a later attempt must not repeat, or what it achieved."""
-    status = verdict.get("status", "?")
+    status = verdict.status
     if status == "verified":
         return "verified" + (f", {speedup:.2f}x vs eager" if speedup else ", speed not measured")
-    failed = [c for c in verdict.get("checks", []) if not c.get("passed")]
-    reason = verdict.get("reason", "")
+    failed = verdict.failed_checks()
+    reason = verdict.reason
     text = f"{status}: {reason}"
     if failed:
         c = failed[0]
-        detail = c.get("detail") or {}
+        detail = c.detail or {}
         if status == "incorrect" and any(k in detail for k in _NUMS):
             text = f"{status}: {mismatch(detail)}"
-        elif c.get("message") and c["message"] not in reason:
-            text += f" ({c['name']}: {c['message']})"
-    elif status == "compile_error" and verdict.get("log"):
-        last = [ln for ln in trim_error(verdict["log"], 6).splitlines() if "rror" in ln]
+        elif c.message and c.message not in reason:
+            text += f" ({c.name}: {c.message})"
+    elif status == "compile_error" and verdict.log:
+        last = [ln for ln in trim_error(verdict.log, 6).splitlines() if "rror" in ln]
         text += f" ({last[-1].strip()[:200]})" if last else ""
     return text[:600]
 
 
-def summary(verdict: dict[str, Any], speedup: float | None) -> str:
-    s = verdict.get("status", "?")
+def summary(verdict: Verdict, speedup: float | None) -> str:
+    s = verdict.status
     return f"{s}, {speedup:.2f}x vs eager" if speedup else s

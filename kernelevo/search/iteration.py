@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kernelevo.phase import Phase
 from kernelevo.search.parse import NoCode, extract_candidate
 from kernelevo.search.population import Program
+from kernelevo.verdict import Verdict
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import Search
@@ -73,9 +74,11 @@ async def run_iteration(search: Search, iteration: int) -> None:
             search._progress(phase, origin, "no_code", None, None)
             if attempt == search.cfg.repair_tries:
                 break
-            verdict = {"status": "compile_error", "reason": reason, "backend": backend}
             prompt = search.builder.repair(
-                backend, base or "", verdict, search.population.attempts(parent)
+                backend,
+                base or "",
+                Verdict("compile_error", reason, backend=backend),
+                search.population.attempts(parent),
             )
             continue
         program = await search._submit(source, backend, phase, parent, origin, final=False)
@@ -95,7 +98,7 @@ async def run_iteration(search: Search, iteration: int) -> None:
             backend=backend,
             source="",
             candidate_hash="",
-            verdict={"status": "compile_error", "reason": "no code in the answer"},
+            verdict=Verdict("compile_error", "no code in the answer").to_dict(),
             features={"final": True},
         )
     search.completed += 1

@@ -103,16 +103,15 @@ class Search:
         )
 
     # -- evaluation --------------------------------------------------------------------
-    async def _evaluate(self, source: str, phase: Phase) -> dict[str, Any]:
+    async def _evaluate(self, source: str, phase: Phase) -> Verdict:
         path = self.dir / f"cand_{phase.kind}_{phase.index:04d}_{phase.attempt}.py"
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
-        judged = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
-        verdict = judged.to_dict()
+        verdict: Verdict = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
         # the time it held its slot (not the wait for one, which says nothing of the verdict),
         # less what only a task's first verdict pays
-        await self.throughput.saw_verdict(judged.steady_s)
+        await self.throughput.saw_verdict(verdict.steady_s)
         if self.builder is not None:
             self.builder.learn(verdict)
         return verdict
@@ -122,7 +121,7 @@ class Search:
         cid: int,
         source: str,
         backend: str,
-        verdict: dict[str, Any],
+        verdict: Verdict,
         phase: Phase,
         parent_id: int | None,
         origin: str,
@@ -160,15 +159,15 @@ class Search:
         final: bool,
     ) -> Program:
         verdict = await self._evaluate(source, phase)
-        t = verdict.get("timings") or {}
+        t = verdict.timings or {}
         cid = self.store.add_candidate(
             self.run_id,
             phase=phase,
             origin=origin,
-            backend=verdict.get("backend", backend),
+            backend=verdict.backend,
             source=source,
             candidate_hash=text_hash(source),
-            verdict=verdict,
+            verdict=verdict.to_dict(),
             parent_id=parent.id if parent else None,
             time_ms=t.get("candidate_ms"),
             speedup_eager=t.get("speedup_eager"),
@@ -178,7 +177,7 @@ class Search:
         program = self._remember(
             cid,
             source,
-            verdict.get("backend", backend),
+            verdict.backend,
             verdict,
             phase,
             parent.id if parent else None,
@@ -311,7 +310,7 @@ class Search:
                 await self.provider.aclose()
         best = self.population.best()
         outcome = judge(
-            (best.verdict.get("timings") or {}) if best else None,
+            (best.verdict.timings or {}) if best else None,
             verified=best is not None,
             device=self.cfg.device,
             counts=self.population.counts(),

@@ -14,6 +14,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kernelevo.verdict import Verdict
+
 # How the prompt asks about a parent: refine it (exploit) or try another approach (explore).
 Style = Literal["exploit", "explore"]
 
@@ -31,28 +33,22 @@ class Program:
     iteration: int = 0
     launches: int = 0
     origin: str = "llm"
-    verdict: dict[str, Any] = field(default_factory=dict)
+    verdict: Verdict = field(default_factory=lambda: Verdict("unverified", "not judged"))
 
     @classmethod
-    def judged(
-        cls, id: int, source: str, backend: str, verdict: dict[str, Any], **where: Any
-    ) -> Program:
+    def judged(cls, id: int, source: str, backend: str, verdict: Verdict, **where: Any) -> Program:
         """A program as its verdict describes it (status, speed, kernel launches per forward
         call); `where` places it (parent_id, island, iteration, origin)."""
-        t = verdict.get("timings") or {}
-        calls = sum(
-            1
-            for c in verdict.get("checks", [])
-            if str(c.get("name", "")).startswith(("match[", "same_buffers"))
-        )
+        t = verdict.timings or {}
+        calls = sum(1 for c in verdict.checks if c.name.startswith(("match[", "same_buffers")))
         return cls(
             id=id,
             source=source,
             backend=backend,
-            status=verdict.get("status", "?"),
+            status=verdict.status,
             speedup=t.get("speedup_eager"),
             time_ms=t.get("candidate_ms"),
-            launches=int(verdict.get("kernel_launches") or 0) // max(1, calls),
+            launches=verdict.kernel_launches // max(1, calls),
             verdict=verdict,
             **where,
         )

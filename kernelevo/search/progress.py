@@ -51,7 +51,7 @@ def progress_event(
     """The event for one step of `search`, with the run's best and spending so far."""
     best = search.population.best()
     snap = search.budget.snapshot()
-    t = (best.verdict.get("timings") or {}) if best else {}
+    t = (best.verdict.timings or {}) if best else {}
     total = {"seed": len(search.seeds), "tune": search.cfg.tune_evals}.get(
         phase.kind, search.cfg.iterations
     )
@@ -93,7 +93,7 @@ def run_summary(search: Search, status: str) -> dict[str, Any]:
     from kernelevo.search.apply_guard import apply_guard
 
     best = search.population.best()
-    t = (best.verdict.get("timings") or {}) if best else {}
+    t = (best.verdict.timings or {}) if best else {}
     return {
         **apply_guard(best, search.cfg, search.run_id, search.task),
         "status": status,

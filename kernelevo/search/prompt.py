@@ -20,6 +20,7 @@ from kernelevo.llm import Message, Prompt, SystemPart
 from kernelevo.search.feedback import describe, one_line, summary
 from kernelevo.search.population import Program, Style
 from kernelevo.search.target import TargetFacts
+from kernelevo.verdict import Verdict
 
 PROMPT_VERSION = "v2"
 BACKEND_NAMES = {"triton": "Triton", "cuda": "CUDA C++"}
@@ -73,10 +74,10 @@ class PromptBuilder:
         self.ctx, self.version = ctx, version
         self.facts = TargetFacts()
 
-    def learn(self, verdict: dict[str, Any]) -> bool:
+    def learn(self, verdict: Verdict) -> bool:
         """Take the hardware and baselines from the first timed verdict; True when they changed
         (the cached prefix changes once, then stays)."""
-        if self.facts.measured or not (verdict.get("timings") or {}).get("eager_ms"):
+        if self.facts.measured or not (verdict.timings or {}).get("eager_ms"):
             return False
         self.facts = TargetFacts.from_verdict(verdict)
         return True
@@ -159,7 +160,7 @@ class PromptBuilder:
         return Prompt(system=self._system(backend), messages=(Message("user", body),))
 
     def repair(
-        self, backend: str, source: str, verdict: dict[str, Any], attempts: Sequence[Program] = ()
+        self, backend: str, source: str, verdict: Verdict, attempts: Sequence[Program] = ()
     ) -> Prompt:
         """One message: what failed (once), the earlier attempts (not the one repaired, shown in
         full), the failed file once."""
@@ -170,8 +171,8 @@ class PromptBuilder:
         )
         found = describe(verdict, headline=False)
         body = template("repair", self.version).substitute(
-            status=verdict.get("status", "failed"),
-            reason=verdict.get("reason", ""),
+            status=verdict.status,
+            reason=verdict.reason,
             feedback=f"\nWhat the harness found:\n{found}\n" if found else "",
             history=self._history([a for a in attempts if a.source != source]),
             edit_rule=edit,

@@ -10,6 +10,7 @@ from typing import IO, TYPE_CHECKING
 
 from kernelevo.llm import Usage
 from kernelevo.phase import Phase
+from kernelevo.verdict import Verdict
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import Search
@@ -80,7 +81,7 @@ def restore(search: Search) -> None:
                 row["id"],
                 row["source"],
                 row["backend"],
-                row["verdict"],
+                Verdict.from_dict(row["verdict"]),
                 phase,
                 row["parent_id"],
                 row["origin"],

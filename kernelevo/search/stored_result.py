@@ -16,8 +16,8 @@ from kernelevo.task import TaskFile
 def store_result(store: Store, task: TaskFile, config: SearchConfig, result: SearchResult) -> None:
     """Write the run's best candidate to runs/RUN/best.py and its result summary to the store."""
     best = result.best
-    t = (best.verdict.get("timings") or {}) if best else {}
-    r = (best.verdict.get("roofline") or {}) if best else {}
+    t = (best.verdict.timings or {}) if best else {}
+    r = (best.verdict.roofline or {}) if best else {}
     candidate_path = ""
     if best is not None:
         out = store.path.parent / "runs" / result.run_id / "best.py"
@@ -30,7 +30,7 @@ def store_result(store: Store, task: TaskFile, config: SearchConfig, result: Sea
             target_id=config.target_id or "Model",
             status=result.status,
             backend=best.backend if best else "",
-            gpu=(best.verdict.get("device") or {}).get("name", "") if best else "",
+            gpu=(best.verdict.device or {}).get("name", "") if best else "",
             created_at=time.time(),
             reference_ms=t.get("eager_ms"),
             compile_ms=t.get("compile_ms"),
@@ -45,8 +45,8 @@ def store_result(store: Store, task: TaskFile, config: SearchConfig, result: Sea
             verified=best is not None,
             candidate_path=candidate_path,
             outcome=result.outcome.to_dict() if result.outcome else {},
-            kept_library_ops=list(best.verdict.get("kept_library_ops") or []) if best else [],
-            library_split=str(best.verdict.get("library_split") or "") if best else "",
+            kept_library_ops=list(best.verdict.kept_library_ops) if best else [],
+            library_split=best.verdict.library_split if best else "",
             precision_offer=_precision_offer(store, result.run_id),
         )
     )

@@ -7,7 +7,8 @@ verdict arrives) and not rebuilt for every proposal."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+
+from kernelevo.verdict import Verdict
 
 ACCEPTANCE = (
     "A kernel counts as an improvement only when its median time's 95 % interval lies below both "
@@ -36,10 +37,10 @@ class TargetFacts:
         return self.eager_ms is not None
 
     @classmethod
-    def from_verdict(cls, verdict: dict[str, Any]) -> TargetFacts:
-        d = verdict.get("device") or {}
-        t = verdict.get("timings") or {}
-        r = verdict.get("roofline") or {}
+    def from_verdict(cls, verdict: Verdict) -> TargetFacts:
+        d = verdict.device or {}
+        t = verdict.timings or {}
+        r = verdict.roofline or {}
         l2 = d.get("l2_bytes")
         return cls(
             gpu=str(d.get("name") or d.get("gpu_name") or ""),

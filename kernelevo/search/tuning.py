@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernelevo.phase import Phase
 from kernelevo.search.population import Program
+from kernelevo.verdict import Verdict
 
 if TYPE_CHECKING:
     from kernelevo.search.loop import Search
@@ -25,12 +26,9 @@ LIKE_FLAT = 1.05  # a later family starting within this factor of a flat one is 
 TUNE_WIDTH = 2
 
 
-def refused_before_the_gpu(verdict: dict[str, Any]) -> bool:
+def refused_before_the_gpu(verdict: Verdict) -> bool:
     """Compiling ahead refused it (compile error, too much shared memory): no GPU time was spent."""
-    return any(
-        c.get("name") == "compiled_ahead" and not c.get("passed")
-        for c in verdict.get("checks") or []
-    )
+    return any(c.name == "compiled_ahead" and not c.passed for c in verdict.checks)
 
 
 async def tune_best(search: Search) -> None:
@@ -82,7 +80,7 @@ async def tune_best(search: Search) -> None:
                 return REJECTED_AHEAD
             return prog.time_ms if prog.verified else None
 
-        t = parent.verdict.get("timings") or {}
+        t = parent.verdict.timings or {}
         baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
         if baseline and parent.time_ms and parent.time_ms > GIVE_UP_RATIO * baseline:
             search.notes.append(
