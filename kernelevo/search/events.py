@@ -2,7 +2,7 @@
 
 The search and the CLI build these records; `kernelevo optimize --progress json` writes each as
 one JSON line (`line()`), text mode prints the people's form, and the language server parses each
-line back (`parse_event`) into the same record, so the two sides of that pipe cannot drift apart
+line back (`parse_line`) into the same record, so the two sides of that pipe cannot drift apart
 (a test stand-in for the search emits these records too). Torch-free: the server imports it.
 """
 
