@@ -81,7 +81,7 @@ async def run_iteration(search: Search, iteration: int) -> None:
                 search.population.attempts(parent),
             )
             continue
-        program = await search._submit(source, backend, phase, parent, origin, final=False)
+        program = await search._submit(source, phase, parent, origin, final=False)
         if program.status not in REPAIRABLE or attempt == search.cfg.repair_tries:
             break
         base = program.source

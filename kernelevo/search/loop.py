@@ -152,12 +152,13 @@ class Search:
     async def _submit(
         self,
         source: str,
-        backend: str,
         phase: Phase,
         parent: Program | None,
         origin: str,
         final: bool,
     ) -> Program:
+        """Judge, store and keep one candidate; its backend is the one its verdict read from the
+        source."""
         verdict = await self._evaluate(source, phase)
         t = verdict.timings or {}
         cid = self.store.add_candidate(
@@ -336,7 +337,7 @@ class Search:
 
         async def judge(k: int, origin: str, source: str) -> None:
             async with slots:
-                await self._submit(source, "triton", Phase("seed", k), None, origin, final=True)
+                await self._submit(source, Phase("seed", k), None, origin, final=True)
 
         await asyncio.gather(
             *(

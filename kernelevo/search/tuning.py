@@ -66,12 +66,7 @@ async def tune_best(search: Search) -> None:
         ) -> Any:
             fut = asyncio.run_coroutine_threadsafe(
                 search._submit(
-                    source,
-                    parent.backend,
-                    Phase("tune", k, next(attempts)),
-                    parent,
-                    "tune",
-                    final=True,
+                    source, Phase("tune", k, next(attempts)), parent, "tune", final=True
                 ),
                 loop,
             )
