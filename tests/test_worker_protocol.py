@@ -26,3 +26,12 @@ def test_a_frame_that_holds_no_map_is_a_protocol_error(payload):
     stream = io.BytesIO(protocol.HEADER.pack(len(payload)) + payload)
     with pytest.raises(protocol.ProtocolError):
         protocol.read(stream)
+
+
+def test_an_optional_field_takes_its_kind_or_none_and_nothing_else():
+    from kernelevo.worker.candidate_replies import Opened
+
+    assert Opened.parse({"opened": 7}).opened == 7 and Opened.parse({}).opened is None
+    for forged in ("7", [7], {"pid": 7}, True):
+        with pytest.raises(protocol.ProtocolError, match=r"Opened\.opened: "):
+            Opened.parse({"opened": forged})

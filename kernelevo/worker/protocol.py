@@ -114,8 +114,10 @@ def _record(hint: Any, value: Any) -> Any:
     origin, args = get_origin(hint), get_args(hint)
     if origin in (Union, types.UnionType):
         for option in args:
-            if option is type(None) and value is None:
-                return None
+            if option is type(None):
+                if value is None:
+                    return None
+                continue
             with contextlib.suppress(_Mismatch, TypeError):
                 return _record(option, value)
         raise _Mismatch(f"{type(value).__name__} is none of {hint}")
