@@ -32,10 +32,11 @@ PLAN: RequestKinds[PlanRequest] = RequestKinds()
 @PLAN.kind("plan_apply")
 @dataclass(frozen=True)
 class PlanApply(PlanRequest):
-    """The edit that applies a run's kernel to the file: answered with `files` and `diff`."""
+    """The edit that applies a run's kernel to the file: answered with `files` and `diff`.
+    `facts`: the run's ApplyFacts (kernelevo/targets/apply_facts.py) as its wire map."""
 
     candidate_path: str
-    meta: dict[str, Any] = field(default_factory=dict)
+    facts: dict[str, Any] = field(default_factory=dict)
 
 
 @PLAN.kind("guess_inputs")
@@ -65,9 +66,11 @@ class Plan:
 
 def plan(request: PlanApply) -> dict[str, Any]:
     from kernelevo.targets.apply import apply_candidate
+    from kernelevo.targets.apply_facts import ApplyFacts
 
+    facts = ApplyFacts.parse(request.facts)  # ProtocolError: answered as the planner's error
     result = apply_candidate(
-        request.user_file, request.target_id, request.candidate_path, request.meta, dry_run=True
+        request.user_file, request.target_id, request.candidate_path, facts, dry_run=True
     )
     return dataclasses.asdict(Plan(result.files, result.diff))
 

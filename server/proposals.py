@@ -26,6 +26,7 @@ from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebas
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
+from kernelevo.targets.apply_facts import ApplyFacts
 from kernelevo.worker import protocol
 
 if TYPE_CHECKING:
@@ -117,32 +118,36 @@ async def searched_hash(server: KernelEvoServer, r: ResultSummary) -> str:
     return run.source_hash if run is not None and run.source_hash else ""
 
 
-async def apply_meta(
-    server: KernelEvoServer, r: ResultSummary, started_hash: str
-) -> dict[str, Any]:
-    """What `apply_candidate` needs to know about the run (see kernelevo/targets/apply.py):
-    the result, the run's summary (dtypes, devices, shapes, init args), its task's source."""
-    meta: dict[str, Any] = dataclasses.asdict(r)
+async def apply_facts(server: KernelEvoServer, r: ResultSummary, started_hash: str) -> ApplyFacts:
+    """What `apply_candidate` needs to know about the run (kernelevo/targets/apply_facts.py): the
+    run's summary (inputs, dtypes, devices, init args), its task's source, and the result."""
     run = await server.results.run(r.run_id)
-    if run is not None:
-        if isinstance(run.summary, dict):
-            meta.update(run.summary)
-        if run.task_path and "task_source" not in meta and os.path.isfile(run.task_path):
-            try:
-                with open(run.task_path, encoding="utf-8") as fh:
-                    meta["task_source"] = fh.read()
-            except OSError:
-                pass
-    meta.update(
+    summary = run.summary if run is not None and isinstance(run.summary, dict) else {}
+    task_source = ""
+    if run is not None and run.task_path and os.path.isfile(run.task_path):
+        try:
+            with open(run.task_path, encoding="utf-8") as fh:
+                task_source = fh.read()
+        except OSError:
+            pass
+    facts = ApplyFacts.of_run(
+        summary,
         run_id=r.run_id,
         verified=r.verified,
         source_hash=started_hash,
-        backend=r.backend or meta.get("backend"),
+        task_source=str(summary.get("task_source") or task_source),
     )
-    meta.setdefault("gpu", r.gpu)
-    if r.created_at:
-        meta.setdefault("date", time.strftime("%Y-%m-%d", time.localtime(r.created_at)))
-    return meta
+    date = time.strftime("%Y-%m-%d", time.localtime(r.created_at)) if r.created_at else ""
+    return dataclasses.replace(
+        facts,
+        backend=r.backend or facts.backend,
+        gpu=facts.gpu or r.gpu,
+        date=facts.date or date,
+        speedup_eager=r.speedup_eager if facts.speedup_eager is None else facts.speedup_eager,
+        speedup_compile=r.speedup_compile
+        if facts.speedup_compile is None
+        else facts.speedup_compile,
+    )
 
 
 async def check_not_stale(server: KernelEvoServer, target: TargetInfo, r: ResultSummary) -> None:
@@ -220,8 +225,8 @@ async def build_proposal(
     path = server.path_of(uri)
     r = await find_result(server, path, target_id, run_id)
     await check_not_stale(server, target, r)
-    meta = await apply_meta(server, r, target.source_hash)
-    plan = await run_plan(PlanApply(path, target_id, r.candidate_path, meta))
+    facts = await apply_facts(server, r, target.source_hash)
+    plan = await run_plan(PlanApply(path, target_id, r.candidate_path, facts.wire()))
     # The analysis may have moved on while planning: check again against the text we rebase onto.
     target = await find_target(server, uri, target_id)
     await check_not_stale(server, target, r)

@@ -6,12 +6,14 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from kernelevo.targets import edits
 from kernelevo.targets.apply import ApplyError, apply_candidate, plan_apply, write_plan
+from kernelevo.targets.apply_facts import ApplyFacts
 from kernelevo.targets.apply_inputs import static_init_args
 from kernelevo.targets.detect import detect_file, detect_source
 
@@ -20,20 +22,22 @@ CORPUS = HERE / "corpus" / "usercode"
 CANDIDATES = HERE / "corpus" / "candidates"
 
 
-def meta_for(path: Path, target_id: str, **extra) -> dict:
-    meta = {
-        "verified": True,
-        "run_id": "run-cpu-1",
-        "gpu": "CPU (Triton interpreter)",
-        "date": "2026-11-29",
-        "backend": "triton",
-        "dtypes": ["float32"],
-        "devices": ["cpu"],
-        "speedups": {"eager": 1.31, "compile": 1.02},
-        "source_hash": detect_file(str(path)).find(target_id).source_hash,
-    }
-    meta.update(extra)
-    return meta
+def meta_for(path: Path, target_id: str, **extra) -> ApplyFacts:
+    return ApplyFacts(
+        **{
+            "verified": True,
+            "run_id": "run-cpu-1",
+            "gpu": "CPU (Triton interpreter)",
+            "date": "2026-11-29",
+            "backend": "triton",
+            "dtypes": ["float32"],
+            "devices": ["cpu"],
+            "speedup_eager": 1.31,
+            "speedup_compile": 1.02,
+            "source_hash": detect_file(str(path)).find(target_id).source_hash,
+            **extra,
+        }
+    )
 
 
 def user_copy(tmp_path: Path, name: str = "model.py") -> Path:
@@ -212,21 +216,18 @@ def test_edits_elsewhere_in_the_file_are_fine(tmp_path):
     [
         ({"verified": False, "status": "incorrect"}, "not verified (status incorrect)"),
         ({"backend": "opencl"}, "unknown backend 'opencl'"),
-        ({"shapes": None}, "no verified shapes recorded"),
-        ({"source_hash": None}, "no source_hash recorded"),
+        ({"shapes": []}, "no verified shapes recorded"),
+        ({"source_hash": ""}, "no source_hash recorded"),
         ({"init_args": None}, None),
     ],
 )
 def test_refuses_incomplete_or_unverified_runs(tmp_path, change, message):
     user = user_copy(tmp_path)
-    meta = meta_for(user, "module:RMSNorm", **RMS_META)
-    for k, v in change.items():
-        if v is None:
-            meta.pop(k)
-        else:
-            meta[k] = v
+    meta = replace(meta_for(user, "module:RMSNorm", **RMS_META), **change)
     if message is None:  # init args can come from the task's get_init_inputs
-        meta["task_source"] = "hidden = 64\ndef get_init_inputs():\n    return [hidden]\n"
+        meta = replace(
+            meta, task_source="hidden = 64\ndef get_init_inputs():\n    return [hidden]\n"
+        )
         apply_candidate(
             str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta, dry_run=True
         )
@@ -252,7 +253,7 @@ def test_refuses_twice_and_syntax_errors(tmp_path):
     user = user_copy(tmp_path)
     meta = meta_for(user, "module:RMSNorm", **RMS_META)
     apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
-    meta["source_hash"] = detect_file(str(user)).find("module:RMSNorm").source_hash
+    meta = replace(meta, source_hash=detect_file(str(user)).find("module:RMSNorm").source_hash)
     with pytest.raises(ApplyError, match="already applied here"):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
     broken = user_copy(tmp_path, "broken.py")
@@ -348,15 +349,15 @@ def test_package_layout_imports_relatively(tmp_path):
 def test_plan_apply_is_pure_and_uses_the_given_target_hash():
     text = (CORPUS / "model.py").read_text()
     target = detect_source(text, "somewhere/model.py").find("module:RMSNorm")
-    meta = {
-        "verified": True,
-        "backend": "triton",
-        "dtypes": ["float16"],
-        "devices": ["cuda:0"],
-        "shapes": [[[8, 4096]]],
-        "init_args": [4096],
-        "run_id": "r9",
-    }
+    meta = ApplyFacts(
+        run_id="r9",
+        backend="triton",
+        verified=True,
+        dtypes=["float16"],
+        devices=["cuda:0"],
+        shapes=[[[8, 4096]]],
+        init_args=[4096],
+    )
     plan = plan_apply(text, target, (CANDIDATES / "rmsnorm_triton.py").read_text(), meta)
     assert [f.path for f in plan.files] == [
         "somewhere/model_kernelevo_rmsnorm.py",

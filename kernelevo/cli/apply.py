@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.cli import UserError
+from kernelevo.targets.apply_facts import ApplyFacts
 
 if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
@@ -71,17 +73,18 @@ def run(args: argparse.Namespace) -> int:
             f"run {rec.id}: {outcome.headline()}, so it is not proposed as faster than eager and "
             "torch.compile; preview it with --dry-run, or pass --force to apply it anyway"
         )
-    meta = dict(summary)
-    meta["source_hash"] = meta.get("source_hash") or source_hash
-    meta["run_id"] = rec.id
+    task_source = ""
     with contextlib.suppress(OSError):
-        meta["task_source"] = Path(rec.task_path).read_text()
-    _constructor_args(meta, rec.task_path, source_file)
+        task_source = Path(rec.task_path).read_text()
+    facts = ApplyFacts.of_run(summary, run_id=rec.id, task_source=task_source)
+    facts = _constructor_args(
+        replace(facts, source_hash=facts.source_hash or source_hash), rec.task_path, source_file
+    )
     with tempfile.TemporaryDirectory() as tmp:
         cand_path = Path(tmp) / "candidate.py"
         cand_path.write_text(cand["source"])
         try:
-            plan = apply_candidate(source_file, target_id, str(cand_path), meta, dry_run=True)
+            plan = apply_candidate(source_file, target_id, str(cand_path), facts, dry_run=True)
         except ApplyError as exc:
             raise UserError(str(exc)) from exc
         outside = [f.path for f in plan.files if not _inside(Path(f.path), workspace)]
@@ -92,13 +95,13 @@ def run(args: argparse.Namespace) -> int:
             )
         if not args.dry_run:
             try:
-                plan = apply_candidate(source_file, target_id, str(cand_path), meta, dry_run=False)
+                plan = apply_candidate(source_file, target_id, str(cand_path), facts, dry_run=False)
             except ApplyError as exc:
                 raise UserError(str(exc)) from exc
     print(plan.diff)
     for note in plan.notes:
         print(f"note: {note}")
-    devices = {str(d).split(":")[0] for d in meta.get("devices") or []}
+    devices = facts.device_kinds
     if devices == {"cpu"}:
         print(
             "note: verified on the CPU only (Triton's interpreter): the kernel is used only for CPU tensors "
@@ -136,21 +139,20 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def _constructor_args(meta: dict[str, Any], task_path: str, source_file: str) -> None:
+def _constructor_args(facts: ApplyFacts, task_path: str, source_file: str) -> ApplyFacts:
     """Constructor arguments the generated code needs, when the task builds them (config objects)."""
     from kernelevo.targets.apply_inputs import static_init_args
 
-    small = meta.get("size") == "small"
-    if "init_args" in meta or static_init_args(meta.get("task_source") or "", small) is not None:
-        return
-    if not meta.get("task_source"):
-        return
+    small = facts.size == "small"
+    if facts.init_args is not None or static_init_args(facts.task_source, small) is not None:
+        return facts
+    if not facts.task_source:
+        return facts
     from kernelevo.targets.init_args import task_init_args
     from kernelevo.targets.input_sources import readable_roots
 
     found = task_init_args(task_path, readable_roots(source_file), small=small)
-    if found is not None:
-        meta["init_args"] = found
+    return facts if found is None else replace(facts, init_args=list(found))
 
 
 def _outcome(summary: dict[str, Any]) -> RunOutcome:

@@ -6,15 +6,8 @@ verified on, and otherwise fall through to the untouched original code. A regres
 comparing both paths is generated alongside. Planning is pure (text in, edits out); writing
 re-checks every file and renames temporary files into place, undoing on any failure.
 
-`meta` (from the run store) carries:
-  verified: bool (or status: "verified")   run_id, gpu, date, backend ("triton" | "cuda")
-  dtypes: ["float32", ...]                 devices: ["cuda", ...]
-  shapes: [[[8, 4096], ...], ...]          one list of argument shapes per verified input set
-    or inputs: [[{"kind": "tensor", "shape": [...], "dtype": "float32"} | {"kind": "value", "repr": "..."}]]
-  speedups: {"eager": 1.42, "compile": 1.05}  (or speedup_eager / speedup_compile)
-  source_hash: the target's hash when the search started (apply_candidate; plan_apply uses the Target's)
-  init_args: constructor arguments for the regression test (or task_source, whose get_init_inputs is read)
-  grad: true if verified under autograd (default false: autograd falls back)
+What it knows about the run (verified inputs, dtypes, devices, speedups, constructor arguments,
+the hash the search started from) is an ApplyFacts record (apply_facts.py).
 """
 
 from __future__ import annotations
@@ -26,6 +19,7 @@ from dataclasses import replace
 
 from kernelevo.targets import apply_templates as tpl
 from kernelevo.targets.analysis import Analysis
+from kernelevo.targets.apply_facts import ApplyFacts
 from kernelevo.targets.apply_inputs import (
     guard_rules,
     regression_init_args,
@@ -78,7 +72,11 @@ _NN_MODULE_ATTRS = frozenset(
 
 
 def apply_candidate(
-    user_file: str, target_id: str, candidate_path: str, meta: dict, dry_run: bool = False
+    user_file: str,
+    target_id: str,
+    candidate_path: str,
+    facts: ApplyFacts,
+    dry_run: bool = False,
 ) -> ApplyPlan:
     """Plan (and unless dry_run, write) the change that puts a run's verified candidate into user_file."""
     try:
@@ -88,10 +86,10 @@ def apply_candidate(
             candidate = fh.read()
     except OSError as exc:
         raise ApplyError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
-    started = meta.get("source_hash") or (meta.get("target") or {}).get("source_hash")
+    started = facts.source_hash
     if not started:
         raise ApplyError(
-            f"run {meta.get('run_id', '?')}: no source_hash recorded for {target_id}; cannot tell "
+            f"run {facts.run_id or '?'}: no source_hash recorded for {target_id}; cannot tell "
             "whether the code changed since the search started"
         )
     current = analyze_source(text, user_file).detection().find(target_id)
@@ -103,7 +101,7 @@ def apply_candidate(
         os.path.join(os.path.dirname(os.path.abspath(user_file)), "__init__.py")
     )
     plan = plan_apply(
-        text, replace(current, source_hash=started), candidate, meta, in_package=in_package
+        text, replace(current, source_hash=started), candidate, facts, in_package=in_package
     )
     if not dry_run:
         write_plan(plan)
@@ -111,16 +109,20 @@ def apply_candidate(
 
 
 def plan_apply(
-    user_file_text: str, target: Target, candidate_source: str, meta: dict, in_package: bool = False
+    user_file_text: str,
+    target: Target,
+    candidate_source: str,
+    facts: ApplyFacts,
+    in_package: bool = False,
 ) -> ApplyPlan:
     """The edits that apply the candidate to `target`, whose source_hash is the one the search started from."""
-    run_id = str(meta.get("run_id", "?"))
-    if not (meta.get("verified") is True or meta.get("status") == "verified"):
+    run_id = facts.run_id or "?"
+    if not facts.verified:
         raise ApplyError(
-            f"run {run_id}: the candidate was not verified (status {meta.get('status', 'unknown')}); "
+            f"run {run_id}: the candidate was not verified (status {facts.status or 'unknown'}); "
             "only verified kernels are applied"
         )
-    backend = meta.get("backend")
+    backend = facts.backend
     if backend not in ("triton", "cuda"):
         raise ApplyError(f"run {run_id}: unknown backend {backend!r} (expected triton or cuda)")
     a = analyze_source(user_file_text, target.path)
@@ -162,9 +164,9 @@ def plan_apply(
     test_path = os.path.join(folder, f"test_{module}.py")
 
     params = verified_params(ref)
-    sets = verified_input_sets(meta, run_id)
+    sets = verified_input_sets(facts, run_id)
     rules, tail, keywords = guard_rules(sets, ref, run_id)
-    init = regression_init_args(meta, ref, run_id)
+    init = regression_init_args(facts, ref, run_id)
     new_user = guarded_source(a, ref, module, alias, run_id, in_package)
 
     kernel_text = (
@@ -173,11 +175,14 @@ def plan_apply(
             user_file=os.path.basename(target.path),
             run_id=run_id,
             backend=backend,
-            gpu=meta.get("gpu", "unknown GPU"),
-            date=meta.get("date", "unknown date"),
-            speedups=speedups_text(meta),
-            dtypes_text=", ".join(meta["dtypes"]),
-            devices_text=", ".join(meta["devices"]),
+            gpu=facts.gpu
+            or (
+                "the CPU (Triton's interpreter)" if facts.device_kinds == {"cpu"} else "unknown GPU"
+            ),
+            date=facts.date or "unknown date",
+            speedups=speedups_text(facts),
+            dtypes_text=", ".join(facts.dtypes),
+            devices_text=", ".join(facts.devices),
             shapes_text=shapes_text(sets, params),
             test_file=os.path.basename(test_path),
         )
@@ -187,14 +192,14 @@ def plan_apply(
             user_file=os.path.basename(target.path),
             backend=backend,
             method=ref.kind == "class",
-            dtypes=sorted(meta["dtypes"]),
-            devices=sorted({d.split(":")[0] for d in meta["devices"]}),
+            dtypes=sorted(facts.dtypes),
+            devices=sorted(facts.device_kinds),
             rules=rules,
             tail=tail,
             keywords=keywords,
             attrs=sorted(attrs),
             init=init,
-            grad=bool(meta.get("grad", False)),
+            grad=facts.grad,
         )
     )
     if in_package:
@@ -218,8 +223,8 @@ def plan_apply(
         import_kernel=kernel_import,
         init=init,
         sets=sets,
-        dtypes=sorted(meta["dtypes"]),
-        devices=sorted({d.split(":")[0] for d in meta["devices"]}),
+        dtypes=sorted(facts.dtypes),
+        devices=sorted(facts.device_kinds),
         alias=alias,
         method=ref.kind == "class",
     )
@@ -236,7 +241,7 @@ def plan_apply(
         FileEdit(target.path, user_file_text, new_user),
     ]
     notes = [
-        f"{ref.qualname} calls the kernel only for {', '.join(meta['dtypes'])} on {', '.join(meta['devices'])} "
+        f"{ref.qualname} calls the kernel only for {', '.join(facts.dtypes)} on {', '.join(facts.devices)} "
         "with the verified shapes; everything else runs the original code"
     ]
     return ApplyPlan(files, diff_of(files), current.id, kernel_path, test_path, notes)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 
+from kernelevo.targets.apply_facts import ApplyFacts
 from kernelevo.targets.edits import ApplyError
 from kernelevo.targets.inputs import required_params
 from kernelevo.targets.reference import Reference
@@ -22,19 +23,19 @@ def verified_params(ref: Reference) -> list[ast.arg]:
     return args[1:] if ref.kind == "class" else args
 
 
-def verified_input_sets(meta: dict, run_id: str) -> list[list[dict | None]]:
-    if meta.get("inputs"):
-        sets = meta["inputs"]
-    elif meta.get("shapes"):
+def verified_input_sets(facts: ApplyFacts, run_id: str) -> list[list[dict | None]]:
+    if facts.inputs:
+        sets = facts.inputs
+    elif facts.shapes:
         sets = [
             [None if s is None else {"kind": "tensor", "shape": list(s)} for s in one]
-            for one in meta["shapes"]
+            for one in facts.shapes
         ]
     else:
         raise ApplyError(
             f"run {run_id}: no verified shapes recorded; cannot tell which inputs the kernel handles"
         )
-    if not meta.get("dtypes") or not meta.get("devices"):
+    if not facts.dtypes or not facts.devices:
         raise ApplyError(f"run {run_id}: no verified dtypes/devices recorded")
     if not all(isinstance(one, list) for one in sets):
         raise ApplyError(
@@ -93,13 +94,13 @@ def _literal(node: ast.expr):
         return "*"
 
 
-def regression_init_args(meta: dict, ref: Reference, run_id: str) -> list:
+def regression_init_args(facts: ApplyFacts, ref: Reference, run_id: str) -> list:
     if ref.kind != "class":
-        return list(meta.get("init_args") or [])
-    if "init_args" in meta:
-        return list(meta["init_args"])
-    if meta.get("task_source"):
-        found = static_init_args(meta["task_source"], small=meta.get("size") == "small")
+        return list(facts.init_args or [])
+    if facts.init_args is not None:
+        return list(facts.init_args)
+    if facts.task_source:
+        found = static_init_args(facts.task_source, small=facts.size == "small")
         if found is not None:
             return found
     if ref.init is None or not required_params(ref.init, True):
@@ -153,10 +154,8 @@ def static_init_args(task_source: str, small: bool = False) -> list | None:
     return None
 
 
-def speedups_text(meta: dict) -> str:
-    s = meta.get("speedups") or {}
-    eager = s.get("eager", meta.get("speedup_eager"))
-    comp = s.get("compile", meta.get("speedup_compile"))
+def speedups_text(facts: ApplyFacts) -> str:
+    eager, comp = facts.speedup_eager, facts.speedup_compile
     parts = [f"{eager:.2f}x vs eager PyTorch" if isinstance(eager, (int, float)) else "eager: n/a"]
     parts.append(
         f"{comp:.2f}x vs torch.compile" if isinstance(comp, (int, float)) else "torch.compile: n/a"
