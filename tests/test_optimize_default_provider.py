@@ -16,3 +16,25 @@ def test_default_provider_follows_keys_and_config(tmp_path, monkeypatch):
     assert (
         default_provider() == "anthropic"
     )  # a key in the config file counts, not only the environment
+
+
+def test_an_unknown_provider_is_refused_before_anything_starts(tmp_path):
+    import shutil
+
+    from support import ROOT, run_kernelevo
+
+    shutil.copy(ROOT / "examples" / "softmax.py", tmp_path)
+    r = run_kernelevo(["optimize", "softmax.py", "--provider", "nope"], tmp_path, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.startswith("kernelevo: error: unknown provider 'nope': choose one of")
+    assert r.stderr.count("\n") == 1 and "searching" not in r.stderr  # one line, nothing begun
+    assert not (tmp_path / ".kernelevo" / "runs").exists()
+    (tmp_path / "xdg" / "kernelevo").mkdir(parents=True)
+    (tmp_path / "xdg" / "kernelevo" / "config.toml").write_text(
+        '[providers.nope]\nbase_url = "http://127.0.0.1:9/v1"\n'
+    )
+    # a provider the config file defines is one: the next check speaks (no such run to resume)
+    named = run_kernelevo(
+        ["optimize", "softmax.py", "--provider", "nope", "--resume", "r0"], tmp_path, timeout=60
+    )
+    assert named.returncode == 2 and "no run 'r0'" in named.stderr, named.stderr

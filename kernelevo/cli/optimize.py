@@ -199,10 +199,12 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--all and --resume do not go together; resume one run at a time")
     store = Store(args.store) if args.store else Store()
     from kernelevo.llm import LLMError
+    from kernelevo.llm.config import check_provider, load_config
 
     try:
         provider = args.provider or default_provider()
-    except LLMError as exc:  # a broken config file
+        check_provider(provider, load_config())  # before any worker starts
+    except LLMError as exc:  # a broken config file, an unknown provider
         raise UserError(str(exc)) from exc
     printer = Printer(args.progress)
     skipped: list[str] = []

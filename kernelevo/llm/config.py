@@ -246,6 +246,17 @@ def provider_names(config: LLMConfig | None = None) -> list[str]:
     return names + sorted(n for n in (config.providers if config else {}) if n not in names)
 
 
+def check_provider(name: str, config: LLMConfig | None = None) -> None:
+    """LLMError, saying what to choose, for a provider that is neither known nor configured: checked
+    before a search starts anything."""
+    config = config or LLMConfig()
+    if name not in provider_names(config):
+        raise LLMError(
+            f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
+            f"or define [providers.{name}] in {config.path or config_path()}"
+        )
+
+
 def resolve_endpoint(
     name: str,
     model: str | None = None,
@@ -258,11 +269,7 @@ def resolve_endpoint(
     section = config.providers.get(name, {})
     spec = KNOWN_PROVIDERS.get(name)
     if spec is None:
-        if not section:
-            raise LLMError(
-                f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
-                f"or define [providers.{name}] in {config.path or config_path()}"
-            )
+        check_provider(name, config)
         kind = section.get("kind", "openai")
         if kind not in ("anthropic", "openai"):
             raise LLMError(
