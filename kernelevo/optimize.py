@@ -83,6 +83,8 @@ def offline_seeds(
                 progress=progress,
             )
         )
+    except TaskError:  # the task fails on its own: the user's to fix, said in one line
+        raise
     except Exception as exc:  # seeds are a bonus: a reference the offline search cannot read is a reason, not a crash
         if log is not None:
             log(

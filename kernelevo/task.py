@@ -114,6 +114,17 @@ def import_file(path: str | Path, prefix: str) -> ModuleType:
     return module
 
 
+def task_location(exc: BaseException, path: str | Path) -> str:
+    """`path:line` of the task's own frame nearest the exception (the path alone when none is)."""
+    import os
+    import traceback
+
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if os.path.realpath(frame.filename) == os.path.realpath(path):
+            return f"{path}:{frame.lineno}"
+    return str(path)
+
+
 def load_task_module(path: str | Path, size: str = "default") -> ModuleType:
     """Import the task; with size 'small', apply its SMALL overrides to the module globals."""
     module = import_file(path, "task")

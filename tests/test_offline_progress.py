@@ -12,7 +12,8 @@ def test_the_offline_phase_reports_each_source_as_it_finishes(tmp_path: Path) ->
     task = tmp_path / "task.py"
     task.write_text(
         "import torch\n\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n"
-        "        return torch.relu(x) * 2\n\n\ndef get_inputs():\n    raise RuntimeError('no inputs here')\n\n\n"
+        "        raise RuntimeError('no forward here')\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 4)]\n\n\n"
         "def get_init_inputs():\n    return []\n"
     )
     told: list[str] = []

@@ -50,3 +50,44 @@ def test_a_cpu_search_of_a_task_without_small_sizes_extracts_at_the_size_it_veri
     seeds = offline_seeds(read_task(path), "cpu", None, notes.append)
     assert not [n for n in notes if "SMALL" in n], notes
     assert "inductor" in [origin for origin, _ in seeds], (seeds, notes)
+
+
+BROKEN_INPUTS = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def get_inputs():
+    raise ValueError("no such dataset")
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_task_that_fails_on_its_own_is_the_tasks_error_in_one_line(tmp_path: Path) -> None:
+    """The offline search is the first to run a task's get_inputs(): a task that raises there
+    ends the search with the task's line, not with 'no verified candidate' and a hint to ask a
+    model (which could not help)."""
+    import pytest
+
+    from kernelevo.offline.match import trace_graph
+    from kernelevo.task import TaskError
+
+    task = tmp_path / "broken.py"
+    task.write_text(BROKEN_INPUTS)
+    with pytest.raises(TaskError) as caught:
+        trace_graph(task)
+    assert str(caught.value) == (
+        f"{task.resolve()}:10: get_inputs() raised ValueError: no such dataset: the task fails "
+        "on its own, before any candidate runs; fix it"
+    )
+    from support import run_kernelevo
+
+    r = run_kernelevo(["optimize", "broken.py", "--iterations", "1"], tmp_path, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == f"kernelevo: error: {caught.value}"

@@ -8,14 +8,13 @@ broken task is never reported as a candidate's failure.
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from kernelevo.task import load_task_module
+from kernelevo.task import load_task_module, task_location
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.weights import built_from_seed
 
@@ -24,15 +23,6 @@ GiB = float(1 << 30)
 
 class TaskProblem(Exception):
     """The task itself failed (reference or inputs); reported to the user, exit code 2."""
-
-
-def task_location(exc: BaseException, path: str) -> str:
-    import traceback
-
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        if os.path.realpath(frame.filename) == os.path.realpath(path):
-            return f"{path}:{frame.lineno}"
-    return str(path)
 
 
 def tensors(values: Any) -> list[torch.Tensor]:

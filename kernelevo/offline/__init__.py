@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kernelevo.task import TaskError
+
 IEEE_DOT = "input_precision='ieee'"
 
 
@@ -70,6 +72,8 @@ def propose_offline(
             which = "templates" if done is matched else "Inductor extraction"
             try:
                 value = done.result()
+            except TaskError:  # the task's own fault: no source can do anything with it
+                raise
             except Exception as exc:  # one source failing leaves the other's candidates
                 first = str(exc).splitlines()[0][:300] if str(exc) else ""
                 say(f"offline {which}: {type(exc).__name__}: {first}")

@@ -43,17 +43,29 @@ def _target_name(target: Any) -> str:
     return getattr(target, "__name__", name)
 
 
+class TaskFault(Exception):
+    """The task failed on its own (its import, get_init_inputs(), Model() or get_inputs())."""
+
+
 def trace(task_path: str, size: str) -> dict[str, Any]:
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from kernelevo.task import load_task_module
+    from kernelevo.task import load_task_module, task_location
 
-    module = load_task_module(task_path, size=size)
+    def own(what: str, step: Any) -> Any:
+        """One of the task's own steps: its failure is the task's, not the tracer's."""
+        try:
+            return step()
+        except Exception as exc:
+            where = task_location(exc, task_path)
+            raise TaskFault(f"{where}: {what} raised {type(exc).__name__}: {exc}") from exc
+
+    module = own("importing the task", lambda: load_task_module(task_path, size=size))
     torch.manual_seed(0)
-    init_inputs = list(module.get_init_inputs())
-    model = module.Model(*init_inputs).eval()
-    inputs = list(module.get_inputs())
+    init_inputs = own("get_init_inputs()", lambda: list(module.get_init_inputs()))
+    model = own("Model(*get_init_inputs())", lambda: module.Model(*init_inputs).eval())
+    inputs = own("get_inputs()", lambda: list(module.get_inputs()))
     from kernelevo.offline.skeleton import state_entries
 
     state = [(n, t, "param" if is_param else "buffer") for n, t, is_param in state_entries(model)]
@@ -223,6 +235,9 @@ def main(argv: list[str]) -> int:
                 "results": check(argv[1], argv[2], json.loads(Path(argv[3]).read_text())),
             }
             out = argv[4]
+    except TaskFault as exc:
+        data = {"ok": False, "task_fault": str(exc), "reason": str(exc)}
+        out = argv[-1]
     except Exception as exc:
         data = {
             "ok": False,

@@ -19,6 +19,7 @@ from typing import Any
 
 from kernelevo.offline.templates import TEMPLATES
 from kernelevo.offline.templates.common import Graph, Unsupported
+from kernelevo.task import TaskError
 
 __all__ = ["Instantiation", "instantiate", "instantiate_report", "match_graph", "trace_graph"]
 
@@ -71,6 +72,10 @@ def trace_graph(
         data = _child(
             ["trace", str(Path(task_path).resolve()), size, str(Path(tmp) / "graph.json")],
             timeout_s,
+        )
+    if data.get("task_fault"):
+        raise TaskError(
+            f"{data['task_fault']}: the task fails on its own, before any candidate runs; fix it"
         )
     if not data.get("ok"):
         raise RuntimeError(f"tracing the reference failed: {data.get('reason')}")
