@@ -251,10 +251,14 @@ def check_provider(name: str, config: LLMConfig | None = None) -> None:
     before a search starts anything."""
     config = config or LLMConfig()
     if name not in provider_names(config):
-        raise LLMError(
-            f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
-            f"or define [providers.{name}] in {config.path or config_path()}"
-        )
+        raise _unknown_provider(name, config)
+
+
+def _unknown_provider(name: str, config: LLMConfig) -> LLMError:
+    return LLMError(
+        f"unknown provider {name!r}: choose one of {', '.join(provider_names(config))}, "
+        f"or define [providers.{name}] in {config.path or config_path()}"
+    )
 
 
 def resolve_endpoint(
@@ -269,7 +273,8 @@ def resolve_endpoint(
     section = config.providers.get(name, {})
     spec = KNOWN_PROVIDERS.get(name)
     if spec is None:
-        check_provider(name, config)
+        if not section:
+            raise _unknown_provider(name, config)
         kind = section.get("kind", "openai")
         if kind not in ("anthropic", "openai"):
             raise LLMError(
