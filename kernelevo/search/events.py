@@ -75,8 +75,8 @@ class ProgressEvent(SearchEvent):
     """One evaluated candidate (or a model answer without code). `index` of `total` counts
     positions within the phase from 1 (seed 3 of 7, iteration 4 of 20, configuration 5 of 12);
     `total` is None when the phase has no fixed length. `iteration` is how many model iterations
-    have finished (never negative); `iterations` how many the search plans (0: no model, or no
-    set number)."""
+    have finished (never negative); in the model's phases (iteration, repair) `total` is how
+    many the search plans."""
 
     run_id: str
     phase: PhaseKind
@@ -89,7 +89,6 @@ class ProgressEvent(SearchEvent):
     attempt: int = 0
     candidate_id: int | None = None
     iteration: int = 0
-    iterations: int = 0
     evaluated: int = 0
     best_speedup: float | None = None
     best_speedup_compile: float | None = None

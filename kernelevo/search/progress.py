@@ -69,7 +69,6 @@ def progress_event(
         attempt=phase.attempt,
         candidate_id=candidate_id,
         iteration=search.completed,
-        iterations=(search.cfg.iterations or 0) if search.provider is not None else 0,
         evaluated=len(search.population.programs),
         best_speedup=best.speedup if best else None,
         best_speedup_compile=t.get("speedup_compile"),

@@ -128,8 +128,8 @@ class Job:
         if isinstance(event, ProgressEvent):
             self.iteration, self.evaluated = event.iteration, event.evaluated
             self.phase, self.verified = event.phase, event.verified
-            if event.iterations:
-                self.iterations_planned = event.iterations
+            if event.phase in ("iteration", "repair") and event.total:
+                self.iterations_planned = event.total
         if isinstance(event, Done):
             self.outcome = dict(event.outcome)
         if isinstance(event, (ProgressEvent, Status, SearchFailed)) and event.message:

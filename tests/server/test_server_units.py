@@ -223,7 +223,6 @@ def test_progress_reads_the_phase_and_the_search_s_own_message():
             None,
             "iteration 2 of 20 (llm): incorrect",
             iteration=2,
-            iterations=20,
             tokens=12_300,
             cost_usd=0.12,
         )

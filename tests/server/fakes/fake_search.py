@@ -93,7 +93,6 @@ def main() -> int:
                 f"iteration {i} of {iterations} (llm): verified, {best:.2f}x",
                 candidate_id=2 * i,
                 iteration=i,
-                iterations=iterations,
                 evaluated=2 * i,
                 best_speedup=round(best, 2),
                 best_speedup_compile=round(best / 1.5, 2),
