@@ -171,8 +171,11 @@ def from_status(
 
 
 def _failure_counts(counts: Mapping[str, int] | None) -> tuple[str, ...]:
-    """E.g. ("3 compile_error", "2 wrong_output"): what the candidates failed on."""
+    """E.g. ("3 compile_error", "2 wrong_output"): what the candidates failed on (a screened
+    parameter-search configuration failed nothing)."""
     if not counts:
         return ("no candidate was evaluated",)
-    failed = sorted(((n, k) for k, n in counts.items() if k != "verified" and n), reverse=True)
+    failed = sorted(
+        ((n, k) for k, n in counts.items() if k not in ("verified", "screened") and n), reverse=True
+    )
     return tuple(f"{n} {k.replace('_', ' ')}" for n, k in failed) or ("no candidate was evaluated",)

@@ -11,6 +11,9 @@ from typing import Any
 
 STATUSES = (
     "verified",
+    # a parameter-search configuration checked on one input set and timed: never proposed, never
+    # cached as verified; the configuration a search keeps is verified in full
+    "screened",
     "incorrect",
     "compile_error",
     "runtime_error",

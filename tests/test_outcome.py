@@ -51,8 +51,9 @@ def test_no_verified_candidate_names_the_failures():
         None,
         verified=False,
         device="cpu",
-        counts={"verified": 0, "compile_error": 3, "wrong_output": 1},
+        counts={"verified": 0, "compile_error": 3, "wrong_output": 1, "screened": 4},
     )
+    # a screened parameter-search configuration failed nothing
     assert o.headline() == "no verified candidate: 3 compile error; 1 wrong output"
     assert not o.applicable
 

@@ -30,14 +30,15 @@ class ModelNew(torch.nn.Module):
 """
 
 
-def fake_gpu(path, seed):
-    """The seed (3.1 ms) is within reach of the baselines, so the tuner does not give up on it."""
+def fake_gpu(path, seed, screen=False):
+    """The seed (3.1 ms) is within reach of the baselines, so the tuner does not give up on it.
+    Like the verifier, a configuration judged for screening passes as `screened`."""
     src = path.read_text()
     block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
     warps = int(re.search(r"num_warps=(\d+)", src).group(1))
     ms = 1.0 + abs(math.log2(block) - 8) + 0.1 * abs(math.log2(warps) - 3)
     return Verdict(
-        "verified",
+        "screened" if screen else "verified",
         "ok",
         backend="triton",
         kernel_launches=1,
@@ -53,7 +54,7 @@ def fake_gpu(path, seed):
 
 def test_tuning_improves_the_seed_and_is_honest(tmp_path):
     store = Store(tmp_path / "s.sqlite")
-    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=25, tune_top=1, seed=3)
     search = Search(
         read_task(EXAMPLES / "softmax.py"),
         cfg,
@@ -68,7 +69,7 @@ def test_tuning_improves_the_seed_and_is_honest(tmp_path):
     )
     assert best.time_ms == 1.0 and result.status == "improved"
     rows = store.candidates(result.run_id)
-    assert sum(r["origin"] == "tune" for r in rows) <= 24
+    assert sum(r["origin"] == "tune" for r in rows) <= 25
     phases = store.get_run(result.run_id).summary["phase_s"]
     assert set(phases) == {"seeds", "tune"}, phases  # an offline search: no model phase
     assert all(v >= 0 for v in phases.values())
@@ -77,7 +78,7 @@ def test_tuning_improves_the_seed_and_is_honest(tmp_path):
 def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
     from kernelevo.verdict import Check
 
-    def gpu_with_a_shared_memory_limit(path, seed):
+    def gpu_with_a_shared_memory_limit(path, seed, screen=False):
         if int(re.search(r"BLOCK_SIZE=(\d+)", path.read_text()).group(1)) >= 512:
             return Verdict(
                 "compile_error",
@@ -85,7 +86,7 @@ def test_tuning_spends_no_evaluation_on_what_compiling_ahead_refused(tmp_path):
                 backend="triton",
                 checks=[Check("compiled_ahead", False, "did not compile")],
             )
-        return fake_gpu(path, seed)
+        return fake_gpu(path, seed, screen)
 
     store = Store(tmp_path / "s.sqlite")
     cfg = SearchConfig(provider="offline", device="cuda", tune_evals=24, tune_top=1, seed=3)
@@ -126,8 +127,8 @@ def test_no_tuning_without_measured_times(tmp_path):
 def test_a_kernel_far_slower_than_the_baselines_is_not_tuned(tmp_path):
     """A parent 3x slower than the better baseline costs no tuning evaluation; the notes say why."""
 
-    def slow_gpu(path, seed):
-        v = fake_gpu(path, seed)
+    def slow_gpu(path, seed, screen=False):
+        v = fake_gpu(path, seed, screen)
         v.timings.update(eager_ms=1.2, compile_ms=1.0, speedup_eager=1.2 / 3.1)
         return v
 
@@ -149,9 +150,9 @@ def _two_families(slower_by: float):
     """Every configuration of family a within 0.2 % of 2.7 ms (a library call dominates); family b
     starts `slower_by` behind it and its configurations spread as usual."""
 
-    def gpu(path, seed):
+    def gpu(path, seed, screen=False):
         src = path.read_text()
-        v = fake_gpu(path, seed)
+        v = fake_gpu(path, seed, screen)
         block = int(re.search(r"BLOCK_SIZE=(\d+)", src).group(1))
         if "# family b" in src:
             ms = 2.7 * slower_by + 0.05 * abs(math.log2(block) - 6)
@@ -194,14 +195,14 @@ def _slow_counting(peak):
 
     lock, running = threading.Lock(), [0]
 
-    def slow_gpu(path, seed):
+    def slow_gpu(path, seed, screen=False):
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
         time.sleep(0.3)
         with lock:
             running[0] -= 1
-        return fake_gpu(path, seed)
+        return fake_gpu(path, seed, screen)
 
     return slow_gpu
 
@@ -244,3 +245,63 @@ def test_the_seeds_are_judged_side_by_side(tmp_path):
     result = asyncio.run(search.run())
     assert len(store_rows := search.store.candidates(result.run_id)) == 3, store_rows
     assert peak[0] >= 2, "the seeds were judged one after another"
+
+
+def test_only_a_configuration_verified_in_full_is_kept(tmp_path):
+    """Configurations are screened; the fastest is then verified in full. One that passes the
+    screening but fails in full (a tile that breaks on an input set the screening skipped) is
+    never kept: the next fastest is verified instead."""
+    judged = []
+
+    def gpu(path, seed, screen=False):
+        src = path.read_text()
+        judged.append(screen)
+        v = fake_gpu(path, seed, screen)
+        if not screen and "BLOCK_SIZE=256" in src and "num_warps=8" in src:
+            v.status, v.reason = "incorrect", "input set 3: mismatch at [4095]"
+        return v
+
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=25, tune_top=1, seed=3)
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=gpu,
+        seeds=[("template:copy", SEED)],
+    )
+    result = asyncio.run(search.run())
+    best = result.best
+    assert best.status == "verified" and best.origin == "tune", best
+    assert not ("BLOCK_SIZE=256" in best.source and "num_warps=8" in best.source)
+    assert best.time_ms == 1.1 and result.status == "improved"  # the runner-up, verified in full
+    rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
+    assert {r["status"] for r in rows} == {"screened", "incorrect", "verified"}
+    assert sum(not s for s in judged) == 1 + 2, "the seed, then two configurations in full"
+    assert any(
+        "passed the screening but not full verification (incorrect" in n for n in search.notes
+    )
+
+
+def test_a_screened_configuration_is_never_the_result(tmp_path):
+    """Every full verification fails: the seed stays the result, however fast the screening was."""
+
+    def gpu(path, seed, screen=False):
+        v = fake_gpu(path, seed, screen)
+        if not screen and "BLOCK_SIZE=64," not in path.read_text():
+            v.status, v.reason = "incorrect", "mismatch"
+        return v
+
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=12, tune_top=1, seed=3)
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=store,
+        evaluate=gpu,
+        seeds=[("template:copy", SEED)],
+    )
+    result = asyncio.run(search.run())
+    assert result.best.origin == "template:copy" and result.best.status == "verified"
+    notes = [n for n in search.notes if "not full verification" in n]
+    assert len(notes) == 2, search.notes  # CONFIRM_TRIES

@@ -191,6 +191,7 @@ class LocalDispatcher(PooledDispatcher):
         seed: int | None = None,
         *,
         size: str | None = None,
+        screen: bool = False,
     ) -> Verdict:
         from kernelevo.verify import verify_candidate
 
@@ -212,6 +213,7 @@ class LocalDispatcher(PooledDispatcher):
                     timeout=self.timeout,
                     seed=seed,
                     precompiled=ahead if attempts == 1 else None,
+                    screen=screen,
                 )
                 lost = lost_worker(verdict)
                 if lost:

@@ -21,7 +21,13 @@ class Dispatcher(Protocol):
     def capacity(self) -> int: ...
 
     def evaluate(
-        self, task: Any, candidate: str | Path, seed: int | None = None, *, size: str | None = None
+        self,
+        task: Any,
+        candidate: str | Path,
+        seed: int | None = None,
+        *,
+        size: str | None = None,
+        screen: bool = False,
     ) -> Verdict: ...
 
     def capacity_for(self, task: Any) -> int: ...

@@ -110,6 +110,7 @@ class EvalActor:
         seed: int | None,
         size: str | None,
         timeout: float | None,
+        screen: bool = False,
     ) -> dict[str, Any]:
         from kernelevo.verify import verify_candidate
 
@@ -131,6 +132,7 @@ class EvalActor:
                 size=size,
                 seed=seed,
                 timeout=timeout,
+                screen=screen,
             )
         except TaskError as exc:
             return {"task_error": str(exc)}
@@ -196,7 +198,7 @@ class RayDispatcher(PooledDispatcher):
         n = workers or (n_gpus if self.device == "cuda" else max(1, int(res.get("CPU", 1))))
         self._options = {"num_gpus": 1} if self.device == "cuda" else {"num_cpus": 1}
         self._lock = threading.Lock()
-        self._keys: dict[tuple[str, str], str] = {}
+        self._keys: dict[tuple[str, str, bool], str] = {}
         self.lost = self.lost_actors = self.requeued = 0
         self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         self.pool = SlotPool()
@@ -238,6 +240,7 @@ class RayDispatcher(PooledDispatcher):
         seed: int | None = None,
         *,
         size: str | None = None,
+        screen: bool = False,
     ) -> Verdict:
         task_file = task if isinstance(task, TaskFile) else read_task(task)
         cand = Path(candidate)
@@ -249,11 +252,18 @@ class RayDispatcher(PooledDispatcher):
             slot = self.pool.acquire(task_file.hash, str(cand))
             attempts += 1
             try:
-                hit = self._cached(task_file, source, slot) if attempts == 1 else None
+                hit = self._cached(task_file, source, slot, screen) if attempts == 1 else None
                 if hit is not None:
                     return annotate(hit, slot, attempts)
                 ref = slot.handle.evaluate.remote(
-                    task_file.name, task_file.source, cand.name, source, seed, size, self.timeout
+                    task_file.name,
+                    task_file.source,
+                    cand.name,
+                    source,
+                    seed,
+                    size,
+                    self.timeout,
+                    screen,
                 )
                 try:
                     reply = ray.get(ref)
@@ -280,7 +290,7 @@ class RayDispatcher(PooledDispatcher):
                 raise TaskError(reply["task_error"])
             verdict = Verdict.from_dict(reply["verdict"])
             if reply.get("key"):
-                self._keys[(slot.gpu_name, task_file.hash)] = reply["key"]
+                self._keys[(slot.gpu_name, task_file.hash, screen)] = reply["key"]
             if lost_worker(verdict):
                 with self._lock:
                     self.lost += 1
@@ -294,12 +304,18 @@ class RayDispatcher(PooledDispatcher):
                 self._store(task_file, verdict, reply.get("key"), slot)
             return annotate(verdict, slot, attempts)
 
-    def _cached(self, task_file: TaskFile, source: str, slot: Slot) -> Verdict | None:
-        key = self._keys.get((slot.gpu_name, task_file.hash))
-        if self.store is None or key is None:
+    def _cached(
+        self, task_file: TaskFile, source: str, slot: Slot, screen: bool = False
+    ) -> Verdict | None:
+        """A stored verdict for this content; a screening request takes a full verdict too."""
+        if self.store is None:
             return None
-        data = self.store.get_verdict(task_file.hash, text_hash(source), key)
-        if not slot.accepts(data):
+        data = None
+        for kind in dict.fromkeys((False, screen)):
+            key = self._keys.get((slot.gpu_name, task_file.hash, kind))
+            if key is not None and data is None:
+                data = self.store.get_verdict(task_file.hash, text_hash(source), key)
+        if data is None or not slot.accepts(data):
             return None
         verdict = Verdict.from_dict(data)
         verdict.cached = True

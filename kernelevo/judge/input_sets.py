@@ -77,7 +77,9 @@ def one_set(
     session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
 
 
-def check_input_sets(session: Session, seeds: list[int], begin: Begun) -> None:
+def check_input_sets(
+    session: Session, seeds: list[int], begin: Begun, extra_shapes: bool = True
+) -> None:
     """Every input set in turn (the first also refilled with new values), then the extra shapes."""
     for i, seed in enumerate(seeds):
         one_set(
@@ -88,5 +90,5 @@ def check_input_sets(session: Session, seeds: list[int], begin: Begun) -> None:
             candidate_first=i % 2 == 0,
             rerun=seed + 1 if i == 0 else None,
         )
-    for j in range(begin.n_extra):
+    for j in range(begin.n_extra if extra_shapes else 0):
         one_set(session, f"x{j}", f"extra input set {j + 1}", seeds[0] + j, True, None, extra=j)

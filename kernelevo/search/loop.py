@@ -10,11 +10,11 @@ candidates come back from the store without running again.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kernelevo.digest import text_hash
 from kernelevo.llm import AuthError, Budget, BudgetExhausted, LLMError, ModelNotFound
@@ -36,6 +36,12 @@ from kernelevo.verdict import Verdict
 MAX_MODEL_ERRORS_IN_A_ROW = 3
 
 
+class Judge(Protocol):
+    """How a search has a candidate file judged: a dispatcher's `evaluate` bound to the task."""
+
+    def __call__(self, path: Path, seed: int, *, screen: bool = False) -> Verdict: ...
+
+
 class Search:
     def __init__(
         self,
@@ -43,7 +49,7 @@ class Search:
         config: SearchConfig,
         *,
         store: Store,
-        evaluate: Callable[[Path, int], Verdict],
+        evaluate: Judge,
         provider: Any = None,
         builder: PromptBuilder | None = None,
         seeds: list[tuple[str, str]] | None = None,
@@ -103,12 +109,15 @@ class Search:
         )
 
     # -- evaluation --------------------------------------------------------------------
-    async def _evaluate(self, source: str, phase: Phase) -> Verdict:
+    async def _evaluate(self, source: str, phase: Phase, screen: bool = False) -> Verdict:
         path = self.dir / f"cand_{phase.kind}_{phase.index:04d}_{phase.attempt}.py"
         path.write_text(source)
         seed = int(text_hash(f"{self.cfg.seed}:{text_hash(source)}")[:8], 16)
         loop = asyncio.get_running_loop()
-        verdict: Verdict = await loop.run_in_executor(self.gpu_pool, self.evaluate_fn, path, seed)
+        judge = (
+            functools.partial(self.evaluate_fn, screen=True) if screen else self.evaluate_fn
+        )  # a parameter-search configuration: one input set, then timed
+        verdict: Verdict = await loop.run_in_executor(self.gpu_pool, judge, path, seed)
         # the time it held its slot (not the wait for one, which says nothing of the verdict),
         # less what only a task's first verdict pays
         await self.throughput.saw_verdict(verdict.steady_s)
@@ -156,10 +165,11 @@ class Search:
         parent: Program | None,
         origin: str,
         final: bool,
+        screen: bool = False,
     ) -> Program:
         """Judge, store and keep one candidate; its backend is the one its verdict read from the
-        source."""
-        verdict = await self._evaluate(source, phase)
+        source. `screen`: judged as a parameter-search configuration (verify/__init__.py)."""
+        verdict = await self._evaluate(source, phase, screen)
         t = verdict.timings or {}
         cid = self.store.add_candidate(
             self.run_id,

@@ -1,6 +1,10 @@
 """The parameter search after the model loop: tile sizes, warps and stages of the best verified
 kernels (LLM-written or not), each configuration a candidate of phase `tune`.
 
+A configuration is screened (one input set, then timed): most of a verdict's checks would be
+spent on configurations that are never kept. The fastest screened ones are then verified in
+full, fastest first, until one passes; only that one can be proposed.
+
 Once one family's configurations all lie within the flat spread (offline/tune.py), a later family
 starting within LIKE_FLAT of it is not tuned: both spend their time where launch parameters do not
 reach (a library GEMM beside a small epilogue), and each configuration costs a GPU verdict."""
@@ -24,6 +28,7 @@ LIKE_FLAT = 1.05  # a later family starting within this factor of a flat one is 
 # configurations of one family judged side by side: the next compiles ahead (or takes a second
 # slot) while one is on the GPU, where one at a time left each compile and each verdict waiting
 TUNE_WIDTH = 2
+CONFIRM_TRIES = 2  # screened configurations verified in full, fastest first, until one passes
 
 
 def refused_before_the_gpu(verdict: Verdict) -> bool:
@@ -58,7 +63,8 @@ async def tune_best(search: Search) -> None:
             search.notes.append(f"parameter search of candidate {parent.id} not started: {why}")
             break
         if any(p.parent_id == parent.id and p.origin == "tune" for p in programs.values()):
-            continue  # tuned before a resume
+            await confirm(search, parent, k, iter(range(5_000, 10_000)))  # tuned before a resume
+            continue
         attempts = iter(range(10_000))
 
         def evaluate(
@@ -66,14 +72,19 @@ async def tune_best(search: Search) -> None:
         ) -> Any:
             fut = asyncio.run_coroutine_threadsafe(
                 search._submit(
-                    source, Phase("tune", k, next(attempts)), parent, "tune", final=True
+                    source,
+                    Phase("tune", k, next(attempts)),
+                    parent,
+                    "tune",
+                    final=True,
+                    screen=True,
                 ),
                 loop,
             )
             prog = fut.result()
             if refused_before_the_gpu(prog.verdict):
                 return REJECTED_AHEAD
-            return prog.time_ms if prog.verified else None
+            return prog.time_ms if prog.status in ("verified", "screened") else None
 
         t = parent.verdict.timings or {}
         baseline = min((x for x in (t.get("eager_ms"), t.get("compile_ms")) if x), default=None)
@@ -90,7 +101,7 @@ async def tune_best(search: Search) -> None:
                 tune,
                 parent.source,
                 evaluate,
-                budget_evals=cfg.tune_evals,
+                budget_evals=max(1, cfg.tune_evals - 1),  # one left to verify the fastest in full
                 seed=cfg.seed,
                 baseline=baseline,
                 eager=t.get("eager_ms"),
@@ -100,5 +111,39 @@ async def tune_best(search: Search) -> None:
         )
         if result.note:
             search.notes.append(f"tuning candidate {parent.id}: {result.note}")
+        await confirm(search, parent, k, attempts)
         if result.flat and flat is None:
             flat = (parent, result.best_time or parent.time_ms or 0.0)
+
+
+async def confirm(search: Search, parent: Program, k: int, attempts: Iterator[int]) -> None:
+    """The fastest screened configurations of `parent`'s family, faster than every verified one
+    (the parent included), verified in full until one passes (at most CONFIRM_TRIES; one once
+    the search's time is spent)."""
+    family = [
+        p
+        for p in search.population.programs.values()
+        if p.parent_id == parent.id and p.origin == "tune"
+    ]
+    verified = [p.time_ms for p in family if p.verified and p.time_ms]
+    bar = min([*verified, *([parent.time_ms] if parent.time_ms else [])], default=None)
+    screened = sorted(
+        (
+            p
+            for p in family
+            if p.status == "screened" and p.time_ms and (bar is None or p.time_ms < bar)
+        ),
+        key=lambda p: (p.time_ms, p.id),
+    )
+    for n, cand in enumerate(screened[:CONFIRM_TRIES]):
+        if n and search.budget.time_spent():
+            break
+        prog = await search._submit(
+            cand.source, Phase("tune", k, next(attempts)), parent, "tune", final=True
+        )
+        if prog.verified:
+            return
+        search.notes.append(
+            f"tuning candidate {parent.id}: configuration {cand.id} ({cand.time_ms:.4g} ms) passed "
+            f"the screening but not full verification ({prog.status}: {prog.verdict.reason[:160]})"
+        )

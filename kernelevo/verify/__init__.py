@@ -45,13 +45,16 @@ def verdict_key(
     measure: bool = True,
     strict: bool = False,
     precision: tuple[str, ...] = (),
+    screen: bool = False,
 ) -> str:
-    """The verdict cache's key besides the task and candidate hashes (the user's policy choices included)."""
+    """The verdict cache's key besides the task and candidate hashes (the user's policy choices
+    included); a screened verdict has a key of its own, so it never answers for a full one."""
     return (
         env_key(device, size)
         + ("|timed" if device == "cuda" and measure else "")
         + ("|strict" if strict else "")
         + "".join(f"|{p}" for p in sorted(precision))
+        + ("|screened" if screen else "")
     )
 
 
@@ -80,6 +83,7 @@ def verify_candidate(
     precision: tuple[str, ...] = (),
     compile_mode: str | None = "default",
     max_time_s: float = 10.0,
+    screen: bool = False,
 ) -> Verdict:
     """Verify one candidate file against a task. Raises TaskError for a broken task.
 
@@ -87,6 +91,8 @@ def verify_candidate(
     GPU); without it the evaluator's compile worker compiles first, then the run worker runs.
     `strict` demands every op in custom kernels (no library GEMM/convolution/attention);
     `precision` lists lower precision levels the user accepts ("tf32", "bf16").
+    `screen`: a parameter-search configuration, checked on one input set and timed; a pass is
+    `screened`, never `verified` (a full verdict cached for the same content answers instead).
     """
     t0 = time.perf_counter()
     task_file = task if isinstance(task, TaskFile) else read_task(task)
@@ -98,13 +104,15 @@ def verify_candidate(
     size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)
     strict = strict or bool(task_file.hints.get("STRICT"))
-    key = verdict_key(device, size, measure, strict, precision)
+    full = verdict_key(device, size, measure, strict, precision)
+    key = verdict_key(device, size, measure, strict, precision, screen)
     if use_cache and store is not None:
-        cached = store.get_verdict(task_file.hash, cand_hash, key)
-        if cached is not None:
-            verdict = Verdict.from_dict(cached)
-            verdict.cached = True
-            return verdict
+        for k in dict.fromkeys((full, key)):
+            cached = store.get_verdict(task_file.hash, cand_hash, k)
+            if cached is not None:
+                verdict = Verdict.from_dict(cached)
+                verdict.cached = True
+                return verdict
 
     static = check_source(source, cand_path.name)
     if static.syntax_error:
@@ -160,6 +168,7 @@ def verify_candidate(
                         "precision": list(precision),
                         "compile_mode": compile_mode,
                         "max_time_s": max_time_s,
+                        "screen": screen,
                     },
                     precompiled.cache,
                 )
