@@ -147,16 +147,31 @@ def with_library_ops(task: Path, folder: Path) -> Path:
     return copy
 
 
-EVAL_FIELDS = ("origin", "ms", "total_s", "gate_wait_s", "load_s", "checks_s", "timing_s")
+EVAL_FIELDS = (
+    "origin",
+    "ms",
+    "total_s",
+    "gate_wait_s",
+    "load_s",
+    "checks_s",
+    "timing_s",
+    "compile_ahead_s",
+    "slot_wait_s",
+    "cleanup_s",
+    "status",
+)
 
 
 def evaluation_seconds(cand: dict[str, Any]) -> list[Any]:
     """One evaluation as EVAL_FIELDS: the seconds of its verdict in all, waiting for the GPU's gate
     (another slot's timing), loading the candidate, up to the end of the checks (the wait and the
-    load included) and timing the candidate."""
+    load included) and timing the candidate; before the verdict, compiling ahead and waiting for
+    a free slot; after it, the clean-up; then its status (`screened` for a parameter-search
+    configuration)."""
     v = cand.get("verdict") or {}
     phases = v.get("phases") or {}
     timing = (v.get("timings") or {}).get("phases") or {}
+    before = phases.get("dispatch") or {}
     return [
         cand.get("origin"),
         cand.get("time_ms") and round(cand["time_ms"], 4),
@@ -165,6 +180,10 @@ def evaluation_seconds(cand: dict[str, Any]) -> list[Any]:
         phases.get("load_s"),
         phases.get("checks_s"),
         timing.get("candidate_timing_s"),
+        before.get("compile_ahead_s"),
+        before.get("slot_wait_s"),
+        phases.get("cleanup_s"),
+        cand.get("status"),
     ]
 
 

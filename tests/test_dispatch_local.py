@@ -128,6 +128,10 @@ def test_candidates_go_to_free_workers_and_record_where(tmp_path):
     assert all(v.device["gpu_name"] == "cpu" and v.device["attempts"] == 1 for v in verdicts)
     assert max(peak) == 2
     assert stats["evaluations"] == 4 and stats["lost_workers"] == 0
+    # where each verdict's wall went before the verifier: compiling ahead, then a slot
+    before = [v.phases["dispatch"] for v in verdicts]
+    assert all(b["compile_ahead_s"] > 0 and b["slot_wait_s"] >= 0 for b in before), before
+    assert all(v.phases["cleanup_s"] > 0 for v in verdicts)
 
 
 def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
@@ -142,6 +146,9 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
         first = d.evaluate(SOFTMAX, cand, 0)
         again = d.evaluate(SOFTMAX, cand, 0)
     assert first.status == again.status == "verified" and not first.cached and again.cached
+    assert (
+        "dispatch" in first.phases and "dispatch" not in again.phases
+    )  # a cached verdict's are its first run's
     assert compiled == [cand], (
         "the second evaluation is answered by the verdict cache, without the compile pool"
     )

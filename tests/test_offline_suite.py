@@ -171,9 +171,12 @@ def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
                 "checks_s": 6.9,
                 "load_s": 0.6,
                 "gpu_gate": {"waited_s": 4.2, "held": []},
+                "dispatch": {"compile_ahead_s": 3.3, "slot_wait_s": 9.5},
+                "cleanup_s": 0.2,
             },
             "timings": {"phases": {"candidate_timing_s": 0.9}},
         },
+        "status": "screened",
     }
     row = suite.evaluation_seconds(cand)
     assert dict(zip(suite.EVAL_FIELDS, row, strict=True)) == {
@@ -184,9 +187,13 @@ def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
         "load_s": 0.6,
         "checks_s": 6.9,
         "timing_s": 0.9,
+        "compile_ahead_s": 3.3,
+        "slot_wait_s": 9.5,
+        "cleanup_s": 0.2,
+        "status": "screened",
     }
     # a verdict refused before the GPU has no phases: its seconds are unknown, not zero
-    assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:] == [None] * 5
+    assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:-1] == [None] * 8
 
 
 def test_a_task_starts_while_the_median_task_still_fits_and_a_cut_search_is_named() -> None:

@@ -12,6 +12,7 @@ import os
 import queue
 import socket
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -196,10 +197,16 @@ class LocalDispatcher(PooledDispatcher):
         from kernelevo.verify import verify_candidate
 
         task_file = task if isinstance(task, TaskFile) else read_task(task)
+        t0 = time.monotonic()
         ahead = self._compile_ahead(task_file, Path(candidate), seed, size)
+        # where a verdict's wall goes before the verifier starts: compiling ahead (a compile
+        # worker's queue included), then the wait for a free slot
+        before = {"compile_ahead_s": round(time.monotonic() - t0, 4), "slot_wait_s": 0.0}
         attempts = 0
         while True:
+            t1 = time.monotonic()
             slot = self.pool.acquire(task_file.hash, str(candidate))
+            before["slot_wait_s"] = round(before["slot_wait_s"] + time.monotonic() - t1, 4)
             attempts += 1
             try:
                 cache = SlotCache(self.store, slot) if self.store is not None else None
@@ -228,6 +235,8 @@ class LocalDispatcher(PooledDispatcher):
                 with self._lock:
                     self.requeued += 1
                 continue
+            if not verdict.cached:
+                verdict.phases["dispatch"] = before
             return annotate(verdict, slot, attempts)
 
     def _compile_ahead(

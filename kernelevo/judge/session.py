@@ -310,12 +310,14 @@ class Session:
         except JudgeFailed as exc:
             status, reason, lost = "runtime_error", f"{exc}", exc.lost
         finally:
+            t_clean = time.perf_counter()
             self.cand.close(profiler=self.needs_profile)
             with contextlib.suppress(JudgeFailed, Exception):
                 self.judge.ask(rq.End(), timeout=60)
             remove_exchange(self.folder)
             self.drop_cache()
             self.leave_gate()
+            self.phases["cleanup_s"] = round(time.perf_counter() - t_clean, 4)
         if status == "verified":
             n = sum(1 for c in self.checks if c.name.startswith("match["))
             precision = getattr(self, "precision", None)
