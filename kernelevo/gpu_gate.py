@@ -5,10 +5,10 @@ per GPU leaves the GPU idle most of a search. With k slots per GPU (each its own
 runner host) the correctness checks of k verdicts overlap; a verdict's timing (its
 candidate's timing, the baselines, the back-to-back wall cross-check, the bound) must still
 see the GPU alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
-for its whole check phase and exclusive while it times; a waiting timer blocks new check
-phases (writer preference). Timing cannot starve: a check phase already in ends within its
-verdict's time limits, and none starts while a timer waits, so a timer waits at most for
-the longest check phase running when it asked.
+for its whole check phase, exclusive while it times and shared again for its clean-up; a
+waiting timer blocks new check phases (writer preference). Timing cannot starve: a check
+phase already in ends within its verdict's time limits, and none starts while a timer
+waits, so a timer waits at most for the longest check phase running when it asked.
 
 Memory: k slots hold k tasks' inputs at once. A task whose need (the judge's memory plan,
 `need_gib` of its probe or begin) exceeds the GPU's memory / (3 k), or whose need is not yet
@@ -30,7 +30,7 @@ class GateInterval:
     """One stretch a verdict held its GPU's gate: as "shared" or "exclusive", for what."""
 
     held_as: str
-    purpose: str  # "checks", "timing", "memory" (a big or not yet measured task)
+    purpose: str  # "checks", "timing", "cleanup", "memory" (a big or not yet measured task)
     start: float  # time.monotonic()
     end: float | None = None
 
@@ -158,6 +158,19 @@ class GateHold:
                 self.gate._take_exclusive()
             self._start("exclusive", "timing")
         self.waited_s += time.monotonic() - t0
+
+    def timing_done(self) -> None:
+        """The timing is over: the clean-up (closing the candidate's process, the judge's end)
+        holds the gate shared, so other check phases may enter, while no other timing starts
+        before `release`. A big task keeps it exclusive: its memory is not freed yet."""
+        with self.gate._cv:
+            if self.held_as != "exclusive" or self.gate._alone(self.task_key):
+                return
+            self._end()
+            self.gate._exclusive = False
+            self.gate._shared += 1
+            self._start("shared", "cleanup")
+            self.gate._cv.notify_all()
 
     def release(self) -> None:
         if self.held_as is None:

@@ -90,3 +90,32 @@ def test_one_slot_per_gpu_never_waits_on_memory():
     hold.time_alone()
     assert hold.held_as == "exclusive"
     hold.release()
+
+
+def test_a_clean_up_after_timing_lets_check_phases_in_but_no_other_timing():
+    gate = gate_knowing(("t", SMALL))
+    first = gate.hold("t")
+    first.time_alone()
+    late, late_hold = in_thread(lambda: gate.hold("t"))
+    assert not late.wait(0.3)  # the timing has the GPU alone
+    first.timing_done()
+    assert late.wait(5) and late_hold[0].held_as == "shared"  # a check phase beside the clean-up
+    timer_in, _ = in_thread(late_hold[0].time_alone)
+    assert not timer_in.wait(0.3)  # no timing while the clean-up holds the gate
+    first.release()
+    assert timer_in.wait(5) and late_hold[0].held_as == "exclusive"
+    late_hold[0].release()
+    purposes = [(i.held_as, i.purpose) for i in first.intervals]
+    assert purposes == [("shared", "checks"), ("exclusive", "timing"), ("shared", "cleanup")]
+
+
+def test_a_big_task_keeps_the_gpu_through_its_clean_up():
+    gate = gate_knowing(("small", SMALL), ("big", BIG))
+    big = gate.hold("big")
+    big.time_alone()
+    big.timing_done()
+    assert big.held_as == "exclusive"
+    other, _ = in_thread(lambda: gate.hold("small"))
+    assert not other.wait(0.3)  # its memory is not freed yet
+    big.release()
+    assert other.wait(5)

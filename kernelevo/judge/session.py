@@ -303,6 +303,8 @@ class Session:
                 if self.hold is not None:  # nothing else on this GPU until the clean-up is done
                     self.hold.time_alone()
                 self.timings, self.roofline = timed(self)
+                if self.hold is not None:
+                    self.hold.timing_done()
         except CandidateFailed as exc:
             status, reason, log, lost = exc.status, exc.reason, exc.log, exc.lost
             if reason.startswith("out of memory") and self.need_gib is not None:
