@@ -195,3 +195,32 @@ def test_an_honest_candidate_on_a_busy_host_is_verified_and_a_forged_one_is_not(
     assert not check.passed and len(check.detail["attempts"]) == MAX_ATTEMPTS, check.detail
     assert check.detail["wall_ms_per_call"] > HOST_FLOOR_MS * MAX_SLOWDOWN
     assert all(a["calibration"]["ms_per_launch"] > 0 for a in check.detail["attempts"])
+
+
+def test_a_screened_configuration_is_timed_without_the_cross_check(
+    tmp_path, evaluator, timed_on_cpu
+):
+    """Screening only ranks a parameter-search configuration for a full verdict, which runs the
+    cross-check: a forged claim is `screened` with its claim, never verified (the full verdict of
+    the same file is rejected, above)."""
+    if evaluator.device != "cpu":
+        pytest.skip("the end-to-end case times on CPU")
+    forged = tmp_path / "forged_time.py"
+    forged.write_text((CANDIDATES / "softmax" / "triton_ok.py").read_text() + FORGE_TIME)
+    task = read_task(EXAMPLES / "softmax.py")
+    policy = {"compile_mode": None, "max_time_s": 0.3, "screen": True}
+    v = _run_dynamic(
+        task,
+        forged,
+        "triton",
+        [],
+        evaluator,
+        "cpu",
+        default_size("cpu"),
+        120.0,
+        None,
+        policy=policy,
+    )
+    assert v.status == "screened" and not v.ok, (v.status, v.reason)
+    assert not [c for c in v.checks if c.name == "timing_cross_check"]
+    assert v.timings["cross_check"] == {"skipped": "screened"}
