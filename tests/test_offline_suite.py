@@ -203,3 +203,11 @@ def test_a_task_starts_while_the_median_task_still_fits_and_a_cut_search_is_name
     cut = dict(_row("g", 2.0, 1.0, 1.5, True, versus_compile="beats"), cut_by_deadline=True)
     lines = "\n".join(table.summary_lines([cut, _row("h", 1.0, 1.0, None, False)], "cuda"))
     assert "searches cut by the deadline: ['g']" in lines
+
+
+def test_the_biggest_tasks_start_first() -> None:
+    tasks = suite.shard(suite.find_tasks("kernelbench", []), "0/2")
+    order = [suite.task_gib(t) for t in suite.run_order(tasks)]
+    assert order == sorted(order, reverse=True) and order[0] >= 12.0
+    same = [t for t in suite.run_order(tasks) if suite.task_gib(t) == order[-1]]
+    assert same == [t for t in tasks if suite.task_gib(t) == order[-1]]  # file order among equals
