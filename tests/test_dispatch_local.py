@@ -154,6 +154,23 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
     )
 
 
+def test_a_screened_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
+    import kernelevo.dispatch.local as local
+
+    compiled = []
+    real = local.precompile
+    monkeypatch.setattr(local, "precompile", lambda *a, **k: compiled.append(a[2]) or real(*a, **k))
+    cand = tmp_path / "cand.py"
+    cand.write_text(with_nonce(GOOD, f"screened-{time.time()}"))
+    with local.LocalDispatcher("cpu", workers=1, store=Store(tmp_path / "s.sqlite")) as d:
+        first = d.evaluate(SOFTMAX, cand, 0, screen=True)
+        again = d.evaluate(SOFTMAX, cand, 0, screen=True)
+        full = d.evaluate(SOFTMAX, cand, 0)
+    assert first.status == again.status == "screened" and again.cached
+    assert full.status == "verified" and not full.cached  # a screening never answers for it
+    assert compiled == [cand, cand], compiled
+
+
 def test_killed_worker_requeues_its_candidate(tmp_path):
     from kernelevo.dispatch.local import LocalDispatcher
 

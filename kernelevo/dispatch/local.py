@@ -198,7 +198,7 @@ class LocalDispatcher(PooledDispatcher):
 
         task_file = task if isinstance(task, TaskFile) else read_task(task)
         t0 = time.monotonic()
-        ahead = self._compile_ahead(task_file, Path(candidate), seed, size)
+        ahead = self._compile_ahead(task_file, Path(candidate), seed, size, screen)
         # where a verdict's wall goes before the verifier starts: compiling ahead (a compile
         # worker's queue included), then the wait for a free slot
         before = {"compile_ahead_s": round(time.monotonic() - t0, 4), "slot_wait_s": 0.0}
@@ -240,7 +240,12 @@ class LocalDispatcher(PooledDispatcher):
             return annotate(verdict, slot, attempts)
 
     def _compile_ahead(
-        self, task: TaskFile, candidate: Path, seed: int | None, size: str | None
+        self,
+        task: TaskFile,
+        candidate: Path,
+        seed: int | None,
+        size: str | None,
+        screen: bool = False,
     ) -> Precompiled | None:
         """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it,
         or answer from the verdict cache)."""
@@ -254,11 +259,15 @@ class LocalDispatcher(PooledDispatcher):
             return None
         size = resolve_size(task, self.device, size)
         if self.store is not None:
-            stored = self.store.get_verdict(
-                task.hash, text_hash(source), verdict_key(self.device, size)
-            )
-            if any(s.accepts(stored) for s in self.pool):
-                return None
+            keys = dict.fromkeys((False, screen))  # a screening takes a full verdict too
+            for stored in (
+                self.store.get_verdict(
+                    task.hash, text_hash(source), verdict_key(self.device, size, screen=kind)
+                )
+                for kind in keys
+            ):
+                if any(s.accepts(stored) for s in self.pool):
+                    return None
         static = check_source(source, candidate.name)
         if not static.ok:
             return None
