@@ -139,14 +139,7 @@ class GateHold:
         """The begin's memory plan is in: a small task steps down to shared (other check phases
         may enter; nothing already allocated is at risk, since no one else held the GPU)."""
         self.gate.learn(self.task_key, need_gib, memory_gib)
-        with self.gate._cv:
-            if self.held_as != "exclusive" or self.gate._alone(self.task_key):
-                return
-            self._end()
-            self.gate._exclusive = False
-            self.gate._shared += 1
-            self._start("shared", "checks")
-            self.gate._cv.notify_all()
+        self._step_down("checks")
 
     def time_alone(self) -> None:
         """Nothing else runs on this GPU from here to `release` (the timing and the clean-up)."""
@@ -163,13 +156,17 @@ class GateHold:
         """The timing is over: the clean-up (closing the candidate's process, the judge's end)
         holds the gate shared, so other check phases may enter, while no other timing starts
         before `release`. A big task keeps it exclusive: its memory is not freed yet."""
+        self._step_down("cleanup")
+
+    def _step_down(self, purpose: str) -> None:
+        """Exclusive to shared for `purpose`, unless the task is one that must be alone."""
         with self.gate._cv:
             if self.held_as != "exclusive" or self.gate._alone(self.task_key):
                 return
             self._end()
             self.gate._exclusive = False
             self.gate._shared += 1
-            self._start("shared", "cleanup")
+            self._start("shared", purpose)
             self.gate._cv.notify_all()
 
     def release(self) -> None:

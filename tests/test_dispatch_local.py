@@ -134,12 +134,20 @@ def test_candidates_go_to_free_workers_and_record_where(tmp_path):
     assert all(v.phases["cleanup_s"] > 0 for v in verdicts)
 
 
-def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
+@pytest.fixture
+def compiled(monkeypatch):
+    """The candidates the dispatcher compiled ahead, in order."""
     import kernelevo.dispatch.local as local
 
-    compiled = []
+    seen = []
     real = local.precompile
-    monkeypatch.setattr(local, "precompile", lambda *a, **k: compiled.append(a[2]) or real(*a, **k))
+    monkeypatch.setattr(local, "precompile", lambda *a, **k: seen.append(a[2]) or real(*a, **k))
+    return seen
+
+
+def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, compiled):
+    import kernelevo.dispatch.local as local
+
     cand = tmp_path / "cand.py"
     cand.write_text(with_nonce(GOOD, f"cached-{time.time()}"))
     with local.LocalDispatcher("cpu", workers=1, store=Store(tmp_path / "s.sqlite")) as d:
@@ -154,12 +162,9 @@ def test_a_cached_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
     )
 
 
-def test_a_screened_candidate_is_not_compiled_ahead_again(tmp_path, monkeypatch):
+def test_a_screened_candidate_is_not_compiled_ahead_again(tmp_path, compiled):
     import kernelevo.dispatch.local as local
 
-    compiled = []
-    real = local.precompile
-    monkeypatch.setattr(local, "precompile", lambda *a, **k: compiled.append(a[2]) or real(*a, **k))
     cand = tmp_path / "cand.py"
     cand.write_text(with_nonce(GOOD, f"screened-{time.time()}"))
     with local.LocalDispatcher("cpu", workers=1, store=Store(tmp_path / "s.sqlite")) as d:

@@ -247,6 +247,19 @@ def test_the_seeds_are_judged_side_by_side(tmp_path):
     assert peak[0] >= 2, "the seeds were judged one after another"
 
 
+def _tuned(tmp_path, gpu, tune_evals):
+    """An offline search of the one seed, tuned with `gpu` standing in for the dispatcher."""
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=tune_evals, tune_top=1, seed=3)
+    search = Search(
+        read_task(EXAMPLES / "softmax.py"),
+        cfg,
+        store=Store(tmp_path / "s.sqlite"),
+        evaluate=gpu,
+        seeds=[("template:copy", SEED)],
+    )
+    return search, asyncio.run(search.run())
+
+
 def test_only_a_configuration_verified_in_full_is_kept(tmp_path):
     """Configurations are screened; the fastest is then verified in full. One that passes the
     screening but fails in full (a tile that breaks on an input set the screening skipped) is
@@ -261,21 +274,12 @@ def test_only_a_configuration_verified_in_full_is_kept(tmp_path):
             v.status, v.reason = "incorrect", "input set 3: mismatch at [4095]"
         return v
 
-    store = Store(tmp_path / "s.sqlite")
-    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=25, tune_top=1, seed=3)
-    search = Search(
-        read_task(EXAMPLES / "softmax.py"),
-        cfg,
-        store=store,
-        evaluate=gpu,
-        seeds=[("template:copy", SEED)],
-    )
-    result = asyncio.run(search.run())
+    search, result = _tuned(tmp_path, gpu, 25)
     best = result.best
     assert best.status == "verified" and best.origin == "tune", best
     assert not ("BLOCK_SIZE=256" in best.source and "num_warps=8" in best.source)
     assert best.time_ms == 1.1 and result.status == "improved"  # the runner-up, verified in full
-    rows = [r for r in store.candidates(result.run_id) if r["origin"] == "tune"]
+    rows = [r for r in search.store.candidates(result.run_id) if r["origin"] == "tune"]
     assert {r["status"] for r in rows} == {"screened", "incorrect", "verified"}
     assert sum(not s for s in judged) == 1 + 2, "the seed, then two configurations in full"
     assert any(
@@ -292,16 +296,7 @@ def test_a_screened_configuration_is_never_the_result(tmp_path):
             v.status, v.reason = "incorrect", "mismatch"
         return v
 
-    store = Store(tmp_path / "s.sqlite")
-    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=12, tune_top=1, seed=3)
-    search = Search(
-        read_task(EXAMPLES / "softmax.py"),
-        cfg,
-        store=store,
-        evaluate=gpu,
-        seeds=[("template:copy", SEED)],
-    )
-    result = asyncio.run(search.run())
+    search, result = _tuned(tmp_path, gpu, 12)
     assert result.best.origin == "template:copy" and result.best.status == "verified"
     notes = [n for n in search.notes if "not full verification" in n]
     assert len(notes) == 2, search.notes  # CONFIRM_TRIES
