@@ -4,6 +4,7 @@ import asyncio
 import math
 import re
 
+import pytest
 from support import EXAMPLES
 
 from kernelevo.search.loop import Search, SearchConfig
@@ -300,3 +301,47 @@ def test_a_screened_configuration_is_never_the_result(tmp_path):
     assert result.best.origin == "template:copy" and result.best.status == "verified"
     notes = [n for n in search.notes if "not full verification" in n]
     assert len(notes) == 2, search.notes  # CONFIRM_TRIES
+
+
+def test_a_search_killed_before_its_full_verification_finishes_it_on_resume(tmp_path):
+    """Killed after the screening, before the fastest configuration's full verdict: the resumed
+    run verifies it in full without screening the configurations again."""
+
+    class Killed(Exception):
+        pass
+
+    full = []
+
+    def killed_at_the_full_verdict(path, seed, screen=False):
+        if not screen and "BLOCK_SIZE=64," not in path.read_text():
+            raise Killed
+        return fake_gpu(path, seed, screen)
+
+    def gpu(path, seed, screen=False):
+        full.append(not screen)
+        assert not screen, "the resumed run screened a configuration again"
+        return fake_gpu(path, seed, screen)
+
+    store = Store(tmp_path / "s.sqlite")
+    cfg = SearchConfig(provider="offline", device="cuda", tune_evals=25, tune_top=1, seed=3)
+
+    def search(evaluate, run_id=None):
+        return Search(
+            read_task(EXAMPLES / "softmax.py"),
+            cfg,
+            store=store,
+            evaluate=evaluate,
+            seeds=[("template:copy", SEED)],
+            run_id=run_id,
+            workdir=tmp_path,
+        )
+
+    first = search(killed_at_the_full_verdict)
+    with pytest.raises(Killed):
+        asyncio.run(first.run())
+    rows = store.candidates(first.run_id)
+    assert {r["status"] for r in rows if r["origin"] == "tune"} == {"screened"}
+    result = asyncio.run(search(gpu, first.run_id).run())
+    assert full == [True], full  # one full verdict: the fastest screened configuration
+    best = result.best
+    assert best.origin == "tune" and best.status == "verified" and best.time_ms == 1.0
