@@ -7,6 +7,7 @@ import re
 import pytest
 from support import EXAMPLES
 
+from kernelevo.phase import Phase
 from kernelevo.search.loop import Search, SearchConfig
 from kernelevo.store import Store
 from kernelevo.task import read_task
@@ -343,5 +344,7 @@ def test_a_search_killed_before_its_full_verification_finishes_it_on_resume(tmp_
     assert {r["status"] for r in rows if r["origin"] == "tune"} == {"screened"}
     result = asyncio.run(search(gpu, first.run_id).run())
     assert full == [True], full  # one full verdict: the fastest screened configuration
+    phases = [Phase.of_row(r) for r in store.candidates(first.run_id)]
+    assert len(phases) == len(set(phases)), "the resumed verdict took a number already used"
     best = result.best
     assert best.origin == "tune" and best.status == "verified" and best.time_ms == 1.0

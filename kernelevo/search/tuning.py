@@ -62,8 +62,9 @@ async def tune_best(search: Search) -> None:
         if why := search.budget.time_spent():
             search.notes.append(f"parameter search of candidate {parent.id} not started: {why}")
             break
-        if any(p.parent_id == parent.id and p.origin == "tune" for p in programs.values()):
-            await confirm(search, parent, k, iter(range(5_000, 10_000)))  # tuned before a resume
+        tuned = sum(p.parent_id == parent.id and p.origin == "tune" for p in programs.values())
+        if tuned:  # tuned before a resume: its next attempt numbers follow the stored ones
+            await confirm(search, parent, k, iter(range(tuned, tuned + 10_000)))
             continue
         attempts = iter(range(10_000))
 
