@@ -83,6 +83,8 @@ def progress_message(job: Job) -> str:
     """E.g. 'seed 3 of 7 (template:row_softmax): verified, 1.80x · best 1.80x · 12.3k tokens · $0.12'.
     The search's own message names its phase (kernelevo/search/progress.py); before its first
     progress event the job reads 'starting'."""
+    if job.cancelling:
+        return "cancelling…"
     if job.state == "queued":
         return job.message or "queued"
     said = job.message if job.message and job.message != "starting search" else ""

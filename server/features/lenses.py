@@ -1,6 +1,7 @@
 """Code lenses on each target: "Optimize with KernelEvo", and for a verified result
 "2.31x faster Triton kernel (H200) — Show diff" and "Apply" (a CPU-verified kernel says so
-instead of a speed); "optimizing…" while a job runs; "applied" once its kernel is in the code.
+instead of a speed); "optimizing…" while a job runs ("cancelling…" once asked to stop, until
+it has); "applied" once its kernel is in the code.
 
 Answered from the cached analysis (shifted for edits since) and the cached results,
 so a lens request never waits for parsing.
@@ -40,7 +41,9 @@ def register(server: KernelEvoServer) -> None:
                 lenses.append(
                     _lens(
                         t.start_line,
-                        f"KernelEvo: optimizing… {progress_message(job)} — Cancel",
+                        "KernelEvo: cancelling…"
+                        if job.cancelling
+                        else f"KernelEvo: optimizing… {progress_message(job)} — Cancel",
                         "kernelevo.cancel",
                         [job.id],
                     )

@@ -111,6 +111,7 @@ class Job:
     cost_usd: float = 0.0
     message: str = ""
     pid: int | None = None
+    cancelling: bool = False  # asked to stop; the search is closing its workers
     started_at: float = field(default_factory=time.time)
     ended_at: float | None = None
     task: asyncio.Task | None = None
@@ -208,6 +209,11 @@ class JobManager:
         if job is None or job.state not in ACTIVE or job.task is None:
             return False
         job.task.cancel()
+        if not job.cancelling:  # the lens and the progress say so until the search has stopped
+            job.cancelling = True
+            self._emit(
+                job, JobChanged("running" if job.state == "running" else "queued", "cancelling")
+            )
         return True
 
     async def wait(self, job: Job) -> Job:

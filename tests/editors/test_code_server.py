@@ -548,8 +548,9 @@ def test_code_server_flow(tools, tmp_path):
                 assert "fused_bias_gelu" in stopped, stopped
                 shot("lens-cancelled", f"Cancel pressed: '{stopped[:160]}'")
                 clear_toasts(page)
-                # the lens may show the job's last state for a moment before the refresh
+                # "cancelling…" while the search stops, then Optimize again
                 wait_no_lens(page, "optimizing")
+                wait_no_lens(page, "cancelling")
 
                 # Optimize from the editor's context menu; cancel with "KernelEvo: Cancel Job".
                 menu: list[str] = []

@@ -24,6 +24,10 @@ def progress_kinds(client, token) -> list[str]:
     return [type(v).__name__ for v in client.progress_reports.get(token, [])]
 
 
+def progress_messages(client, token) -> list[str]:
+    return [getattr(v, "message", None) or "" for v in client.progress_reports.get(token, [])]
+
+
 async def test_optimize_reports_progress_and_result(client, workspace):
     workspace.control(mode="improve", iterations=3, delay=0.05, speedup=2.31)
     path = workspace.copy_example("rms_norm.py")
@@ -195,6 +199,34 @@ async def test_cancel_request_and_progress_cancel_stop_command_jobs(client, work
         types.WorkDoneProgressCancelParams(token=f"kernelevo-job-{started['jobId']}")
     )
     await eventually(lambda: not alive(pids["pid"]))
+
+
+async def test_a_cancelled_job_says_cancelling_until_its_search_has_stopped(client, workspace):
+    """A search takes a moment to stop (it closes its workers): in that moment the lens and the
+    progress say "cancelling…", not the job's last progress, and Optimize comes back after."""
+    workspace.control(mode="slow", iterations=500, delay=0.1, term_delay=2.0)
+    uri = open_doc(client, workspace.copy_example("rms_norm.py"))
+    target_id = await target_of(client, uri)
+    started = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="kernelevo.optimize", arguments=[uri, target_id, "auto"])
+    )
+    pids = await eventually(
+        lambda: workspace.pidfile.exists() and json.loads(workspace.pidfile.read_text())
+    )
+    await eventually(lambda: _optimizing(client, uri))
+    got = await request(client, "kernelevo/cancel", {"jobId": started["jobId"]})
+    assert got["cancelled"] is True
+    assert (await lens_titles(client, uri)) == ["KernelEvo: cancelling…"]
+    assert alive(pids["pid"]), "the search is still stopping"
+    token = f"kernelevo-job-{started['jobId']}"
+    await eventually(lambda: "cancelling…" in progress_messages(client, token))
+    await eventually(lambda: not alive(pids["pid"]), timeout=10)
+
+    async def optimize_again():
+        titles = await lens_titles(client, uri)
+        return titles == ["Optimize with KernelEvo"] or None
+
+    await eventually(optimize_again, timeout=10)
 
 
 async def _optimizing(client, uri):

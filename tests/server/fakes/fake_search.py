@@ -6,7 +6,8 @@ before the real arguments by the server's `searchCommand` setting):
 {"mode": "improve" | "slow" | "crash" | "fail", "iterations": 3, "delay": 0.05,
  "compile_speedup": 1.5 (below 1.0: verified and faster than eager, but not than torch.compile),
  "speedup": 2.31, "pidfile": "...", "worker": true, "burn": false,
- "error_message": "..." (what "fail" reports)}
+ "error_message": "..." (what "fail" reports),
+ "term_delay": 0.0 (seconds it takes to stop once asked, as a search closing its workers does)}
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ def main() -> int:
         os.replace(ctl["pidfile"] + ".tmp", ctl["pidfile"])  # readers never see half a file
 
     def on_term(signum, frame):
+        time.sleep(float(ctl.get("term_delay", 0.0)))
         emit(Done(run_id, "cancelled", RunOutcome(OutcomeKind.CANCELLED).to_dict()))
         if worker:
             worker.kill()
