@@ -10,13 +10,16 @@ import ast
 import contextlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from kernelevo.ast_names import parse_module
 from kernelevo.digest import text_hash
+
+T = TypeVar("T")
 
 
 class TaskError(Exception):
@@ -123,6 +126,20 @@ def task_location(exc: BaseException, path: str | Path) -> str:
         if os.path.realpath(frame.filename) == os.path.realpath(path):
             return f"{path}:{frame.lineno}"
     return str(path)
+
+
+def task_step(path: str | Path, what: str, step: Callable[[], T], fault: type[Exception]) -> T:
+    """One of the task's own steps (get_inputs(), Model(), its forward...): a failure there is
+    the task's, raised as `fault` saying `path:line: what raised Type: message`. SystemExit from
+    the user's code is the task's fault too; a `fault` already raised passes through."""
+    try:
+        return step()
+    except fault:
+        raise
+    except BaseException as exc:
+        raise fault(
+            f"{task_location(exc, path)}: {what} raised {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def load_task_module(path: str | Path, size: str = "default") -> ModuleType:

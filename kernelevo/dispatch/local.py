@@ -250,7 +250,7 @@ class LocalDispatcher(PooledDispatcher):
         """Compile in the shared pool before a GPU is taken, so the GPU only runs (None: let the verifier do it,
         or answer from the verdict cache)."""
         from kernelevo.digest import text_hash
-        from kernelevo.verify import resolve_size, verdict_key
+        from kernelevo.verify import lookup_keys, resolve_size
         from kernelevo.verify.static import check_source
 
         try:
@@ -259,13 +259,8 @@ class LocalDispatcher(PooledDispatcher):
             return None
         size = resolve_size(task, self.device, size)
         if self.store is not None:
-            keys = dict.fromkeys((False, screen))  # a screening takes a full verdict too
-            for stored in (
-                self.store.get_verdict(
-                    task.hash, text_hash(source), verdict_key(self.device, size, screen=kind)
-                )
-                for kind in keys
-            ):
+            for key in lookup_keys(self.device, size, screen):
+                stored = self.store.get_verdict(task.hash, text_hash(source), key)
                 if any(s.accepts(stored) for s in self.pool):
                     return None
         static = check_source(source, candidate.name)

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from kernelevo.task import load_task_module, task_location
+from kernelevo.task import load_task_module, task_location, task_step
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.weights import built_from_seed
 
@@ -112,14 +112,7 @@ class Reference:
         self.built_on = "cpu"  # where the last build drew its weights: ModelNew is built there too
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
-        try:
-            return fn()
-        except TaskProblem:
-            raise
-        except BaseException as exc:  # SystemExit from the user's code is the task's fault too
-            raise TaskProblem(
-                f"{task_location(exc, self.path)}: {what} raised {type(exc).__name__}: {exc}"
-            ) from exc
+        return task_step(self.path, what, fn, TaskProblem)
 
     def need(self) -> MemoryNeed:
         """Run get_inputs() and the forward on meta tensors: shapes and bytes without allocating."""

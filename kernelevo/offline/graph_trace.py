@@ -51,15 +51,11 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
     import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    from kernelevo.task import load_task_module, task_location
+    from kernelevo.task import load_task_module, task_step
 
     def own(what: str, step: Any) -> Any:
         """One of the task's own steps: its failure is the task's, not the tracer's."""
-        try:
-            return step()
-        except Exception as exc:
-            where = task_location(exc, task_path)
-            raise TaskFault(f"{where}: {what} raised {type(exc).__name__}: {exc}") from exc
+        return task_step(task_path, what, step, TaskFault)
 
     module = own("importing the task", lambda: load_task_module(task_path, size=size))
     torch.manual_seed(0)

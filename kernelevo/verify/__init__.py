@@ -58,6 +58,13 @@ def verdict_key(
     )
 
 
+def lookup_keys(device: str, size: str, screen: bool = False, **policy: Any) -> list[str]:
+    """The cache keys a verdict request may be answered from, in order: the full verdict's, then
+    for a screening its own (a full verdict answers for a screening, never the reverse)."""
+    full = verdict_key(device, size, **policy)
+    return [full, verdict_key(device, size, screen=True, **policy)] if screen else [full]
+
+
 def env_key(device: str, size: str) -> str:
     m = probe()
     gpu = m.gpus[0] if (device == "cuda" and m.gpus) else "cpu"
@@ -104,10 +111,11 @@ def verify_candidate(
     size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)
     strict = strict or bool(task_file.hints.get("STRICT"))
-    full = verdict_key(device, size, measure, strict, precision)
-    key = verdict_key(device, size, measure, strict, precision, screen)
+    policy = {"measure": measure, "strict": strict, "precision": precision}
+    keys = lookup_keys(device, size, screen, **policy)
+    key = keys[-1]  # where this verdict is kept
     if use_cache and store is not None:
-        for k in dict.fromkeys((full, key)):
+        for k in keys:
             cached = store.get_verdict(task_file.hash, cand_hash, k)
             if cached is not None:
                 verdict = Verdict.from_dict(cached)
