@@ -26,7 +26,7 @@ from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebas
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary
-from kernelevo.targets.apply_facts import ApplyFacts
+from kernelevo.targets.apply_facts import ApplyFacts, task_source_at
 from kernelevo.worker import protocol
 
 if TYPE_CHECKING:
@@ -123,13 +123,7 @@ async def apply_facts(server: KernelEvoServer, r: ResultSummary, started_hash: s
     run's summary (inputs, dtypes, devices, init args), its task's source, and the result."""
     run = await server.results.run(r.run_id)
     summary = run.summary if run is not None and isinstance(run.summary, dict) else {}
-    task_source = ""
-    if run is not None and run.task_path and os.path.isfile(run.task_path):
-        try:
-            with open(run.task_path, encoding="utf-8") as fh:
-                task_source = fh.read()
-        except OSError:
-            pass
+    task_source = task_source_at(run.task_path if run is not None else None)
     facts = ApplyFacts.of_run(
         summary,
         run_id=r.run_id,

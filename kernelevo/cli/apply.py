@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.cli import UserError
-from kernelevo.targets.apply_facts import ApplyFacts
+from kernelevo.targets.apply_facts import ApplyFacts, task_source_at
 
 if TYPE_CHECKING:
     from kernelevo.outcome import RunOutcome
@@ -73,10 +72,7 @@ def run(args: argparse.Namespace) -> int:
             f"run {rec.id}: {outcome.headline()}, so it is not proposed as faster than eager and "
             "torch.compile; preview it with --dry-run, or pass --force to apply it anyway"
         )
-    task_source = ""
-    with contextlib.suppress(OSError):
-        task_source = Path(rec.task_path).read_text()
-    facts = ApplyFacts.of_run(summary, run_id=rec.id, task_source=task_source)
+    facts = ApplyFacts.of_run(summary, run_id=rec.id, task_source=task_source_at(rec.task_path))
     facts = _constructor_args(
         replace(facts, source_hash=facts.source_hash or source_hash), rec.task_path, source_file
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from kernelevo.worker.protocol import Reply
@@ -77,3 +78,14 @@ class ApplyFacts(Reply):
     def device_kinds(self) -> set[str]:
         """The kinds of device the kernel was verified on ("cuda", "cpu"), without indices."""
         return {d.split(":")[0] for d in self.devices}
+
+
+def task_source_at(path: str | None) -> str:
+    """A run's task file as it is now, or "" where it is gone (its folder removed): both Apply
+    paths (`kernelevo apply`, the editor's) read it for the task's constructor arguments."""
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError:
+        return ""
