@@ -7,6 +7,8 @@ always names the run it came from. Earlier tables are kept in docs/benchmarks-hi
     source bench/gpu_env.sh && python3 bench/gpu_bench.py             # on the GPU machine
     python3 bench/gpu_bench.py --only offline_suite,timing_fidelity   # a part of it
     python3 bench/gpu_bench.py --table $OUT/gpu_bench.json --write    # the table from a run, into the docs
+    python3 bench/gpu_bench.py --table docs/benchmarks-history/gpu-bench/*/gpu_bench.json --write
+                                  # runs of parts of the set: the newest row of each benchmark
 
 `make gpu-bench` runs it with --write; `--only` splits the set into runs that fit a GPU
 machine's time limit per run. A benchmark with `gpus=0` runs on any machine; one whose package is
@@ -19,6 +21,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -142,7 +145,20 @@ class Result:
     figures: str
 
 
+SUMMARY = re.compile(r"^=*\s*\d+ (passed|failed|errors?|skipped|deselected)\b.* in [\d.]+s")
+
+
+def summaries(text: str) -> list[str]:
+    """Each pytest session's summary line in an output, in order."""
+    return [line.strip().strip("= ") for line in text.splitlines() if SUMMARY.match(line.strip())]
+
+
 def last_line(text: str) -> str:
+    """A benchmark's figures: its last printed line, or for a command of several pytest sessions
+    each session's summary line (the last alone would hide the first session's counts)."""
+    found = summaries(text)
+    if len(found) > 1:
+        return " · ".join(found)[:400]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     return lines[-1][:200] if lines else "(printed nothing)"
 
@@ -215,10 +231,51 @@ def table(info: dict[str, str], results: list[Result]) -> str:
         "|---|---|---|---|---|",
     ]
     for r in results:
-        cell = r.figures.replace("|", "\\|")
-        exit_code = "-" if r.rc is None else str(r.rc)
-        rows.append(f"| {r.name} | `{r.command}` | {exit_code} | {r.seconds:.0f} | {cell} |")
+        rows.append(f"| {r.name} | `{r.command}` | {_cells(r)} |")
     return "\n".join(rows) + "\n"
+
+
+def merged_table(runs: list[tuple[dict[str, str], list[Result]]]) -> str:
+    """The table of several runs (each a part of the set, `--only`): a benchmark's row from the
+    newest run that has it, each row naming its run."""
+    if len(runs) == 1:
+        return table(*runs[0])
+    latest: dict[str, tuple[dict[str, str], Result]] = {}
+    for info, results in sorted(runs, key=lambda run: run[0]["date"]):
+        for r in results:
+            latest[r.name] = (info, r)
+    rows = [
+        f"The newest row of each benchmark from {len(runs)} runs of `python3 bench/gpu_bench.py "
+        "--only ...` (outputs in each run's $OUT/<benchmark>.txt).",
+        "",
+        "| benchmark | run (date, GPU, commit) | command | exit | s | figures (its last line) |",
+        "|---|---|---|---|---|---|",
+    ]
+    order = [b.name for b in BENCHES]
+    for name in sorted(latest, key=lambda n: order.index(n) if n in order else len(order)):
+        info, r = latest[name]
+        run = f"{info['date']}, {info['gpu']}, {info['commit']}".replace("|", "\\|")
+        rows.append(f"| {name} | {run} | `{r.command}` | {_cells(r)} |")
+    return "\n".join(rows) + "\n"
+
+
+def _cells(r: Result) -> str:
+    cell = r.figures.replace("|", "\\|")
+    return f"{'-' if r.rc is None else r.rc} | {r.seconds:.0f} | {cell}"
+
+
+def load_run(path: Path) -> tuple[dict[str, str], list[Result]]:
+    """A saved run; a result whose output lies beside it gets its figures read again from that
+    output (a run saved before a command's figures kept every pytest session's counts)."""
+    saved = json.loads(path.read_text())
+    results = []
+    for r in saved["results"]:
+        result = Result(**r)
+        output = path.parent / f"{result.name}.txt"
+        if output.is_file() and len(summaries(output.read_text(errors="replace"))) > 1:
+            result.figures = last_line(output.read_text(errors="replace"))
+        results.append(result)
+    return saved["machine"], results
 
 
 def write_doc(text: str, doc: Path = DOC) -> None:
@@ -236,7 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated benchmark names (default: all)")
     ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/kernelevo-out"))
     ap.add_argument("--write", action="store_true", help="put the table into docs/BENCHMARKS.md")
-    ap.add_argument("--table", help="a gpu_bench.json from an earlier run: make its table only")
+    ap.add_argument(
+        "--table",
+        nargs="+",
+        help="gpu_bench.json files of earlier runs: make their table only (the newest row of each)",
+    )
     ap.add_argument("--list", action="store_true", help="print the benchmarks and exit")
     args = ap.parse_args(argv)
     if args.list:
@@ -244,8 +305,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{b.name:<18} {b.limit_s:>4} s  {b.gpus} GPU  {b.command}")
         return 0
     if args.table:
-        saved = json.loads(Path(args.table).read_text())
-        info, results = saved["machine"], [Result(**r) for r in saved["results"]]
+        runs = [load_run(Path(f)) for f in args.table]
+        results = [r for _, rs in runs for r in rs]
+        text = merged_table(runs)
     else:
         names = {n.strip() for n in args.only.split(",")} if args.only else None
         unknown = (names or set()) - {b.name for b in BENCHES}
@@ -267,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         (out / "gpu_bench.json").write_text(
             json.dumps({"machine": info, "results": [asdict(r) for r in results]}, indent=1)
         )
-    text = table(info, results)
+        text = table(info, results)
     if args.write:
         write_doc(text)
     print(text)

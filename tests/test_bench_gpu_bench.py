@@ -97,3 +97,61 @@ def test_a_benchmark_whose_package_is_missing_is_a_row_not_a_failure(tmp_path):
 def test_python3_in_a_command_is_the_interpreter_running_the_benchmarks(tmp_path):
     bench = gpu_bench.Bench("which", 'python3 -c "import sys; print(sys.prefix)"', 30, gpus=0)
     assert gpu_bench.run(bench, tmp_path, gpus=0).figures == sys.prefix
+
+
+def test_a_command_of_two_pytest_sessions_keeps_both_counts(tmp_path):
+    both = (
+        "echo '100 passed, 1 skipped in 280.77s (0:04:40)'; echo 'warn';"
+        " echo '4 passed, 9 deselected in 9.11s'; echo 'a warning'"
+    )
+    r = gpu_bench.run(gpu_bench.Bench("gpu_tests", both, 30), tmp_path, gpus=1)
+    assert (
+        r.figures == "100 passed, 1 skipped in 280.77s (0:04:40) · 4 passed, 9 deselected in 9.11s"
+    )
+    one = gpu_bench.run(
+        gpu_bench.Bench("one", "echo '3 passed in 1.0s'; echo done", 30), tmp_path, 1
+    )
+    assert one.figures == "done"  # one session: still the last line
+
+
+def _save(folder, date, commit, results, outputs=None):
+    folder.mkdir(parents=True)
+    run = {
+        "machine": {"date": date, "gpu": "NVIDIA H200, 580", "commit": commit},
+        "results": results,
+    }
+    (folder / "gpu_bench.json").write_text(json.dumps(run))
+    for name, text in (outputs or {}).items():
+        (folder / f"{name}.txt").write_text(text)
+    return str(folder / "gpu_bench.json")
+
+
+def _row(name, figures):
+    return {"name": name, "command": f"run {name}", "rc": 0, "seconds": 1.0, "figures": figures}
+
+
+def test_the_table_of_several_runs_keeps_the_newest_row_of_each_benchmark(tmp_path, capsys):
+    old = _save(
+        tmp_path / "a",
+        "2026-12-01 10:00 UTC",
+        "old1111",
+        [_row("adversarial", "20 passed"), _row("faults", "9/9 caught")],
+    )
+    new = _save(
+        tmp_path / "b",
+        "2026-12-04 21:03 UTC",
+        "new2222",
+        [_row("gpu_tests", "4 passed, 100 deselected in 9.11s"), _row("adversarial", "22 passed")],
+        {
+            "gpu_tests": "103 passed, 1 skipped in 280.77s\nwarn\n4 passed, 100 deselected in 9.11s\nw\n"
+        },
+    )
+    assert gpu_bench.main(["--table", new, old]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ")][1:]
+    assert [r.split(" | ")[0] for r in rows] == ["| gpu_tests", "| adversarial", "| faults"]
+    assert "new2222" in rows[1] and rows[1].endswith("| 22 passed |")
+    assert "old1111" in rows[2] and rows[2].endswith("| 9/9 caught |")
+    # a saved run's figures are read again from its output beside it: both sessions' counts
+    assert rows[0].endswith(
+        "| 103 passed, 1 skipped in 280.77s · 4 passed, 100 deselected in 9.11s |"
+    )
