@@ -235,6 +235,15 @@ def main(argv: list[str]) -> int:
         data = {"ok": False, "task_fault": str(exc), "reason": str(exc)}
         out = argv[-1]
     except Exception as exc:
+        needs_gpu = _gpu_only_here(exc)
+        if needs_gpu is not None:  # no search can run this reference on this machine
+            fault = (
+                f"{argv[1]}: the reference runs GPU code ({needs_gpu}) and this machine has no "
+                "CUDA GPU; search it on a machine with one"
+            )
+            data = {"ok": False, "task_fault": fault, "needs_gpu": True, "reason": fault}
+            Path(argv[-1]).write_text(json.dumps(data))
+            return 0
         data = {
             "ok": False,
             "reason": f"{type(exc).__name__}: {exc}",
@@ -243,6 +252,15 @@ def main(argv: list[str]) -> int:
         out = argv[-1]
     Path(out).write_text(json.dumps(data))
     return 0
+
+
+def _gpu_only_here(exc: BaseException) -> str | None:
+    """Where the reference asked for a GPU, on a machine without one (None otherwise)."""
+    import torch
+
+    from kernelevo.targets.gpu_only import gpu_only_at
+
+    return None if torch.cuda.is_available() else gpu_only_at(exc)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,8 @@ def trace_graph(
             ["trace", str(Path(task_path).resolve()), size, str(Path(tmp) / "graph.json")],
             timeout_s,
         )
+    if data.get("needs_gpu"):
+        raise TaskError(data["task_fault"])
     if data.get("task_fault"):
         raise TaskError(
             f"{data['task_fault']}: the task fails on its own, before any candidate runs; fix it"

@@ -211,7 +211,12 @@ def from_signature(
             result,
             task_path,
             "signature",
-            f"guessed from the signature of {call} (small sizes; {result['tried']} tried)",
+            f"guessed from the signature of {call} (small sizes; {result['tried']} tried"
+            + (
+                f"; checked on the CPU only up to the GPU code it reached, {result['gpu_only']})"
+                if result.get("gpu_only")
+                else ")"
+            ),
             "guessed from the signature",
         )
     except NoExampleInputs as exc:

@@ -17,6 +17,7 @@ import sys
 import time
 import types
 
+from kernelevo.targets.gpu_only import gpu_only_at
 from kernelevo.targets.signature_guesses import (
     SIZE,
     SIZE_NAME,
@@ -100,18 +101,13 @@ def probe(spec: dict) -> dict:
 
     if not torch.cuda.is_available():
         os.environ.setdefault("TRITON_INTERPRET", "1")
-    from kernelevo.targets.capture_child import _spec_of
     from kernelevo.task import import_file
 
     try:
         mod = import_file(spec["task"], "probe")
     except Exception as exc:  # the file's own module-level code: say so, not where importlib was
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
-        hint = (
-            " (it needs a GPU at import)"
-            if "driver" in text.lower() or "cuda" in text.lower()
-            else ""
-        )
+        hint = " (it needs a GPU at import)" if gpu_only_at(exc) else ""
         if isinstance(exc, ModuleNotFoundError) and exc.name:
             hint = f" (install {exc.name.split('.')[0]} in this environment, or put its checkout on PYTHONPATH)"
         return {
@@ -135,6 +131,7 @@ def probe(spec: dict) -> dict:
             )
     fn = model.forward if spec["kind"] == "class" else getattr(mod, spec["function"])
     last, tried = "", 0
+    stopped_at_gpu: tuple[list[str], list, str] | None = None
     for names, values in call_candidates(fn, False, ints, vocab):
         if time.monotonic() > deadline:
             break
@@ -144,23 +141,38 @@ def probe(spec: dict) -> dict:
                 out = model(*values)
         except Exception as exc:  # a guess that does not fit: try the next one
             last = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+            where = gpu_only_at(exc)
+            if where is not None and stopped_at_gpu is None:
+                stopped_at_gpu = (names, values, where)
             continue
         if not _tensors_in(out):
             last = f"returned {type(out).__name__}, not tensors"
             continue
-        return {
-            "ok": True,
-            "tried": tried,
-            "names": names,
-            "args": [_spec_of(v, torch) for v in values],
-            "init_names": init_names,
-            "init": [_init_spec(v, spec, i) for i, v in enumerate(init_values)],
-        }
+        return _capture(tried, names, values, init_names, init_values, spec)
+    if stopped_at_gpu is not None:  # passed the code's own checks up to its GPU call
+        names, values, where = stopped_at_gpu
+        found = _capture(tried, names, values, init_names, init_values, spec)
+        return {**found, "gpu_only": where}
     return {
         "ok": False,
         "tried": tried,
         "message": f"none of {tried} guessed input sets fits {spec['call']}"
         + (f" (last: {last})" if last else ""),
+    }
+
+
+def _capture(tried, names, values, init_names, init_values, spec: dict) -> dict:  # type: ignore[no-untyped-def]
+    import torch
+
+    from kernelevo.targets.capture_child import _spec_of
+
+    return {
+        "ok": True,
+        "tried": tried,
+        "names": names,
+        "args": [_spec_of(v, torch) for v in values],
+        "init_names": init_names,
+        "init": [_init_spec(v, spec, i) for i, v in enumerate(init_values)],
     }
 
 

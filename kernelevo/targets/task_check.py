@@ -104,10 +104,27 @@ def run(path: str, force_small: bool = False) -> dict:
     }
 
 
+def _has_gpu() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def main(path: str, force_small: bool = False) -> int:
     try:
         result = run(path, force_small)
     except BaseException as exc:  # report any failure of user code as data
+        from kernelevo.targets.gpu_only import gpu_only_at
+
+        needs_gpu = gpu_only_at(exc)
+        if needs_gpu is not None and not _has_gpu():
+            result = {
+                "ok": None,
+                "message": f"{path}: the reference runs GPU code ({needs_gpu}); it can only be "
+                "checked on a machine with a CUDA GPU (task written, not run)",
+            }
+            sys.stdout.write("\n" + json.dumps(result) + "\n")
+            return 0
         tb = traceback.extract_tb(exc.__traceback__)
         where = next(
             (

@@ -1,0 +1,94 @@
+"""Targets whose code runs only on a GPU (kernelevo/targets/gpu_only.py), on real public code.
+
+mamba's Triton-backed RMSNorm (tests/corpus/public/mamba/layernorm_gated.py, unedited) enters
+`torch.cuda.device(x.device.index)` before its launch. Its inputs are guessed on the CPU; a guess
+that reaches that call has passed the module's own shape checks, so the task is written from it,
+checked on a GPU where there is one and "not checked" where there is none, and a search on a
+machine without a GPU refuses in one line instead of reporting tracing errors.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelevo.targets.gpu_only import gpu_only_at
+
+ROOT = Path(__file__).resolve().parents[1]
+MAMBA = ROOT / "tests" / "corpus" / "public" / "mamba"
+
+
+def _raised(fn) -> BaseException:  # type: ignore[no-untyped-def]
+    try:
+        fn()
+    except Exception as exc:
+        return exc
+    raise AssertionError("no error")
+
+
+def _enter_device_of_a_cpu_tensor() -> None:
+    x = torch.ones(2)
+    with torch.cuda.device(x.device.index):
+        pass
+
+
+def _shape_check() -> None:
+    assert torch.ones(2).shape == (3,), "weight must match"
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="what a machine without a GPU raises")
+def test_an_error_raised_inside_torch_cuda_names_the_users_line():
+    where = gpu_only_at(_raised(_enter_device_of_a_cpu_tensor))
+    assert where is not None
+    assert where.startswith("in _enter_device_of_a_cpu_tensor: `with torch.cuda.device(")
+    allocated = gpu_only_at(_raised(lambda: torch.zeros(1, device="cuda")))
+    assert allocated is not None and "<lambda>" in allocated
+
+
+def test_an_error_of_the_code_itself_is_not_a_gpu_need():
+    assert gpu_only_at(_raised(_shape_check)) is None
+    assert gpu_only_at(_raised(lambda: torch.ones(2) @ torch.ones(3))) is None
+
+
+def _kernelevo(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "kernelevo", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.mark.timeout(600)
+def test_a_triton_backed_module_gets_a_task_from_its_signature(tmp_path):
+    shutil.copytree(MAMBA, tmp_path / "mamba")
+    target = "mamba/layernorm_gated.py::RMSNorm"
+    built = _kernelevo(["task", target, "--timeout", "120"], tmp_path)
+    out = built.stdout + built.stderr
+    assert built.returncode == 0 and "Traceback" not in out, out
+    assert "checked on the CPU only up to the GPU code it reached, in _layer_norm_fwd:" in out
+    task = next((tmp_path / ".kernelevo" / "tasks").glob("layernorm_gated__RMSNorm__*.py"))
+    text = task.read_text()
+    assert "torch.randn((2, 8, 64), dtype=torch.float32)" in text  # fits hidden_size below
+    assert "def get_init_inputs():\n    return [64]" in text
+    if torch.cuda.is_available():
+        assert "check ok" in out, out
+        return
+    assert "not checked" in out and "can only be checked on a machine with a CUDA GPU" in out
+    search = _kernelevo(["optimize", target, "--iterations", "1"], tmp_path)
+    lines = search.stderr.strip().splitlines()
+    assert search.returncode == 2 and "Traceback" not in search.stderr
+    assert lines[-1].startswith("kernelevo: error: ") and lines[-1].endswith(
+        "this machine has no CUDA GPU; search it on a machine with one"
+    )
+    assert "`with torch.cuda.device(x.device.index):`" in lines[-1]
