@@ -1,6 +1,6 @@
 """Language-server latency, measured from a client over stdio (VS Code capability set).
 
-Goals (docs/BENCHMARKS.md): hover ≤ 20 ms p95 from cache; code lenses for a 10,000-line
+Goals (docs/BENCHMARKS.md, "Latest figure of each kind"): hover ≤ 20 ms p95 from cache; code lenses for a 10,000-line
 file ≤ 150 ms p95 right after an edit; hover ≤ 50 ms p95 while two searches run.
 The searches are the test fake (`tests/server/fakes/fake_search.py`) in "burn" mode: each
 keeps a CPU core busy and prints progress ten times a second, as a real search would

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 LOAD = 1.1
 WINDOW = 8  # latest samples the medians are taken over
 PRIOR_REPLY_S = 20.0  # until measured: a typical frontier model's reply to a kernel prompt
-# and a typical verdict's hold on its slot (docs/BENCHMARKS.md: 0.2-0.7 s on an H200 after the
-# first, ~2 s in Triton's CPU interpreter)
+# and a typical verdict's hold on its slot (0.2-0.7 s on an H200 after the first in
+# docs/benchmarks-history/2026-12.md, ~1 s with two slots in docs/BENCHMARKS.md; ~2 s in
+# Triton's CPU interpreter): replaced by the measured medians as verdicts come in
 PRIOR_VERDICT_S = {"cuda": 0.5, "cpu": 2.0}
 
 
