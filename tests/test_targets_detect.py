@@ -90,6 +90,19 @@ def test_aliases_helpers_and_submodules_resolve_to_torch_ops():
     )  # from torch.nn import functional as Fn
 
 
+def test_sequence_repetition_and_dtype_limits_are_not_tensor_arithmetic():
+    """x-transformers' helpers `cast_tuple` and `max_neg_value` were flagged as targets."""
+    src = (
+        "import torch\n\n"
+        "def cast_tuple(val, depth=1):\n    return val if isinstance(val, tuple) else (val,) * depth\n\n"
+        "def rule(width):\n    return '-' * width\n\n"
+        "def max_neg_value(tensor):\n    return -torch.finfo(tensor.dtype).max\n\n"
+        "def scale(x, s):\n    return -x * s\n\n"
+        "def masked(x, mask):\n    return x.masked_fill(mask, -torch.finfo(x.dtype).max)\n"
+    )
+    assert ids(detect_source(src, "helpers.py")) == ["function:scale", "function:masked"]
+
+
 @pytest.mark.parametrize(
     "imports, call, op",
     [

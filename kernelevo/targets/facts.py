@@ -154,13 +154,20 @@ def function_facts(
                 int_ctx.add(id(node.left))
                 int_ctx.add(id(node.right))
             elif op in _TENSOR_OPS and not (
-                type(node.left) is Constant and type(node.right) is Constant
+                (type(node.left) is Constant and type(node.right) is Constant)
+                or _sequence_literal(node.left)
+                or _sequence_literal(node.right)
             ):
                 f.arith = True
             push(node.left)
             push(node.right)
             continue
-        if t is UnaryOp and type(node.op) is USub and type(node.operand) is not Constant:
+        if (
+            t is UnaryOp
+            and type(node.op) is USub
+            and type(node.operand) is not Constant
+            and not _dtype_limit(node.operand)
+        ):
             f.arith = True
         elif t is Subscript and (type(node.slice) is Slice or type(node.slice) is ast.Tuple):
             f.tensor_signal = True
@@ -204,6 +211,24 @@ _INDEX_OPS = frozenset(
     {ast.FloorDiv, ast.Mod, ast.LShift, ast.RShift, ast.BitAnd, ast.BitOr, ast.BitXor}
 )
 _TENSOR_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult})
+
+
+def _sequence_literal(node: ast.expr) -> bool:
+    """`(val,) * depth`, `[0] * n`, `"-" * 80`: repeating or joining Python sequences, not tensors."""
+    return type(node) in (ast.Tuple, ast.List) or (
+        type(node) is ast.Constant and isinstance(node.value, str)
+    )
+
+
+def _dtype_limit(node: ast.expr) -> bool:
+    """`torch.finfo(dtype).max` and the like: a number about a dtype (`-...max` is a mask value)."""
+    return (
+        type(node) is ast.Attribute
+        and type(node.value) is ast.Call
+        and (dotted(node.value.func) or "").rsplit(".", 1)[-1] in ("finfo", "iinfo")
+    )
+
+
 _HARNESS_CALLS = (
     "triton.testing.",
     "torch.testing.",
