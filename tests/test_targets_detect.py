@@ -90,6 +90,24 @@ def test_aliases_helpers_and_submodules_resolve_to_torch_ops():
     )  # from torch.nn import functional as Fn
 
 
+def test_a_module_whose_forward_applies_an_imported_autograd_function_is_a_target():
+    """Liger's LigerRMSNorm: its forward is `LigerRMSNormFunction.apply(...)`, the Function (and
+    its Triton kernels) imported from the package; `self.apply(fn)` is nn.Module's, not compute."""
+    src = (
+        "import torch.nn as nn\n"
+        "from liger_kernel.ops import LigerRMSNormFunction\n\n"
+        "class LigerRMSNorm(nn.Module):\n"
+        "    def forward(self, hidden_states):\n"
+        "        return LigerRMSNormFunction.apply(hidden_states, self.weight, 1e-6)\n\n"
+        "class Init(nn.Module):\n"
+        "    def forward(self, fn):\n"
+        "        return self.apply(fn)\n"
+    )
+    d = detect_source(src, "rms_norm.py")
+    assert ids(d) == ["module:LigerRMSNorm"]
+    assert d.find("module:LigerRMSNorm").ops == ["liger_kernel.ops.LigerRMSNormFunction.apply"]
+
+
 def test_sequence_repetition_and_dtype_limits_are_not_tensor_arithmetic():
     """x-transformers' helpers `cast_tuple` and `max_neg_value` were flagged as targets."""
     src = (

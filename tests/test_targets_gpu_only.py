@@ -92,3 +92,41 @@ def test_a_triton_backed_module_gets_a_task_from_its_signature(tmp_path):
         "this machine has no CUDA GPU; search it on a machine with one"
     )
     assert "`with torch.cuda.device(x.device.index):`" in lines[-1]
+
+
+SCALAR_TO = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_kernel(x_ptr, y_ptr, n, eps, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(y_ptr + offs, x * eps.to(tl.float32), mask=mask)
+
+
+class Scale(torch.nn.Module):
+    def __init__(self, hidden_size, eps=0.5):
+        super().__init__()
+        self.hidden_size, self.eps = hidden_size, eps
+
+    def forward(self, x):
+        assert x.shape[-1] == self.hidden_size, "hidden size"
+        y = torch.empty_like(x)
+        _scale_kernel[(triton.cdiv(x.numel(), 64),)](x, y, x.numel(), self.eps, BLOCK=64)
+        return y
+"""
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="Triton's CPU interpreter is what fails")
+def test_a_kernel_the_cpu_interpreter_cannot_run_counts_as_gpu_code(tmp_path):
+    """Liger's RMSNorm kernel calls `.to` on a float argument, which compiles for a GPU but which
+    Triton's interpreter passes as a Python float; the guess that reached the launch is kept."""
+    (tmp_path / "scale.py").write_text(SCALAR_TO)
+    built = _kernelevo(["task", "scale.py::Scale", "--timeout", "120"], tmp_path)
+    out = built.stdout + built.stderr
+    assert built.returncode == 0 and "Traceback" not in out, out
+    assert "up to the GPU code it reached, in forward: `_scale_kernel[" in out
+    assert "InterpreterError" in out and "not checked" in out

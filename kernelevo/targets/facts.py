@@ -305,6 +305,9 @@ def _attribute_call(f: FuncFacts, func: ast.Attribute, aliases: dict[str, str]) 
                 ):
                     f.harness = True
                 return
+            elif attr == "apply" and d.split(".")[-2][:1].isupper():
+                f.ops.add(full)  # an imported autograd Function: `LigerRMSNormFunction.apply(x, w)`
+                return
             else:
                 _library_call(f, full)
     if full is None and attr in TENSOR_METHODS:

@@ -5,7 +5,8 @@ task where there is no GPU (task_check.py). Code that launches Triton kernels on
 enters `torch.cuda.device(...)` or allocates on "cuda" fails there for that reason alone: a
 guess of inputs that got that far passed the code's own checks, and a task that fails so is
 written but can only be checked on a GPU. Told apart by where the error was raised (inside
-torch.cuda or Triton's GPU driver) or by the runtime's own words for a missing GPU.
+torch.cuda, Triton's GPU driver or Triton's CPU interpreter, which stands in for a GPU and
+cannot run every kernel) or by the runtime's own words for a missing GPU.
 """
 
 from __future__ import annotations
@@ -16,7 +17,14 @@ from pathlib import Path
 
 _OURS = str(Path(__file__).resolve().parents[1]) + "/"
 
-_GPU_FRAMES = ("/torch/cuda/", "/triton/backends/", "/triton/runtime/driver")
+# Triton's interpreter is the CPU's stand-in for the GPU: a kernel it cannot run (scalar
+# arguments it does not convert, ops it lacks) was reached, and needs the real thing
+_GPU_FRAMES = (
+    "/torch/cuda/",
+    "/triton/backends/",
+    "/triton/runtime/driver",
+    "/triton/runtime/interpreter",
+)
 _GPU_WORDS = (
     "not compiled with CUDA",
     "cpu tensor?",
