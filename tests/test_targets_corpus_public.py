@@ -97,8 +97,10 @@ def test_task_optimize_apply_unedited(entry, tmp_path):
     )
     out = run.stdout + run.stderr
     assert "Traceback" not in out
-    if run.returncode != 0:
-        assert run.stderr.strip().count("\n") == 0 and "error:" in run.stderr
+    if run.returncode != 0:  # after its progress lines, one line saying why
+        lines = run.stderr.strip().splitlines()
+        assert lines[-1].startswith("kernelevo: error: ")
+        assert sum("error:" in line for line in lines) == 1
         return
     assert "reusing the task built before" in out
     s = json.loads(summary.read_text())

@@ -94,6 +94,26 @@ def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
     )
 
 
+def test_a_loss_gets_class_indices_for_its_target_and_floats_before_token_ids(tmp_path):
+    """Liger's losses guessed wrong: cross-entropy's `target` as floats of the logits' shape, and a
+    divergence whose first argument must be 2-D as token ids (an int64 [2, 8] fitted before any
+    2-D float did); a loss returning an integer was taken for a task."""
+    user = tmp_path / "losses.py"
+    user.write_text(
+        "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n\n"
+        "class CrossEntropy(nn.Module):\n    def forward(self, _input, target):\n"
+        "        assert target.dtype == torch.int64, 'class indices'\n"
+        "        return F.cross_entropy(_input, target)\n\n\n"
+        "class Divergence(nn.Module):\n    def forward(self, log_q, log_p):\n"
+        "        assert log_q.dim() == 2, 'flatten the batch first'\n"
+        "        return (log_p.exp() * log_p).sum() - log_q.sum()\n"
+    )
+    ce = check_task(build(user, "CrossEntropy", tmp_path / "t").path, timeout=240)
+    assert ce.ok is True and "inputs float32[2, 64], int64[2] -> output float32[]" in ce.message
+    div = check_task(build(user, "Divergence", tmp_path / "t").path, timeout=240)
+    assert div.ok is True and "inputs float32[2, 64], float32[2, 64]" in div.message, div.message
+
+
 def test_constructor_arguments_of_the_comment_route_reach_apply(tmp_path):
     user = tmp_path / "norm.py"
     user.write_text(

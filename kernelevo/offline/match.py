@@ -73,8 +73,8 @@ def trace_graph(
             ["trace", str(Path(task_path).resolve()), size, str(Path(tmp) / "graph.json")],
             timeout_s,
         )
-    if data.get("needs_gpu"):
-        raise TaskError(data["task_fault"])
+    if data.get("gpu_only"):
+        _refuse_gpu_only(task_path)
     if data.get("task_fault"):
         raise TaskError(
             f"{data['task_fault']}: the task fails on its own, before any candidate runs; fix it"
@@ -82,6 +82,19 @@ def trace_graph(
     if not data.get("ok"):
         raise RuntimeError(f"tracing the reference failed: {data.get('reason')}")
     return data
+
+
+def _refuse_gpu_only(task_path: str | Path) -> None:
+    """Tracing stopped at GPU code on a machine without a GPU: when the reference cannot run here
+    either (Triton's interpreter runs some launches), no search can, and the user is told so."""
+    from kernelevo.targets.extract import check_task
+
+    check = check_task(str(task_path), timeout=120.0)
+    if check.ok is None and check.detail.get("gpu_only"):
+        raise TaskError(
+            f"{task_path}: the reference runs GPU code ({check.detail['gpu_only']}) and this "
+            "machine has no CUDA GPU; search it on a machine with one"
+        )
 
 
 def match_graph(data: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:

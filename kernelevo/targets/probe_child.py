@@ -19,6 +19,7 @@ import types
 
 from kernelevo.targets.gpu_only import gpu_only_at
 from kernelevo.targets.signature_guesses import (
+    LABEL_NAMES,
     SIZE,
     SIZE_NAME,
     TOKEN_NAMES,
@@ -71,12 +72,21 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
         else:
             tensors.append(p.name)
     names = [p.name for p in required]
-    for shape in _tensor_shapes(ints):
-        for token_first in (False, True):
+    labels = [n for n in tensors if n.lower() in LABEL_NAMES]
+    # every shape as floats first (labels as class indices, then as values), then with the first
+    # tensor as token ids: a fit of the plain reading wins over a stranger one at an earlier shape
+    passes = [("classes", False)] if labels else []
+    passes += [("values", False), ("values", True)] if tensors else [("values", False)]
+    for labels_as, token_first in passes:
+        for shape in _tensor_shapes(ints):
             values = []
             for n in names:
                 if n in scalar:
                     values.append(scalar[n])
+                elif n in labels and labels_as == "classes":
+                    values.append(torch.randint(0, shape[-1], shape[:-1]))
+                elif n in labels:
+                    values.append(torch.randn(*shape))
                 elif (token_first and n == tensors[0]) or n.lower() in TOKEN_NAMES:
                     values.append(torch.randint(0, vocab, shape[:2]))
                 else:

@@ -52,11 +52,12 @@ TOKEN_NAMES = (
     "input_ids",
     "tokens",
     "token_ids",
-    "labels",
-    "targets",
     "indices",
     "position_ids",
 )
+# a loss's second argument: class indices over the first's last dimension (cross-entropy), or
+# values of the first's shape (KL divergence, MSE); tried in that order
+LABEL_NAMES = ("target", "targets", "label", "labels", "shift_labels")
 
 
 SIZE_NAME = re.compile(

@@ -120,6 +120,7 @@ def main(path: str, force_small: bool = False) -> int:
         if needs_gpu is not None and not _has_gpu():
             result = {
                 "ok": None,
+                "gpu_only": needs_gpu,
                 "message": f"{path}: the reference runs GPU code ({needs_gpu}); it can only be "
                 "checked on a machine with a CUDA GPU (task written, not run)",
             }
