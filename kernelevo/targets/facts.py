@@ -155,19 +155,15 @@ def function_facts(
                 int_ctx.add(id(node.right))
             elif op in _TENSOR_OPS and not (
                 (type(node.left) is Constant and type(node.right) is Constant)
-                or _sequence_literal(node.left)
-                or _sequence_literal(node.right)
+                or _python_value(node.left)
+                or _python_value(node.right)
             ):
                 f.arith = True
             push(node.left)
             push(node.right)
             continue
-        if (
-            t is UnaryOp
-            and type(node.op) is USub
-            and type(node.operand) is not Constant
-            and not _dtype_limit(node.operand)
-        ):
+        operand = node.operand if t is UnaryOp and type(node.op) is USub else None
+        if operand is not None and type(operand) is not Constant and not _python_value(operand):
             f.arith = True
         elif t is Subscript and (type(node.slice) is Slice or type(node.slice) is ast.Tuple):
             f.tensor_signal = True
@@ -213,15 +209,13 @@ _INDEX_OPS = frozenset(
 _TENSOR_OPS = frozenset({ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult})
 
 
-def _sequence_literal(node: ast.expr) -> bool:
-    """`(val,) * depth`, `[0] * n`, `"-" * 80`: repeating or joining Python sequences, not tensors."""
-    return type(node) in (ast.Tuple, ast.List) or (
-        type(node) is ast.Constant and isinstance(node.value, str)
-    )
-
-
-def _dtype_limit(node: ast.expr) -> bool:
-    """`torch.finfo(dtype).max` and the like: a number about a dtype (`-...max` is a mask value)."""
+def _python_value(node: ast.expr) -> bool:
+    """`(val,) * depth`, `"-" * 80`, `-torch.finfo(t.dtype).max`: Python sequences and a dtype's
+    limits, not tensors."""
+    if type(node) in (ast.Tuple, ast.List):
+        return True
+    if type(node) is ast.Constant:
+        return isinstance(node.value, str)
     return (
         type(node) is ast.Attribute
         and type(node.value) is ast.Call
