@@ -9,18 +9,14 @@ machine without a GPU refuses in one line instead of reporting tracing errors.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import torch
+from support import ROOT, run_kernelevo
 
 from kernelevo.targets.gpu_only import gpu_only_at
 
-ROOT = Path(__file__).resolve().parents[1]
 MAMBA = ROOT / "tests" / "corpus" / "public" / "mamba"
 
 
@@ -56,24 +52,11 @@ def test_an_error_of_the_code_itself_is_not_a_gpu_need():
     assert gpu_only_at(_raised(lambda: torch.ones(2) @ torch.ones(3))) is None
 
 
-def _kernelevo(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "kernelevo", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 @pytest.mark.timeout(600)
 def test_a_triton_backed_module_gets_a_task_from_its_signature(tmp_path):
     shutil.copytree(MAMBA, tmp_path / "mamba")
     target = "mamba/layernorm_gated.py::RMSNorm"
-    built = _kernelevo(["task", target, "--timeout", "120"], tmp_path)
+    built = run_kernelevo(["task", target, "--timeout", "120"], tmp_path)
     out = built.stdout + built.stderr
     assert built.returncode == 0 and "Traceback" not in out, out
     assert "checked on the CPU only up to the GPU code it reached, in _layer_norm_fwd:" in out
@@ -85,7 +68,7 @@ def test_a_triton_backed_module_gets_a_task_from_its_signature(tmp_path):
         assert "check ok" in out, out
         return
     assert "not checked" in out and "can only be checked on a machine with a CUDA GPU" in out
-    search = _kernelevo(["optimize", target, "--iterations", "1"], tmp_path)
+    search = run_kernelevo(["optimize", target, "--iterations", "1"], tmp_path)
     lines = search.stderr.strip().splitlines()
     assert search.returncode == 2 and "Traceback" not in search.stderr
     assert lines[-1].startswith("kernelevo: error: ") and lines[-1].endswith(
@@ -125,7 +108,7 @@ def test_a_kernel_the_cpu_interpreter_cannot_run_counts_as_gpu_code(tmp_path):
     """Liger's RMSNorm kernel calls `.to` on a float argument, which compiles for a GPU but which
     Triton's interpreter passes as a Python float; the guess that reached the launch is kept."""
     (tmp_path / "scale.py").write_text(SCALAR_TO)
-    built = _kernelevo(["task", "scale.py::Scale", "--timeout", "120"], tmp_path)
+    built = run_kernelevo(["task", "scale.py::Scale", "--timeout", "120"], tmp_path)
     out = built.stdout + built.stderr
     assert built.returncode == 0 and "Traceback" not in out, out
     assert "up to the GPU code it reached, in forward: `_scale_kernel[" in out
