@@ -113,3 +113,17 @@ def test_a_kernel_the_cpu_interpreter_cannot_run_counts_as_gpu_code(tmp_path):
     assert built.returncode == 0 and "Traceback" not in out, out
     assert "up to the GPU code it reached, in forward: `_scale_kernel[" in out
     assert "InterpreterError" in out and "not checked" in out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="what the offline search says on a CPU")
+@pytest.mark.timeout(600)
+def test_the_offline_search_says_why_it_has_nothing_for_a_triton_reference(tmp_path):
+    """gpumode's triton_square (unedited) runs in Triton's interpreter, so it is searched; the
+    offline sources cannot look into its own kernel, and each says so instead of 'RuntimeError:
+    0 active drivers'."""
+    shutil.copytree(ROOT / "tests" / "corpus" / "public" / "gpumode", tmp_path / "gpumode")
+    run = run_kernelevo(["optimize", "gpumode/triton_square.py::square"], tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in out, out
+    assert "tracing the reference stopped at its own GPU code (in square: `square_kernel[" in out
+    assert "offline Inductor extraction: the reference's own GPU code (in square:" in out

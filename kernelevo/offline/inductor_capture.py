@@ -308,6 +308,15 @@ def main(argv: list[str]) -> int:
     except LibraryOnly as exc:
         data = {"ok": False, "reason": str(exc)}
     except Exception as exc:
+        where = _gpu_only_here(exc)
+        if where is not None:
+            data = {
+                "ok": False,
+                "reason": f"the reference's own GPU code ({where}) cannot be "
+                "compiled or run on this machine's CPU",
+            }
+            Path(out).write_text(json.dumps(data))
+            return 0
         data = {
             "ok": False,
             "reason": f"{type(exc).__name__}: {exc}",
@@ -315,6 +324,14 @@ def main(argv: list[str]) -> int:
         }
     Path(out).write_text(json.dumps(data))
     return 0
+
+
+def _gpu_only_here(exc: BaseException) -> str | None:
+    import torch
+
+    from kernelevo.targets.gpu_only import gpu_only_at
+
+    return None if torch.cuda.is_available() else gpu_only_at(exc)
 
 
 if __name__ == "__main__":

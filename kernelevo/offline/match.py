@@ -75,6 +75,10 @@ def trace_graph(
         )
     if data.get("gpu_only"):
         _refuse_gpu_only(task_path)
+        raise RuntimeError(
+            f"tracing the reference stopped at its own GPU code ({data['gpu_only']}): templates "
+            "start from a reference written in PyTorch ops"
+        )
     if data.get("task_fault"):
         raise TaskError(
             f"{data['task_fault']}: the task fails on its own, before any candidate runs; fix it"
