@@ -108,6 +108,24 @@ def test_a_module_whose_forward_applies_an_imported_autograd_function_is_a_targe
     assert d.find("module:LigerRMSNorm").ops == ["liger_kernel.ops.LigerRMSNormFunction.apply"]
 
 
+def test_a_module_whose_forward_calls_its_own_packages_function_is_a_target():
+    """timm's RmsNorm2d: its forward is `rms_norm2d(x, ...)` from `.fast_norm`; a model factory
+    calling the package's builder is not a target."""
+    src = (
+        "import torch.nn as nn\n"
+        "from .fast_norm import rms_norm2d\n"
+        "from ._builder import build_model_with_cfg\n\n"
+        "class RmsNorm2d(nn.Module):\n"
+        "    def forward(self, x):\n"
+        "        return rms_norm2d(x, self.normalized_shape, self.weight, self.eps)\n\n"
+        "def resnet50(pretrained=False, **kwargs):\n"
+        "    return build_model_with_cfg(RmsNorm2d, 'resnet50', pretrained, **kwargs)\n"
+    )
+    d = detect_source(src, "norm.py")
+    assert ids(d) == ["module:RmsNorm2d"]
+    assert d.find("module:RmsNorm2d").ops == [".fast_norm.rms_norm2d"]
+
+
 def test_sequence_repetition_and_dtype_limits_are_not_tensor_arithmetic():
     """x-transformers' helpers `cast_tuple` and `max_neg_value` were flagged as targets."""
     src = (

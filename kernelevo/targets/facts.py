@@ -24,6 +24,9 @@ class FuncFacts:
     self_attrs: set[str] = field(default_factory=set)
     self_assigned: dict[str, set[str]] = field(default_factory=dict)
     launches: set[str] = field(default_factory=set)
+    package_calls: set[str] = field(
+        default_factory=set
+    )  # relative imports: `.fast_norm.rms_norm2d`
     names: set[str] = field(default_factory=set)
     local_values: dict[str, ast.expr] = field(default_factory=dict)
     calls_nodes: list[ast.Call] = field(default_factory=list)
@@ -235,7 +238,9 @@ _HARNESS_CALLS = (
 
 
 def _library_call(f: FuncFacts, full: str) -> None:
-    if full.startswith(("triton.language.", "tl.")):
+    if full.startswith("."):  # a function of the user's own package (`rms_norm2d(x, ...)`)
+        f.package_calls.add(full)
+    elif full.startswith(("triton.language.", "tl.")):
         f.triton_lang = True
     elif full.startswith(_HARNESS_CALLS):
         f.harness = True

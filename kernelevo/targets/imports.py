@@ -19,11 +19,13 @@ def bind_import(node: ast.Import | ast.ImportFrom, aliases: dict[str, str]) -> N
                 root = a.name.split(".", 1)[0]
                 aliases[root] = root
         return
-    if node.level or not node.module:
+    # a relative import keeps its dots (`.fast_norm.rms_norm2d`): the user's own package
+    prefix = "." * node.level + (f"{node.module}." if node.module else "")
+    if prefix == "":
         return
     for a in node.names:
         if a.name != "*":
-            aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            aliases[a.asname or a.name] = f"{prefix}{a.name}"
 
 
 def collect_module_aliases(body: list[ast.stmt]) -> dict[str, str]:

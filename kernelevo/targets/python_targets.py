@@ -187,7 +187,8 @@ def python_targets(a: Analysis, found: list[FoundTarget]) -> None:
                 )
         if c.is_module and fwd is not None and not fwd.launches & kernels:
             ops = a.ops(fwd)
-            if ops or fwd.arith:
+            if ops or fwd.arith or fwd.package_calls:  # timm's RmsNorm2d: `rms_norm2d(x, ...)`
+                ops = ops | fwd.package_calls
                 found.append(("module", c.node.name, qual, c.node, sorted(ops), off))
 
 
