@@ -24,9 +24,7 @@ class FuncFacts:
     self_attrs: set[str] = field(default_factory=set)
     self_assigned: dict[str, set[str]] = field(default_factory=dict)
     launches: set[str] = field(default_factory=set)
-    package_calls: set[str] = field(
-        default_factory=set
-    )  # relative imports: `.fast_norm.rms_norm2d`
+    package_calls: set[str] = field(default_factory=set)  # relative: `.fast_norm.rms_norm2d`
     names: set[str] = field(default_factory=set)
     local_values: dict[str, ast.expr] = field(default_factory=dict)
     calls_nodes: list[ast.Call] = field(default_factory=list)
