@@ -113,25 +113,24 @@ class Store:
         source_hash: str = "",
         run_id: str | None = None,
     ) -> str:
-        run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-        now = time.time()
-        self._db.execute(
-            "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                run_id,
-                now,
-                now,
-                task_path,
-                task_hash,
-                source_file,
-                target_id,
-                source_hash,
-                "running",
-                json.dumps(config),
-                "{}",
-            ),
-        )
-        return run_id
+        """A new run; its id is the given one, or the time and 6 random hex digits, drawn again
+        when another run started in the same second drew the same (600 runs a second collide
+        about once in a hundred)."""
+        for attempt in range(8):
+            rid = run_id or time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+            now = time.time()
+            row = (rid, now, now, task_path, task_hash, source_file, target_id, source_hash)
+            try:
+                self._db.execute(
+                    "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (*row, "running", json.dumps(config), "{}"),
+                )
+            except sqlite3.IntegrityError:
+                if run_id is not None or attempt == 7:
+                    raise
+                continue
+            return rid
+        raise AssertionError("unreachable")
 
     def update_run(
         self, run_id: str, *, status: str | None = None, summary: dict[str, Any] | None = None

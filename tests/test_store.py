@@ -1,3 +1,7 @@
+import sqlite3
+
+import pytest
+
 from kernelevo.phase import Phase
 from kernelevo.store import ResultSummary, Store
 
@@ -124,6 +128,27 @@ def test_statements_from_several_threads_run_one_at_a_time(tmp_path):
         assert reader.is_alive() and not got
     reader.join(5)
     assert got == [{"status": "verified"}]
+
+
+def test_a_run_id_drawn_twice_in_one_second_is_drawn_again(tmp_path, monkeypatch):
+    """600 runs in a second collide on 6 random hex digits about once in a hundred: the second
+    create_run failed with 'UNIQUE constraint failed: runs.id' (seen in a full test run)."""
+    import types
+    import uuid
+
+    import kernelevo.store as store_module
+
+    draws = iter(["abcdef" + "0" * 26, "abcdef" + "0" * 26, "123456" + "0" * 26])
+    monkeypatch.setattr(store_module.time, "strftime", lambda fmt: "20261205-013000-")
+    monkeypatch.setattr(
+        store_module, "uuid", types.SimpleNamespace(uuid4=lambda: uuid.UUID(next(draws)))
+    )
+    s = Store(tmp_path / "s.sqlite")
+    first = s.create_run(task_path="a.py", task_hash="h", config={})
+    second = s.create_run(task_path="b.py", task_hash="h", config={})
+    assert (first, second) == ("20261205-013000-abcdef", "20261205-013000-123456")
+    with pytest.raises(sqlite3.IntegrityError):  # an id the caller chose is never changed
+        s.create_run(task_path="c.py", task_hash="h", config={}, run_id=first)
 
 
 def test_many_threads_share_one_store(tmp_path):
