@@ -90,40 +90,42 @@ def test_aliases_helpers_and_submodules_resolve_to_torch_ops():
     )  # from torch.nn import functional as Fn
 
 
-def test_a_module_whose_forward_applies_an_imported_autograd_function_is_a_target():
-    """Liger's LigerRMSNorm: its forward is `LigerRMSNormFunction.apply(...)`, the Function (and
-    its Triton kernels) imported from the package; `self.apply(fn)` is nn.Module's, not compute."""
-    src = (
-        "import torch.nn as nn\n"
-        "from liger_kernel.ops import LigerRMSNormFunction\n\n"
-        "class LigerRMSNorm(nn.Module):\n"
-        "    def forward(self, hidden_states):\n"
-        "        return LigerRMSNormFunction.apply(hidden_states, self.weight, 1e-6)\n\n"
-        "class Init(nn.Module):\n"
-        "    def forward(self, fn):\n"
-        "        return self.apply(fn)\n"
-    )
-    d = detect_source(src, "rms_norm.py")
-    assert ids(d) == ["module:LigerRMSNorm"]
-    assert d.find("module:LigerRMSNorm").ops == ["liger_kernel.ops.LigerRMSNormFunction.apply"]
+LIGER = (  # Liger's LigerRMSNorm: its forward applies an autograd Function imported from the package
+    "import torch.nn as nn\n"
+    "from liger_kernel.ops import LigerRMSNormFunction\n\n"
+    "class LigerRMSNorm(nn.Module):\n"
+    "    def forward(self, hidden_states):\n"
+    "        return LigerRMSNormFunction.apply(hidden_states, self.weight, 1e-6)\n\n"
+    "class Init(nn.Module):\n"
+    "    def forward(self, fn):\n"
+    "        return self.apply(fn)\n"
+)
+TIMM = (  # timm's RmsNorm2d: its forward calls `rms_norm2d` from its own package's .fast_norm
+    "import torch.nn as nn\n"
+    "from .fast_norm import rms_norm2d\n"
+    "from ._builder import build_model_with_cfg\n\n"
+    "class RmsNorm2d(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return rms_norm2d(x, self.normalized_shape, self.weight, self.eps)\n\n"
+    "def resnet50(pretrained=False, **kwargs):\n"
+    "    return build_model_with_cfg(RmsNorm2d, 'resnet50', pretrained, **kwargs)\n"
+)
 
 
-def test_a_module_whose_forward_calls_its_own_packages_function_is_a_target():
-    """timm's RmsNorm2d: its forward is `rms_norm2d(x, ...)` from `.fast_norm`; a model factory
-    calling the package's builder is not a target."""
-    src = (
-        "import torch.nn as nn\n"
-        "from .fast_norm import rms_norm2d\n"
-        "from ._builder import build_model_with_cfg\n\n"
-        "class RmsNorm2d(nn.Module):\n"
-        "    def forward(self, x):\n"
-        "        return rms_norm2d(x, self.normalized_shape, self.weight, self.eps)\n\n"
-        "def resnet50(pretrained=False, **kwargs):\n"
-        "    return build_model_with_cfg(RmsNorm2d, 'resnet50', pretrained, **kwargs)\n"
-    )
+@pytest.mark.parametrize(
+    ("src", "target", "ops"),
+    [
+        (LIGER, "module:LigerRMSNorm", ["liger_kernel.ops.LigerRMSNormFunction.apply"]),
+        (TIMM, "module:RmsNorm2d", [".fast_norm.rms_norm2d"]),
+    ],
+    ids=["autograd-function-apply", "own-package-function"],
+)
+def test_a_module_whose_compute_lives_in_another_file_is_a_target(src, target, ops):
+    """Both were missed; `self.apply(fn)` (nn.Module's) and a model factory calling the package's
+    builder stay out."""
     d = detect_source(src, "norm.py")
-    assert ids(d) == ["module:RmsNorm2d"]
-    assert d.find("module:RmsNorm2d").ops == [".fast_norm.rms_norm2d"]
+    assert ids(d) == [target]
+    assert d.find(target).ops == ops
 
 
 def test_sequence_repetition_and_dtype_limits_are_not_tensor_arithmetic():
