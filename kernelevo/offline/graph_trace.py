@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from kernelevo.targets.gpu_only import gpu_only_here
+
 
 def _encode(value: Any) -> Any:
     import torch
@@ -237,23 +239,13 @@ def main(argv: list[str]) -> int:
     except Exception as exc:
         data = {
             "ok": False,
-            "gpu_only": _gpu_only_here(exc),
+            "gpu_only": gpu_only_here(exc),
             "reason": f"{type(exc).__name__}: {exc}",
             "traceback": traceback.format_exc()[-3000:],
         }
         out = argv[-1]
     Path(out).write_text(json.dumps(data))
     return 0
-
-
-def _gpu_only_here(exc: BaseException) -> str | None:
-    """Where tracing reached GPU code, on a machine without a GPU (None otherwise): the caller
-    then asks whether a real call stops there too (tracing stops at any Triton launch)."""
-    import torch
-
-    from kernelevo.targets.gpu_only import gpu_only_at
-
-    return None if torch.cuda.is_available() else gpu_only_at(exc)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import Any
 from kernelevo.offline.inductor_choice import AutotunerLog, chosen_configs, forget_loaded_kernels
 from kernelevo.offline.inductor_kernel_record import kernels
 from kernelevo.offline.skeleton import signature_text, state_entries
+from kernelevo.targets.gpu_only import gpu_only_here
 
 SCALAR_DTYPES = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
 
@@ -308,7 +309,7 @@ def main(argv: list[str]) -> int:
     except LibraryOnly as exc:
         data = {"ok": False, "reason": str(exc)}
     except Exception as exc:
-        where = _gpu_only_here(exc)
+        where = gpu_only_here(exc)
         if where is not None:
             data = {
                 "ok": False,
@@ -324,14 +325,6 @@ def main(argv: list[str]) -> int:
         }
     Path(out).write_text(json.dumps(data))
     return 0
-
-
-def _gpu_only_here(exc: BaseException) -> str | None:
-    import torch
-
-    from kernelevo.targets.gpu_only import gpu_only_at
-
-    return None if torch.cuda.is_available() else gpu_only_at(exc)
 
 
 if __name__ == "__main__":

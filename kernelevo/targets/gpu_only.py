@@ -58,3 +58,11 @@ def _library(filename: str) -> bool:
         or filename.startswith(_OURS)
         or filename.startswith("<")
     )
+
+
+def gpu_only_here(exc: BaseException) -> str | None:
+    """`gpu_only_at`, on a machine without a CUDA GPU only: with one, the same error has another
+    cause. For the child processes that run the user's code (they have torch imported)."""
+    import torch
+
+    return None if torch.cuda.is_available() else gpu_only_at(exc)

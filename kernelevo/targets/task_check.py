@@ -104,20 +104,14 @@ def run(path: str, force_small: bool = False) -> dict:
     }
 
 
-def _has_gpu() -> bool:
-    import torch
-
-    return torch.cuda.is_available()
-
-
 def main(path: str, force_small: bool = False) -> int:
     try:
         result = run(path, force_small)
     except BaseException as exc:  # report any failure of user code as data
-        from kernelevo.targets.gpu_only import gpu_only_at
+        from kernelevo.targets.gpu_only import gpu_only_here
 
-        needs_gpu = gpu_only_at(exc)
-        if needs_gpu is not None and not _has_gpu():
+        needs_gpu = gpu_only_here(exc)
+        if needs_gpu is not None:
             result = {
                 "ok": None,
                 "gpu_only": needs_gpu,
