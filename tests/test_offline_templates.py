@@ -277,6 +277,29 @@ def test_instantiate_end_to_end(graphs) -> None:
     assert report.candidates == [] and report.note == "no template for t, add"
 
 
+@pytest.mark.parametrize(
+    ("name", "whole_row", "looped"),
+    [
+        ("softmax", "row_softmax", "row_softmax_online"),
+        ("layer_norm", "layer_norm", "layer_norm_looped"),
+    ],
+)
+def test_rows_too_long_for_one_block_get_only_the_looped_kernel(
+    tmp_path: Path, name: str, whole_row: str, looped: str
+) -> None:
+    """A whole-row block for KernelBench's 393,216-wide softmax rows did not compile within the
+    compile worker's 120 s on the H200; rows longer than ONE_BLOCK_MAX get the looped kernel only."""
+    from kernelevo.offline.templates.common import ONE_BLOCK_MAX
+
+    names = {}
+    for dim in (ONE_BLOCK_MAX, ONE_BLOCK_MAX + 1):
+        path = tmp_path / f"{name}_{dim}.py"
+        source = TASKS[name][0].replace("dim = 40", f"dim = {dim}")
+        path.write_text(source.replace('"dim": 36', f'"dim": {dim}'))
+        names[dim] = [c for c, _ in generate_all(trace(str(path), "small")).candidates]
+    assert names == {ONE_BLOCK_MAX: [whole_row, looped], ONE_BLOCK_MAX + 1: [looped]}
+
+
 CHECK_GPU = textwrap.dedent("""
     import json, sys
     from kernelevo.offline.graph_trace import check

@@ -22,6 +22,9 @@ import triton
 import triton.language as tl
 '''
 HEADER = HEADER_TEXT + STATE_HELPER.replace("{", "{{").replace("}", "}}")
+# the longest row a whole-row-in-one-block kernel is generated for: Triton took over 120 s to
+# compile (and timed out) one block of 524,288 for KernelBench's 393,216-wide softmax rows
+ONE_BLOCK_MAX = 16384
 
 
 def _kw(node: dict[str, Any], name: str, pos: int, default: Any) -> Any:

@@ -11,6 +11,7 @@ from typing import Any
 
 from kernelevo.offline.templates.common import (
     HEADER,
+    ONE_BLOCK_MAX,
     Graph,
     indent,
     model_class,
@@ -252,10 +253,11 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
     )
     eps = repr(params["eps"])
     sources = []
-    for name, body, block in (
+    variants = (
         (kind, single, "triton.next_power_of_2(n_cols)"),
         (f"{kind}_looped", looped, "1024"),
-    ):
+    )
+    for name, body, block in variants[1:] if params["full"][-1] > ONE_BLOCK_MAX else variants:
         kernel = (
             f"\n\n@triton.jit\ndef {kind}_kernel({ptrs}, n_cols, eps, BLOCK_SIZE: "
             f"tl.constexpr):\n{indent(body, 4)}\n"

@@ -9,6 +9,7 @@ from typing import Any
 
 from kernelevo.offline.templates.common import (
     HEADER,
+    ONE_BLOCK_MAX,
     Emitter,
     Graph,
     broadcasts,
@@ -133,7 +134,7 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
         f"n_q = {x}.shape[-2] if {x}.dim() > 1 else 1",
     ]
     sources = []
-    for name, body, launch in (
+    variants = (
         (
             NAME,
             single,
@@ -145,7 +146,8 @@ def generate(graph: Graph, params: dict[str, Any]) -> list[tuple[str, str]]:
             online,
             f"softmax_kernel[(n_rows,)](out, {args}, n_cols, n_q, BLOCK_SIZE=1024, num_warps=4)",
         ),
-    ):
+    )
+    for name, body, launch in variants[1:] if full[-1] > ONE_BLOCK_MAX else variants:
         kernel = (
             f"\n\n@triton.jit\ndef softmax_kernel(out_ptr, {ptrs}, n_cols, n_q, BLOCK_SIZE: tl.constexpr):\n"
             f"{indent(body, 4)}\n"
