@@ -489,17 +489,18 @@ def test_side_by_side_configurations_still_find_the_optimum_within_the_budget() 
     """width=2: two configurations are evaluated at once (one compiles ahead or holds a second
     GPU slot while the other is judged); the search still ends at the optimum and within budget."""
     import threading
-    import time
 
     target = OPTIMUM
     timer, calls = _cost(target)
-    lock, running, peak = threading.Lock(), [0], [0]
+    lock, running, peak = threading.Condition(), [0], [0]
 
     def evaluate(source: str) -> float | None:
         with lock:
             running[0] += 1
             peak[0] = max(peak[0], running[0])
-        time.sleep(0.002)
+            lock.notify_all()
+            # the first waits for its partner (a loaded machine may start that thread late)
+            lock.wait_for(lambda: peak[0] >= 2, timeout=0.5)
         try:
             return timer(source)
         finally:

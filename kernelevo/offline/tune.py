@@ -127,6 +127,7 @@ def tune(
     slower_share: float = SLOWER_THAN_EAGER_SHARE,
     stop: Callable[[], str | None] | None = None,
     width: int = 1,
+    at_floor: Callable[[float], str | None] | None = None,
 ) -> TuneResult:
     """Best source found within budget_evals calls of evaluate (lower time is better).
 
@@ -146,6 +147,8 @@ def tune(
     tuning with what it has. width: configurations evaluated side by side (each call of
     `evaluate` from a thread of its own); one compiles ahead or holds a second GPU slot while
     another is judged, and a stop rule may let up to width - 1 more of the budget be spent.
+    at_floor: given the best time so far, a reason when that time is at the task's roofline floor
+    (search/headroom.py); no configuration can then gain beyond the noise, and the tuning stops.
     """
     rng = random.Random(seed)
     history: list[Trial] = []
@@ -225,7 +228,10 @@ def tune(
             [base_time] if base_time is not None else []
         )
         best = f"{min(timed_so_far):.4g} ms" if timed_so_far else "no valid configuration"
-        if (
+        if budget > 0 and at_floor and timed_so_far and (why := at_floor(min(timed_so_far))):
+            note = _stopped(note, len(history), why)
+            budget = 0
+        elif (
             baseline
             and budget > 0
             and len(history) >= probe

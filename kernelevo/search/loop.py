@@ -23,6 +23,7 @@ from kernelevo.phase import Phase
 from kernelevo.search.asking import Asker
 from kernelevo.search.config import SearchConfig, SearchResult
 from kernelevo.search.events import Events, SearchFailed, Started
+from kernelevo.search.headroom import AT_FLOOR, memory_floor
 from kernelevo.search.iteration import run_iteration
 from kernelevo.search.population import Population, Program
 from kernelevo.search.progress import progress_event, resume_state, run_summary
@@ -261,6 +262,13 @@ class Search:
             return reason
         if self.cfg.patience and self.completed - self.last_improvement > self.cfg.patience:
             return f"no improvement for {self.cfg.patience} iterations"
+        best = self.population.best()
+        floor = memory_floor(best.verdict) if best is not None else None
+        if best is not None and floor is not None and floor.reached_by(best.time_ms):
+            return (
+                f"candidate {best.id} {floor.describe(best.time_ms or 0.0)}: a new kernel could "
+                f"gain at most {1 - AT_FLOOR:.0%}"
+            )
         return None
 
     def _progress(

@@ -7,7 +7,9 @@ full, fastest first, until one passes; only that one can be proposed.
 
 Once one family's configurations all lie within the flat spread (offline/tune.py), a later family
 starting within LIKE_FLAT of it is not tuned: both spend their time where launch parameters do not
-reach (a library GEMM beside a small epilogue), and each configuration costs a GPU verdict."""
+reach (a library GEMM beside a small epilogue), and each configuration costs a GPU verdict.
+A kernel at its roofline floor (search/headroom.py) is not tuned, and a tuning whose best
+configuration reaches it stops."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.phase import Phase
+from kernelevo.search.headroom import Floor, family_floor
 from kernelevo.search.population import Program
 from kernelevo.verdict import Verdict
 
@@ -96,6 +99,19 @@ async def tune_best(search: Search) -> None:
                 "(launch parameters rarely close such a gap)"
             )
             continue
+        floor = family_floor(parent.verdict)
+        if floor is not None and floor.reached_by(parent.time_ms):
+            search.notes.append(
+                f"candidate {parent.id} not tuned: {floor.describe(parent.time_ms or 0.0)}; "
+                "no launch parameter can gain more than the noise"
+            )
+            continue
+
+        def at_floor(best_ms: float, floor: Floor | None = floor) -> str | None:
+            if floor is None or not floor.reached_by(best_ms):
+                return None
+            return floor.describe(best_ms)
+
         result = await loop.run_in_executor(
             None,
             functools.partial(
@@ -108,6 +124,7 @@ async def tune_best(search: Search) -> None:
                 eager=t.get("eager_ms"),
                 stop=search.budget.time_spent,
                 width=TUNE_WIDTH,
+                at_floor=at_floor,
             ),
         )
         if result.note:
