@@ -168,6 +168,7 @@ EVAL_FIELDS = (
     "slot_wait_s",
     "cleanup_s",
     "status",
+    "config",
 )
 
 
@@ -176,7 +177,8 @@ def evaluation_seconds(cand: dict[str, Any]) -> list[Any]:
     (another slot's timing), loading the candidate, up to the end of the checks (the wait and the
     load included) and timing the candidate; before the verdict, compiling ahead and waiting for
     a free slot; after it, the clean-up; then its status (`screened` for a parameter-search
-    configuration)."""
+    configuration) and its launch and tile values ("BLOCK_SIZE=1024 num_warps=8 num_stages=3",
+    defaults included), so one run's parameter search can be compared with another's."""
     v = cand.get("verdict") or {}
     phases = v.get("phases") or {}
     timing = (v.get("timings") or {}).get("phases") or {}
@@ -193,7 +195,19 @@ def evaluation_seconds(cand: dict[str, Any]) -> list[Any]:
         before.get("slot_wait_s"),
         phases.get("cleanup_s"),
         cand.get("status"),
+        launch_values(cand.get("source") or ""),
     ]
+
+
+def launch_values(source: str) -> str:
+    """A source's tunable values in order, each by its short name ("BLOCK_SIZE=1024 num_warps=8")."""
+    from kernelevo.offline.tunables import find_tunables
+
+    try:
+        tunables = find_tunables(source)
+    except SyntaxError:
+        return ""
+    return " ".join(f"{t.name.split('@')[0].split('.')[-1]}={t.value}" for t in tunables)
 
 
 def run_task(

@@ -161,6 +161,20 @@ def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
     assert sorted((r["task"], r["eager_ms"]) for r in rows) == [("a", 2), ("b", 1)]
 
 
+LAUNCHED = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, BLOCK_SIZE: tl.constexpr):
+    pass
+
+
+def launch(x):
+    k[(1,)](x, BLOCK_SIZE=256, num_warps=8)
+"""
+
+
 def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
     cand = {
         "origin": "tune",
@@ -177,6 +191,7 @@ def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
             "timings": {"phases": {"candidate_timing_s": 0.9}},
         },
         "status": "screened",
+        "source": LAUNCHED,
     }
     row = suite.evaluation_seconds(cand)
     assert dict(zip(suite.EVAL_FIELDS, row, strict=True)) == {
@@ -191,9 +206,10 @@ def test_each_evaluation_says_where_its_verdict_spent_its_seconds() -> None:
         "slot_wait_s": 9.5,
         "cleanup_s": 0.2,
         "status": "screened",
+        "config": "BLOCK_SIZE=256 num_warps=8 num_stages=3",  # the default stages included
     }
     # a verdict refused before the GPU has no phases: its seconds are unknown, not zero
-    assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:-1] == [None] * 8
+    assert suite.evaluation_seconds({"origin": "inductor", "verdict": {}})[2:-2] == [None] * 8
 
 
 def test_a_task_starts_while_the_median_task_still_fits_and_a_cut_search_is_named() -> None:
