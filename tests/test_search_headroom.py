@@ -95,9 +95,9 @@ def test_the_tuning_stops_when_a_configuration_reaches_the_floor(tmp_path) -> No
     assert any("1.1 ms is at 100% of the task's memory floor" in n for n in notes), notes
 
 
-def model_calls(floor_ms: float, tmp_path) -> tuple[int, str]:
+def model_calls(floor_ms: float, tmp_path, stop_at_floor: bool = True) -> tuple[int, str]:
     answers = [kernel_reply(SEED + f"\n# answer {i}\n") for i in range(2)]
-    store = Store(tmp_path / f"m{floor_ms}.sqlite")
+    store = Store(tmp_path / f"m{floor_ms}{stop_at_floor}.sqlite")
     with serve_anthropic(answers) as server:
         provider = make_provider("anthropic", "claude-test", base_url=server.base_url, api_key="k")
         builder = PromptBuilder(
@@ -106,7 +106,12 @@ def model_calls(floor_ms: float, tmp_path) -> tuple[int, str]:
         search = Search(
             TASK,
             SearchConfig(
-                provider="anthropic", device="cuda", iterations=2, repair_tries=0, tune_evals=0
+                provider="anthropic",
+                device="cuda",
+                iterations=2,
+                repair_tries=0,
+                tune_evals=0,
+                stop_at_floor=stop_at_floor,
             ),
             store=store,
             evaluate=floored_gpu(floor_ms),
@@ -123,3 +128,16 @@ def test_the_model_is_not_asked_once_the_best_kernel_is_at_the_floor(tmp_path) -
     assert calls == 0 and "at 97% of the task's memory floor" in reason, reason
     calls, reason = model_calls(1.0, tmp_path)
     assert calls == 2 and "floor" not in reason, reason
+    calls, reason = model_calls(3.0, tmp_path, stop_at_floor=False)  # --past-floor
+    assert calls == 2 and "floor" not in reason, reason
+
+
+def test_past_floor_on_the_command_line_keeps_searching() -> None:
+    import argparse
+
+    from kernelevo.cli.optimize import register
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    assert parser.parse_args(["optimize", "t.py"]).stop_at_floor is True
+    assert parser.parse_args(["optimize", "t.py", "--past-floor"]).stop_at_floor is False

@@ -34,6 +34,8 @@ from kernelevo.cli.optimize_targets import (
 from kernelevo.outcome import OutcomeKind, RunOutcome
 from kernelevo.search.events import Done, SearchEvent, SearchFailed, Started
 
+PAST_FLOOR = "keep searching after a kernel is within 5%% of the task's roofline floor"
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
@@ -130,6 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         dest="offline_seeds",
         help="do not seed the search with template and Inductor-extracted candidates",
     )
+    p.add_argument("--past-floor", action="store_false", dest="stop_at_floor", help=PAST_FLOOR)
     p.add_argument(
         "--all",
         action="store_true",
@@ -304,6 +307,7 @@ def _run_targets(
         size=args.size,
         base_url=args.base_url,
         offline_seeds=args.offline_seeds,
+        stop_at_floor=args.stop_at_floor,
     )
     summaries: list[dict[str, Any]] = []
     failed = False

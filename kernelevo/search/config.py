@@ -39,6 +39,7 @@ class SearchConfig:
     offline_seeds: bool = True
     tune_evals: int = 12
     tune_top: int = 2
+    stop_at_floor: bool = True  # search/headroom.py: no tuning or model calls past the floor
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -262,7 +262,7 @@ class Search:
             return reason
         if self.cfg.patience and self.completed - self.last_improvement > self.cfg.patience:
             return f"no improvement for {self.cfg.patience} iterations"
-        best = self.population.best()
+        best = self.population.best() if self.cfg.stop_at_floor else None
         floor = memory_floor(best.verdict) if best is not None else None
         if best is not None and floor is not None and floor.reached_by(best.time_ms):
             return (

@@ -99,7 +99,7 @@ async def tune_best(search: Search) -> None:
                 "(launch parameters rarely close such a gap)"
             )
             continue
-        floor = family_floor(parent.verdict)
+        floor = family_floor(parent.verdict) if cfg.stop_at_floor else None
         if floor is not None and floor.reached_by(parent.time_ms):
             search.notes.append(
                 f"candidate {parent.id} not tuned: {floor.describe(parent.time_ms or 0.0)}; "
