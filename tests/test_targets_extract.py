@@ -117,7 +117,11 @@ def test_missing_inputs_message_lists_what_was_tried(tmp_path):
         build_task(str(user), "Wrapped", out_dir=str(tmp_path / "tasks"), timeout=60)
     msg = str(exc.value)
     assert "wrapped.py:5: no example inputs for Wrapped" in msg
-    assert "@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))" in msg
+    # the constructor's `inner: nn.Module` gets a module that runs, not a number
+    assert (
+        "@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (torch.nn.Identity(),))"
+        in msg
+    )
     assert "Tried without edits:" in msg and "has no __main__ block" in msg
     assert "constructor argument 'inner' is a Module" in msg and "\n" not in msg
 

@@ -249,3 +249,40 @@ def test_sizes_of_real_use_get_a_small_copy_for_the_cpu_that_is_kept_only_if_it_
         and "CPU sizes: as given (small sizes 96->48 did not run" in odd.text
     )
     assert check_task(odd.path, timeout=120).message.startswith("ran on cpu: inputs float32[8, 96]")
+
+
+ANNOTATED = """import torch
+from typing import Optional
+from torch import nn
+
+
+class Block(nn.Module):
+    def __init__(self, dim: int, eps: float, norm: "RMSNorm", inner: nn.Module, cfg: Optional[Config]):
+        super().__init__()
+
+    def forward(self, x: torch.Tensor, scale: float, heads: int | None, table: dict):
+        return x * scale
+"""
+
+
+def test_the_suggested_inputs_follow_the_annotations(tmp_path: Path) -> None:
+    """gpt-fast's Attention(config: ModelArgs), unedited: the suggestion builds a ModelArgs, where
+    `init=lambda: (1024,)` would fail inside the constructor with nothing to say why."""
+    from kernelevo.targets.detect import analyze_source
+    from kernelevo.targets.inputs import guess_inputs
+    from kernelevo.targets.reference import resolve_reference
+
+    def guess(path: Path, target_id: str):
+        a = analyze_source(path.read_text(), str(path))
+        target = next(t for t in a.targets if t.id == target_id)
+        return guess_inputs(a, resolve_reference(a, target))
+
+    g = guess(
+        Path(__file__).parent / "corpus" / "public" / "gpt-fast" / "model.py", "module:Attention"
+    )
+    assert (g.init, g.init_params) == ("(ModelArgs(),)", ["config"])
+    assert g.inputs == "(torch.randn(8, 1024), torch.randn(8, 1024), torch.randn(8, 1024))"
+    (tmp_path / "block.py").write_text(ANNOTATED)
+    g = guess(tmp_path / "block.py", "module:Block")
+    assert g.init == "(1024, 1.0, RMSNorm(), torch.nn.Identity(), Config())"
+    assert g.inputs == "(torch.randn(8, 1024), 1.0, 8, torch.randn(8, 1024))"

@@ -49,12 +49,49 @@ def find_inputs(
     return _from_decorator(a, ref) or _from_comments(a, ref) or _from_get_inputs(a, ref)
 
 
-def required_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> list[str]:
+def required_args(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> list[ast.arg]:
     args = fn.args
-    positional = [a.arg for a in args.posonlyargs + args.args]
+    positional = list(args.posonlyargs + args.args)
     if skip_self and positional:
         positional = positional[1:]
     return positional[: len(positional) - len(args.defaults)] if args.defaults else positional
+
+
+def required_params(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> list[str]:
+    return [a.arg for a in required_args(fn, skip_self)]
+
+
+_SCALARS = {"int": ("1024", "8"), "float": ("1.0", "1.0"), "bool": ("True", "True")}
+_GENERIC = {"Any", "Optional", "Union", "List", "Tuple", "Dict", "Sequence", "Callable", "Iterable"}
+
+
+def _annotation(node: ast.expr | None) -> str:
+    """The annotated type's name ("ModelArgs", "torch.Tensor", "int"), Optional unwrapped."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):  # "ModelArgs"
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return ""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | None
+        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant))]
+        return _annotation(sides[0]) if len(sides) == 1 else ""
+    if isinstance(node, ast.Subscript) and _annotation(node.value).endswith("Optional"):
+        return _annotation(node.slice)
+    return ast.unparse(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
+
+
+def _placeholder(arg: ast.arg, for_init: bool) -> str:
+    """A first value for one parameter, from its annotation: `config: ModelArgs` gets
+    `ModelArgs()` (1024 would fail in a way that says nothing), `eps: float` gets 1.0."""
+    name = _annotation(arg.annotation)
+    base = name.rsplit(".", 1)[-1]
+    if base in _SCALARS:
+        return _SCALARS[base][0 if for_init else 1]
+    if base == "Module":  # a module to wrap: the simplest that runs
+        return "torch.nn.Identity()"
+    if base[:1].isupper() and base not in _GENERIC and base != "Tensor":
+        return f"{name}()"
+    return "1024" if for_init and base != "Tensor" else "torch.randn(8, 1024)"
 
 
 def _names(expr: ast.AST) -> set[str]:
@@ -261,13 +298,13 @@ class InputGuess:
 
 
 def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
-    params = required_params(ref.call, ref.kind == "class") or ["x"]
-    ctor = _ctor_params(ref) if _needs_init(ref) else []
+    args = required_args(ref.call, ref.kind == "class")
+    ctor = required_args(ref.init, True) if ref.kind == "class" and ref.init is not None else []
     return InputGuess(
-        inputs=_tuple_text(["torch.randn(8, 1024)"] * len(params)),
-        init=_tuple_text(["1024"] * len(ctor)) if ctor else None,
-        params=params,
-        init_params=ctor,
+        inputs=_tuple_text([_placeholder(x, False) for x in args] or ["torch.randn(8, 1024)"]),
+        init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,
+        params=[x.arg for x in args] or ["x"],
+        init_params=[x.arg for x in ctor],
         line=min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list]),
     )
 

@@ -200,6 +200,10 @@ _NOT_TARGET_PREFIXES = (
     "has_",
     "load_",
     "save_",
+    "write_",  # llm.c's write_model, write_state: a header tensor and a file, no compute
+    "read_",
+    "export_",
+    "dump_",
     "print_",
     "log_",
     "parse_",
