@@ -111,7 +111,8 @@ def test_task_errors_are_one_line(capsys, tmp_path):
     err = capsys.readouterr().err
     assert (
         err.count("\n") == 1
-        and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (1024,))`" in err
+        and "add `@kernelevo.example(lambda: (torch.randn(8, 1024),), init=lambda: (torch.nn.Identity(),))`"
+        in err
     )
     assert main(["task", str(CORPUS / "model.py")]) == 2
     assert "expected FILE::NAME" in capsys.readouterr().err
