@@ -38,7 +38,7 @@ class Floor:
         return AT_FLOOR * time_ms <= self.ms <= BEYOND_FLOOR * time_ms
 
     def describe(self, time_ms: float) -> str:
-        """'runs at 97 % of the task's memory floor (3.1 ms: ...)', for a note or a stop reason."""
+        """'3.2 ms is at 97% of the task's memory floor (3.1 ms: ...)', for a note or a stop reason."""
         what = (
             "its compulsory bytes at the measured bandwidth"
             if self.kind == "memory"
@@ -67,7 +67,7 @@ def memory_floor(verdict: Verdict) -> Floor | None:
 
 def family_floor(verdict: Verdict) -> Floor | None:
     """The floor for configurations of `verdict`'s kernel: the higher of the memory floor and,
-    when its time does not beat them, the counted FLOPs (it then does the reference's
+    when its time does not beat it, the counted FLOPs' (the kernel then does the reference's
     arithmetic, and so do its configurations)."""
     mem, flop = _floors(verdict)
     time_ms = (verdict.timings or {}).get("candidate_ms")
