@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import types
 from typing import Any, TypeGuard
 
 import torch
@@ -199,25 +200,41 @@ def _ints(values: object) -> TypeGuard[list[int]]:
 
 
 def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc") -> list[Any]:
-    """Arguments as data: tensors become descriptors, plain values stay (nested lists too)."""
-    out: list[Any] = []
-    for i, v in enumerate(values):
-        if isinstance(v, torch.Tensor):
-            out.append({"tensor": export_tensor(v, folder, f"{prefix}-{i}", via)})
-        elif isinstance(v, (list, tuple)):
-            out.append(
-                {
-                    "list": export_values(list(v), folder, f"{prefix}-{i}", via),
-                    "tuple": isinstance(v, tuple),
-                }
-            )
-        elif v is None or isinstance(v, (bool, int, float, str)):
-            out.append({"value": v})
-        else:
-            raise ChannelError(
-                f"argument {i} is a {type(v).__name__}; only tensors and plain values cross processes"
-            )
-    return out
+    """Arguments as data: tensors become descriptors, plain values stay (nested lists, dicts and
+    config objects too: a dataclass or namespace crosses as its fields, opened as a namespace)."""
+    return [_export_one(v, folder, f"{prefix}-{i}", via, i) for i, v in enumerate(values)]
+
+
+def config_fields(value: Any) -> dict[str, Any] | None:
+    """The fields of a config object (a dataclass instance, a SimpleNamespace, an object of plain
+    attributes such as a PretrainedConfig); None for anything else (a module, a tensor, a class)."""
+    if isinstance(value, (torch.Tensor, torch.nn.Module, type)) or not hasattr(value, "__dict__"):
+        return None
+    fields = vars(value)
+    return fields if all(isinstance(k, str) for k in fields) else None
+
+
+def _export_one(v: Any, folder: str, name: str, via: str, i: int) -> Any:
+    if isinstance(v, torch.Tensor):
+        return {"tensor": export_tensor(v, folder, name, via)}
+    if isinstance(v, (list, tuple)):
+        return {"list": export_values(list(v), folder, name, via), "tuple": isinstance(v, tuple)}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return {"value": v}
+    items = v if isinstance(v, dict) and all(isinstance(k, str) for k in v) else None
+    fields = items if items is not None else config_fields(v)
+    if fields is None:
+        raise ChannelError(
+            f"argument {i} is a {type(v).__name__}; only tensors, plain values, lists, dicts and "
+            "config objects cross processes"
+        )
+    kind = "dict" if items is not None else "namespace"
+    return {
+        kind: {
+            k: _export_one(x, folder, f"{name}-{j}", via, i)
+            for j, (k, x) in enumerate(fields.items())
+        }
+    }
 
 
 def placed(desc: Any, t: torch.Tensor) -> torch.Tensor:
@@ -236,26 +253,33 @@ def open_values(
     """`mirrors` collects (file mapping, GPU copy) for tensors that came through files for the GPU."""
     if not isinstance(items, list):
         raise ChannelError("arguments must be a list")
-    out: list[Any] = []
-    for item in items:
-        if not isinstance(item, dict):
-            raise ChannelError("malformed argument")
-        if "tensor" in item:
-            mapped = open_tensor(item["tensor"], folder, max_bytes)
-            t = placed(item["tensor"], mapped)
-            if mirrors is not None and t is not mapped:
-                mirrors.append((mapped, t))
-            out.append(t)
-        elif "list" in item:
-            inner = open_values(item["list"], folder, max_bytes, mirrors)
-            out.append(tuple(inner) if item.get("tuple") else inner)
-        elif "value" in item and (
-            item["value"] is None or isinstance(item["value"], (bool, int, float, str))
-        ):
-            out.append(item["value"])
-        else:
-            raise ChannelError("malformed argument")
-    return out
+    return [_open_one(item, folder, max_bytes, mirrors) for item in items]
+
+
+def _open_one(
+    item: Any, folder: str, max_bytes: int, mirrors: list[tuple[torch.Tensor, torch.Tensor]] | None
+) -> Any:
+    if not isinstance(item, dict):
+        raise ChannelError("malformed argument")
+    if "tensor" in item:
+        mapped = open_tensor(item["tensor"], folder, max_bytes)
+        t = placed(item["tensor"], mapped)
+        if mirrors is not None and t is not mapped:
+            mirrors.append((mapped, t))
+        return t
+    if "list" in item:
+        inner = open_values(item["list"], folder, max_bytes, mirrors)
+        return tuple(inner) if item.get("tuple") else inner
+    if "value" in item and (
+        item["value"] is None or isinstance(item["value"], (bool, int, float, str))
+    ):
+        return item["value"]
+    for kind in ("dict", "namespace"):
+        fields = item.get(kind)
+        if isinstance(fields, dict) and all(isinstance(k, str) for k in fields):
+            opened = {k: _open_one(v, folder, max_bytes, mirrors) for k, v in fields.items()}
+            return opened if kind == "dict" else types.SimpleNamespace(**opened)
+    raise ChannelError("malformed argument")
 
 
 def _int(value: object) -> TypeGuard[int]:

@@ -149,3 +149,17 @@ def test_task_optimize_apply_unedited(entry, tmp_path):
     else:
         summary = proc.stdout.strip().splitlines()[-1]
         assert " passed" in summary and "skipped" not in summary, ran[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_module_built_from_a_config_object_is_verified(tmp_path):
+    """llm.c's MLP(config), unedited: its task rebuilds the GPTConfig and the judge sends it to the
+    candidate's process as its fields. Every such target (nanoGPT's, minGPT's, gpt-fast's) used to
+    end "get_init_inputs() item 0 is a SimpleNamespace; give plain values"."""
+    shutil.copytree(CORPUS / "llm.c", tmp_path / "llm.c")
+    spec = f"{tmp_path / 'llm.c' / 'train_gpt2.py'}::MLP"
+    run = kernelevo(["optimize", spec, "--iterations", "1"], tmp_path, 900)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in out, out[-2000:]
+    assert "verified on the CPU" in out and "give plain values" not in out, out[-2000:]

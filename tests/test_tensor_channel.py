@@ -4,7 +4,13 @@ descriptor; a descriptor that is malformed or claims more than its file holds is
 import pytest
 import torch
 
-from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor
+from kernelevo.tensor_channel import (
+    ChannelError,
+    export_tensor,
+    export_values,
+    open_tensor,
+    open_values,
+)
 
 
 def test_a_tensor_crosses_as_a_file_and_a_descriptor(tmp_path):
@@ -75,3 +81,29 @@ def test_the_probe_must_arrive_by_handle_with_its_values_on_a_gpu(tmp_path):
     assert not probe_arrived(desc, str(tmp_path), torch.device("cuda"), "ipc")
     assert probe_arrived(desc, str(tmp_path), torch.device("cuda"), "file")
     assert probe_arrived(None, str(tmp_path), torch.device("cuda"), "ipc")
+
+
+def test_a_config_object_crosses_as_its_fields(tmp_path):
+    """nanoGPT's, llm.c's and gpt-fast's modules take a config dataclass: the judge sends its
+    fields (tensors and dicts inside it too), the candidate's ModelNew gets a namespace of them;
+    a module or a class does not cross."""
+    import dataclasses
+    import types
+
+    @dataclasses.dataclass
+    class ModelArgs:
+        dim: int = 64
+        rope_scaling: dict | None = None
+        table: torch.Tensor | None = None
+
+    cfg = ModelArgs(rope_scaling={"factor": 8.0}, table=torch.ones(3))
+    sent = export_values([cfg, types.SimpleNamespace(n_embd=32)], str(tmp_path), "init", via="file")
+    got = open_values(sent, str(tmp_path), max_bytes=1 << 20)
+    assert isinstance(got[0], types.SimpleNamespace) and got[0].dim == 64
+    assert got[0].rope_scaling == {"factor": 8.0} and torch.equal(got[0].table, torch.ones(3))
+    assert got[1].n_embd == 32
+    for other in (torch.nn.Linear(2, 2), ModelArgs):
+        with pytest.raises(ChannelError, match="only tensors, plain values"):
+            export_values([other], str(tmp_path), "init", via="file")
+    with pytest.raises(ChannelError, match="malformed"):
+        open_values([{"namespace": {1: {"value": 2}}}], str(tmp_path), max_bytes=1 << 20)
