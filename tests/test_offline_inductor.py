@@ -525,3 +525,33 @@ def test_a_looped_scan_is_extracted_with_its_helpers_and_verifies(tmp_path: Path
 
     verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
     assert verdict.status == "verified", verdict.reason
+
+
+@pytest.mark.slow
+def test_an_attention_block_keeps_the_library_attention_beside_inductors_kernels(
+    tmp_path: Path,
+) -> None:
+    """nanoGPT's Block, unedited: Inductor leaves F.scaled_dot_product_attention to the library
+    and fuses the layer norms, GELU and residual adds. The verifier's default policy accepts a
+    kept attention like a kept GEMM; the extraction refused it, so no transformer block with SDPA
+    (nanoGPT, gpt-fast, dinov2, whisper) got an offline candidate."""
+    import shutil
+
+    from kernelevo.targets.extract import build_task
+    from kernelevo.verify import verify_candidate
+
+    shutil.copy(
+        REPO / "tests" / "corpus" / "public" / "nanoGPT" / "model.py", tmp_path / "model.py"
+    )
+    task = Path(
+        build_task(str(tmp_path / "model.py"), "Block", out_dir=str(tmp_path / "tasks")).path
+    )
+    result = extract_inductor(task, device="cpu", size="small")
+    assert result.reason is None and result.source is not None, result.reason
+    assert "_scaled_dot_product_flash_attention_for_cpu" in result.source
+    assert "@triton.jit" in result.source
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(result.source)
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason
+    assert any("attention" in op for op in verdict.kept_library_ops), verdict.kept_library_ops

@@ -30,9 +30,20 @@ class _Captured(Exception):
     pass
 
 
-# The verifier's default policy lets a candidate keep the library GEMM and convolution when its own
-# kernels do the rest; a task marked STRICT = True (a benchmark's rule) keeps only what it lists.
-DEFAULT_LIBRARY_OPS = ("mm", "addmm", "bmm", "baddbmm", "convolution")
+# The verifier's default policy lets a candidate keep the library GEMM, convolution and attention
+# when its own kernels do the rest (verify/library_ops.py); a task marked STRICT = True (a
+# benchmark's rule) keeps only what it lists.
+DEFAULT_LIBRARY_OPS = (
+    "mm",
+    "addmm",
+    "bmm",
+    "baddbmm",
+    "convolution",
+    "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention",
+    "_scaled_dot_product_flash_attention_for_cpu",
+)
 
 
 def library_ops_allowed(module: Any) -> list[str]:

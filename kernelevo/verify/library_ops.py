@@ -165,6 +165,7 @@ OP_FAMILIES = {
         "aten._scaled_dot_product_efficient_attention",
         "aten.scaled_dot_product_attention",
         "aten._scaled_dot_product_cudnn_attention",
+        "aten._scaled_dot_product_flash_attention_for_cpu",
     },
     "cross_entropy": {
         "aten.nll_loss_forward",
