@@ -205,13 +205,31 @@ def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc")
     return [_export_one(v, folder, f"{prefix}-{i}", via, i) for i, v in enumerate(values)]
 
 
-def config_fields(value: Any) -> dict[str, Any] | None:
+def _object_fields(value: Any) -> dict[str, Any] | None:
     """The fields of a config object (a dataclass instance, a SimpleNamespace, an object of plain
     attributes such as a PretrainedConfig); None for anything else (a module, a tensor, a class)."""
     if isinstance(value, (torch.Tensor, torch.nn.Module, type)) or not hasattr(value, "__dict__"):
         return None
     fields = vars(value)
     return fields if all(isinstance(k, str) for k in fields) else None
+
+
+def _fields(v: Any) -> tuple[str, dict[str, Any]] | None:
+    """("dict", v) for a dict of string keys, ("namespace", its fields) for a config object."""
+    if isinstance(v, dict):
+        return ("dict", v) if all(isinstance(k, str) for k in v) else None
+    fields = _object_fields(v)
+    return None if fields is None else ("namespace", fields)
+
+
+def crossable(v: Any) -> bool:
+    """Whether export_values can send `v` (what a task's get_init_inputs() may return)."""
+    if v is None or isinstance(v, (torch.Tensor, bool, int, float, str)):
+        return True
+    if isinstance(v, (list, tuple)):
+        return all(crossable(x) for x in v)
+    got = _fields(v)
+    return got is not None and all(crossable(x) for x in got[1].values())
 
 
 def _export_one(v: Any, folder: str, name: str, via: str, i: int) -> Any:
@@ -221,14 +239,13 @@ def _export_one(v: Any, folder: str, name: str, via: str, i: int) -> Any:
         return {"list": export_values(list(v), folder, name, via), "tuple": isinstance(v, tuple)}
     if v is None or isinstance(v, (bool, int, float, str)):
         return {"value": v}
-    items = v if isinstance(v, dict) and all(isinstance(k, str) for k in v) else None
-    fields = items if items is not None else config_fields(v)
-    if fields is None:
+    got = _fields(v)
+    if got is None:
         raise ChannelError(
             f"argument {i} is a {type(v).__name__}; only tensors, plain values, lists, dicts and "
             "config objects cross processes"
         )
-    kind = "dict" if items is not None else "namespace"
+    kind, fields = got
     return {
         kind: {
             k: _export_one(x, folder, f"{name}-{j}", via, i)

@@ -555,3 +555,14 @@ def test_an_attention_block_keeps_the_library_attention_beside_inductors_kernels
     verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
     assert verdict.status == "verified", verdict.reason
     assert any("attention" in op for op in verdict.kept_library_ops), verdict.kept_library_ops
+
+
+def test_the_extraction_keeps_only_library_ops_the_verifier_keeps() -> None:
+    """Two lists of one policy: an op the extraction keeps by default but the verifier does not
+    gets every such candidate rejected ("calls the reference op itself"), as the CPU attention
+    kernel was until both listed it."""
+    from kernelevo.offline.inductor_capture import DEFAULT_LIBRARY_OPS
+    from kernelevo.verify.library_ops import LIBRARY_FAMILIES, OP_FAMILIES
+
+    kept = {op for family in LIBRARY_FAMILIES for op in OP_FAMILIES[family]}
+    assert {f"aten.{op}" for op in DEFAULT_LIBRARY_OPS} <= kept

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from kernelevo.task import load_task_module, task_location, task_step
-from kernelevo.tensor_channel import config_fields
+from kernelevo.tensor_channel import crossable
 from kernelevo.verify.compare import flatten_outputs
 from kernelevo.verify.weights import built_from_seed
 
@@ -105,8 +105,7 @@ class Reference:
         self.tolerance = self.module.__dict__.get("TOLERANCE")
         self.init = self.call(lambda: list(self.module.get_init_inputs()), "get_init_inputs()")
         for i, v in enumerate(flatten_outputs(self.init)):
-            plain = v is None or isinstance(v, (bool, int, float, str, torch.Tensor, dict))
-            if not plain and config_fields(v) is None:  # a config object crosses as its fields
+            if not crossable(v):  # a config object crosses as its fields
                 raise TaskProblem(
                     f"{path}: get_init_inputs() item {i} is a {type(v).__name__}; give plain values"
                 )

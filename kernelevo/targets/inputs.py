@@ -73,7 +73,7 @@ def _annotation(node: ast.expr | None) -> str:
         except SyntaxError:
             return ""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):  # X | None
-        sides = [n for n in (node.left, node.right) if not (isinstance(n, ast.Constant))]
+        sides = [n for n in (node.left, node.right) if not isinstance(n, ast.Constant)]
         return _annotation(sides[0]) if len(sides) == 1 else ""
     if isinstance(node, ast.Subscript) and _annotation(node.value).endswith("Optional"):
         return _annotation(node.slice)
@@ -115,9 +115,13 @@ def _needs_init(ref: Reference) -> bool:
     return ref.kind == "class" and bool(_ctor_params(ref))
 
 
-def _ctor_params(ref: Reference) -> list[str]:
+def _ctor_args(ref: Reference) -> list[ast.arg]:
     """The constructor's required parameters (none when the class has no __init__ of its own)."""
-    return required_params(ref.init, True) if ref.init is not None else []
+    return required_args(ref.init, True) if ref.init is not None else []
+
+
+def _ctor_params(ref: Reference) -> list[str]:
+    return [a.arg for a in _ctor_args(ref)]
 
 
 def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
@@ -299,7 +303,7 @@ class InputGuess:
 
 def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
     args = required_args(ref.call, ref.kind == "class")
-    ctor = required_args(ref.init, True) if ref.kind == "class" and ref.init is not None else []
+    ctor = _ctor_args(ref) if _needs_init(ref) else []
     return InputGuess(
         inputs=_tuple_text([_placeholder(x, False) for x in args] or ["torch.randn(8, 1024)"]),
         init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,
