@@ -9,6 +9,8 @@ import html
 import time
 from typing import Any
 
+GENERATOR = "KernelEvo report"  # marks a file `kernelevo report` may overwrite without --force
+
 
 def _svg_line(
     points: list[tuple[float, float]],
@@ -94,7 +96,8 @@ def render_report(run: Any, candidates: list[dict[str, Any]], calls: list[dict[s
         )
     s = run.summary or {}
     code = html.escape(best["source"]) if best else "no verified candidate"
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>KernelEvo run {html.escape(run.id)}</title>
+    head = f'<meta charset="utf-8"><meta name="generator" content="{GENERATOR}">'
+    return f"""<!doctype html><html><head>{head}<title>KernelEvo run {html.escape(run.id)}</title>
 <style>body{{font-family:system-ui,sans-serif;margin:2em;max-width:1000px}} figure{{display:inline-block;margin:1em}}
 pre{{background:#f6f8fa;padding:1em;overflow:auto}} table{{border-collapse:collapse}}
 td,th{{padding:2px 8px;text-align:left}}

@@ -118,11 +118,17 @@ def test_task_errors_are_one_line(capsys, tmp_path):
     assert "expected FILE::NAME" in capsys.readouterr().err
 
 
-def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path):
+def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path, monkeypatch):
+    from kernelevo import report
     from kernelevo.store import Store
 
     store = Store(tmp_path / "store.sqlite")
     run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={})
+
+    def broken(*_args):
+        raise KeyError("speedup")
+
+    monkeypatch.setattr(report, "render_report", broken)
     code = main(
         [
             "report",
@@ -130,9 +136,50 @@ def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path):
             "--store",
             str(tmp_path / "store.sqlite"),
             "-o",
-            str(tmp_path / "no" / "dir.html"),
+            str(tmp_path / "r.html"),
         ]
     )
     err = capsys.readouterr().err
-    assert code == 1 and err.count("\n") == 1 and "report failed: FileNotFoundError" in err
+    assert code == 1 and err.count("\n") == 1 and "report failed: KeyError" in err
     assert "KERNELEVO_DEBUG=1" in err
+
+
+def test_report_keeps_a_file_it_did_not_write(capsys, tmp_path):
+    from kernelevo.store import Store
+
+    store = Store(tmp_path / "store.sqlite")
+    run_id = store.create_run(task_path=str(tmp_path / "t.py"), task_hash="h", config={})
+    args = ["report", run_id, "--store", str(tmp_path / "store.sqlite"), "-o"]
+    mine = tmp_path / "index.html"
+    mine.write_text("my page")
+    assert main([*args, str(mine)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a KernelEvo report; pass --force" in err
+    assert mine.read_text() == "my page"
+    assert main([*args, str(tmp_path / "no" / "dir.html")]) == 2
+    assert "no folder" in capsys.readouterr().err
+    ours = tmp_path / "report.html"
+    assert main([*args, str(ours)]) == 0 and main([*args, str(ours)]) == 0  # regenerated
+    assert main([*args, str(mine), "--force"]) == 0 and "KernelEvo run" in mine.read_text()
+
+
+def test_task_out_that_cannot_be_written_is_one_line(capsys, tmp_path):
+    spec = f"{CORPUS / 'kernelbench_style.py'}::Model"
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert main(["task", spec, "--out", str(a_file), "--no-check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is a file; --out names the folder" in err
+    assert main(["task", spec, "--out", "/proc/kernelevo-tasks", "--no-check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot write the task there" in err
+
+
+def test_an_unwritable_json_out_is_refused_before_the_search(capsys, tmp_path):
+    store = tmp_path / "store.sqlite"
+    spec = f"{CORPUS / 'kernelbench_style.py'}::Model"
+    for out, said in ((tmp_path / "no" / "s.json", "no folder"), (tmp_path, "is a folder")):
+        assert main(["optimize", spec, "--store", str(store), "--json-out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and said in err and "--json-out" in err
+    assert not store.exists()  # refused before anything started

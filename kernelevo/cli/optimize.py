@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kernelevo.cli import UserError
+from kernelevo.cli import UserError, output_file
 from kernelevo.cli.optimize_report import (
     Printer,
     _display_name,
@@ -200,6 +200,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.all_targets and args.resume:
         raise UserError("--all and --resume do not go together; resume one run at a time")
+    if args.json_out:
+        output_file.check(Path(args.json_out), "--json-out")
     store = Store(args.store) if args.store else Store()
     from kernelevo.llm import LLMError
     from kernelevo.llm.config import check_provider, load_config
@@ -393,5 +395,5 @@ def _run_targets(
         raise
     if args.json_out:
         out = summaries if (args.all_targets or len(summaries) > 1) else summaries[0]
-        Path(args.json_out).write_text(json.dumps(out, indent=2))
+        output_file.write(Path(args.json_out), json.dumps(out, indent=2), "--json-out")
     return 1 if failed else 0

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelevo.cli import UserError
+from kernelevo.cli import UserError, output_file
 from kernelevo.cli.table import render
 from kernelevo.phase import Phase
 
@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of a run")
     p.add_argument("run")
     p.add_argument("-o", "--output", help="file to write (default: kernelevo-report-<run>.html)")
+    p.add_argument(
+        "--force", action="store_true", help="overwrite an existing file that is not a report"
+    )
     p.add_argument("--store")
     p.set_defaults(handler=report)
 
@@ -216,17 +219,33 @@ def export(args: argparse.Namespace) -> int:
     out = Path(args.output or f"{Path(run.task_path).stem}_kernelevo_{run.id}.py")
     if out.exists() and not args.force:
         raise UserError(f"{out}: exists; pass --force to overwrite or -o to choose another file")
-    out.write_text(cand["source"])
+    output_file.write(out, cand["source"], "-o")
     print(f"wrote {out} (candidate {best_id}, {cand['backend']}, run {run.id})")
     return 0
 
 
 def report(args: argparse.Namespace) -> int:
-    from kernelevo.report import render_report
+    from kernelevo.report import GENERATOR, render_report
 
     store = _store(args)
     run = _run(store, args.run)
     out = Path(args.output or f"kernelevo-report-{run.id}.html")
-    out.write_text(render_report(run, store.candidates(run.id), store.llm_calls(run.id)))
+    if out.is_file() and not args.force and not _is_report(out, GENERATOR):
+        raise UserError(
+            f"{out}: exists and is not a KernelEvo report; pass --force to overwrite it or -o to "
+            "choose another file"
+        )
+    output_file.write(
+        out, render_report(run, store.candidates(run.id), store.llm_calls(run.id)), "-o"
+    )
     print(f"wrote {out}")
     return 0
+
+
+def _is_report(path: Path, generator: str) -> bool:
+    """A report written earlier (regenerating it loses nothing the user wrote)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return f'content="{generator}"' in fh.read(4096)
+    except OSError:
+        return False

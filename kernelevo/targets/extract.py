@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 
@@ -89,6 +90,8 @@ def build_task(
     a = analyze_file(user_file)
     t = find_target(a, key)
     out = out_dir or os.path.join(os.getcwd(), ".kernelevo", "tasks")
+    if write:
+        _task_folder(out)
     path = task_path_for(out, user_file, t)
     try:
         ref = resolve_reference(a, t)
@@ -100,7 +103,6 @@ def build_task(
     text = task_source(a, t, ref, inputs)
     built = BuiltTask(text, t, ref.qualname, inputs.note)
     if write:
-        os.makedirs(out, exist_ok=True)
         built.path = path
         _write(built.path, text)
         if inputs.small.sizes:  # keep the derived small sizes only if the task runs on them
@@ -124,8 +126,27 @@ def build_task(
     return built
 
 
+def _task_folder(out: str) -> None:
+    """The folder tasks are written to, made up front so that an unwritable one is the user's
+    one-line error before any input is captured or guessed."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ExtractError(f"{out}: is a file; --out names the folder the task goes into")
+    try:
+        os.makedirs(out, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".kernelevo-"):
+            pass
+    except OSError as exc:
+        raise ExtractError(
+            f"{out}: cannot write the task there ({exc.strerror or exc}); "
+            "give --out a folder you can write"
+        ) from exc
+
+
 def _write(path: str, text: str) -> None:
-    write_atomic(path, text)
+    try:
+        write_atomic(path, text)
+    except OSError as exc:
+        raise ExtractError(f"{path}: cannot write the task ({exc.strerror or exc})") from exc
 
 
 _PROBE_INPUTS = "def get_inputs():\n    return []\n\n\ndef get_init_inputs():\n    return []\n"
