@@ -205,7 +205,7 @@ def export_values(values: list[Any], folder: str, prefix: str, via: str = "ipc")
     return [_export_one(v, folder, f"{prefix}-{i}", via, i) for i, v in enumerate(values)]
 
 
-def _object_fields(value: Any) -> dict[str, Any] | None:
+def object_fields(value: Any) -> dict[str, Any] | None:
     """The fields of a config object (a dataclass instance, a SimpleNamespace, an object of plain
     attributes such as a PretrainedConfig); None for anything else (a module, a tensor, a class)."""
     if isinstance(value, (torch.Tensor, torch.nn.Module, type)) or not hasattr(value, "__dict__"):
@@ -214,11 +214,18 @@ def _object_fields(value: Any) -> dict[str, Any] | None:
     return fields if all(isinstance(k, str) for k in fields) else None
 
 
-def _fields(v: Any) -> tuple[str, dict[str, Any]] | None:
-    """("dict", v) for a dict of string keys, ("namespace", its fields) for a config object."""
+def _scalar(v: object) -> bool:
+    return v is None or isinstance(v, (bool, int, float, str))
+
+
+def _fields(v: Any) -> tuple[str, dict[Any, Any]] | None:
+    """("dict", v) for a dict of string keys, ("pairs", v) for one of other plain keys (a config's
+    id2label), ("namespace", its fields) for a config object."""
     if isinstance(v, dict):
-        return ("dict", v) if all(isinstance(k, str) for k in v) else None
-    fields = _object_fields(v)
+        if all(isinstance(k, str) for k in v):
+            return ("dict", v)
+        return ("pairs", v) if all(_scalar(k) for k in v) else None
+    fields = object_fields(v)
     return None if fields is None else ("namespace", fields)
 
 
@@ -246,6 +253,13 @@ def _export_one(v: Any, folder: str, name: str, via: str, i: int) -> Any:
             "config objects cross processes"
         )
     kind, fields = got
+    if kind == "pairs":
+        return {
+            kind: [
+                [k, _export_one(x, folder, f"{name}-{j}", via, i)]
+                for j, (k, x) in enumerate(fields.items())
+            ]
+        }
     return {
         kind: {
             k: _export_one(x, folder, f"{name}-{j}", via, i)
@@ -291,6 +305,11 @@ def _open_one(
         item["value"] is None or isinstance(item["value"], (bool, int, float, str))
     ):
         return item["value"]
+    pairs = item.get("pairs")
+    if isinstance(pairs, list) and all(
+        isinstance(p, list) and len(p) == 2 and _scalar(p[0]) for p in pairs
+    ):
+        return {k: _open_one(v, folder, max_bytes, mirrors) for k, v in pairs}
     for kind in ("dict", "namespace"):
         fields = item.get(kind)
         if isinstance(fields, dict) and all(isinstance(k, str) for k in fields):

@@ -566,3 +566,43 @@ def test_the_extraction_keeps_only_library_ops_the_verifier_keeps() -> None:
 
     kept = {op for family in LIBRARY_FAMILIES for op in OP_FAMILIES[family]}
     assert {f"aten.{op}" for op in DEFAULT_LIBRARY_OPS} <= kept
+
+
+PAIR_TASK = '''
+import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    """A rotary step as Hugging Face layers take it: (cos, sin) as one argument."""
+
+    def forward(self, x, pe):
+        cos, sin = pe
+        return torch.relu(x * cos + torch.flip(x, dims=[-1]) * sin)
+
+
+def get_inputs():
+    return [torch.randn(4, 16, 32), (torch.randn(1, 16, 32), torch.randn(1, 16, 32))]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_an_argument_that_is_a_pair_of_tensors_is_extracted(tmp_path: Path) -> None:
+    """Inductor names the pair's tensors L['flat'][i][0]: the extraction had refused them ('not a
+    tensor, size, stride or offset') and keyed its variant on the pair's printed values."""
+    task = tmp_path / "pair.py"
+    task.write_text(PAIR_TASK)
+    result = extract_inductor(task, device="cpu", size="default")
+    assert result.reason is None, result.reason + result.detail
+    assert result.source is not None
+    assert "len(pe) == 2 and pe[0].dim() == 3 and pe[0].dtype == torch.float32" in result.source
+    assert "tensor(" not in result.source  # no printed values in the dispatch
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(result.source)
+    from kernelevo.verify import verify_candidate
+
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason

@@ -393,3 +393,22 @@ def test_generated_candidates_pass_the_verifier_with_an_sm90_compile(
                 verdicts[(name, cname)] = (v.status, v.reason, compiled_for_sm90(v))
     bad = {k: v for k, v in verdicts.items() if v[0] != "verified" or not v[2]}
     assert not bad, bad
+
+
+def test_a_pair_of_tensors_as_one_input_gets_a_reason_not_a_failure(tmp_path):
+    """A Hugging Face layer's (cos, sin) argument: tracing had failed with an IndexError."""
+    from kernelevo.offline.match import instantiate_report
+
+    task = tmp_path / "pair.py"
+    task.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Model(nn.Module):\n"
+        "    def forward(self, x, pe):\n        return torch.relu(x * pe[0] + pe[1])\n\n\n"
+        "def get_inputs():\n    return [torch.randn(4, 8), (torch.randn(8), torch.randn(8))]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    result = instantiate_report(task, check=False)
+    assert result.candidates == []
+    assert (
+        result.note
+        == "no template for these inputs: input 2 is a tuple (templates take tensors and plain values)"
+    )

@@ -6,6 +6,7 @@ import torch
 
 from kernelevo.tensor_channel import (
     ChannelError,
+    crossable,
     export_tensor,
     export_values,
     open_tensor,
@@ -107,3 +108,21 @@ def test_a_config_object_crosses_as_its_fields(tmp_path):
             export_values([other], str(tmp_path), "init", via="file")
     with pytest.raises(ChannelError, match="malformed"):
         open_values([{"namespace": {1: {"value": 2}}}], str(tmp_path), max_bytes=1 << 20)
+
+
+def test_a_dict_of_other_plain_keys_crosses_as_pairs(tmp_path):
+    """A Hugging Face config's id2label maps ints to names: the config crossed as its fields was
+    refused ('give plain values') for that one field; keys stay what they were."""
+    import types
+
+    config = types.SimpleNamespace(hidden_size=64, id2label={0: "LABEL_0", 1: "LABEL_1"})
+    sent = export_values(
+        [config, {2.5: torch.ones(2), None: "x"}], str(tmp_path), "init", via="file"
+    )
+    assert crossable(config)
+    got = open_values(sent, str(tmp_path), max_bytes=1 << 20)
+    assert got[0].id2label == {0: "LABEL_0", 1: "LABEL_1"} and got[0].hidden_size == 64
+    assert torch.equal(got[1][2.5], torch.ones(2)) and got[1][None] == "x"
+    assert not crossable({(1, 2): 3})  # a tuple key is not a plain value
+    with pytest.raises(ChannelError, match="malformed"):
+        open_values([{"pairs": [[[1], {"value": 2}]]}], str(tmp_path), max_bytes=1 << 20)

@@ -21,6 +21,7 @@ from kernelevo.judge import requests as rq
 from kernelevo.judge.candidate_exchange import (
     add_output_buffers,
     input_checks,
+    input_tensors,
     received_outputs,
     share_inputs,
 )
@@ -35,7 +36,6 @@ from kernelevo.judge.reference import (
     nbytes,
     release_memory,
     settle_heap,
-    tensors,
     unsettle_heap,
 )
 from kernelevo.measure.timers import device_l2_bytes, rotation_set_count
@@ -258,10 +258,10 @@ class Judge:
         """New values written into the same buffers (a kernel caching results by pointer fails)."""
         assert self.ref is not None
         s = self.sets[req.set]
-        fresh = self.ref.inputs(req.seed)
-        for dst, src in zip(tensors(s["args"]), tensors(fresh), strict=False):
+        fresh = input_tensors(self.ref.inputs(req.seed))
+        for dst, src in zip(input_tensors(s["args"]), fresh, strict=False):
             dst.copy_(src)
-        for dst, src in zip(tensors(s["shared"]), tensors(fresh), strict=False):
+        for dst, src in zip(s["shared"], fresh, strict=False):
             dst.copy_(src)
         del fresh
         if self.ref.device.type == "cuda":

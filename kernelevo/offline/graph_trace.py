@@ -45,6 +45,10 @@ def _target_name(target: Any) -> str:
     return getattr(target, "__name__", name)
 
 
+class NoTemplateInputs(Exception):
+    """Inputs no template is written for: said as the templates' reason, not a failure."""
+
+
 class TaskFault(Exception):
     """The task failed on its own (its import, get_init_inputs(), Model() or get_inputs())."""
 
@@ -64,6 +68,11 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
     init_inputs = own("get_init_inputs()", lambda: list(module.get_init_inputs()))
     model = own("Model(*get_init_inputs())", lambda: module.Model(*init_inputs).eval())
     inputs = own("get_inputs()", lambda: list(module.get_inputs()))
+    for i, x in enumerate(inputs):
+        if isinstance(x, (list, tuple, dict)):
+            raise NoTemplateInputs(
+                f"input {i + 1} is a {type(x).__name__} (templates take tensors and plain values)"
+            )
     from kernelevo.offline.skeleton import state_entries
 
     state = [(n, t, "param" if is_param else "buffer") for n, t, is_param in state_entries(model)]
@@ -235,6 +244,9 @@ def main(argv: list[str]) -> int:
             out = argv[4]
     except TaskFault as exc:
         data = {"ok": False, "task_fault": str(exc), "reason": str(exc)}
+        out = argv[-1]
+    except NoTemplateInputs as exc:
+        data = {"ok": False, "no_template": str(exc), "reason": str(exc)}
         out = argv[-1]
     except Exception as exc:
         data = {

@@ -137,12 +137,16 @@ def _source_name(grapharg: Any) -> str | None:
 
 
 def _input_key(inputs: list[Any]) -> list[Any]:
+    """What a compiled variant was specialised on, per input: a tensor's rank and dtype, a
+    sequence's items (a layer's (cos, sin) pair), a plain value itself (ints are dynamic)."""
     import torch
 
     key: list[Any] = []
     for x in inputs:
         if isinstance(x, torch.Tensor):
             key.append(["tensor", x.dim(), str(x.dtype)])
+        elif isinstance(x, (list, tuple)):
+            key.append(["sequence", _input_key(list(x))])
         else:
             key.append([type(x).__name__, repr(x) if not isinstance(x, int) else None])
     return key

@@ -68,6 +68,9 @@ def _input_expr(source: str | None, state: list[dict[str, Any]], inputs: list[st
         base = f"self.{getter}({entry['name']!r})"
     else:
         base = inputs[index - len(state)]
+        items = re.match(r"(?:\[\d+\])+", rest)  # an item of a sequence input
+        if items:
+            base, rest = base + items.group(0), rest[items.end() :]
     if rest == "":
         return base
     m2 = re.fullmatch(r"\.(size|stride)\(\)\[(\d+)\]", rest)
@@ -83,6 +86,12 @@ def _dispatch_test(key: list[Any], names: list[str]) -> str:
     for entry, name in zip(key, names, strict=False):
         if entry[0] == "tensor":
             tests.append(f"{name}.dim() == {entry[1]} and {name}.dtype == {entry[2]}")
+        elif entry[0] == "sequence":
+            items = [f"{name}[{i}]" for i in range(len(entry[1]))]
+            inner = _dispatch_test(entry[1], items)
+            tests.append(
+                f"len({name}) == {len(entry[1])}" + ("" if inner == "True" else f" and {inner}")
+            )
         elif entry[1] is not None:
             tests.append(f"{name} == {entry[1]}")
     return " and ".join(tests) or "True"

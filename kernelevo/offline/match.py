@@ -83,7 +83,7 @@ def trace_graph(
         raise TaskError(
             f"{data['task_fault']}: the task fails on its own, before any candidate runs; fix it"
         )
-    if not data.get("ok"):
+    if not data.get("ok") and not data.get("no_template"):
         raise RuntimeError(f"tracing the reference failed: {data.get('reason')}")
     return data
 
@@ -160,6 +160,8 @@ def instantiate_report(
     """Candidates from every matching template, with what was dropped and why."""
     small = _has_small(task_path)
     data = trace_graph(task_path, size="small" if small else "default", timeout_s=timeout_s)
+    if data.get("no_template"):
+        return Instantiation(note=f"no template for these inputs: {data['no_template']}")
     result = generate_all(data)
     if not result.matched:
         result.note = f"no template for {', '.join(compute_ops(data)) or 'this graph'}"

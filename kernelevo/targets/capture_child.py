@@ -9,6 +9,7 @@ so a long training script costs only the time to reach its first step.
 from __future__ import annotations
 
 import ast
+import copy
 import json
 import os
 import runpy
@@ -16,11 +17,19 @@ import sys
 import threading
 
 from kernelevo.atomic_write import write_atomic
+from kernelevo.targets.capture_defaults import (
+    SecondCall,
+    keywords_passed,
+    literal_defaults,
+    target_function,
+)
 
 _MAX_ITEMS = 16
 
 
-def _spec_of(value, torch) -> dict:
+def _spec_of(value, torch, configs: bool = True) -> dict:
+    """How to rebuild `value` in a task; `configs`: objects may be saved as their fields (the
+    constructor's config; a call's object argument, a cache or a tokenizer, is not a config)."""
     if torch is not None and isinstance(value, torch.Tensor):
         spec = {
             "kind": "tensor",
@@ -40,7 +49,10 @@ def _spec_of(value, torch) -> dict:
                 spec["min"], spec["max"] = int(value.min()), int(value.max())
         return spec
     if isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
-        return {"kind": type(value).__name__, "items": [_spec_of(v, torch) for v in value]}
+        return {
+            "kind": type(value).__name__,
+            "items": [_spec_of(v, torch, configs) for v in value],
+        }
     if value is None or isinstance(value, (bool, int, float, str)):
         text = repr(value)
         try:
@@ -57,21 +69,61 @@ def _spec_of(value, torch) -> dict:
                 "type": type(value).__name__,
                 "fields": {k: s["repr"] for k, s in specs.items()},
             }
-    data = getattr(value, "__dict__", None)
-    if isinstance(data, dict) and data and all(is_plain_data(v) for v in data.values()):
-        try:
-            rebuilt = type(value)(**data)
-            same = vars(rebuilt) == data
-        except Exception:  # a class that is not built from its fields: rebuild as a namespace
-            same = False
-        return {
-            "kind": "config",
-            "type": type(value).__name__,
-            "rebuild": "class" if same else "namespace",
-            "values": dict(data),
-            "fields": sorted(data),
-        }
+    config = _config_spec(value) if configs else None
+    if config is not None:
+        return config
     return {"kind": "unsupported", "type": type(value).__name__}
+
+
+def _plain_fields(value: object) -> tuple[dict, bool] | None:
+    """A config object's fields that are data (its `to_dict()` where it has one, as Hugging Face's
+    configs do, else its attributes), and whether nothing was left out; None for no fields."""
+    try:
+        to_dict = getattr(value, "to_dict", None)
+        raw = to_dict() if callable(to_dict) else getattr(value, "__dict__", None)
+    except Exception:  # a to_dict() that needs more than the object
+        return None
+    if not isinstance(raw, dict) or not raw:
+        return None
+    fields = {k: v for k, v in raw.items() if isinstance(k, str) and is_plain_data(v)}
+    return fields, len(fields) == len(raw)
+
+
+def _config_spec(value: object) -> dict | None:
+    """A config object saved as its fields: rebuilt as its own class where that class, given the
+    fields, has the same fields again (a PretrainedConfig's id2label, with int keys, is left to its
+    default then), else as a namespace when every field is data; None for anything else."""
+    if isinstance(value, type) or callable(value):
+        return None
+    got = _plain_fields(value)
+    if got is None:
+        return None
+    fields, whole = got
+    try:
+        rebuilt = type(value)(**fields)
+        again = _plain_fields(rebuilt)
+        same = again is not None and again[0] == fields
+    except Exception:  # a class that is not built from its fields
+        same = False
+    if not same and not whole:
+        return None
+    spec = {
+        "kind": "config",
+        "type": type(value).__name__,
+        "rebuild": "class" if same else "namespace",
+        "values": copy.deepcopy(fields),  # as it is now, whatever the user's code changes later
+        "fields": sorted(fields),
+    }
+    if same:  # what the user's code set after construction (a model's choice of attention)
+        now, absent = vars(rebuilt), object()
+        spec["attrs"] = copy.deepcopy(
+            {
+                k: v
+                for k, v in getattr(value, "__dict__", {}).items()
+                if isinstance(k, str) and is_plain_data(v) and now.get(k, absent) != v
+            }
+        )
+    return spec
 
 
 def is_plain_data(value: object) -> bool:
@@ -94,8 +146,13 @@ def save_configs(specs: list[dict], path: str | None) -> None:
         return
     import torch
 
-    torch.save({str(i): s.pop("values") for i, s in configs}, path)
+    data = {str(i): s["values"] for i, s in configs}
+    data.update({f"{i}.attrs": s["attrs"] for i, s in configs if s.get("attrs")})
+    torch.save(data, path)
     for i, s in configs:
+        values = s.pop("values")  # as data beside the task; the sizes they hold stay in the spec
+        s["attrs"] = sorted(s.get("attrs") or {})
+        s["ints"] = sorted({v for v in values.values() if type(v) is int})
         s["index"], s["data"] = i, os.path.basename(path)
 
 
@@ -118,6 +175,7 @@ def main(spec_path: str) -> int:
     target_file = spec["file"]
     files: dict[str, bool] = {}
     inits: dict[int, tuple[list[str], list[dict]]] = {}
+    pending: list[SecondCall] = []  # the target's recorded call, awaiting its return
 
     def ours(code) -> bool:
         hit = files.get(code.co_filename)
@@ -134,20 +192,33 @@ def main(spec_path: str) -> int:
             names, values = _arguments(frame, True)
             torch = sys.modules.get("torch")
             inits[id(frame.f_locals.get("self"))] = (names, [_spec_of(v, torch) for v in values])
-        elif qual == spec["call"]:
+        elif qual == spec["call"] and not pending:
             names, values = _arguments(frame, spec["method"])
             torch = sys.modules.get("torch")
             init_names, init = inits.get(id(frame.f_locals.get("self")), ([], []))
             save_configs(init, spec.get("init_data"))
             out = {
                 "names": names,
-                "args": [_spec_of(v, torch) for v in values],
+                "args": [_spec_of(v, torch, configs=False) for v in values],
                 "init_names": init_names,
                 "init": init,
             }
-            write_atomic(spec["out"], json.dumps(out))
-            sys.stdout.flush()
-            os._exit(0)
+            keywords = keywords_passed(frame)
+            fn = target_function(frame)
+            swaps = literal_defaults(fn, names, out["args"]) if fn is not None else {}
+            if torch is None or fn is None or not (keywords or swaps):
+                _finish(spec["out"], out, keywords)
+            check = SecondCall(frame, spec["method"], values, swaps, torch)
+
+            def at_return(frame, event, arg):
+                check.on_event(frame, event, arg)
+                if check.verdict is not None:
+                    _finish(spec["out"], out, keywords, check)
+                return at_return
+
+            pending.append(check)
+            frame.f_trace_lines = False
+            return at_return
         return None
 
     script = spec["script"]
@@ -168,6 +239,28 @@ def main(spec_path: str) -> int:
     finally:
         sys.settrace(None)
     return 0
+
+
+def _finish(path: str, out: dict, keywords: dict, check: SecondCall | None = None) -> None:
+    """Write the recording and end the process: with what the task leaves out where a second call
+    showed the outputs are the same without it, else with why it cannot be left out."""
+    names = out["names"]
+    if check is not None and check.verdict == "same":
+        for i, default in check.swaps.items():
+            out["replaced"] = [
+                *out.get("replaced", []),
+                [names[i], out["args"][i]["type"], repr(default)],
+            ]
+            out["args"][i] = {"kind": "value", "repr": repr(default)}
+        out["dropped"] = sorted(keywords)
+    elif keywords or (check is not None and check.swaps):
+        out["kept_out"] = {
+            "keywords": sorted(keywords),
+            "why": check.verdict if check is not None else "the target could not be called again",
+        }
+    write_atomic(path, json.dumps(out))
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def _has_xdist() -> bool:

@@ -105,7 +105,7 @@ def attach_init_blob(captured: dict, path: str | None) -> None:
             captured["init_blob"] = base64.b64encode(fh.read()).decode()
 
 
-def _value_code(spec: dict, what: str, small: SmallSizes | None = None) -> str:
+def _value_code(spec: dict, what: str, small: SmallSizes | None = None, why: str = "") -> str:
     small = small or SmallSizes()
 
     def size(v: int) -> str:
@@ -133,15 +133,16 @@ def _value_code(spec: dict, what: str, small: SmallSizes | None = None) -> str:
         fields = ", ".join(f"{k}={name_sizes_in_expr(v, small)}" for k, v in spec["fields"].items())
         return f"{spec['type']}({fields})"
     if kind == "config":
-        saved = f"_kernelevo_saved()[{str(spec['index'])!r}]"
-        return (
-            f"types.SimpleNamespace(**{saved})"
-            if spec["rebuild"] == "namespace"
-            else f"{spec['type']}(**{saved})"
-        )
+        key = str(spec["index"])
+        saved = f"_kernelevo_saved()[{key!r}]"
+        if spec["rebuild"] == "namespace":
+            return f"types.SimpleNamespace(**{saved})"
+        if spec.get("attrs"):
+            return f"_kernelevo_config({spec['type']}, {key!r})"
+        return f"{spec['type']}(**{saved})"
     raise NoExampleInputs(
-        f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording; "
-        "use @kernelevo.example(...) to say how to make it"
+        f"{what} is an object of type {spec.get('type', '?')} that cannot be rebuilt from a recording"
+        f"{why}; use @kernelevo.example(...) to say how to make it"
     )
 
 
@@ -154,6 +155,13 @@ def inputs_from_capture(
 ) -> ExampleInputs:
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
+    kept_out = captured.get("kept_out")
+    if kept_out and kept_out.get("keywords"):
+        raise NoExampleInputs(
+            f"{script}: the call passes keyword arguments ({', '.join(kept_out['keywords'])}) that a "
+            f"task's positional call cannot, and {kept_out.get('why', 'they matter')}; "
+            "use @kernelevo.example(...) to say how to call it"
+        )
     init_specs = list(captured.get("init") or [])
     small = SmallSizes()
     if source != "signature":  # sizes of real use: the CPU gets a scaled-down copy
@@ -161,8 +169,9 @@ def inputs_from_capture(
             (v for s in list(args) + init_specs for v in ints_in_spec(s)),
             keep=held_by_configs(list(args) + init_specs),
         )
+    why = f" ({kept_out['why']} with its default)" if kept_out else ""
     parts = [
-        _value_code(s, f"{script}: argument {n!r}", small)
+        _value_code(s, f"{script}: argument {n!r}", small, why)
         for s, n in zip(args, names, strict=False)
     ]
     init = [
@@ -187,6 +196,13 @@ def inputs_from_capture(
             "    return torch.load(_kernelevo_io.BytesIO(_kernelevo_base64.b64decode(_KERNELEVO_INIT_DATA)), "
             "weights_only=True)\n\n\n"
         )
+        if any(s.get("attrs") for s in configs):
+            loader += (
+                "def _kernelevo_config(cls, key):\n"
+                "    # built from its fields, then the attributes the recorded run had set on it since\n"
+                "    saved = _kernelevo_saved()\n    config = cls(**saved[key])\n"
+                "    vars(config).update(saved.get(key + '.attrs', {}))\n    return config\n\n\n"
+            )
     label = how or f"captured from {os.path.basename(script)}"
     already_small = (
         "SMALL = {}  # the example inputs are already small sizes: the CPU runs them as they are\n\n\n"
@@ -202,10 +218,18 @@ def inputs_from_capture(
         | {s["type"] for s in list(args) + init_specs if s.get("kind") == "dataclass"}
         | {s["type"] for s in configs if s["rebuild"] == "class"}
     )
-    note = note or f"captured while running {script}"
+    note = (note or f"captured while running {script}") + _left_out(captured)
     ex = ExampleInputs(source, code, note, uses, small=small)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
     return ex
+
+
+def _left_out(captured: dict) -> str:
+    """What the recorded call passed and the task does not, shown the same outputs without it."""
+    parts = [f"{n} (a {t}) left at its default {d}" for n, t, d in captured.get("replaced") or []]
+    if captured.get("dropped"):
+        parts.append(f"keyword arguments {', '.join(captured['dropped'])} not passed")
+    return f"; {' and '.join(parts)}: a second call gave the same outputs" if parts else ""
 
 
 def _describe(name: str, spec: dict) -> str:

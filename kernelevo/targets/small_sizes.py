@@ -95,11 +95,8 @@ def held_by_configs(specs: Iterable[dict]) -> set[int]:
     held: set[int] = set()
     for spec in specs:
         if spec.get("kind") == "config":
-            held |= {
-                v
-                for v in (spec.get("values") or {}).values()
-                if isinstance(v, int) and not isinstance(v, bool)
-            }
+            values = list((spec.get("values") or {}).values()) + list(spec.get("ints") or [])
+            held |= {v for v in values if isinstance(v, int) and not isinstance(v, bool)}
     return held
 
 

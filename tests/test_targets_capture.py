@@ -1,0 +1,164 @@
+"""Recording a target's call from a script, as Hugging Face layers are called: a config object
+whose to_dict() leaves out what the model set on it later, a live cache object, keyword
+arguments, and a (cos, sin) pair as one argument (targets/capture_child.py,
+targets/capture_defaults.py); then the task verified with a candidate, which sends that config
+and that pair across processes (tensor_channel.py, judge/candidate_exchange.py)."""
+
+import json
+import textwrap
+
+import pytest
+from support import run_kernelevo
+
+from kernelevo.targets.extract import ExtractError, build_task, check_task
+from kernelevo.task import load_task_module
+
+LAYER = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+
+    class LayerConfig:
+        def __init__(self, hidden=64, id2label=None, **kwargs):
+            self.hidden = hidden
+            self.id2label = id2label or {0: "no", 1: "yes"}
+            self._impl = None
+            for k, v in kwargs.items():
+                setattr(self, k, v)
+
+        def to_dict(self):
+            return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+
+    class KVCache:
+        def __init__(self):
+            self.keys = []
+
+        def update(self, k):
+            self.keys.append(k)
+            return torch.cat(self.keys, dim=1)
+
+
+    class Layer(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.gated = config._impl == "gated"
+            self.proj = nn.Linear(config.hidden, config.hidden)
+
+        def forward(self, x, pe, cache=None, **kwargs):
+            k = self.proj(x)
+            if cache is not None:
+                k = cache.update(k)
+            cos, sin = pe
+            out = k * cos + x * sin
+            return out * kwargs.get("scale", 1.0)
+    """
+)
+
+
+def script(extra_kwargs: str) -> str:
+    return textwrap.dedent(
+        f"""
+        import torch
+        from layer import Layer, LayerConfig
+
+        config = LayerConfig(hidden=64)
+        config._impl = "gated"  # what a model sets on its config after construction
+        layer = Layer(config)
+        x = torch.randn(2, 16, 64)
+        pe = (torch.randn(1, 16, 64), torch.randn(1, 16, 64))
+        layer(x, pe, cache=KVCache(), {extra_kwargs})
+        """
+    ).replace(
+        "from layer import Layer, LayerConfig", "from layer import KVCache, Layer, LayerConfig"
+    )
+
+
+def build(tmp_path, extra_kwargs: str):
+    (tmp_path / "layer.py").write_text(LAYER)
+    (tmp_path / "run.py").write_text(script(extra_kwargs))
+    return build_task(
+        str(tmp_path / "layer.py"),
+        "Layer",
+        script=str(tmp_path / "run.py"),
+        out_dir=str(tmp_path / "t"),
+    )
+
+
+def test_what_the_task_cannot_pass_is_left_out_only_where_a_second_call_agrees(tmp_path):
+    built = build(tmp_path, "use_cache=True")
+    assert (
+        "cache (a KVCache) left at its default None and keyword arguments use_cache not passed: "
+        "a second call gave the same outputs" in built.inputs
+    )
+    assert check_task(built.path).ok is True
+    task = load_task_module(built.path)
+    config = task.get_init_inputs()[0]
+    assert type(config).__name__ == "LayerConfig" and config.hidden == 64
+    assert vars(config)["_impl"] == "gated"  # set after construction, restored
+    assert task.Model(*task.get_init_inputs()).gated
+    args = task.get_inputs()
+    assert args[2] is None and isinstance(args[1], tuple) and len(args[1]) == 2
+
+
+def test_a_keyword_that_changes_the_outputs_is_refused_with_the_reason(tmp_path):
+    with pytest.raises(ExtractError) as err:
+        build(tmp_path, "scale=2.0")
+    assert "keyword arguments (scale)" in str(err.value)
+    assert "without them the outputs differ" in str(err.value)
+
+
+CANDIDATE = textwrap.dedent(
+    """
+    import torch
+    import triton
+    import triton.language as tl
+    from torch import nn
+
+
+    @triton.jit
+    def _rotate(k_ptr, x_ptr, cos_ptr, sin_ptr, out_ptr, n, period, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        mask = offs < n
+        k = tl.load(k_ptr + offs, mask=mask)
+        x = tl.load(x_ptr + offs, mask=mask)
+        cos = tl.load(cos_ptr + offs % period, mask=mask)
+        sin = tl.load(sin_ptr + offs % period, mask=mask)
+        tl.store(out_ptr + offs, k * cos + x * sin, mask=mask)
+
+
+    class ModelNew(nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.proj = nn.Linear(config.hidden, config.hidden)
+
+        def forward(self, x, pe, cache=None, use_cache=None):
+            k = self.proj(x).contiguous()
+            x = x.contiguous()
+            cos, sin = pe[0].contiguous(), pe[1].contiguous()
+            out = torch.empty_like(x)
+            n = x.numel()
+            _rotate[(triton.cdiv(n, 1024),)](k, x, cos, sin, out, n, cos.numel(), BLOCK=1024)
+            return out
+    """
+)
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_the_recorded_task_verifies_a_candidate_across_processes(tmp_path, device):
+    """The config (its id2label has int keys) and the (cos, sin) pair reach the candidate; the pair
+    is refilled with the first set's new values like any other input (it was not: the refilled run
+    saw the old pair and a correct kernel was reported incorrect). On a GPU the pair crosses by
+    CUDA IPC, as copies: the judge's own tensors inside it were exported as they were."""
+    built = build(tmp_path, "use_cache=True")
+    cand = tmp_path / "cand.py"
+    cand.write_text(CANDIDATE)
+    r = run_kernelevo(
+        ["verify", built.path, str(cand), "--json", "--service", "off", "--device", device],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    verdict = json.loads(r.stdout)
+    assert verdict["status"] == "verified", verdict["reason"]
+    assert any(c["name"] == "same_buffers_new_values" and c["passed"] for c in verdict["checks"])

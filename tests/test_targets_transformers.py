@@ -1,0 +1,80 @@
+"""Real code nobody here wrote: Hugging Face transformers' Llama layers, as installed, called from
+a user's script that builds a small model. Its layers take a config whose to_dict() leaves out
+what the model set on it (the attention implementation), a live KV cache, keyword arguments and
+a (cos, sin) pair; each was found refused ('cannot be rebuilt from a recording') or wrongly
+judged before these tests."""
+
+import json
+import textwrap
+
+import pytest
+import transformers.models.llama.modeling_llama as modeling_llama
+from support import run_kernelevo
+
+from kernelevo.targets.extract import build_task, check_task
+
+LLAMA = modeling_llama.__file__
+
+SCRIPT = textwrap.dedent(
+    """
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        hidden_size=256, intermediate_size=688, num_hidden_layers=2, num_attention_heads=8,
+        num_key_value_heads=4, vocab_size=1000, max_position_embeddings=512,
+    )
+    model = LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        print(model(torch.randint(0, 1000, (2, 64))).logits.shape)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def script(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("llama")
+    path = folder / "run_llama.py"
+    path.write_text(SCRIPT)
+    return path
+
+
+@pytest.mark.parametrize(
+    "target, said",
+    [
+        ("LlamaRMSNorm", ""),
+        ("apply_rotary_pos_emb", ""),
+        ("LlamaMLP", ""),
+        ("LlamaAttention", "cache (a DynamicCache) left at its default None"),
+        ("LlamaDecoderLayer", "cache (a DynamicCache) left at its default None"),
+    ],
+)
+def test_llama_layers_become_tasks_from_a_users_script(script, tmp_path, target, said):
+    built = build_task(LLAMA, target, script=str(script), out_dir=str(tmp_path))
+    assert built.inputs.startswith(f"captured while running {script}"), built.inputs
+    assert said in built.inputs
+    check = check_task(built.path)
+    assert check.ok is True, check.message
+    if target in ("LlamaAttention", "LlamaDecoderLayer"):  # the model's choice of attention kept
+        assert "_kernelevo_config(LlamaConfig, '0')" in built.text
+
+
+@pytest.mark.slow
+def test_a_llama_decoder_layer_gets_a_verified_offline_kernel_on_the_cpu(script, tmp_path):
+    """Inductor's kernels around the library matmuls and attention, extracted and verified across
+    the sandboxed processes (the config with its int-keyed id2label and the (cos, sin) pair cross)."""
+    out = tmp_path / "run.json"
+    r = run_kernelevo(
+        [
+            "optimize",
+            f"{LLAMA}::LlamaDecoderLayer",
+            "--script",
+            str(script),
+            "--json-out",
+            str(out),
+        ],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    summary = json.loads(out.read_text())
+    assert summary["candidates"].get("verified", 0) >= 1, summary
