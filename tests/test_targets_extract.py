@@ -245,3 +245,18 @@ def test_a_precision_comment_makes_the_task_accept_tf32(tmp_path):
     assert read_task(accepted.path).hints.get("ALLOW_TF32") is True
     other = build_task(str(user), "plain", out_dir=str(tmp_path / "t"))
     assert "ALLOW_TF32" not in other.text
+
+
+def test_a_reference_returning_a_dict_of_outputs_says_what_to_pick(tmp_path):
+    """Hugging Face's whole models and encoders return a ModelOutput (a dict): the check said only
+    'not tensors'."""
+    user = tmp_path / "enc.py"
+    user.write_text(
+        "import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 8),)\ndef encode(x):\n"
+        "    return {'last_hidden_state': torch.tanh(x)}\n"
+    )
+    task = build_task(str(user), "encode", out_dir=str(tmp_path / "t"))
+    check = check_task(task.path)
+    assert check.ok is False
+    assert "forward returned dict (a dict of outputs), not tensors" in check.message
+    assert "optimize a layer inside it" in check.message

@@ -69,9 +69,12 @@ def run(path: str, force_small: bool = False) -> dict:
         else []
     )
     if not tensors:
+        what = " (a dict of outputs)" if isinstance(out, dict) else ""
         return {
             "ok": False,
-            "message": f"{path}: forward returned {type(out).__name__}, not tensors",
+            "message": f"{path}: forward returned {type(out).__name__}{what}, not tensors; "
+            "a task's reference returns tensors: optimize a layer inside it, or a function of "
+            "yours that returns the tensor you need",
         }
     if any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
         warnings.append("output has NaN or Inf on the example inputs")
