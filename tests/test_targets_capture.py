@@ -162,3 +162,22 @@ def test_the_recorded_task_verifies_a_candidate_across_processes(tmp_path, devic
     verdict = json.loads(r.stdout)
     assert verdict["status"] == "verified", verdict["reason"]
     assert any(c["name"] == "same_buffers_new_values" and c["passed"] for c in verdict["checks"])
+
+
+def test_the_second_call_draws_the_same_random_numbers(tmp_path):
+    """Dropout in training mode: the outputs agree only from the same random state."""
+    (tmp_path / "drop.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Drop(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.p = nn.Dropout(0.5)\n\n"
+        "    def forward(self, x, **kwargs):\n        return self.p(x) * 2\n"
+    )
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom drop import Drop\n\nDrop().train()(torch.randn(8, 64), step=3)\n"
+    )
+    built = build_task(
+        str(tmp_path / "drop.py"),
+        "Drop",
+        script=str(tmp_path / "train.py"),
+        out_dir=str(tmp_path / "t"),
+    )
+    assert "keyword arguments step not passed: a second call gave the same outputs" in built.inputs

@@ -87,6 +87,8 @@ class SecondCall:
         self.owner = frame.f_locals[frame.f_code.co_varnames[0]] if method else None
         self.values, self.swaps, self.torch = list(values), swaps, torch
         self.rng = torch.get_rng_state()
+        gpu = torch.cuda.is_available() and torch.cuda.is_initialized()
+        self.gpu_rng = torch.cuda.get_rng_state_all() if gpu else None
         self.raised = False
         self.verdict: str | None = None  # "same", or why not
 
@@ -102,6 +104,8 @@ class SecondCall:
         if self.owner is not None:
             args.insert(0, self.owner)
         self.torch.set_rng_state(self.rng)
+        if self.gpu_rng is not None:
+            self.torch.cuda.set_rng_state_all(self.gpu_rng)
         try:
             again = self.fn(*args)
         except Exception as exc:
