@@ -15,6 +15,13 @@ if ls .device-wheels/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .device-wheels/*.whl \
     && export PYTHONPATH="/tmp/site:$PYTHONPATH"
 fi
+# Hugging Face transformers and what it needs beyond the image (`pip download transformers==5.25.0`
+# for the image's Python, less what torch already brings): for tests/test_targets_transformers.py,
+# into the interpreter's own site-packages, since sandboxed workers import the tasks built from it
+if ls .device-wheels/hf/*.whl >/dev/null 2>&1 && ! python3 -c "import transformers" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir .device-wheels/hf/*.whl \
+    || echo "transformers could not be installed here: its tests will fail to import it"
+fi
 # the model SDK and its dependencies, for the tokens benchmark alone (`pip download anthropic -d
 # .device-wheels/llm` for the image's Python): kept off the path of everything else, whose
 # packages (typing_extensions, ...) they would shadow
