@@ -205,14 +205,18 @@ def test_unknown_target_lists_what_exists(tmp_path):
         build("model.py", "Nope", tmp_path)
 
 
-def test_failing_reference_is_reported_with_location(tmp_path):
-    user = tmp_path / "bad.py"
+def checked_function(tmp_path, file: str, name: str, shape: str, body: str):
+    """The task check of a one-line function `name(x)` of a file written here, with its inputs."""
+    user = tmp_path / file
     user.write_text(
-        "import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 5),)\ndef f(x):\n"
-        "    return torch.mm(x, x)\n"
+        f"import torch\n\n\n# kernelevo: inputs = (torch.randn({shape}),)\ndef {name}(x):\n"
+        f"    {body}\n"
     )
-    task = build_task(str(user), "f", out_dir=str(tmp_path / "t"))
-    check = check_task(task.path)
+    return check_task(build_task(str(user), name, out_dir=str(tmp_path / "t")).path)
+
+
+def test_failing_reference_is_reported_with_location(tmp_path):
+    check = checked_function(tmp_path, "bad.py", "f", "4, 5", "return torch.mm(x, x)")
     assert check.ok is False and "bad__f__" in check.message and "RuntimeError" in check.message
 
 
@@ -250,13 +254,8 @@ def test_a_precision_comment_makes_the_task_accept_tf32(tmp_path):
 def test_a_reference_returning_a_dict_of_outputs_says_what_to_pick(tmp_path):
     """Hugging Face's whole models and encoders return a ModelOutput (a dict): the check said only
     'not tensors'."""
-    user = tmp_path / "enc.py"
-    user.write_text(
-        "import torch\n\n\n# kernelevo: inputs = (torch.randn(4, 8),)\ndef encode(x):\n"
-        "    return {'last_hidden_state': torch.tanh(x)}\n"
-    )
-    task = build_task(str(user), "encode", out_dir=str(tmp_path / "t"))
-    check = check_task(task.path)
+    body = "return {'last_hidden_state': torch.tanh(x)}"
+    check = checked_function(tmp_path, "enc.py", "encode", "4, 8", body)
     assert check.ok is False
     assert "forward returned dict (a dict of outputs), not tensors" in check.message
     assert "optimize a layer inside it" in check.message
