@@ -100,6 +100,7 @@ def test_what_the_task_cannot_pass_is_left_out_only_where_a_second_call_agrees(t
     assert task.Model(*task.get_init_inputs()).gated
     args = task.get_inputs()
     assert args[2] is None and isinstance(args[1], tuple) and len(args[1]) == 2
+    assert "pe = tuple of (float32[1, 16, 64] on cpu (contiguous), float32[1, 16, 64]" in built.text
 
 
 def test_a_keyword_that_changes_the_outputs_is_refused_with_the_reason(tmp_path):

@@ -238,4 +238,7 @@ def _describe(name: str, spec: dict) -> str:
         return (
             f"{name} {spec['dtype']}{list(spec['shape'])} on {spec.get('device', 'cpu')} ({layout})"
         )
+    if spec.get("kind") in ("list", "tuple"):  # a layer's (cos, sin) pair
+        items = ", ".join(_describe("", s).strip().removeprefix("= ") for s in spec["items"])
+        return f"{name} = {spec['kind']} of ({items})"
     return f"{name} = {spec.get('repr', spec.get('type', '?'))}"
