@@ -101,3 +101,59 @@ def test_the_engine_of_a_verify_never_imports_torch(tmp_path):
     assert {"torch", "warm_compile", "host"} <= set(parts["compiler"])
     for name, steps in parts.items():
         assert abs(sum(steps.values()) - phases["worker_start_s"][name]) < 0.2, (name, steps)
+
+
+DICT_TASK = """import torch
+from torch import nn
+
+
+class Model(nn.Module):
+    \"\"\"Returns its outputs by name, as a Hugging Face encoder's ModelOutput does.\"\"\"
+
+    def forward(self, x):
+        return {"last_hidden_state": torch.tanh(x), "pooled": x.mean(dim=1)}
+
+
+def get_inputs():
+    return [torch.randn(16, 64)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+DICT_CANDIDATE = """import torch
+import triton
+import triton.language as tl
+from torch import nn
+
+
+@triton.jit
+def _tanh_rows(x_ptr, y_ptr, m_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    e = tl.exp(2.0 * x)
+    tl.store(y_ptr + row * N + tl.arange(0, N), (e - 1.0) / (e + 1.0))
+    tl.store(m_ptr + row, tl.sum(x, axis=0) / N)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        y, m = torch.empty_like(x), torch.empty(x.shape[0], dtype=x.dtype, device=x.device)
+        _tanh_rows[(x.shape[0],)](x, y, m, N=x.shape[1])
+        return {"last_hidden_state": y, "pooled": m}
+"""
+
+
+def test_outputs_returned_as_a_dict_are_each_compared(tmp_path):
+    """Every tensor of a dict output is judged (its values in order); one wrong value fails."""
+    task, good, bad = tmp_path / "t.py", tmp_path / "good.py", tmp_path / "bad.py"
+    task.write_text(DICT_TASK)
+    good.write_text(DICT_CANDIDATE)
+    bad.write_text(DICT_CANDIDATE.replace("tl.sum(x, axis=0) / N", "tl.sum(x, axis=0) / (N + 1)"))
+    r = kv("verify", task, good, "--json", "--service", "off", cwd=tmp_path)
+    assert json.loads(r.stdout)["status"] == "verified", r.stdout[-1500:] + r.stderr[-1500:]
+    r = kv("verify", task, bad, "--json", "--service", "off", cwd=tmp_path)
+    out = json.loads(r.stdout)
+    assert out["status"] == "incorrect" and "output 1" in out["reason"], out["reason"]

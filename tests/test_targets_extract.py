@@ -251,11 +251,14 @@ def test_a_precision_comment_makes_the_task_accept_tf32(tmp_path):
     assert "ALLOW_TF32" not in other.text
 
 
-def test_a_reference_returning_a_dict_of_outputs_says_what_to_pick(tmp_path):
-    """Hugging Face's whole models and encoders return a ModelOutput (a dict): the check said only
-    'not tensors'."""
+def test_a_reference_returning_a_dict_of_outputs(tmp_path):
+    """Hugging Face's encoders return a ModelOutput (a dict of tensors): its tensors are the outputs;
+    a dict without any says what to pick (the check had said only 'not tensors')."""
     body = "return {'last_hidden_state': torch.tanh(x)}"
     check = checked_function(tmp_path, "enc.py", "encode", "4, 8", body)
+    assert check.ok is True, check.message
+    body = "return {'n': float(torch.tanh(x).sum())}"
+    check = checked_function(tmp_path, "total.py", "total", "4, 8", body)
     assert check.ok is False
     assert "forward returned dict (a dict of outputs), not tensors" in check.message
     assert "optimize a layer inside it" in check.message

@@ -103,6 +103,8 @@ def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
         return True
     if isinstance(out, (list, tuple)):
         return any(_tensors_in(o) for o in out)
+    if isinstance(out, dict):  # a ModelOutput
+        return any(_tensors_in(o) for o in out.values())
     return False
 
 

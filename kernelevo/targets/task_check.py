@@ -46,6 +46,7 @@ def run(path: str, force_small: bool = False) -> dict:
             "machine with a CUDA GPU (task written, not run)",
         }
     from kernelevo.task import load_task_module, read_task
+    from kernelevo.verify.compare import flatten_outputs
 
     small = (force_small or not cuda) and "SMALL" in read_task(path).hints
     mod = load_task_module(path, size="small" if small else "default")
@@ -61,13 +62,7 @@ def run(path: str, force_small: bool = False) -> dict:
             "ok": False,
             "message": f"{path}: forward returned None; a task's reference must return tensors",
         }
-    tensors = (
-        [out]
-        if isinstance(out, torch.Tensor)
-        else [o for o in out if isinstance(o, torch.Tensor)]
-        if isinstance(out, (list, tuple))
-        else []
-    )
+    tensors = [o for o in flatten_outputs(out) if isinstance(o, torch.Tensor)]
     if not tensors:
         what = " (a dict of outputs)" if isinstance(out, dict) else ""
         return {

@@ -30,6 +30,10 @@ def tolerance_for(
 
 
 def flatten_outputs(out: Any) -> list[Any]:
+    """Outputs (or inputs) as one list: sequences and dicts (a Hugging Face ModelOutput) opened,
+    in order."""
+    if isinstance(out, dict):
+        return flatten_outputs(list(out.values()))
     if isinstance(out, (tuple, list)):
         items: list[Any] = []
         for o in out:
