@@ -231,7 +231,7 @@ def _fields(v: Any) -> tuple[str, dict[Any, Any]] | None:
 
 def crossable(v: Any) -> bool:
     """Whether export_values can send `v` (what a task's get_init_inputs() may return)."""
-    if v is None or isinstance(v, (torch.Tensor, bool, int, float, str)):
+    if _scalar(v) or isinstance(v, torch.Tensor):
         return True
     if isinstance(v, (list, tuple)):
         return all(crossable(x) for x in v)
@@ -239,12 +239,52 @@ def crossable(v: Any) -> bool:
     return got is not None and all(crossable(x) for x in got[1].values())
 
 
+def tensors_in(v: Any) -> list[torch.Tensor]:
+    """Every tensor `export_values` would send of `v`, in the order it describes them."""
+    if isinstance(v, torch.Tensor):
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in tensors_in(x)]
+    got = _fields(v)
+    return [t for x in (got[1].values() if got else ()) for t in tensors_in(x)]
+
+
+def map_tensors(v: Any, fn: Any) -> Any:
+    """`v` with every tensor `export_values` would send replaced by `fn(tensor)`; a config object
+    becomes the namespace it would be opened as."""
+    if isinstance(v, torch.Tensor):
+        return fn(v)
+    if isinstance(v, (list, tuple)):
+        return type(v)(map_tensors(x, fn) for x in v)
+    got = _fields(v)
+    if got is None:
+        return v
+    mapped = {k: map_tensors(x, fn) for k, x in got[1].items()}
+    return types.SimpleNamespace(**mapped) if got[0] == "namespace" else mapped
+
+
+def described_tensors(desc: Any) -> list[Any]:
+    """The tensor descriptors in `export_values`' description, in order (what `tensors_in` gives)."""
+    if isinstance(desc, list):
+        return [t for d in desc for t in described_tensors(d)]
+    if not isinstance(desc, dict):
+        return []
+    if "tensor" in desc:
+        return [desc["tensor"]]
+    if "list" in desc:
+        return described_tensors(desc["list"])
+    if "pairs" in desc:
+        return [t for pair in desc["pairs"] for t in described_tensors(pair[1:])]
+    inner = desc.get("dict", desc.get("namespace"))
+    return described_tensors(list(inner.values())) if isinstance(inner, dict) else []
+
+
 def _export_one(v: Any, folder: str, name: str, via: str, i: int) -> Any:
     if isinstance(v, torch.Tensor):
         return {"tensor": export_tensor(v, folder, name, via)}
     if isinstance(v, (list, tuple)):
         return {"list": export_values(list(v), folder, name, via), "tuple": isinstance(v, tuple)}
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if _scalar(v):
         return {"value": v}
     got = _fields(v)
     if got is None:
@@ -301,9 +341,7 @@ def _open_one(
     if "list" in item:
         inner = open_values(item["list"], folder, max_bytes, mirrors)
         return tuple(inner) if item.get("tuple") else inner
-    if "value" in item and (
-        item["value"] is None or isinstance(item["value"], (bool, int, float, str))
-    ):
+    if "value" in item and _scalar(item["value"]):
         return item["value"]
     pairs = item.get("pairs")
     if isinstance(pairs, list) and all(

@@ -13,9 +13,8 @@ def check(out: Path, flag: str) -> None:
     """Refuse now what `write` would fail on later: a folder, or a place that cannot be written."""
     if out.is_dir():
         raise UserError(f"{out}: is a folder; {flag} names the file to write")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise UserError(f"{out}: no folder {parent}; {flag} names a file in an existing folder")
+    if not out.parent.is_dir():
+        raise UserError(f"{out}: no folder {out.parent}; {flag} names a file in an existing folder")
 
 
 def write(out: Path, text: str, flag: str) -> None:

@@ -9,13 +9,20 @@ buffer not copied, or more bytes than the task's outputs need is a failure, neve
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import torch
 
 from kernelevo import cuda_ipc
-from kernelevo.tensor_channel import DTYPES, export_values, object_fields, open_tensor, placed
+from kernelevo.tensor_channel import (
+    DTYPES,
+    described_tensors,
+    export_values,
+    map_tensors,
+    open_tensor,
+    placed,
+    tensors_in,
+)
 from kernelevo.verdict import Check
 
 
@@ -27,52 +34,11 @@ def share_inputs(
     The reference only ever reads the judge's private `values`, never memory the candidate can
     write (a thread it left behind could change shared inputs while the reference runs)."""
     if device.type == "cuda" and via == "ipc":
-        copies = [_copied(v) for v in values]  # each in a CUDA allocation of its own
-        return export_values(copies, folder, prefix, via), input_tensors(copies)
+        # each tensor in a CUDA allocation of its own: its handle maps nothing else of the judge
+        copies = [map_tensors(v, cuda_ipc.copy_of) for v in values]
+        return export_values(copies, folder, prefix, via), tensors_in(copies)
     descs = export_values(values, folder, prefix, via)
-    return descs, [open_tensor(d, folder, 1 << 62) for d in _described_tensors(descs)]
-
-
-def input_tensors(values: Any) -> list[torch.Tensor]:
-    """Every tensor of an input set, in the order export_values describes them."""
-    if isinstance(values, torch.Tensor):
-        return [values]
-    if isinstance(values, (list, tuple)):
-        return [t for v in values for t in input_tensors(v)]
-    fields = values if isinstance(values, dict) else object_fields(values)
-    return [t for v in (fields or {}).values() for t in input_tensors(v)]
-
-
-def _copied(value: Any) -> Any:
-    """`value` with every tensor in it copied (a CUDA IPC handle maps its whole allocation)."""
-    if isinstance(value, torch.Tensor):
-        return cuda_ipc.copy_of(value)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_copied(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _copied(v) for k, v in value.items()}
-    fields = object_fields(value)
-    return (
-        value
-        if fields is None
-        else types.SimpleNamespace(**{k: _copied(v) for k, v in fields.items()})
-    )
-
-
-def _described_tensors(desc: Any) -> list[Any]:
-    """The tensor descriptors in export_values' description of an input set, in order."""
-    if isinstance(desc, list):
-        return [t for d in desc for t in _described_tensors(d)]
-    if not isinstance(desc, dict):
-        return []
-    if "tensor" in desc:
-        return [desc["tensor"]]
-    if "list" in desc:
-        return _described_tensors(desc["list"])
-    if "pairs" in desc:
-        return [t for pair in desc["pairs"] for t in _described_tensors(pair[1:])]
-    inner = desc.get("dict", desc.get("namespace"))
-    return _described_tensors(list(inner.values())) if isinstance(inner, dict) else []
+    return descs, [open_tensor(d, folder, 1 << 62) for d in described_tensors(descs)]
 
 
 def add_output_buffers(

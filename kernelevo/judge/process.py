@@ -21,7 +21,6 @@ from kernelevo.judge import requests as rq
 from kernelevo.judge.candidate_exchange import (
     add_output_buffers,
     input_checks,
-    input_tensors,
     received_outputs,
     share_inputs,
 )
@@ -39,7 +38,13 @@ from kernelevo.judge.reference import (
     unsettle_heap,
 )
 from kernelevo.measure.timers import device_l2_bytes, rotation_set_count
-from kernelevo.tensor_channel import ChannelError, export_tensor, export_values, release_kept
+from kernelevo.tensor_channel import (
+    ChannelError,
+    export_tensor,
+    export_values,
+    release_kept,
+    tensors_in,
+)
 from kernelevo.verdict import Check
 from kernelevo.verify.opwatch import OpRecorder
 from kernelevo.worker.protocol import Reply
@@ -258,11 +263,10 @@ class Judge:
         """New values written into the same buffers (a kernel caching results by pointer fails)."""
         assert self.ref is not None
         s = self.sets[req.set]
-        fresh = input_tensors(self.ref.inputs(req.seed))
-        for dst, src in zip(input_tensors(s["args"]), fresh, strict=False):
-            dst.copy_(src)
-        for dst, src in zip(s["shared"], fresh, strict=False):
-            dst.copy_(src)
+        fresh = tensors_in(self.ref.inputs(req.seed))
+        for held in (tensors_in(s["args"]), s["shared"]):  # the reference's, the candidate's
+            for dst, src in zip(held, fresh, strict=False):
+                dst.copy_(src)
         del fresh
         if self.ref.device.type == "cuda":
             torch.cuda.synchronize(self.ref.device)  # written before the candidate reads them

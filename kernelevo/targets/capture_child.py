@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import json
 import os
 import runpy
 import sys
 import threading
+import types
 
 from kernelevo.atomic_write import write_atomic
 from kernelevo.targets.capture_defaults import (
@@ -75,13 +77,23 @@ def _spec_of(value, torch, configs: bool = True) -> dict:
     return {"kind": "unsupported", "type": type(value).__name__}
 
 
+def config_data(obj: object) -> dict:
+    """A config object's fields as its class gives them: a dataclass's fields, its `to_dict()` where
+    it has one (Hugging Face's configs), else its attributes (TypeError for an object without)."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict) and not isinstance(obj, types.SimpleNamespace):
+        return to_dict()  # type: ignore[no-any-return]
+    return dict(vars(obj))
+
+
 def _plain_fields(value: object) -> tuple[dict, bool] | None:
-    """A config object's fields that are data (its `to_dict()` where it has one, as Hugging Face's
-    configs do, else its attributes), and whether nothing was left out; None for no fields."""
+    """A config object's fields that are data (config_data's), and whether nothing was left out;
+    None for no fields."""
     try:
-        to_dict = getattr(value, "to_dict", None)
-        raw = to_dict() if callable(to_dict) else getattr(value, "__dict__", None)
-    except Exception:  # a to_dict() that needs more than the object
+        raw = config_data(value)
+    except Exception:  # no attributes, or a to_dict() that needs more than the object
         return None
     if not isinstance(raw, dict) or not raw:
         return None
@@ -246,11 +258,10 @@ def _finish(path: str, out: dict, keywords: dict, check: SecondCall | None = Non
     showed the outputs are the same without it, else with why it cannot be left out."""
     names = out["names"]
     if check is not None and check.verdict == "same":
+        out["replaced"] = [
+            [names[i], out["args"][i]["type"], repr(d)] for i, d in check.swaps.items()
+        ]
         for i, default in check.swaps.items():
-            out["replaced"] = [
-                *out.get("replaced", []),
-                [names[i], out["args"][i]["type"], repr(default)],
-            ]
             out["args"][i] = {"kind": "value", "repr": repr(default)}
         out["dropped"] = sorted(keywords)
     elif keywords or (check is not None and check.swaps):

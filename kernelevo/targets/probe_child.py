@@ -97,15 +97,12 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
 
 
 def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
+    """Whether outputs hold a tensor, opened as the verifier opens them (a ModelOutput too)."""
     import torch
 
-    if isinstance(out, torch.Tensor):
-        return True
-    if isinstance(out, (list, tuple)):
-        return any(_tensors_in(o) for o in out)
-    if isinstance(out, dict):  # a ModelOutput
-        return any(_tensors_in(o) for o in out.values())
-    return False
+    from kernelevo.verify.compare import flatten_outputs
+
+    return any(isinstance(o, torch.Tensor) for o in flatten_outputs(out))
 
 
 def probe(spec: dict) -> dict:

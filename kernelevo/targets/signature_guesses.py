@@ -14,7 +14,7 @@ import re
 import types
 import typing
 
-from kernelevo.targets.capture_child import is_plain_data
+from kernelevo.targets.capture_child import config_data, is_plain_data
 
 SIZE = 64  # hidden sizes, channels, embedding widths
 
@@ -180,14 +180,9 @@ def build_config(cls: type, name: str):  # type: ignore[no-untyped-def]
 
 
 def config_fields(obj) -> dict:  # type: ignore[no-untyped-def]
+    data = config_data(obj)
     if dataclasses.is_dataclass(obj):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    to_dict = getattr(obj, "to_dict", None)
-    data = (
-        to_dict()
-        if callable(to_dict) and not isinstance(obj, types.SimpleNamespace)
-        else dict(vars(obj))
-    )
+        return data
     return {k: v for k, v in data.items() if is_plain_data(v)}
 
 
