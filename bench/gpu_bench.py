@@ -52,7 +52,7 @@ BENCHES = (
         "gpu_tests",
         "python3 -m pytest -q -m 'gpu and not gpu_alone' -p no:cacheprovider --timeout 150 -n 8"
         " --dist load tests/gpu tests/test_offline_inductor.py tests/test_offline_inductor_configs.py"
-        " tests/test_offline_templates.py"
+        " tests/test_offline_templates.py tests/test_targets_capture.py"
         " ; s=$?; python3 -m pytest -q -m gpu_alone -p no:cacheprovider --timeout 150 tests/gpu && exit $s",
         330,
     ),
