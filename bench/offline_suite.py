@@ -105,6 +105,13 @@ def read_rows(paths: str | None) -> list[dict[str, Any]]:
     return list(rows.values())
 
 
+def same_machine(rows: list[dict[str, Any]], where: str) -> tuple[list, list]:
+    """Resumed rows split into those measured on this kind of device (or before rows named one)
+    and those from another: a ratio from an H100 is not one from an H200, so those run again."""
+    here = [r for r in rows if r.get("device", where) == where]
+    return here, [r for r in rows if r.get("device", where) != where]
+
+
 def why_not(result: Any, cands: list[dict[str, Any]], notes: list[str]) -> str:
     """One line: how the proposal stands against torch.compile, or why there is none."""
     outcome = result.outcome
@@ -370,7 +377,13 @@ def main() -> int:
         keep = set(args.only.split(","))
         tasks = [t for t in tasks if task_name(t) in keep or t.stem in keep]
     planned = [task_name(t) for t in tasks]
-    rows = read_rows(args.resume)
+    rows, elsewhere = same_machine(read_rows(args.resume), where)
+    if elsewhere:
+        print(
+            f"{len(elsewhere)} resumed rows were measured on another device; run again here: "
+            + ", ".join(r["task"] for r in elsewhere),
+            flush=True,
+        )
     done = {r["task"] for r in rows}
     tasks = [t for t in tasks if task_name(t) not in done]
     out = Path(args.out)
@@ -452,6 +465,7 @@ def main() -> int:
                 finished_walls.append(row.get("elapsed_s") or 0.0)
                 cut = args.deadline and wall is not None and wall < (args.task_timeout or math.inf)
                 row["cut_by_deadline"] = bool(cut and (row.get("elapsed_s") or 0.0) >= wall - 2.0)
+                row["device"] = where
                 rows.append(row)
                 line = json.dumps(row) + "\n"
                 for path in (rows_file, keep_file):

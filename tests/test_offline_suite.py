@@ -161,6 +161,18 @@ def test_rows_of_several_calls_resume_as_one(tmp_path: Path) -> None:
     assert sorted((r["task"], r["eager_ms"]) for r in rows) == [("a", 2), ("b", 1)]
 
 
+def test_resumed_rows_from_another_device_run_again() -> None:
+    h200, h100 = "cuda (NVIDIA H200)", "cuda (NVIDIA H100 80GB HBM3)"
+    rows = [
+        {**_row("a", 1, 1, None, False), "device": h200},
+        {**_row("b", 1, 1, None, False), "device": h100},
+        _row("c", 1, 1, None, False),  # written before rows named their device
+    ]
+    here, elsewhere = suite.same_machine(rows, h200)
+    assert [r["task"] for r in here] == ["a", "c"]
+    assert [r["task"] for r in elsewhere] == ["b"]
+
+
 LAUNCHED = """import triton
 import triton.language as tl
 
