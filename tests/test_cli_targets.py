@@ -173,6 +173,11 @@ def test_task_out_that_cannot_be_written_is_one_line(capsys, tmp_path):
     assert main(["task", spec, "--out", "/proc/kernelevo-tasks", "--no-check"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot write the task there" in err
+    named_like_a_file = tmp_path / "task.py"
+    assert main(["task", spec, "--out", str(named_like_a_file), "--no-check"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"give --out {tmp_path}" in err
+    assert not named_like_a_file.exists()  # no folder named like a file left behind
 
 
 def test_an_unwritable_json_out_is_refused_before_the_search(capsys, tmp_path):

@@ -131,6 +131,11 @@ def _task_folder(out: str) -> None:
     one-line error before any input is captured or guessed."""
     if os.path.exists(out) and not os.path.isdir(out):
         raise ExtractError(f"{out}: is a file; --out names the folder the task goes into")
+    if not os.path.exists(out) and out.endswith(".py"):  # a folder named like a file: a slip
+        raise ExtractError(
+            f"{out}: --out names the folder the task goes into (its file is named after the "
+            f"target); give --out {os.path.dirname(out) or '.'}"
+        )
     try:
         os.makedirs(out, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=out, prefix=".kernelevo-"):
