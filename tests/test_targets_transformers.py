@@ -79,3 +79,24 @@ def test_a_llama_decoder_layer_gets_a_verified_offline_kernel_on_the_cpu(script,
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     summary = json.loads(out.read_text())
     assert summary["candidates"].get("verified", 0) >= 1, summary
+
+
+def test_the_whole_llama_model_is_called_by_name_and_says_why_its_cache_cannot_be_compared(
+    script, tmp_path
+):
+    """LlamaModel's decorated forward adds use_cache as a keyword, so the task's positional call
+    raised 'got multiple values for argument use_cache'; the task now passes its inputs by name.
+    Its output then holds a DynamicCache: the check says so and how to call it instead."""
+    built = build_task(LLAMA, "LlamaModel", script=str(script), out_dir=str(tmp_path / "a"))
+    assert "Model.forward = _kernelevo_forward_by_name" in built.text
+    check = check_task(built.path)
+    assert check.ok is False and "is a DynamicCache" in check.message, check.message
+    assert "use_cache=False" in check.message
+
+    without_cache = script.parent / "run_llama_no_cache.py"
+    without_cache.write_text(
+        SCRIPT.replace("(2, 64)))", "(2, 64)), use_cache=False)").replace(".logits.shape", "")
+    )
+    built = build_task(LLAMA, "LlamaModel", script=str(without_cache), out_dir=str(tmp_path / "b"))
+    check = check_task(built.path)
+    assert check.ok is True, check.message

@@ -221,6 +221,8 @@ def inputs_from_capture(
     note = (note or f"captured while running {script}") + _left_out(captured)
     ex = ExampleInputs(source, code, note, uses, small=small)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
+    if captured.get("names") and all(n.isidentifier() for n in names):  # not a *args entry
+        ex.names = list(names)
     return ex
 
 

@@ -23,3 +23,4 @@ class ExampleInputs:
     statements: list[ast.stmt] = field(default_factory=list)
     init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
     small: SmallSizes = field(default_factory=SmallSizes)  # sizes the CPU scales down
+    names: list[str] = field(default_factory=list)  # the recorded call's parameter names, in order

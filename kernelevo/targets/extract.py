@@ -36,7 +36,7 @@ from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
-from kernelevo.targets.reference import NoReference, Reference, resolve_reference
+from kernelevo.targets.reference import NoReference, Reference, by_name_call, resolve_reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, task_path_for
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
@@ -300,6 +300,7 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
                 rf"^(\s*class\s+){re.escape(ref.name)}\b", r"\1Model", ref_text, count=1, flags=re.M
             )
             ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
+        ref_text += by_name_call(ref.node, inputs.names)
     else:
         sig, call = call_args(ref.call, skip_self=False)  # the function itself
         ref_text += (

@@ -31,6 +31,20 @@ def _describe(out) -> list[str]:
     return [type(out).__name__]
 
 
+def _not_compared(out, where: str = "output") -> str | None:
+    """The first part of the outputs that is neither a tensor nor a plain value (a KV cache
+    object), named by where it sits; None when every part can be compared."""
+    import torch
+
+    if out is None or isinstance(out, (torch.Tensor, bool, int, float, str)):
+        return None
+    if isinstance(out, (dict, list, tuple)):
+        items = out.items() if isinstance(out, dict) else enumerate(out)
+        found = (_not_compared(v, f"{where} {k!r}") for k, v in items)
+        return next((f for f in found if f is not None), None)
+    return f"{where} is a {type(out).__name__}"
+
+
 def run(path: str, force_small: bool = False) -> dict:
     import torch
 
@@ -70,6 +84,14 @@ def run(path: str, force_small: bool = False) -> dict:
             "message": f"{path}: forward returned {type(out).__name__}{what}, not tensors; "
             "a task's reference returns tensors: optimize a layer inside it, or a function of "
             "yours that returns the tensor you need",
+        }
+    other = _not_compared(out)
+    if other is not None:
+        return {
+            "ok": False,
+            "message": f"{path}: {other}, which the verifier cannot compare (it compares tensors "
+            "and plain values); call the target so that it returns tensors (a Hugging Face model: "
+            "use_cache=False in your script's call), or optimize a layer inside it",
         }
     if any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
         warnings.append("output has NaN or Inf on the example inputs")
