@@ -207,7 +207,8 @@ def _text(data: str | bytes | None) -> str:
 
 
 def machine() -> dict[str, str]:
-    """What the table names: the GPU (or none), the commit, the date."""
+    """What the table names: the GPU (or none), the commit, the date. KERNELEVO_COMMIT, where
+    set, names the commit: a checkout copied to a GPU machine may carry stale git metadata."""
     gpu = "; ".join(f"{g.name}, {g.driver}" for g in scan_gpus().gpus)
     try:
         commit = subprocess.run(
@@ -218,7 +219,7 @@ def machine() -> dict[str, str]:
     return {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "gpu": gpu or "no GPU found",
-        "commit": commit or os.environ.get("KERNELEVO_COMMIT", "unknown"),
+        "commit": os.environ.get("KERNELEVO_COMMIT") or commit or "unknown",
     }
 
 
