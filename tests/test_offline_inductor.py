@@ -217,12 +217,18 @@ def test_a_graph_of_library_products_only_is_not_compiled(tmp_path: Path) -> Non
 
 def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
     task = tmp_path / "broken.py"
-    task.write_text(
-        "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {'a': x}\n"
-        "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n"
+    head = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return "
+    tail = (
+        "\ndef get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n"
     )
-    result = extract_inductor(task, device="cpu")
-    assert result.source is None and "tuple/list of tensors" in result.reason
+    for returned, why in [
+        ("[x * 2, 3]", "a tuple/list of tensors or a dict of them"),
+        ("{'a': x * 2, 'b': 1}", "a tuple/list of tensors or a dict of them"),
+        ("{'a': x}", "computes nothing"),  # a dict of tensors, but nothing to compile
+    ]:
+        task.write_text(head + returned + tail)
+        result = extract_inductor(task, device="cpu")
+        assert result.source is None and why in result.reason, (returned, result.reason)
 
 
 @pytest.mark.gpu
@@ -599,10 +605,69 @@ def test_an_argument_that_is_a_pair_of_tensors_is_extracted(tmp_path: Path) -> N
     assert result.reason is None, result.reason + result.detail
     assert result.source is not None
     assert "len(pe) == 2 and pe[0].dim() == 3 and pe[0].dtype == torch.float32" in result.source
-    assert "tensor(" not in result.source  # no printed values in the dispatch
+    dispatch = [line for line in result.source.splitlines() if line.strip().startswith("if ")]
+    assert not any("tensor(" in line for line in dispatch)  # no printed values in the dispatch
     candidate = tmp_path / "candidate.py"
     candidate.write_text(result.source)
     from kernelevo.verify import verify_candidate
 
     verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
     assert verdict.status == "verified", verdict.reason
+
+
+ROTARY_TASK = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        """A rotary embedding as Hugging Face writes it: inv_freq is a buffer the state_dict
+        leaves out (persistent=False), and the outputs come back as a dict."""
+        def __init__(self, dim):
+            super().__init__()
+            inv_freq = 1.0 / (10000 ** (torch.arange(0, dim, 2, dtype=torch.float) / dim))
+            self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+        def forward(self, x, position_ids):
+            freqs = position_ids[..., None].float() * self.inv_freq
+            emb = torch.cat((freqs, freqs), dim=-1)
+            return {"cos": emb.cos() * x.mean(), "sin": emb.sin()}
+
+
+    def get_inputs():
+        return [torch.randn(2, 16, 32), torch.arange(16).expand(2, 16).contiguous()]
+
+
+    def get_init_inputs():
+        return [32]
+''')
+
+
+def test_a_buffer_kept_out_of_the_state_dict_is_written_into_the_candidate(tmp_path: Path) -> None:
+    """The extraction refused such a buffer ('a candidate cannot receive its value') and a
+    reference returning a dict ('only a tensor or a tuple/list'): Llama's rotary embedding and
+    whole model got no offline candidate."""
+    task = tmp_path / "rotary.py"
+    task.write_text(ROTARY_TASK)
+    result = extract_inductor(task, device="cpu", size="default")
+    assert result.reason is None, result.reason + result.detail
+    assert result.source is not None
+    assert "_state(self, 'inv_freq', (16,), torch.float32, False, values=[1.0, " in result.source
+    assert "dict(zip(['cos', 'sin']," in result.source
+    candidate = tmp_path / "candidate.py"
+    candidate.write_text(result.source)
+    from kernelevo.verify import verify_candidate
+
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason
+
+
+def test_a_large_buffer_kept_out_of_the_state_dict_is_refused_with_its_size() -> None:
+    import torch
+
+    from kernelevo.offline.skeleton import SignatureError, state_entries
+
+    model = torch.nn.Module()
+    model.register_buffer("table", torch.zeros(64, 128), persistent=False)
+    with pytest.raises(SignatureError, match=r"table .* holds 8192 values, too many"):
+        state_entries(model)

@@ -100,3 +100,25 @@ def test_the_whole_llama_model_is_called_by_name_and_says_why_its_cache_cannot_b
     built = build_task(LLAMA, "LlamaModel", script=str(without_cache), out_dir=str(tmp_path / "b"))
     check = check_task(built.path)
     assert check.ok is True, check.message
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["LlamaRotaryEmbedding", "LlamaModel"])
+def test_the_rotary_embedding_and_the_whole_model_get_a_verified_offline_kernel(
+    script, tmp_path, target
+):
+    """Both own a buffer their state_dict leaves out (inv_freq, persistent=False), and the whole
+    model returns a ModelOutput dict: the Inductor extraction refused both, so the offline search
+    offered nothing for them."""
+    no_cache = tmp_path / "run_llama_no_cache.py"
+    no_cache.write_text(
+        SCRIPT.replace("(2, 64)))", "(2, 64)), use_cache=False)").replace(".logits.shape", "")
+    )
+    out = tmp_path / "run.json"
+    r = run_kernelevo(
+        ["optimize", f"{LLAMA}::{target}", "--script", str(no_cache), "--json-out", str(out)],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    summary = json.loads(out.read_text())
+    assert summary["candidates"].get("verified", 0) >= 1, summary

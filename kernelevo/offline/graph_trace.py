@@ -75,7 +75,8 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
             )
     from kernelevo.offline.skeleton import state_entries
 
-    state = [(n, t, "param" if is_param else "buffer") for n, t, is_param in state_entries(model)]
+    entries = state_entries(model)
+    state = [(n, t, "param" if is_param else "buffer") for n, t, is_param in entries]
     names = [n for n, _, _ in state]
     k = len(state)
 
@@ -123,16 +124,13 @@ def trace(task_path: str, size: str) -> dict[str, Any]:
             output = _encode(node.args[0])
         else:
             raise RuntimeError(f"graph node {node.op} {node.target} is not supported")
-    from kernelevo.offline.skeleton import signature_text
+    from kernelevo.offline.skeleton import signature_text, state_records
 
     return {
         "placeholders": placeholders,
         "nodes": nodes,
         "output": output,
-        "state": [
-            {"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": kind == "param"}
-            for n, t, kind in state
-        ],
+        "state": state_records(model, entries),
         "init_params": signature_text(type(model).__init__),
         "init_ints": init_ints(type(model).__init__, init_inputs),
         "forward_params": signature_text(type(model).forward),

@@ -20,7 +20,7 @@ from typing import Any
 
 from kernelevo.offline.inductor_choice import AutotunerLog, chosen_configs, forget_loaded_kernels
 from kernelevo.offline.inductor_kernel_record import kernels
-from kernelevo.offline.skeleton import signature_text, state_entries
+from kernelevo.offline.skeleton import signature_text, state_entries, state_records
 from kernelevo.targets.gpu_only import gpu_only_here
 
 SCALAR_DTYPES = {"torch.float32", "torch.float16", "torch.bfloat16", "torch.float64"}
@@ -200,15 +200,14 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
         out = torch.func.functional_call(
             model, dict(zip(names, flat[:k], strict=True)), tuple(flat[k:])
         )
+        if isinstance(out, dict):  # a Hugging Face ModelOutput: its tensors, in order
+            return tuple(out.values())
         return tuple(out) if isinstance(out, (tuple, list)) else (out,)
 
     result: dict[str, Any] = {
         "device": device,
         "library_ops": library_ops,
-        "state": [
-            {"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": p}
-            for n, t, p in state
-        ],
+        "state": state_records(model, state),
         "init_params": signature_text(type(model).__init__),
         "forward_params": signature_text(type(model).forward),
         "variants": [],
@@ -222,9 +221,14 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
         result["output"] = "tensor"
     elif isinstance(sample, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in sample):
         result["output"] = type(sample).__name__
+    elif isinstance(sample, dict) and all(
+        isinstance(k, str) and isinstance(o, torch.Tensor) for k, o in sample.items()
+    ):
+        result["output"], result["output_keys"] = "dict", list(sample)
     else:
         raise RuntimeError(
-            f"the reference returns {type(sample).__name__}; only a tensor or a tuple/list of tensors is supported"
+            f"the reference returns {type(sample).__name__}; only a tensor, a tuple/list of "
+            "tensors or a dict of them is supported"
         )
 
     varying = _varying_dims(input_sets)
@@ -309,6 +313,11 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
                 raise LibraryOnly(
                     f"the graph is only the library call {', '.join(captured['library_only'])} (and views): "
                     "Inductor would generate no Triton kernel beside it"
+                )
+            if "wrapper" not in captured:  # nothing to compile: the outputs are the inputs
+                raise LibraryOnly(
+                    "the graph computes nothing (it returns its inputs or views of them): Inductor "
+                    "generated no code for it"
                 )
             captured["key"] = key
             chosen, why_not = chosen_configs(log.made)

@@ -139,9 +139,13 @@ def rewrite(captured: dict[str, Any]) -> str:
         functions.append(ast.unparse(new_fn))
         args = ", ".join(_input_expr(p["source"], state, names) for p in variant["placeholders"])
         result = f"{new_fn.name}([{args}], {device_expr})"
-        out = {"tensor": f"{result}[0]", "tuple": f"tuple({result})", "list": f"list({result})"}[
-            captured["output"]
-        ]
+        keys = captured.get("output_keys")
+        out = {
+            "tensor": f"{result}[0]",
+            "tuple": f"tuple({result})",
+            "list": f"list({result})",
+            "dict": f"dict(zip({keys!r}, {result}))",
+        }[captured["output"]]
         branches += [f"if {_dispatch_test(variant['key'], names)}:", f"    return {out}"]
     if not registry.text:
         raise NotExtractable(

@@ -9,18 +9,22 @@ from typing import Any
 
 STATE_HELPER = '''
 
-def _state(module, name, shape, dtype, parameter):
-    """Registers a parameter or buffer under Model's (dotted) name, so load_state_dict fits."""
+def _state(module, name, shape, dtype, parameter, values=None):
+    """Registers a parameter or buffer under Model's (dotted) name, so load_state_dict fits; a
+    buffer Model keeps out of its state_dict (persistent=False) comes with its values."""
     *path, leaf = name.split(".")
     for part in path:
         if part not in module._modules:
             module.add_module(part, nn.Module())
         module = module._modules[part]
-    value = torch.zeros(shape, dtype=dtype)
+    if values is None:
+        value = torch.zeros(shape, dtype=dtype)
+    else:
+        value = torch.tensor(values, dtype=dtype).reshape(shape)
     if parameter:
         module.register_parameter(leaf, nn.Parameter(value))
     else:
-        module.register_buffer(leaf, value)
+        module.register_buffer(leaf, value, persistent=values is None)
 '''
 
 
@@ -90,7 +94,10 @@ def model_class(
     init = ["        super().__init__()"]
     for s in state:
         shape = shape_text(s["shape"], init_ints)
-        init.append(f"        _state(self, {s['name']!r}, {shape}, {s['dtype']}, {s['parameter']})")
+        values = f", values={s['values']!r}" if "values" in s else ""
+        init.append(
+            f"        _state(self, {s['name']!r}, {shape}, {s['dtype']}, {s['parameter']}{values})"
+        )
     return (
         "\n\nclass ModelNew(nn.Module):\n"
         f"    def __init__({', '.join(['self', *init_params])}):\n" + "\n".join(init) + "\n\n"
@@ -100,16 +107,33 @@ def model_class(
     )
 
 
+MAX_WRITTEN = 4096  # values of a non-persistent buffer written into a candidate, at most
+
+
 def state_entries(model: Any) -> list[tuple[str, Any, bool]]:
-    """(name, tensor, is_parameter) for everything Model's state_dict carries, in a stable order.
-    A non-persistent buffer is not in the state_dict, so a candidate could not receive it."""
+    """(name, tensor, is_parameter) for every parameter and buffer, in a stable order. A buffer
+    the state_dict leaves out (persistent=False, such as a rotary embedding's inv_freq) cannot
+    reach a candidate by load_state_dict: its values are written into the candidate instead,
+    which a large one cannot be."""
     persistent = set(model.state_dict().keys())
     entries = [(n, t.detach(), True) for n, t in model.named_parameters()]
     for n, t in model.named_buffers():
-        if n not in persistent:
+        if n not in persistent and t.numel() > MAX_WRITTEN:
             raise SignatureError(
-                f"buffer {n} is not in Model's state_dict (persistent=False); "
-                "a candidate cannot receive its value"
+                f"buffer {n} is not in Model's state_dict (persistent=False) and holds "
+                f"{t.numel()} values, too many to write into a candidate"
             )
         entries.append((n, t, False))
     return entries
+
+
+def state_records(model: Any, entries: list[tuple[str, Any, bool]]) -> list[dict[str, Any]]:
+    """What a generated candidate registers for each entry; a non-persistent buffer's values too."""
+    persistent = set(model.state_dict().keys())
+    records = []
+    for n, t, is_param in entries:
+        record = {"name": n, "shape": list(t.shape), "dtype": str(t.dtype), "parameter": is_param}
+        if not is_param and n not in persistent:
+            record["values"] = t.detach().cpu().reshape(-1).tolist()
+        records.append(record)
+    return records
