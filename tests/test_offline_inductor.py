@@ -100,6 +100,24 @@ RUN_BOTH = textwrap.dedent("""
 """)
 
 
+def _extracted(task: Path, text: str) -> tuple[Path, str]:
+    """The task written and Inductor's kernels extracted from it at its full size."""
+    task.write_text(text)
+    result = extract_inductor(task, device="cpu", size="default")
+    assert result.reason is None and result.source is not None, result.reason + result.detail
+    return task, result.source
+
+
+def _verified(task: Path, source: str, folder: Path) -> None:
+    """The extracted candidate, written beside the task, is verified against it on the CPU."""
+    from kernelevo.verify import verify_candidate
+
+    candidate = folder / "candidate.py"
+    candidate.write_text(source)
+    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
+    assert verdict.status == "verified", verdict.reason
+
+
 def _run_both(task: Path, candidates: list[Path], size: str, device: str) -> list[float]:
     """Max abs error of each candidate against the reference, per input set."""
     env = {**os.environ}
@@ -525,12 +543,7 @@ def test_a_looped_scan_is_extracted_with_its_helpers_and_verifies(tmp_path: Path
     result = extract_inductor(task, device="cpu")
     assert result.reason is None, result.reason
     assert result.source is not None and "_ke_select_one(" in result.source
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(result.source)
-    from kernelevo.verify import verify_candidate
-
-    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
-    assert verdict.status == "verified", verdict.reason
+    _verified(task, result.source, tmp_path)
 
 
 @pytest.mark.slow
@@ -599,20 +612,11 @@ def get_init_inputs():
 def test_an_argument_that_is_a_pair_of_tensors_is_extracted(tmp_path: Path) -> None:
     """Inductor names the pair's tensors L['flat'][i][0]: the extraction had refused them ('not a
     tensor, size, stride or offset') and keyed its variant on the pair's printed values."""
-    task = tmp_path / "pair.py"
-    task.write_text(PAIR_TASK)
-    result = extract_inductor(task, device="cpu", size="default")
-    assert result.reason is None, result.reason + result.detail
-    assert result.source is not None
-    assert "len(pe) == 2 and pe[0].dim() == 3 and pe[0].dtype == torch.float32" in result.source
-    dispatch = [line for line in result.source.splitlines() if line.strip().startswith("if ")]
+    task, source = _extracted(tmp_path / "pair.py", PAIR_TASK)
+    assert "len(pe) == 2 and pe[0].dim() == 3 and pe[0].dtype == torch.float32" in source
+    dispatch = [line for line in source.splitlines() if line.strip().startswith("if ")]
     assert not any("tensor(" in line for line in dispatch)  # no printed values in the dispatch
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(result.source)
-    from kernelevo.verify import verify_candidate
-
-    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
-    assert verdict.status == "verified", verdict.reason
+    _verified(task, source, tmp_path)
 
 
 ROTARY_TASK = textwrap.dedent('''
@@ -647,19 +651,10 @@ def test_a_buffer_kept_out_of_the_state_dict_is_written_into_the_candidate(tmp_p
     """The extraction refused such a buffer ('a candidate cannot receive its value') and a
     reference returning a dict ('only a tensor or a tuple/list'): Llama's rotary embedding and
     whole model got no offline candidate."""
-    task = tmp_path / "rotary.py"
-    task.write_text(ROTARY_TASK)
-    result = extract_inductor(task, device="cpu", size="default")
-    assert result.reason is None, result.reason + result.detail
-    assert result.source is not None
-    assert "_state(self, 'inv_freq', (16,), torch.float32, False, values=[1.0, " in result.source
-    assert "dict(zip(['cos', 'sin']," in result.source
-    candidate = tmp_path / "candidate.py"
-    candidate.write_text(result.source)
-    from kernelevo.verify import verify_candidate
-
-    verdict = verify_candidate(task, candidate, device="cpu", use_cache=False)
-    assert verdict.status == "verified", verdict.reason
+    task, source = _extracted(tmp_path / "rotary.py", ROTARY_TASK)
+    assert "_state(self, 'inv_freq', (16,), torch.float32, False, values=[1.0, " in source
+    assert "dict(zip(['cos', 'sin']," in source
+    _verified(task, source, tmp_path)
 
 
 def test_a_large_buffer_kept_out_of_the_state_dict_is_refused_with_its_size() -> None:
