@@ -262,3 +262,20 @@ def test_a_reference_returning_a_dict_of_outputs(tmp_path):
     assert check.ok is False
     assert "forward returned dict (a dict of outputs), not tensors" in check.message
     assert "optimize a layer inside it" in check.message
+
+
+def test_the_check_names_a_weight_never_initialized(tmp_path):
+    """A layer whose weight the enclosing model fills (torch.empty standing alone) gives NaN; the
+    check had said only 'output has NaN or Inf', which reads as a broken reference."""
+    task = tmp_path / "unset.py"
+    task.write_text(
+        "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.experts = nn.Parameter(torch.empty(4, 4).fill_(float('nan')))\n\n"
+        "    def forward(self, x):\n        return x @ self.experts\n\n\n"
+        "def get_inputs():\n    return [torch.randn(2, 4)]\n\n\n"
+        "def get_init_inputs():\n    return []\n"
+    )
+    check = check_task(str(task))
+    assert check.ok is True, check.message
+    assert any("weight experts was never initialized" in w for w in check.detail["warnings"])

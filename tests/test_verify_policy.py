@@ -152,3 +152,66 @@ def test_weights_folded_at_construction_judged_from_one_seed(evaluator):
         "transforms its weights at construction"
         in next(c for c in v.checks if c.name == "weights").message
     )
+
+
+UNSET_WEIGHT_TASK = '''
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """A weight made with torch.empty for the enclosing model to fill (Hugging Face's expert
+    layers): standing alone its values are whatever memory held, NaN here."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(dim, dim).fill_(float("nan")))
+
+    def forward(self, x):
+        return torch.relu(x @ self.w)
+
+
+def get_inputs():
+    return [torch.randn(8, 16)]
+
+
+def get_init_inputs():
+    return [16]
+'''
+
+RELU_AFTER = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.maximum(tl.load(x_ptr + offs, mask=m), 0.0), mask=m)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(dim, dim))
+
+    def forward(self, x):
+        y = (x @ WEIGHT).contiguous()
+        out = torch.empty_like(y)
+        relu_kernel[(triton.cdiv(y.numel(), 256),)](y, out, y.numel(), BLOCK=256)
+        return out
+"""
+
+
+def test_a_weight_never_initialized_is_drawn_at_random(tmp_path, evaluator):
+    """The task was refused ('every output value of Model.forward is NaN or Inf'): the judge's
+    noise on each weight, scaled by its spread, kept the NaN."""
+    task = _task(tmp_path, "unset_weight", UNSET_WEIGHT_TASK)
+    for weight, status in (("self.w", "verified"), ("torch.eye(16)", "incorrect")):
+        cand = tmp_path / f"cand_{status}.py"
+        cand.write_text(RELU_AFTER.replace("WEIGHT", weight))
+        v = verify_candidate(task, cand, evaluator=evaluator, device=evaluator.device)
+        assert v.status == status, v.reason

@@ -91,6 +91,14 @@ def total_gib(device: torch.device) -> float:
         return 0.0
 
 
+UNSET_ABS = 1e6  # a weight beyond this, or not finite, is memory nobody initialized
+
+
+def initialized(p: torch.Tensor) -> bool:
+    """Whether a floating-point weight holds values a model could have set (finite, not huge)."""
+    return not p.numel() or bool(torch.isfinite(p).all() and p.abs().max() <= UNSET_ABS)
+
+
 class Reference:
     """The loaded task at one size on one device."""
 
@@ -171,12 +179,18 @@ class Reference:
         return ref
 
     def randomise(self) -> None:
+        """Noise on every weight, at its own spread; a weight left uninitialized (torch.empty, for
+        the enclosing model to fill, as Hugging Face's expert layers do) is drawn afresh."""
         assert self.model is not None
         with torch.no_grad():
             for p in self.model.parameters():
-                if p.is_floating_point():
-                    scale = max(float(p.detach().float().std()) if p.numel() > 1 else 0.0, 0.1)
-                    p.add_(torch.randn_like(p) * scale)
+                if not p.is_floating_point():
+                    continue
+                if not initialized(p):
+                    p.normal_(0.0, 0.02)
+                    continue
+                scale = max(float(p.detach().float().std()) if p.numel() > 1 else 0.0, 0.1)
+                p.add_(torch.randn_like(p) * scale)
 
     def inputs(self, seed: int, extra: int | None = None) -> list[Any]:
         torch.manual_seed(seed)

@@ -94,7 +94,20 @@ def run(path: str, force_small: bool = False) -> dict:
             "use_cache=False in your script's call), or optimize a layer inside it",
         }
     if any(t.is_floating_point() and not torch.isfinite(t).all() for t in tensors):
-        warnings.append("output has NaN or Inf on the example inputs")
+        from kernelevo.judge.reference import initialized
+
+        unset = [
+            n for n, p in model.named_parameters() if p.is_floating_point() and not initialized(p)
+        ]
+        warnings.append(
+            "output has NaN or Inf on the example inputs"
+            + (
+                f": weight {', '.join(unset[:3])} was never initialized (torch.empty, for the model "
+                "that holds this layer to fill); the verifier draws such weights at random"
+                if unset
+                else ""
+            )
+        )
     torch.manual_seed(1)
     again = mod.get_inputs()
     firsts = [x for x in again if isinstance(x, torch.Tensor)]
