@@ -240,8 +240,8 @@ def test_a_broken_task_gives_a_reason_not_a_file(tmp_path: Path) -> None:
         "\ndef get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n"
     )
     for returned, why in [
-        ("[x * 2, 3]", "a tuple/list of tensors or a dict of them"),
-        ("{'a': x * 2, 'b': 1}", "a tuple/list of tensors or a dict of them"),
+        ("[x * 2, 3]", "tensors (and None) or a dict of tensors"),
+        ("{'a': x * 2, 'b': 1}", "tensors (and None) or a dict of tensors"),
         ("{'a': x}", "computes nothing"),  # a dict of tensors, but nothing to compile
     ]:
         task.write_text(head + returned + tail)
@@ -654,6 +654,36 @@ def test_a_buffer_kept_out_of_the_state_dict_is_written_into_the_candidate(tmp_p
     task, source = _extracted(tmp_path / "rotary.py", ROTARY_TASK)
     assert "_state(self, 'inv_freq', (16,), torch.float32, False, values=[1.0, " in source
     assert "dict(zip(['cos', 'sin']," in source
+    _verified(task, source, tmp_path)
+
+
+ATTENTION_LIKE_TASK = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        """Returns (output, weights, None) as Hugging Face's T5Attention does without a cache."""
+
+        def forward(self, x):
+            weights = torch.softmax(x @ x.transpose(-1, -2), dim=-1)
+            return torch.relu(weights @ x), weights, None
+
+
+    def get_inputs():
+        return [torch.randn(2, 16, 32)]
+
+
+    def get_init_inputs():
+        return []
+''')
+
+
+def test_a_tuple_with_none_in_it_is_returned_as_the_reference_does(tmp_path: Path) -> None:
+    """The extraction refused it ('only a tensor or a tuple/list of tensors'): T5's attention got no
+    offline candidate."""
+    task, source = _extracted(tmp_path / "attention_like.py", ATTENTION_LIKE_TASK)
+    assert "(lambda r: (r[0], r[1], None))(" in source
     _verified(task, source, tmp_path)
 
 

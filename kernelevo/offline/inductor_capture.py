@@ -201,8 +201,9 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
             model, dict(zip(names, flat[:k], strict=True)), tuple(flat[k:])
         )
         if isinstance(out, dict):  # a Hugging Face ModelOutput: its tensors, in order
-            return tuple(out.values())
-        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+            out = tuple(out.values())
+        out = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o for o in out if o is not None)  # a None stays the candidate's to return
 
     result: dict[str, Any] = {
         "device": device,
@@ -219,8 +220,12 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
         sample = model(*[x.to(device) if isinstance(x, torch.Tensor) else x for x in input_sets[0]])
     if isinstance(sample, torch.Tensor):
         result["output"] = "tensor"
-    elif isinstance(sample, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in sample):
+    elif isinstance(sample, (tuple, list)) and all(
+        isinstance(o, torch.Tensor) or o is None for o in sample
+    ):  # an attention layer's (output, weights, None)
         result["output"] = type(sample).__name__
+        result["output_none"] = [i for i, o in enumerate(sample) if o is None]
+        result["output_count"] = len(sample)
     elif isinstance(sample, dict) and all(
         isinstance(k, str) and isinstance(o, torch.Tensor) for k, o in sample.items()
     ):
@@ -228,7 +233,7 @@ def capture(task_path: str, device: str, size: str) -> dict[str, Any]:
     else:
         raise RuntimeError(
             f"the reference returns {type(sample).__name__}; only a tensor, a tuple/list of "
-            "tensors or a dict of them is supported"
+            "tensors (and None) or a dict of tensors is supported"
         )
 
     varying = _varying_dims(input_sets)

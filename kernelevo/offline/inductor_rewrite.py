@@ -97,6 +97,25 @@ def _dispatch_test(key: list[Any], names: list[str]) -> str:
     return " and ".join(tests) or "True"
 
 
+def _output_expr(captured: dict[str, Any], result: str) -> str:
+    """The reference's kind of output, from the list of tensors the kernels' call returns."""
+    kind, nones = captured["output"], captured.get("output_none") or []
+    if kind == "dict":
+        return f"dict(zip({captured['output_keys']!r}, {result}))"
+    if kind == "tensor":
+        return f"{result}[0]"
+    if nones:  # the tensors in their places, None where the reference returns None
+        tensors = iter(range(captured["output_count"] - len(nones)))
+        items = [
+            "None" if i in nones else f"r[{next(tensors)}]" for i in range(captured["output_count"])
+        ]
+        inner = ", ".join(items) + ("," if len(items) == 1 else "")
+        return (
+            f"(lambda r: {'(' + inner + ')' if kind == 'tuple' else '[' + inner + ']'})({result})"
+        )
+    return f"{kind}({result})"
+
+
 def rewrite(captured: dict[str, Any]) -> str:
     """Candidate source from inductor_capture's JSON (raises NotExtractable)."""
     device = captured["device"]
@@ -139,13 +158,7 @@ def rewrite(captured: dict[str, Any]) -> str:
         functions.append(ast.unparse(new_fn))
         args = ", ".join(_input_expr(p["source"], state, names) for p in variant["placeholders"])
         result = f"{new_fn.name}([{args}], {device_expr})"
-        keys = captured.get("output_keys")
-        out = {
-            "tensor": f"{result}[0]",
-            "tuple": f"tuple({result})",
-            "list": f"list({result})",
-            "dict": f"dict(zip({keys!r}, {result}))",
-        }[captured["output"]]
+        out = _output_expr(captured, result)
         branches += [f"if {_dispatch_test(variant['key'], names)}:", f"    return {out}"]
     if not registry.text:
         raise NotExtractable(
