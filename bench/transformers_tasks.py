@@ -32,14 +32,24 @@ FAMILIES = {
     "gpt2": ("GPT2Config", "GPT2LMHeadModel", None),
     "bert": ("BertConfig", "BertModel", ""),
     "vit": ("ViTConfig", "ViTModel", "image_size=32, patch_size=8"),
+    "mixtral": (
+        "MixtralConfig",
+        "MixtralForCausalLM",
+        "num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2",
+    ),
+    "t5": ("T5Config", "T5ForConditionalGeneration", None),
 }
 SIZES = "hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4"
+OWN_SIZES = {  # families that name their sizes their own way
+    "gpt2": "n_embd=128, n_layer=2, n_head=4, vocab_size=500, n_positions=128",
+    "t5": "d_model=128, d_ff=256, num_layers=2, num_heads=4, d_kv=32, vocab_size=500",
+}
 
 
 def script_for(family: str, call: str = "") -> str:
     config, model, extra = FAMILIES[family]
-    if extra is None:  # GPT-2 names its sizes its own way
-        kwargs = "n_embd=128, n_layer=2, n_head=4, vocab_size=500, n_positions=128"
+    if extra is None:
+        kwargs = OWN_SIZES[family]
     else:
         kwargs = (
             SIZES
@@ -47,6 +57,8 @@ def script_for(family: str, call: str = "") -> str:
             + (f", {extra}" if extra else "")
         )
     inputs = "torch.randn(2, 3, 32, 32)" if family == "vit" else "torch.randint(0, 500, (2, 32))"
+    if family == "t5":  # an encoder-decoder: the decoder's inputs too
+        inputs = "ids := torch.randint(0, 500, (2, 32)), decoder_input_ids=ids"
     return textwrap.dedent(
         f"""
         import torch
