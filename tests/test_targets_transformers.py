@@ -88,7 +88,7 @@ def test_the_whole_llama_model_is_called_by_name_and_says_why_its_cache_cannot_b
     raised 'got multiple values for argument use_cache'; the task now passes its inputs by name.
     Its output then holds a DynamicCache: the check says so and how to call it instead."""
     built = build_task(LLAMA, "LlamaModel", script=str(script), out_dir=str(tmp_path / "a"))
-    assert "Model.forward = _kernelevo_forward_by_name" in built.text
+    assert "Model.forward = _kernelevo_forward_as_called" in built.text
     check = check_task(built.path)
     assert check.ok is False and "is a DynamicCache" in check.message, check.message
     assert "use_cache=False" in check.message

@@ -220,7 +220,12 @@ def main(spec_path: str) -> int:
             swaps = literal_defaults(fn, names, out["args"]) if fn is not None else {}
             if torch is None or fn is None or not (keywords or swaps):
                 _finish(spec["out"], out, keywords)
-            check = SecondCall(frame, spec["method"], values, swaps, torch)
+            plain = {
+                k: v
+                for k, v in keywords.items()
+                if _spec_of(v, torch, configs=False)["kind"] == "value"
+            }
+            check = SecondCall(frame, spec["method"], values, swaps, torch, plain)
 
             def at_return(frame, event, arg):
                 check.on_event(frame, event, arg)
@@ -263,10 +268,13 @@ def _finish(path: str, out: dict, keywords: dict, check: SecondCall | None = Non
         ]
         for i, default in check.swaps.items():
             out["args"][i] = {"kind": "value", "repr": repr(default)}
-        out["dropped"] = sorted(keywords)
+        out["dropped"] = sorted(k for k in keywords if k not in check.kept)
+        out["keywords"] = {k: repr(v) for k, v in check.kept.items()}
     elif keywords or (check is not None and check.swaps):
+        torch = sys.modules.get("torch")
         out["kept_out"] = {
             "keywords": sorted(keywords),
+            "values": {k: _spec_of(v, torch, configs=False) for k, v in sorted(keywords.items())},
             "why": check.verdict if check is not None else "the target could not be called again",
         }
     write_atomic(path, json.dumps(out))

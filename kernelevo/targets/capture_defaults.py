@@ -17,6 +17,7 @@ import inspect
 from typing import Any
 
 _MUTABLE = (list, dict, set)
+_MAX_DEPTH = 8  # nesting of outputs compared: a cache's layers' tensors are 3 deep
 
 
 def keywords_passed(frame: Any) -> dict[str, Any]:
@@ -81,7 +82,13 @@ class SecondCall:
     again without what the task cannot pass and tells whether the outputs are the same."""
 
     def __init__(
-        self, frame: Any, method: bool, values: list[Any], swaps: dict[int, Any], torch: Any
+        self,
+        frame: Any,
+        method: bool,
+        values: list[Any],
+        swaps: dict[int, Any],
+        torch: Any,
+        keep: dict[str, Any] | None = None,
     ) -> None:
         self.fn = target_function(frame)
         self.owner = frame.f_locals[frame.f_code.co_varnames[0]] if method else None
@@ -91,6 +98,8 @@ class SecondCall:
         self.gpu_rng = torch.cuda.get_rng_state_all() if gpu else None
         self.raised = False
         self.verdict: str | None = None  # "same", or why not
+        self.keep = keep or {}  # plain-valued keywords a task can pass as they were
+        self.kept: dict[str, Any] = {}  # those the "same" outputs needed
 
     def on_event(self, frame: Any, event: str, arg: Any) -> Any:
         if event == "exception":
@@ -100,41 +109,62 @@ class SecondCall:
         return self.on_event
 
     def _compare(self, first: Any) -> str:
+        """Whether ("same") a call without what the task cannot pass gives the same outputs: first
+        without any keyword, then with the plain-valued ones (`keep`), which the task passes."""
+        why = "without them the outputs differ"
+        for keywords in ({}, self.keep) if self.keep else ({},):
+            try:
+                again = self._again(keywords)
+            except Exception as exc:
+                why = f"called without them it raised {type(exc).__name__}: {str(exc)[:160]}"
+                continue
+            if same_outputs(first, again, self.torch):
+                self.kept = dict(keywords)
+                return "same"
+        return why
+
+    def _again(self, keywords: dict[str, Any]) -> Any:
         args = [self.swaps.get(i, v) for i, v in enumerate(self.values)]
         if self.owner is not None:
             args.insert(0, self.owner)
         self.torch.set_rng_state(self.rng)
         if self.gpu_rng is not None:
             self.torch.cuda.set_rng_state_all(self.gpu_rng)
-        try:
-            again = self.fn(*args)
-        except Exception as exc:
-            return f"called without them it raised {type(exc).__name__}: {str(exc)[:160]}"
-        return (
-            "same" if same_outputs(first, again, self.torch) else "without them the outputs differ"
-        )
+        return self.fn(*args, **keywords)
 
 
-def same_outputs(a: Any, b: Any, torch: Any) -> bool:
-    """Equal tensors (to float rounding), sequences, dicts and plain values; anything else is not."""
+def same_outputs(a: Any, b: Any, torch: Any, depth: int = 0) -> bool:
+    """Equal tensors (to float rounding), sequences, dicts and plain values, and objects of one
+    class whose attributes are (a returned KV cache) or that compare equal (a torch.device)."""
+    if a is b:
+        return True
     if isinstance(a, torch.Tensor):
         if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
             return False
         if a.is_floating_point() or a.is_complex():
             return bool(torch.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True))
         return bool(torch.equal(a, b))
+    if depth > _MAX_DEPTH:
+        return False
     if isinstance(a, (list, tuple)):
         return (
             isinstance(b, (list, tuple))
             and len(a) == len(b)
-            and all(same_outputs(x, y, torch) for x, y in zip(a, b, strict=True))
+            and all(same_outputs(x, y, torch, depth + 1) for x, y in zip(a, b, strict=True))
         )
     if isinstance(a, dict):
         return (
             isinstance(b, dict)
             and a.keys() == b.keys()
-            and all(same_outputs(a[k], b[k], torch) for k in a)
+            and all(same_outputs(a[k], b[k], torch, depth + 1) for k in a)
         )
     if a is None or isinstance(a, (bool, int, float, str)):
         return bool(a == b)
-    return False
+    if type(a) is not type(b):
+        return False
+    if hasattr(a, "__dict__") and hasattr(b, "__dict__"):
+        return same_outputs(vars(a), vars(b), torch, depth + 1)
+    try:  # a value without attributes of its own: a torch.device, a dtype, an enum member
+        return bool(a == b)
+    except Exception:  # an array's elementwise ==, or an == that raises: not the same
+        return False

@@ -156,12 +156,8 @@ def inputs_from_capture(
     args = captured["args"]
     names = captured.get("names") or [f"arg{i}" for i in range(len(args))]
     kept_out = captured.get("kept_out")
-    if kept_out and kept_out.get("keywords"):
-        raise NoExampleInputs(
-            f"{script}: the call passes keyword arguments ({', '.join(kept_out['keywords'])}) that a "
-            f"task's positional call cannot, and {kept_out.get('why', 'they matter')}; "
-            "use @kernelevo.example(...) to say how to call it"
-        )
+    _refuse_kept_out(kept_out or {}, script)
+    keywords = dict(captured.get("keywords") or {})
     init_specs = list(captured.get("init") or [])
     small = SmallSizes()
     if source != "signature":  # sizes of real use: the CPU gets a scaled-down copy
@@ -219,11 +215,39 @@ def inputs_from_capture(
         | {s["type"] for s in configs if s["rebuild"] == "class"}
     )
     note = (note or f"captured while running {script}") + _left_out(captured)
-    ex = ExampleInputs(source, code, note, uses, small=small)
+    if keywords:
+        passed = ", ".join(f"{k}={v}" for k, v in keywords.items())
+        note += (
+            f"; keyword arguments {passed} passed as the recorded call passed them "
+            "(without them the outputs differ)"
+        )
+    ex = ExampleInputs(source, code, note, uses, small=small, keywords=keywords)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
     if captured.get("names") and all(n.isidentifier() for n in names):  # not a *args entry
         ex.names = list(names)
     return ex
+
+
+def _refuse_kept_out(kept_out: dict, script: str) -> None:
+    """Keyword arguments the outputs need and a task cannot pass (a tensor, an object)."""
+    names = kept_out.get("keywords") or []
+    if not names:
+        return
+    values = kept_out.get("values") or {}
+    kinds = ", ".join(_kind(n, values.get(n, {})) for n in names)
+    raise NoExampleInputs(
+        f"{script}: the call passes keyword arguments {kinds} that a task cannot pass as fixed "
+        f"values, and {kept_out.get('why', 'they matter')}; "
+        "use @kernelevo.example(...) to say how to call it"
+    )
+
+
+def _kind(name: str, spec: dict) -> str:
+    if spec.get("kind") == "value":
+        return f"{name}={spec['repr']}"
+    if spec.get("kind") == "tensor":
+        return f"{name} (a tensor {spec['dtype']}{list(spec['shape'])})"
+    return f"{name} (a {spec.get('type', spec.get('kind', 'value'))})" if spec else name
 
 
 def _left_out(captured: dict) -> str:

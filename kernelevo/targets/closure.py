@@ -154,15 +154,24 @@ def reference_text(a: Analysis, ref: Reference) -> str:
     return "\n".join(lines)
 
 
-def call_args(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> tuple[str, str]:
-    """(signature text, call text) for forwarding every argument of `fn`."""
+def call_args(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    skip_self: bool,
+    fixed: dict[str, str] | None = None,
+) -> tuple[str, str]:
+    """(signature text, call text) for forwarding every argument of `fn`; `fixed` keyword
+    arguments (name -> source) are passed as those values and are not in the signature."""
+    fixed = fixed or {}
     args = fn.args
+    kwonly = [
+        (k, d) for k, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if k.arg not in fixed
+    ]
     sig_args = ast.arguments(
         posonlyargs=[],
         args=list(args.posonlyargs) + list(args.args),
         vararg=args.vararg,
-        kwonlyargs=args.kwonlyargs,
-        kw_defaults=args.kw_defaults,
+        kwonlyargs=[k for k, _ in kwonly],
+        kw_defaults=[d for _, d in kwonly],
         kwarg=args.kwarg,
         defaults=args.defaults,
     )
@@ -173,7 +182,8 @@ def call_args(fn: ast.FunctionDef | ast.AsyncFunctionDef, skip_self: bool) -> tu
     call = list(names)
     if args.vararg:
         call.append("*" + args.vararg.arg)
-    call += [f"{k.arg}={k.arg}" for k in args.kwonlyargs]
+    call += [f"{k.arg}={k.arg}" for k, _ in kwonly]
+    call += [f"{k}={v}" for k, v in fixed.items()]
     if args.kwarg:
         call.append("**" + args.kwarg.arg)
     return ast.unparse(sig_args), ", ".join(call)

@@ -24,3 +24,6 @@ class ExampleInputs:
     init_blob: str = ""  # torch.save bytes (base64) of config objects the constructor takes
     small: SmallSizes = field(default_factory=SmallSizes)  # sizes the CPU scales down
     names: list[str] = field(default_factory=list)  # the recorded call's parameter names, in order
+    # keyword arguments the recorded call passed as plain values (name -> source), passed by the
+    # task's Model as they were: without them the target computed something else
+    keywords: dict[str, str] = field(default_factory=dict)

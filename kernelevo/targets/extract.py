@@ -36,7 +36,7 @@ from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
-from kernelevo.targets.reference import NoReference, Reference, by_name_call, resolve_reference
+from kernelevo.targets.reference import NoReference, Reference, forward_call, resolve_reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, task_path_for
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
@@ -300,9 +300,9 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
                 rf"^(\s*class\s+){re.escape(ref.name)}\b", r"\1Model", ref_text, count=1, flags=re.M
             )
             ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
-        ref_text += by_name_call(ref.node, inputs.names)
+        ref_text += forward_call(ref.node, inputs.names, inputs.keywords)
     else:
-        sig, call = call_args(ref.call, skip_self=False)  # the function itself
+        sig, call = call_args(ref.call, skip_self=False, fixed=inputs.keywords)  # the function
         ref_text += (
             f'\n\n\nclass Model(torch.nn.Module):\n    """Calls {ref.qualname}, the code under optimisation."""\n\n'
             f"    def forward(self, {sig}):\n        return {ref.qualname}({call})"

@@ -153,10 +153,11 @@ def _users_of(a: Analysis, names: set[str]) -> list[str]:
     return users
 
 
-def by_name_call(cls: ast.AST, names: list[str]) -> str:
-    """For a class whose forward is decorated, a forward taking the task's positional inputs and
-    passing them by name, as the recorded call did: decorators such as Hugging Face's
-    `merge_with_config_defaults` add keyword arguments, which collide with a positional call."""
+def forward_call(cls: ast.AST, names: list[str], keywords: dict[str, str]) -> str:
+    """A forward taking the task's positional inputs and calling the user's as the recorded call
+    did: by name where forward is decorated (decorators such as Hugging Face's
+    `merge_with_config_defaults` add keyword arguments, which collide with a positional call), and
+    with the keyword values the call passed where the outputs differ without them."""
     forward = next(
         (
             f
@@ -165,15 +166,25 @@ def by_name_call(cls: ast.AST, names: list[str]) -> str:
         ),
         None,
     )
-    if forward is None or not forward.decorator_list or not names:
+    by_name = forward is not None and bool(forward.decorator_list) and bool(names)
+    if not by_name and not keywords:
         return ""
-    params = ", ".join(names)
-    passed = ", ".join(f"{n}={n}" for n in names)
+    params = ", ".join(names) if by_name else "*args"
+    passed = [f"{n}={n}" for n in names] if by_name else ["*args"]
+    passed += [f"{k}={v}" for k, v in keywords.items()]
+    why = []
+    if by_name:
+        why.append(
+            "# Its forward is decorated: the task's inputs are passed by name, as the recorded call\n"
+            "# passed them (a positional call collides with keywords the decorators add).\n"
+        )
+    if keywords:
+        why.append(
+            "# The recorded call passed these keyword values, and the outputs differ without them.\n"
+        )
     return (
-        "\n\n\n# Its forward is decorated: the task's inputs are passed by name, as the recorded call\n"
-        "# passed them (a positional call collides with keywords the decorators add).\n"
-        "_kernelevo_forward = Model.forward\n\n\n"
-        f"def _kernelevo_forward_by_name(self, {params}):\n"
-        f"    return _kernelevo_forward(self, {passed})\n\n\n"
-        "Model.forward = _kernelevo_forward_by_name"
+        "\n\n\n" + "".join(why) + "_kernelevo_forward = Model.forward\n\n\n"
+        f"def _kernelevo_forward_as_called(self, {params}):\n"
+        f"    return _kernelevo_forward(self, {', '.join(passed)})\n\n\n"
+        "Model.forward = _kernelevo_forward_as_called"
     )
