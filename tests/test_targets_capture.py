@@ -239,3 +239,12 @@ def test_returned_objects_of_one_class_compare_by_their_attributes():
     assert same_outputs((k, Cache(k)), (k.clone(), Cache(k.clone())), torch)
     assert not same_outputs((k, Cache(k)), (k, Cache(k + 1)), torch)
     assert not same_outputs(Cache(k), Layer(k), torch)
+
+
+def test_what_was_left_out_names_its_class_with_the_right_article():
+    from kernelevo.targets.captured_inputs import _left_out
+
+    left = _left_out({"replaced": [["cache", "EncoderDecoderCache", "None"]]})
+    assert "cache (an EncoderDecoderCache) left at its default None" in left
+    left = _left_out({"replaced": [["cache", "DynamicCache", "None"]]})
+    assert "cache (a DynamicCache) left at its default None" in left

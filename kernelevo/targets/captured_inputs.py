@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 
-from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
+from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs, a_named
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.small_sizes import (
     SmallSizes,
@@ -247,12 +247,14 @@ def _kind(name: str, spec: dict) -> str:
         return f"{name}={spec['repr']}"
     if spec.get("kind") == "tensor":
         return f"{name} (a tensor {spec['dtype']}{list(spec['shape'])})"
-    return f"{name} (a {spec.get('type', spec.get('kind', 'value'))})" if spec else name
+    return f"{name} ({a_named(spec.get('type', spec.get('kind', 'value')))})" if spec else name
 
 
 def _left_out(captured: dict) -> str:
     """What the recorded call passed and the task does not, shown the same outputs without it."""
-    parts = [f"{n} (a {t}) left at its default {d}" for n, t, d in captured.get("replaced") or []]
+    parts = [
+        f"{n} ({a_named(t)}) left at its default {d}" for n, t, d in captured.get("replaced") or []
+    ]
     if captured.get("dropped"):
         parts.append(f"keyword arguments {', '.join(captured['dropped'])} not passed")
     return f"; {' and '.join(parts)}: a second call gave the same outputs" if parts else ""

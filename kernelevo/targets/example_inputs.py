@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 from kernelevo.targets.small_sizes import SmallSizes
 
 
+def a_named(name: str) -> str:
+    """'a DynamicCache', 'an EncoderDecoderCache': a class name in a sentence."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
 class NoExampleInputs(Exception):
     """No example inputs for the target; the message says what to add."""
 

@@ -11,6 +11,8 @@ import os
 import sys
 import traceback
 
+from kernelevo.targets.example_inputs import a_named
+
 _CUDA_ONLY = (
     "load_inline",
     "SourceModule",
@@ -42,7 +44,7 @@ def _not_compared(out, where: str = "output") -> str | None:
         items = out.items() if isinstance(out, dict) else enumerate(out)
         found = (_not_compared(v, f"{where} {k!r}") for k, v in items)
         return next((f for f in found if f is not None), None)
-    return f"{where} is a {type(out).__name__}"
+    return f"{where} is {a_named(type(out).__name__)}"
 
 
 def run(path: str, force_small: bool = False) -> dict:
