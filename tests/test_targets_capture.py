@@ -248,3 +248,30 @@ def test_what_was_left_out_names_its_class_with_the_right_article():
     assert "cache (an EncoderDecoderCache) left at its default None" in left
     left = _left_out({"replaced": [["cache", "DynamicCache", "None"]]})
     assert "cache (a DynamicCache) left at its default None" in left
+
+
+def test_token_ids_that_do_not_reach_the_vocabulary_stay_below_its_small_size(tmp_path):
+    """Ids drawn from a vocabulary of 500 whose largest is 496: the task drew them below 497 at
+    the small sizes too, past the embedding scaled to 37 rows, and kept no small sizes (seen on
+    Hugging Face's Gemma embedding, depending on the draw)."""
+    (tmp_path / "emb.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Emb(nn.Module):\n"
+        "    def __init__(self, vocab, dim):\n        super().__init__()\n"
+        "        self.e = nn.Embedding(vocab, dim)\n\n"
+        "    def forward(self, ids):\n        return self.e(ids) * 2.0\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "import torch\nfrom emb import Emb\n\nids = torch.randint(0, 497, (2, 32))\n"
+        "ids[0, 0] = 496\nEmb(500, 128)(ids)\n"
+    )
+    built = build_task(
+        str(tmp_path / "emb.py"),
+        "Emb",
+        script=str(tmp_path / "run.py"),
+        out_dir=str(tmp_path / "t"),
+    )
+    assert "min(497, _KERNELEVO_N500)" in built.text
+    assert "did not run" not in built.text, built.text
+    assert check_task(built.path).ok is True
+    task = load_task_module(built.path)
+    assert int(task.get_inputs()[0].max()) < 497

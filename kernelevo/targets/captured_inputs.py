@@ -105,6 +105,17 @@ def attach_init_blob(captured: dict, path: str | None) -> None:
             captured["init_blob"] = base64.b64encode(fh.read()).decode()
 
 
+def _id_bound(top: int, small: SmallSizes) -> str:
+    """The bound recorded ids stay below, written so they stay below a scaled vocabulary too:
+    `max + 1` where that is a size; else, where a size lies just above it (token ids drawn from a
+    vocabulary of 500 may reach only 496), the smaller of the two, so the sizes as given draw
+    below `max + 1` as recorded and the small sizes below the scaled size."""
+    if top in small.sizes:
+        return small.name(top)
+    above = [s for s in small.sizes if top < s <= top + max(16, top // 8)]
+    return f"min({top}, {small.name(min(above))})" if above else str(top)
+
+
 def _value_code(spec: dict, what: str, small: SmallSizes | None = None, why: str = "") -> str:
     small = small or SmallSizes()
 
@@ -119,8 +130,8 @@ def _value_code(spec: dict, what: str, small: SmallSizes | None = None, why: str
         if dtype == "bool":
             return f"torch.rand({shape}) < 0.5"
         if spec.get("integer"):
-            top = spec.get("max", 0) + 1  # ids below a scaled vocabulary stay below it
-            return f"torch.randint({spec.get('min', 0)}, {size(top)}, {shape}, dtype=torch.{dtype})"
+            top = _id_bound(spec.get("max", 0) + 1, small)
+            return f"torch.randint({spec.get('min', 0)}, {top}, {shape}, dtype=torch.{dtype})"
         return f"torch.randn({shape}, dtype=torch.{dtype})"
     if kind == "value":
         return name_sizes_in_expr(spec["repr"], small)
