@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from kernelevo.store_records import ResultSummary, RunRecord, run_record
+from kernelevo.store_records import ResultSummary, RunRecord, run_record, stored_json
 from kernelevo.store_schema import SCHEMA, SCHEMA_VERSION, migrate
 
 if TYPE_CHECKING:
@@ -82,7 +82,10 @@ class Store:
             "SELECT verdict_json FROM verdicts WHERE task_hash=? AND candidate_hash=? AND env_key=?",
             (task_hash, candidate_hash, env_key),
         ).fetchone()
-        return json.loads(row[0]) if row else None
+        if row is None:
+            return None
+        verdict = stored_json(row[0], "a cached verdict")
+        return verdict or None  # a damaged entry is a cache miss: the candidate is judged again
 
     def put_verdict(
         self, task_hash: str, candidate_hash: str, env_key: str, verdict: dict[str, Any]
@@ -146,10 +149,16 @@ class Store:
         self._db.execute(f"UPDATE runs SET {', '.join(sets)} WHERE id=?", (*args, run_id))
 
     def get_run(self, run_id: str) -> RunRecord | None:
+        """The run with this id, or the newest whose id starts with it (`_` and `%` are
+        characters of the prefix, not SQL wildcards)."""
+        if not run_id:
+            return None
         row = self._db.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
+            prefix = run_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             row = self._db.execute(
-                "SELECT * FROM runs WHERE id LIKE ? ORDER BY created_at DESC", (run_id + "%",)
+                "SELECT * FROM runs WHERE id LIKE ? ESCAPE '\\' ORDER BY created_at DESC",
+                (prefix + "%",),
             ).fetchone()
         return run_record(row) if row else None
 
@@ -209,8 +218,8 @@ class Store:
         out = []
         for r in rows:
             d = dict(r)
-            d["verdict"] = json.loads(d.pop("verdict_json") or "{}")
-            d["features"] = json.loads(d.pop("features_json") or "{}")
+            d["verdict"] = stored_json(d.pop("verdict_json"), f"candidate {d['id']}'s verdict")
+            d["features"] = stored_json(d.pop("features_json"), f"candidate {d['id']}'s features")
             out.append(d)
         return out
 
@@ -221,7 +230,7 @@ class Store:
         row = self._db.execute(
             "SELECT features_json FROM candidates WHERE id=?", (candidate_id,)
         ).fetchone()
-        merged = {**json.loads(row[0] or "{}"), **features} if row else features
+        merged = {**stored_json(row[0], "a candidate's features"), **features} if row else features
         self._db.execute(
             "UPDATE candidates SET features_json=? WHERE id=?", (json.dumps(merged), candidate_id)
         )
@@ -231,8 +240,8 @@ class Store:
         if row is None:
             return None
         d = dict(row)
-        d["verdict"] = json.loads(d.pop("verdict_json") or "{}")
-        d["features"] = json.loads(d.pop("features_json") or "{}")
+        d["verdict"] = stored_json(d.pop("verdict_json"), f"candidate {candidate_id}'s verdict")
+        d["features"] = stored_json(d.pop("features_json"), f"candidate {candidate_id}'s features")
         return d
 
     # -- LLM calls -------------------------------------------------------------------
@@ -307,13 +316,17 @@ class Store:
         ).fetchall()
         latest: dict[str, ResultSummary] = {}
         for (js,) in rows:
-            s = ResultSummary.from_dict(json.loads(js))
-            latest[s.target_id] = s
+            data = stored_json(js, "a stored result")
+            if data:
+                s = ResultSummary.from_dict(data)
+                latest[s.target_id] = s
         return list(latest.values())
 
     def iter_results(self) -> Iterator[ResultSummary]:
         for (js,) in self._db.execute("SELECT summary_json FROM results ORDER BY created_at"):
-            yield ResultSummary.from_dict(json.loads(js))
+            data = stored_json(js, "a stored result")
+            if data:
+                yield ResultSummary.from_dict(data)
 
 
 def _norm(path: str) -> str:

@@ -96,6 +96,16 @@ def translate(exc: sqlite3.Error, path: Path) -> sqlite3.Error:
         )
     if "malformed" in text or "not a database" in text:
         return StoreError(f"{path} is damaged: move it aside (mv {path} {path}.bad) and run again")
+    if "locked" in text:
+        return StoreError(
+            f"{path} is locked by another process (a long write or an exclusive lock): wait for "
+            "it to finish and run again"
+        )
+    if "unable to open" in text:
+        return StoreError(
+            f"cannot open {path} as the store: set KERNELEVO_STORE (or --store) to a file in a "
+            "writable folder"
+        )
     if "disk i/o" in text:
         return StoreError(
             f"reading or writing {path} failed (disk I/O error): check the disk and run again"
@@ -117,6 +127,7 @@ def open_database(
             f"the store path is {len(str(full))} characters long, past SQLite's limit of "
             f"{SQLITE_MAX_PATH}: set KERNELEVO_STORE (or --store) to a shorter path"
         )
+    _refuse_what_is_not_a_store(full)
     if not _writable_place(full):
         return _open_read_only(full), True
     try:
@@ -202,8 +213,53 @@ def _writable_place(path: Path) -> bool:
     return os.access(probe, os.W_OK)
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+_OUR_TABLES = {"verdicts", "runs", "candidates", "llm_calls", "results"}
+
+
+def _refuse_what_is_not_a_store(path: Path) -> None:
+    """A store path naming something of the user's is refused, never taken over: a folder, a
+    device or pipe, a file that is not SQLite, or a SQLite database of other tables. A damaged
+    file is moved aside only inside a `.kernelevo` folder, where only KernelEvo writes."""
+    if not path.exists():
+        return
+    where = "set KERNELEVO_STORE (or --store) to a new file or to a store KernelEvo made"
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a store file: {where}")
+    if not path.is_file():
+        raise StoreError(f"{path} is not a regular file: {where}")
+    ours = path.parent.name == ".kernelevo"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"cannot read {path}: {exc.strerror}") from None
+    if not head or ours:
+        return  # empty (SQLite starts a database in it), or ours to repair
+    if head != SQLITE_HEADER:
+        raise StoreError(
+            f"{path} is not an SQLite database, so not a KernelEvo store (if it was one, it is "
+            f"damaged: move it aside and run again): {where}"
+        )
+    try:
+        with sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True) as db:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.Error:
+        return  # damaged: opening it says so
+    if tables and not tables & _OUR_TABLES:
+        raise StoreError(
+            f"{path} is an SQLite database of other tables ({', '.join(sorted(tables)[:3])}), not a "
+            f"KernelEvo store: {where}"
+        )
+
+
 def _move_aside(path: Path) -> Path:
-    target = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.damaged-{stamp}")
+    n = 1
+    while any(Path(str(target) + s).exists() for s in ("", "-wal", "-shm")):
+        n += 1  # two repairs in one second: the first one's copy is kept
+        target = path.with_name(f"{path.name}.damaged-{stamp}-{n}")
     for suffix in ("", "-wal", "-shm"):
         part = Path(str(path) + suffix)
         if part.exists():

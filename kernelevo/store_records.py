@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,20 @@ def run_record(row: sqlite3.Row) -> RunRecord:
         target_id=d["target_id"] or "",
         source_hash=d["source_hash"] or "",
         status=d["status"],
-        config=json.loads(d["config_json"] or "{}"),
-        summary=json.loads(d["summary_json"] or "{}"),
+        config=stored_json(d["config_json"], f"run {d['id']}'s configuration"),
+        summary=stored_json(d["summary_json"], f"run {d['id']}'s summary"),
     )
+
+
+def stored_json(text: str | None, what: str) -> dict[str, Any]:
+    """A JSON object read back from the store; one damaged value (an edit, a crash mid-write of
+    another tool) is read as empty with a warning, so it does not hide every other record."""
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        print(
+            f"kernelevo: warning: {what} in the store is damaged; it is read as empty",
+            file=sys.stderr,
+        )
+        return {}
+    return value if isinstance(value, dict) else {}

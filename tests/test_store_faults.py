@@ -146,3 +146,70 @@ def test_every_text_written_is_redacted(tmp_path, monkeypatch):
         assert form.encode() not in store_bytes, form
     db = sqlite3.connect(path)
     assert "***" in db.execute("SELECT verdict_json FROM verdicts").fetchone()[0]
+
+
+@pytest.mark.parametrize("kind", ["text", "other_sqlite", "folder", "device"])
+def test_a_store_path_naming_something_of_the_users_is_refused_and_left_as_it_was(tmp_path, kind):
+    """`--store notes.txt` moved the user's file aside as "damaged" and put a store in its place;
+    an SQLite database of other tables got KernelEvo's tables added and was switched to WAL."""
+    if kind == "text":
+        target = tmp_path / "notes.txt"
+        target.write_text("my notes\n")
+    elif kind == "other_sqlite":
+        target = tmp_path / "mydata.db"
+        with sqlite3.connect(target) as db:
+            db.execute("CREATE TABLE customers (name TEXT)")
+            db.execute("INSERT INTO customers VALUES ('ada')")
+    elif kind == "folder":
+        target = tmp_path / "storedir"
+        target.mkdir()
+    else:
+        target = Path("/dev/null")
+    before = target.read_bytes() if target.is_file() else None
+    out = run_kernelevo(["runs", "--store", str(target)], tmp_path)
+    assert out.returncode != 0
+    assert out.stderr.strip().count("\n") == 0 and "Traceback" not in out.stderr, out.stderr
+    assert "KERNELEVO_STORE" in out.stderr and "--store" in out.stderr
+    if before is not None:
+        assert target.read_bytes() == before
+    assert not list(tmp_path.glob("*.damaged-*"))
+
+
+def test_two_repairs_in_one_second_keep_both_damaged_copies(tmp_path):
+    store_file = tmp_path / ".kernelevo" / "store.sqlite"
+    store_file.parent.mkdir()
+    for text in (b"GARBAGE-A" * 100, b"GARBAGE-B" * 100):
+        store_file.write_bytes(text)
+        Store(store_file).close()
+    kept = sorted(p.read_bytes()[:9] for p in store_file.parent.glob("store.sqlite.damaged-*"))
+    assert kept == [b"GARBAGE-A", b"GARBAGE-B"]
+
+
+def test_a_run_id_prefix_is_matched_as_text_not_as_an_sql_pattern(tmp_path):
+    """`apply _` applied the newest run: `_` and `%` were SQL wildcards."""
+    store = Store(tmp_path / "store.sqlite")
+    run_id = store.create_run(task_path="t.py", task_hash="h", config={})
+    assert store.get_run(run_id[:8]) is not None
+    for pattern in ("_", "%", "", run_id[:8].replace("2", "_")):
+        assert store.get_run(pattern) is None, pattern
+
+
+def test_one_damaged_record_does_not_hide_the_others(tmp_path):
+    store = Store(tmp_path / "store.sqlite")
+    kept = store.create_run(task_path="t.py", task_hash="h", config={"a": 1})
+    broken = store.create_run(task_path="t.py", task_hash="h", config={})
+    store.put_verdict("t", "c", "k", {"status": "verified"})
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("UPDATE runs SET summary_json='{not json' WHERE id=?", (broken,))
+        db.execute("UPDATE verdicts SET verdict_json='{oops'")
+    again = Store(tmp_path / "store.sqlite")
+    runs = {r.id: r for r in again.list_runs()}
+    assert runs[kept].config == {"a": 1} and runs[broken].summary == {}
+    assert again.get_verdict("t", "c", "k") is None  # a damaged cache entry: judged again
+
+
+def test_a_locked_store_is_one_line_saying_to_wait():
+    from kernelevo.store_open import translate
+
+    err = translate(sqlite3.OperationalError("database is locked"), Path("/w/.kernelevo/s.sqlite"))
+    assert isinstance(err, StoreError) and "locked by another process" in str(err)
