@@ -38,3 +38,22 @@ def test_an_unknown_provider_is_refused_before_anything_starts(tmp_path):
         ["optimize", "softmax.py", "--provider", "nope", "--resume", "r0"], tmp_path, timeout=60
     )
     assert named.returncode == 2 and "no run 'r0'" in named.stderr, named.stderr
+
+
+def test_doctor_says_what_optimize_will_search_with(tmp_path):
+    """A config file naming a provider (through KERNELEVO_CONFIG too) is what optimize uses:
+    doctor said 'No API key: offline search' while optimize would ask the paid model."""
+    from support import run_kernelevo
+
+    config = tmp_path / "good.toml"
+    config.write_text('provider = "anthropic"\n[providers.anthropic]\napi_key = "sk-ant-fake123"\n')
+    config.chmod(0o600)
+    said = run_kernelevo(["doctor"], tmp_path, {"KERNELEVO_CONFIG": str(config)}).stdout
+    assert "No API key" not in said
+    assert f"asks anthropic (the config file {config})" in said
+    assert "sk-ant-fake123" not in said
+    plain = run_kernelevo(["doctor"], tmp_path).stdout
+    assert "No API key: `kernelevo optimize` uses the offline search" in plain
+    broken = run_kernelevo(["doctor"], tmp_path, {"KERNELEVO_CONFIG": str(tmp_path / "none.toml")})
+    assert "The model configuration cannot be used" in broken.stdout
+    assert "does not exist" in broken.stdout and broken.returncode == 0

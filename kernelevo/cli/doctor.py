@@ -79,12 +79,29 @@ def run(args: argparse.Namespace) -> int:
             "Candidates cannot be sandboxed here: verify and optimize refuse to run them unless you pass"
             " --no-sandbox (verdicts made so are marked and never cached)."
         )
-    if not any(m.keys.values()):
-        print(
+    print(_search_line())
+    return 0
+
+
+def _search_line() -> str:
+    """What `kernelevo optimize` searches with, as it decides it: the config file (its provider
+    and keys, KERNELEVO_CONFIG included) before the environment's keys."""
+    from kernelevo.llm import LLMError
+    from kernelevo.llm.config import config_path
+    from kernelevo.optimize import default_provider
+
+    try:
+        provider = default_provider()
+    except LLMError as exc:
+        return f"The model configuration cannot be used: {exc}"
+    if provider == "offline":
+        return (
             "No API key: `kernelevo optimize` uses the offline search (templates, Inductor seeds, parameter"
             " search). Set ANTHROPIC_API_KEY or OPENAI_API_KEY to search with a model."
         )
-    return 0
+    where = config_path()
+    source = f"the config file {where}" if where.is_file() else "its API key in the environment"
+    return f"Model search: `kernelevo optimize` asks {provider} ({source}); --provider offline does not."
 
 
 def _interpreter_works() -> bool:
