@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from kernelevo.ast_names import parse_module
 from kernelevo.digest import text_hash
+from kernelevo.text_file import TextFileError, read_text
 
 T = TypeVar("T")
 
@@ -50,9 +51,9 @@ def read_task(path: str | Path) -> TaskFile:
             f"{p}: is a folder; give a task .py file (or use a command that accepts folders)"
         )
     try:
-        source = p.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskError(f"{p}: cannot read: {exc}") from exc
+        source = read_text(p)
+    except TextFileError as exc:
+        raise TaskError(str(exc)) from exc
     try:
         tree = parse_module(source, filename=str(p))  # one thread at a time (CPython 3.11)
     except SyntaxError as exc:

@@ -83,3 +83,47 @@ def test_optimize_target_then_apply_round_trip(tmp_path):
     )  # the target changed (it was applied): refused, nothing lost
     assert again.returncode == 2 and "changed since the search started" in again.stderr
     assert (tmp_path / "model.py").read_text() == new
+
+
+def test_apply_to_a_source_file_that_is_no_longer_utf8_is_one_line(tmp_path):
+    """`apply failed: UnicodeDecodeError` before: the user's file, saved in another encoding
+    since the search, is named with what to do, and nothing is written."""
+    from kernelevo.phase import Phase
+    from kernelevo.store import Store
+
+    (tmp_path / ".kernelevo").mkdir()
+    model = tmp_path / "model.py"
+    model.write_bytes(b"# caf\xe9\n" + (CORPUS / "usercode" / "model.py").read_bytes())
+    store = Store(tmp_path / ".kernelevo" / "store.sqlite")
+    run_id = store.create_run(
+        task_path=str(tmp_path / "task.py"),
+        task_hash="h",
+        config={"provider": "offline"},
+        source_file=str(model),
+        target_id="function:fused_bias_gelu",
+        source_hash="x",
+    )
+    best = store.add_candidate(
+        run_id,
+        phase=Phase("iteration", 0),
+        origin="llm",
+        backend="triton",
+        source=(CORPUS / "candidates" / "bias_gelu_triton.py").read_text(),
+        candidate_hash="c",
+        verdict={"status": "verified", "reason": "ok"},
+    )
+    store.update_run(
+        run_id,
+        status="done",
+        summary={"status": "improved", "best_candidate": best, "speedup_eager": 2.0},
+    )
+    before = model.read_bytes()
+    for extra in (["--dry-run"], []):
+        r = kv(["apply", run_id, *extra], tmp_path)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert r.returncode == 2 and len(lines) == 1, r.stderr
+        assert lines[0] == (
+            f"kernelevo: error: {model}: not UTF-8 text (byte 0xe9 on line 1); save it as UTF-8"
+        )
+    assert model.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kernelevo", "model.py"]

@@ -163,14 +163,26 @@ def test_without_gpu_verifies_then_exits_2(tmp_path):
     assert "speed not measured" in r.stderr
 
 
-@pytest.mark.parametrize("bad", ["task", "candidate", "max_time"])
+@pytest.mark.parametrize(
+    "bad", ["task", "candidate", "max_time", "timeout", "seed", "not_utf8", "folder"]
+)
 def test_bad_input_one_line_exit_2(tmp_path, bad):
-    args = {
-        "task": ("bench", tmp_path / "nope.py"),
-        "candidate": ("bench", SOFTMAX, tmp_path / "missing.py"),
-        "max_time": ("bench", SOFTMAX, "--max-time", "0"),
+    (tmp_path / "latin1.py").write_bytes(b"# caf\xe9\nimport torch\n")
+    (tmp_path / "adir.py").mkdir()
+    args, said = {
+        "task": (("bench", tmp_path / "nope.py"), "no such task file"),
+        "candidate": (("bench", SOFTMAX, tmp_path / "missing.py"), "no such candidate file"),
+        "max_time": (("bench", SOFTMAX, "--max-time", "0"), "must be a positive number of seconds"),
+        "timeout": (("bench", SOFTMAX, "--timeout", "inf"), "must be a positive number of seconds"),
+        "seed": (("bench", SOFTMAX, "--seed", "1" + "0" * 20), "from 0 to 2**63-1"),
+        "not_utf8": (
+            ("bench", SOFTMAX, tmp_path / "latin1.py"),
+            f"{tmp_path / 'latin1.py'}: not UTF-8 text (byte 0xe9 on line 1); save it as UTF-8",
+        ),
+        "folder": (("bench", SOFTMAX, tmp_path / "adir.py"), "adir.py is a folder, not a file"),
     }[bad]
     r = _kv(*args)
     assert r.returncode == 2
     lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith("kernelevo: error:"), r.stderr
+    assert len(lines) == 1 and lines[0].startswith(("kernelevo: error:", "kernelevo bench: error:"))
+    assert said in lines[0], r.stderr

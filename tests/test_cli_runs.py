@@ -141,3 +141,24 @@ def test_report_says_not_measured_for_candidates_verified_without_timing(tmp_pat
     )
     html = render_report(store.get_run(run_id), store.candidates(run_id), store.llm_calls(run_id))
     assert "not measured" in html and "0.0000" not in html and "0.00x" not in html
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("99999999999999999999999", "must be at most 2**63-1"),
+        ("0", "must be 1 or more"),
+        ("-3", "must be 1 or more"),
+        ("ten", "expected a whole number, e.g. 20"),
+    ],
+)
+def test_runs_limit_out_of_range_is_one_line(store_with_run, capsys, value, said):
+    """A limit past SQLite's integers crashed with OverflowError; 0 and negatives listed nothing
+    or everything."""
+    _tmp, s, _rid = store_with_run
+    with pytest.raises(SystemExit) as exc:
+        main(["runs", "--store", str(s.path), "--limit", value])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1
+    shown = repr(value) if said.startswith("expected") else value
+    assert f"argument --limit: {shown}: {said}" in err

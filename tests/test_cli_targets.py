@@ -188,3 +188,138 @@ def test_an_unwritable_json_out_is_refused_before_the_search(capsys, tmp_path):
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and said in err and "--json-out" in err
     assert not store.exists()  # refused before anything started
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["task", "m.py::f", "--timeout", "nan"], "--timeout: nan: must be a positive number"),
+        (["task", "m.py::f", "--timeout", "-5"], "--timeout: -5: must be a positive number"),
+        (["optimize", "m.py::f", "--wall-time", "inf"], "--wall-time: inf: must be a positive"),
+        (["optimize", "m.py::f", "--seed", "1" + "0" * 23], "must be an integer from 0 to 2**63-1"),
+        (["optimize", "m.py::f", "--seed", "-1"], "--seed: -1: must be an integer from 0"),
+        (["optimize", "m.py::f", "--repair-tries", "-1"], "--repair-tries: -1: must be a whole"),
+        (["optimize", "m.py::f", "--budget-usd", "inf"], "--budget-usd: inf: must be a finite"),
+        (["optimize", "m.py::f", "--iterations", "1" + "0" * 23], "must be at most 2**63-1"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_at_parse_time(capsys, args, said):
+    with pytest.raises(SystemExit) as exc:
+        main(args)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and said in err, err
+
+
+def test_a_folder_or_fifo_named_as_a_file_is_said_to_be_one(capsys, tmp_path):
+    """A folder was 'no such file' (or 'no such script'); a FIFO passed to detect, task or
+    optimize blocked forever on its read."""
+    import os
+
+    from support import run_kernelevo
+
+    (tmp_path / "adir.py").mkdir()
+    os.mkfifo(tmp_path / "fifo.py")
+    folder = f"kernelevo: error: {tmp_path / 'adir.py'} is a folder, not a file\n"
+    spec = f"{CORPUS / 'model.py'}::fused_bias_gelu"
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    for args in (
+        ["task", f"{tmp_path / 'adir.py'}::f"],
+        ["task", spec, "--script", str(tmp_path / "adir.py"), "--no-check"],
+        ["optimize", f"{tmp_path / 'adir.py'}::f", *store],
+        ["optimize", spec, "--script", str(tmp_path / "adir.py"), *store],
+    ):
+        assert main(args) == 2
+        assert capsys.readouterr().err == folder, args
+    fifo = (
+        "kernelevo: error: fifo.py is not a regular file (a FIFO, socket or device); give a file\n"
+    )
+    for args in (
+        ["detect", "fifo.py"],
+        ["task", "fifo.py::f"],
+        ["optimize", "fifo.py", *store],
+        ["optimize", "fifo.py", "--all", *store],
+    ):
+        r = run_kernelevo(args, tmp_path, timeout=120)
+        assert r.returncode == 2 and r.stderr == fifo, (args, r.stderr)
+
+
+def test_a_cu_target_skips_entries_beside_it_that_are_not_readable_files(tmp_path):
+    """A folder named sub.py or a dangling link broken.py beside the .cu crashed the search for
+    its launcher (IsADirectoryError, FileNotFoundError); a FIFO there blocked it forever."""
+    import os
+    import shutil
+
+    from support import run_kernelevo
+
+    ext = tmp_path / "ext"
+    shutil.copytree(CORPUS / "ext", ext)
+    launcher = ext / "launcher.py"
+    launcher.write_text(
+        launcher.read_text().replace(
+            "def row_scale(",
+            "# kernelevo: inputs = (torch.randn(4, 32), torch.randn(4))\ndef row_scale(",
+        )
+    )
+    (ext / "sub.py").mkdir()
+    (ext / "broken.py").symlink_to(ext / "nowhere.py")
+    os.mkfifo(ext / "afifo.py")
+    r = run_kernelevo(
+        ["task", "ext/scale_kernel.cu::row_scale_kernel", "--no-check", "--out", "out"],
+        tmp_path,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "reference row_scale (cuda_file:scale_kernel.cu)" in r.stdout
+
+
+def test_ctrl_c_during_optimize_says_interrupted_and_leaves_nothing_half_written(tmp_path):
+    """Ctrl-C before the search's run started exited 130 without a word; `verify` says
+    `kernelevo: interrupted`, and so does optimize now. No temporary file is left behind, and
+    no run is left marked running."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from support import EXAMPLES, ROOT
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    (tmp_path / "ws").mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
+    env.update(PYTHONPATH=str(ROOT), XDG_CONFIG_HOME=str(tmp_path / "xdg"), TMPDIR=str(tmp))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kernelevo",
+            "optimize",
+            str(EXAMPLES / "softmax.py"),
+            "--iterations",
+            "1",
+        ],
+        cwd=tmp_path / "ws",
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's job
+    )
+    seen = []
+    for line in proc.stderr:  # the offline candidates are being made: no run has started yet
+        seen.append(line)
+        if "kernelevo: offline:" in line:
+            break
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends: the whole foreground group
+    _, err = proc.communicate(timeout=120)
+    err = "".join(seen) + err
+    assert proc.returncode == 130, err
+    assert "kernelevo: interrupted" in err.splitlines() and "Traceback" not in err
+    left = [p for p in (tmp_path / "ws").rglob("*") if p.name.endswith(".tmp")]
+    left += [p for p in tmp.iterdir() if not p.name.startswith("torchinductor_")]
+    assert not left, left
+    from kernelevo.store import Store
+
+    path = tmp_path / "ws" / ".kernelevo" / "store.sqlite"
+    assert not path.exists() or all(r.status != "running" for r in Store(path).list_runs(50))

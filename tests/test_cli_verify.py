@@ -4,7 +4,7 @@ import json
 import time
 
 import pytest
-from support import CANDIDATES, EXAMPLES, run_kernelevo
+from support import CANDIDATES, EXAMPLES, HAS_GPU, run_kernelevo
 
 SOFTMAX = EXAMPLES / "softmax.py"
 GOOD = CANDIDATES / "softmax" / "triton_ok.py"
@@ -157,3 +157,85 @@ def test_outputs_returned_as_a_dict_are_each_compared(tmp_path):
     r = kv("verify", task, bad, "--json", "--service", "off", cwd=tmp_path)
     out = json.loads(r.stdout)
     assert out["status"] == "incorrect" and "output 1" in out["reason"], out["reason"]
+
+
+def _one_line(err):
+    lines = [ln for ln in err.strip().splitlines() if ln]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "said"),
+    [
+        ("--timeout", "-5", "must be a positive number of seconds"),
+        ("--timeout", "0", "must be a positive number of seconds"),
+        ("--timeout", "nan", "must be a positive number of seconds"),
+        ("--timeout", "inf", "must be a positive number of seconds"),
+        ("--timeout", "1e308", "must be a positive number of seconds"),
+        ("--seed", "99999999999999999999999", "must be an integer from 0 to 2**63-1"),
+        ("--seed", "-1", "must be an integer from 0 to 2**63-1"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_at_parse_time(capsys, tmp_path, flag, value, said):
+    """A negative or zero time limit was reported as the candidate's hang, and a seed past 64 bits
+    failed inside the judge as the candidate's runtime error (and was cached)."""
+    from kernelevo.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", str(SOFTMAX), str(GOOD), flag, value, "--store", str(tmp_path / "s")])
+    assert exc.value.code == 2
+    line = _one_line(capsys.readouterr().err)
+    assert f"argument {flag}: {value}: {said}" in line
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("json_out", [False, True])
+def test_a_candidate_that_is_not_utf8_text_is_one_line(tmp_path, json_out):
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes(b"# caf\xe9\nimport torch\n")
+    r = kv("verify", SOFTMAX, "latin1.py", *(["--json"] if json_out else []), cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    line = _one_line(r.stderr)
+    assert line.startswith("kernelevo: error: latin1.py: not UTF-8 text (") and line.endswith(
+        "; save it as UTF-8"
+    )
+
+
+def test_a_folder_or_fifo_where_a_file_belongs_is_named_as_such(tmp_path):
+    """A folder was 'no such candidate file'; a FIFO given as the task or the candidate blocked
+    forever on the read."""
+    import os
+
+    (tmp_path / "adir.py").mkdir()
+    os.mkfifo(tmp_path / "fifo.py")
+    for args, said in (
+        (("verify", SOFTMAX, "adir.py"), "adir.py is a folder, not a file"),
+        (("verify", "fifo.py", GOOD), "fifo.py is not a regular file"),
+        (("verify", SOFTMAX, "fifo.py"), "fifo.py is not a regular file"),
+    ):
+        r = run_kernelevo(args, tmp_path, timeout=120)
+        assert r.returncode == 2 and said in _one_line(r.stderr), (args, r.stderr)
+
+
+def test_a_kernelevo_cache_that_is_a_file_is_one_line_naming_it(tmp_path):
+    cache = tmp_path / "cachefile"
+    cache.write_text("x")
+    r = run_kernelevo(
+        ["verify", SOFTMAX, GOOD, "--no-cache", "--device", "cpu"],
+        tmp_path,
+        {"KERNELEVO_CACHE": str(cache)},
+    )
+    assert r.returncode == 2, r.stderr
+    line = _one_line(r.stderr)
+    assert f"KERNELEVO_CACHE={cache}" in line and "point KERNELEVO_CACHE at a folder" in line
+    assert cache.read_text() == "x"
+
+
+@pytest.mark.skipif(HAS_GPU, reason="asks for CUDA where there is none")
+def test_device_cuda_without_a_gpu_says_so_not_that_the_task_is_broken(tmp_path):
+    r = kv("verify", SOFTMAX, GOOD, "--device", "cuda", "--no-cache", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    line = _one_line(r.stderr)
+    assert "no CUDA GPU on this machine (" in line and line.endswith("; use --device cpu")
+    assert "fix the task" not in line

@@ -72,6 +72,31 @@ def test_kernelevo_config_names_another_file(config_file, monkeypatch, tmp_path)
         make_provider()
 
 
+def test_a_config_file_that_is_not_text_or_not_a_file_is_named(config_file, monkeypatch, tmp_path):
+    """A binary or non-UTF-8 KERNELEVO_CONFIG failed as `optimize failed: UnicodeDecodeError`,
+    naming no file; a FIFO there would block the read."""
+    binary = tmp_path / "config.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    monkeypatch.setenv("KERNELEVO_CONFIG", str(binary))
+    with pytest.raises(LLMError) as exc:
+        load_config()
+    assert str(exc.value) == (
+        f"KERNELEVO_CONFIG: {binary}: not UTF-8 text (byte 0x89 on line 1); save it as UTF-8"
+    )
+    os.mkfifo(tmp_path / "fifo.toml")
+    monkeypatch.setenv("KERNELEVO_CONFIG", str(tmp_path / "fifo.toml"))
+    with pytest.raises(LLMError, match=r"^KERNELEVO_CONFIG: .*fifo\.toml is not a regular file"):
+        load_config()
+    monkeypatch.setenv("KERNELEVO_CONFIG", str(tmp_path))
+    with pytest.raises(LLMError, match=r"^KERNELEVO_CONFIG: .* is a folder, not a file"):
+        load_config()
+    monkeypatch.delenv("KERNELEVO_CONFIG")
+    config_file.parent.mkdir(parents=True)
+    config_file.write_bytes(b"provider = 'caf\xe9'\n")
+    with pytest.raises(LLMError, match=r"^config file: .*config\.toml: not UTF-8 text"):
+        load_config()
+
+
 def test_custom_openai_compatible_provider_from_config(config_file, monkeypatch):
     with serve_openai(["from my box"], models=["Qwen/Qwen3-Coder"]) as server:
         write(

@@ -9,13 +9,78 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import pkgutil
 import sys
 from collections.abc import Sequence
 
+INT64_MAX = 2**63 - 1  # what SQLite stores, and what the judge's seeds may reach
+# a week: far below what timers and waits accept, and longer than any limit a user means
+MAX_SECONDS = 7 * 24 * 3600.0
+
 
 class UserError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
+
+
+def _number(text: str, example: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number, e.g. {example}") from None
+
+
+def _whole(text: str, example: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a whole number, e.g. {example}"
+        ) from None
+
+
+def seconds(text: str) -> float:
+    """A time limit: nan, inf, 0 or a negative one would be read as a hang or never end."""
+    value = _number(text, "600")
+    if not 0 < value <= MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"{text}: must be a positive number of seconds, at most {MAX_SECONDS:.0f} (a week)"
+        )
+    return value
+
+
+def positive_float(text: str) -> float:
+    """An amount (dollars): nan or inf would never stop a search."""
+    value = _number(text, "600")
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text}: must be a finite number more than 0")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """A count; past 2**63-1 it cannot be stored (SQLite's integers)."""
+    value = _whole(text, "20")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text}: must be 1 or more")
+    if value > INT64_MAX:
+        raise argparse.ArgumentTypeError(f"{text}: must be at most 2**63-1")
+    return value
+
+
+def count(text: str) -> int:
+    """A count where 0 means none (e.g. no repairs)."""
+    value = _whole(text, "3")
+    if not 0 <= value <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f"{text}: must be a whole number from 0 to 2**63-1")
+    return value
+
+
+def seed_int(text: str) -> int:
+    """A seed the judge's generators take: theirs are 64-bit, and input sets add small offsets."""
+    value = _whole(text, "1234")
+    if not 0 <= value <= INT64_MAX:
+        raise argparse.ArgumentTypeError(f"{text}: must be an integer from 0 to 2**63-1")
+    return value
 
 
 class OneLineParser(argparse.ArgumentParser):

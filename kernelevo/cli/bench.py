@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kernelevo.cli import UserError
+from kernelevo.cli import UserError, seconds, seed_int
 from kernelevo.cli.table import render
 
 NO_GPU = (
@@ -55,15 +55,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--size", choices=["small", "default"], help="input shapes (default: small without a GPU)"
     )
-    p.add_argument("--seed", type=int, help="base seed for the random input sets (default: fresh)")
+    p.add_argument(
+        "--seed", type=seed_int, help="base seed for the random input sets (default: fresh)"
+    )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         help="seconds allowed per candidate for verifying, and again for timing",
     )
     p.add_argument(
         "--max-time",
-        type=float,
+        type=seconds,
         default=10.0,
         help="seconds of measuring per timing run (default 10)",
     )
@@ -73,17 +75,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from kernelevo.evaluate import Evaluator
     from kernelevo.task import TaskError, read_task
+    from kernelevo.text_file import TextFileError, read_text
     from kernelevo.verify import default_device, default_size
 
     try:
         task = read_task(args.task)
     except TaskError as exc:
         raise UserError(str(exc)) from exc
-    for c in args.candidates:
-        if not Path(c).is_file():
-            raise UserError(f"{c}: no such candidate file")
-    if args.max_time <= 0:
-        raise UserError(f"--max-time {args.max_time}: must be positive")
+    for c in args.candidates:  # every one readable before anything is timed
+        try:
+            read_text(c, "no such candidate file")
+        except TextFileError as exc:
+            raise UserError(str(exc)) from exc
     device = default_device()
     size = args.size or default_size(device)
     if size == "small" and not task.hints.get("SMALL"):

@@ -8,6 +8,7 @@ import os
 import sys
 
 from kernelevo.cli import UserError
+from kernelevo.text_file import file_problem
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,10 +29,11 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.targets.detect import detect_file
 
     for path in args.files:
-        if not os.path.exists(path):
-            raise UserError(f"{path}: no such file")
         if os.path.isdir(path):
             raise UserError(f"{path}: is a folder; give .py or .cu files")
+        problem = file_problem(path)  # before any read: opening a FIFO waits for a writer
+        if problem:
+            raise UserError(problem)
         if not path.endswith(_SOURCE_SUFFIXES):
             raise UserError(
                 f"{path}: not a Python or CUDA file (.py, .cu, .cuh); detect reads source code only"

@@ -18,7 +18,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from kernelevo.cli import UserError, output_file
+from kernelevo.cli import (
+    UserError,
+    count,
+    output_file,
+    positive_float,
+    positive_int,
+    seconds,
+    seed_int,
+)
 from kernelevo.cli.optimize_report import (
     Printer,
     _display_name,
@@ -56,7 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--budget-usd", type=positive_float, help="stop before spending more than this many dollars"
     )
-    p.add_argument("--wall-time", type=positive_float, help="stop after this many seconds")
+    p.add_argument("--wall-time", type=seconds, help="stop after this many seconds")
     p.add_argument(
         "--iterations",
         type=positive_int,
@@ -104,11 +112,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--repair-tries",
-        type=int,
+        type=count,
         default=3,
         help="times a failing candidate goes back to the model",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_int, default=0)
     p.add_argument(
         "--device", choices=["cpu", "cuda"], help="where candidates run (default: cuda when found)"
     )
@@ -170,26 +178,6 @@ def _gpu_list(text: str) -> list[int]:
     if not gpus or any(g < 0 for g in gpus):
         raise argparse.ArgumentTypeError(f"{text!r}: expected GPU indexes like 0,1,3")
     return gpus
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a number, e.g. 600") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text}: must be more than 0")
-    return value
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number, e.g. 20") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text}: must be 1 or more")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -375,6 +363,7 @@ def _run_targets(
                     print(_format(summary))
     except KeyboardInterrupt:
         printer.done()
+        print("kernelevo: interrupted", file=sys.stderr)
         for run_id in started:
             rec = store.get_run(run_id)
             if rec is not None and rec.status == "running":

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo.cli import UserError
+from kernelevo.text_file import file_problem
 
 
 def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str, str]]]:
@@ -20,12 +21,15 @@ def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str,
         return [_build_target(file, name, script=script)]
     path = Path(target)
     if path.is_dir():
-        tasks = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+        tasks = sorted(p for p in path.glob("*.py") if not p.name.startswith("_") and p.is_file())
         if not tasks:
             raise UserError(f"{path}: no task files (*.py) in this folder")
         return [(p, {}) for p in tasks]
     if not path.exists():
         raise UserError(f"{path}: no such file; give a task file, a folder of tasks or FILE::NAME")
+    problem = file_problem(path)  # before any read: opening a FIFO waits for a writer
+    if problem:
+        raise UserError(problem)
     if not _is_task(path) and _user_targets(path):
         raise UserError(
             f"{path}: not a task file; give one target (FILE::NAME, see `kernelevo detect {path}`) "
@@ -58,10 +62,9 @@ def _build_target(
     from kernelevo.targets.extract import ExtractError, build_task
     from kernelevo.targets.task_origin import reusable_task
 
-    if not Path(file).is_file():
-        raise UserError(f"{file}: no such file")
-    if script is not None and not Path(script).is_file():
-        raise UserError(f"{script}: no such script")
+    problem = file_problem(file) or (script and file_problem(script, "no such script"))
+    if problem:
+        raise UserError(problem)
     found = reusable_task(file, name) if script is None else None
     if found is not None:
         path, target = found
@@ -108,8 +111,11 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     path = Path(target)
     if not path.exists():
         raise UserError(f"{path}: no such file or folder")
+    problem = None if path.is_dir() else file_problem(path)
+    if problem:
+        raise UserError(problem)
     files = (
-        sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+        sorted(p for p in path.glob("*.py") if not p.name.startswith("_") and p.is_file())
         if path.is_dir()
         else [path]
     )

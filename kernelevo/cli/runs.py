@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kernelevo.cli import UserError, output_file
+from kernelevo.cli import UserError, output_file, positive_int
 from kernelevo.cli.table import render
 from kernelevo.phase import Phase
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("runs", help="list optimize runs in the store")
-    p.add_argument("--limit", type=int, default=20)
+    p.add_argument("--limit", type=positive_int, default=20, help="most runs listed (default 20)")
     p.add_argument("--json", action="store_true")
     p.add_argument("--store")
     p.set_defaults(handler=list_runs)

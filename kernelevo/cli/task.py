@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
-from kernelevo.cli import UserError
+from kernelevo.cli import UserError, seconds
+from kernelevo.text_file import file_problem
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -26,7 +26,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=seconds,
         default=300.0,
         help="seconds allowed for the script and for the check",
     )
@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.targets.extract import ExtractError, build_task, check_task
 
     path, name = split_spec(args.spec)
-    if not os.path.isfile(path):
-        raise UserError(f"{path}: no such file")
+    problem = file_problem(path)
+    if problem:
+        raise UserError(problem)
     try:
         built = build_task(path, name, script=args.script, out_dir=args.out, timeout=args.timeout)
     except ExtractError as exc:

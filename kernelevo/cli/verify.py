@@ -7,7 +7,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from kernelevo.cli import UserError
+from kernelevo.cli import UserError, seconds, seed_int
 
 if TYPE_CHECKING:
     from kernelevo.store import Store
@@ -30,8 +30,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--device", choices=["cpu", "cuda"], help="where to run (default: cuda when a GPU is found)"
     )
-    p.add_argument("--timeout", type=float, help="seconds before the candidate is stopped")
-    p.add_argument("--seed", type=int, help="base seed for the random input sets (default: fresh)")
+    p.add_argument("--timeout", type=seconds, help="seconds before the candidate is stopped")
+    p.add_argument(
+        "--seed", type=seed_int, help="base seed for the random input sets (default: fresh)"
+    )
     p.add_argument(
         "--no-cache",
         action="store_true",

@@ -104,6 +104,9 @@ class Reference:
 
     def __init__(self, path: str, size: str, device: torch.device) -> None:
         self.path, self.size, self.device = path, size, device
+        if device.type == "cuda" and not torch.cuda.is_available():  # not the task's fault
+            why = "this PyTorch has no CUDA" if torch.version.cuda is None else "PyTorch finds none"
+            raise TaskProblem(f"no CUDA GPU on this machine ({why}); use --device cpu")
         try:
             self.module = load_task_module(path, size)
         except Exception as exc:

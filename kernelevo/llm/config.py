@@ -45,6 +45,7 @@ from typing import Any, Literal
 from kernelevo.llm.errors import AuthError, LLMError
 from kernelevo.llm.prices import Price
 from kernelevo.llm.redact import Secret
+from kernelevo.text_file import TextFileError, file_problem, read_text
 
 log = logging.getLogger("kernelevo.llm")
 
@@ -174,8 +175,10 @@ def _load_toml(path: Path) -> dict[str, Any] | None:
             log.warning("%s ignored: reading TOML on Python 3.10 needs the 'tomli' package", path)
             return None
     try:
-        with path.open("rb") as f:
-            return toml.load(f)
+        return toml.loads(read_text(path, keep_newlines=True))
+    except TextFileError as exc:
+        named = "KERNELEVO_CONFIG" if os.environ.get("KERNELEVO_CONFIG") else "config file"
+        raise LLMError(f"{named}: {exc}") from None
     except toml.TOMLDecodeError as exc:
         raise LLMError(f"{path}: invalid TOML: {exc}") from None
 
@@ -199,9 +202,12 @@ def _price(path: Path, where: str, data: Any) -> Price:
 def load_config(path: Path | str | None = None) -> LLMConfig:
     """The config file's LLM settings; an empty config when there is no file."""
     path = Path(path) if path is not None else config_path()
-    if not path.is_file():
+    problem = file_problem(path)
+    if problem:
         if os.environ.get("KERNELEVO_CONFIG") and path == config_path():
-            raise LLMError(f"{path}: KERNELEVO_CONFIG names a file that does not exist")
+            if not path.exists():
+                raise LLMError(f"{path}: KERNELEVO_CONFIG names a file that does not exist")
+            raise LLMError(f"KERNELEVO_CONFIG: {problem}")
         return LLMConfig()
     data = _load_toml(path)
     if data is None:

@@ -34,6 +34,7 @@ from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, wr
 from kernelevo.targets.facts import ClassFacts
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
+from kernelevo.text_file import TextFileError, read_text
 
 _NN_MODULE_ATTRS = frozenset(
     [
@@ -80,12 +81,10 @@ def apply_candidate(
 ) -> ApplyPlan:
     """Plan (and unless dry_run, write) the change that puts a run's verified candidate into user_file."""
     try:
-        with open(user_file, encoding="utf-8", newline="") as fh:
-            text = fh.read()
-        with open(candidate_path, encoding="utf-8") as fh:
-            candidate = fh.read()
-    except OSError as exc:
-        raise ApplyError(f"{exc.filename}: cannot read: {exc.strerror}") from exc
+        text = read_text(user_file, keep_newlines=True)
+        candidate = read_text(candidate_path)
+    except TextFileError as exc:
+        raise ApplyError(str(exc)) from exc
     started = facts.source_hash
     if not started:
         raise ApplyError(

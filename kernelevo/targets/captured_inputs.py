@@ -24,6 +24,7 @@ from kernelevo.targets.small_sizes import (
     ints_in_spec,
     name_sizes_in_expr,
 )
+from kernelevo.text_file import file_problem
 
 
 def capture_from_script(
@@ -37,8 +38,9 @@ def capture_from_script(
 ) -> dict:
     """Run `script` in a child process and record the target's first call (shapes, dtypes, devices).
     `cpu_only` hides the GPUs (scripts found in the workspace, not named by the user)."""
-    if not os.path.isfile(script):
-        raise NoExampleInputs(f"{script}: no such script")
+    problem = file_problem(script, "no such script")
+    if problem:
+        raise NoExampleInputs(problem)
     init_q = (
         f"{ref.cls.qualname}.__init__" if ref.cls is not None and ref.init is not None else None
     )

@@ -89,8 +89,8 @@ def write_plan(plan: ApplyPlan) -> None:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
+    try:  # bytes that are not UTF-8 make a text that differs from the plan's: refused, not a crash
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
             return fh.read()
     except FileNotFoundError:
         return None

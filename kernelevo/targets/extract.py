@@ -38,6 +38,7 @@ from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_i
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, forward_call, resolve_reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, task_path_for
+from kernelevo.text_file import file_problem
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
 
@@ -83,8 +84,9 @@ def build_task(
     timeout: float = 300.0,
 ) -> BuiltTask:
     """Extract target `key` (id, qualname or name) from `user_file` into a task file."""
-    if not os.path.isfile(user_file):
-        raise ExtractError(f"{user_file}: no such file")
+    problem = file_problem(user_file)
+    if problem:
+        raise ExtractError(problem)
     if user_file.endswith((".cu", ".cuh")):
         user_file, key = _launcher_file_for(user_file, key)
     a = analyze_file(user_file)
@@ -173,15 +175,19 @@ def _found_inputs(
 
 
 def _launcher_file_for(cu_file: str, key: str) -> tuple[str, str]:
-    """A .cu kernel's reference lives in the Python file next to it that compiles it."""
+    """A .cu kernel's reference lives in the Python file next to it that compiles it; entries that
+    are not readable regular files (a folder named x.py, a FIFO, a dangling link) are skipped."""
     base = os.path.basename(cu_file)
     folder = os.path.dirname(os.path.abspath(cu_file))
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            path = os.path.join(os.path.dirname(cu_file), name)
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                if base not in fh.read():
-                    continue
+        path = os.path.join(os.path.dirname(cu_file), name)
+        if name.endswith(".py") and file_problem(path) is None:
+            try:
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    if base not in fh.read():
+                        continue
+            except OSError:
+                continue
             for t in analyze_file(path).targets:
                 if t.kind == "cuda_file" and os.path.basename(t.qualname) == base:
                     return path, t.id

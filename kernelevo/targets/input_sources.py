@@ -22,6 +22,7 @@ from kernelevo.targets.captured_inputs import capture_from_script, inputs_from_c
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.user_run import run_user_code
+from kernelevo.text_file import file_problem
 
 _SKIP_DIRS = {
     ".git",
@@ -73,7 +74,7 @@ def workspace_scripts(user_file: str, name: str) -> list[tuple[str, bool]]:
             if seen > _MAX_FILES:
                 break
             path = os.path.join(folder, f)
-            if os.path.realpath(path) == own:
+            if os.path.realpath(path) == own or file_problem(path):  # a FIFO would block the read
                 continue
             try:
                 with open(path, encoding="utf-8", errors="replace") as fh:

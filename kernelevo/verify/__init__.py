@@ -16,6 +16,7 @@ from kernelevo.digest import text_hash
 from kernelevo.evaluate import Evaluator
 from kernelevo.measure.machine import probe
 from kernelevo.task import TaskError, TaskFile, read_task
+from kernelevo.text_file import TextFileError, read_text
 from kernelevo.verdict import Check, Verdict
 from kernelevo.verify.compile_ahead import Precompiled, precompile
 from kernelevo.verify.static import check_source
@@ -104,9 +105,10 @@ def verify_candidate(
     t0 = time.perf_counter()
     task_file = task if isinstance(task, TaskFile) else read_task(task)
     cand_path = Path(candidate)
-    if not cand_path.is_file():
-        raise TaskError(f"{cand_path}: no such candidate file")
-    source = cand_path.read_text()
+    try:
+        source = read_text(cand_path, "no such candidate file")
+    except TextFileError as exc:
+        raise TaskError(str(exc)) from exc
     device = device or default_device()
     size = resolve_size(task_file, device, size)
     cand_hash = text_hash(source)

@@ -11,7 +11,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kernelevo.sandbox import SandboxError
 from kernelevo.sandbox.mounts import package_root
+
+
+class CacheFolderError(SandboxError):
+    """A build cache folder the environment names cannot be made (a file there, no permission):
+    no worker can start, so it is the user's one-line error."""
 
 
 def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -46,9 +52,13 @@ def cache_dirs() -> dict[str, Path]:
     code): shared by the engine's workers so a kernel compiled ahead is found when it runs."""
     from kernelevo.backends.nvcc import cache_dir
 
+    try:
+        kernelevo_cache = cache_dir("inline").parent
+    except OSError as exc:
+        raise _unusable("KERNELEVO_CACHE", exc) from None
     home = Path.home()
     dirs = {
-        "KERNELEVO_CACHE": cache_dir("inline").parent,
+        "KERNELEVO_CACHE": kernelevo_cache,
         "TRITON_CACHE_DIR": Path(os.environ.get("TRITON_CACHE_DIR") or home / ".triton" / "cache"),
         "TORCHINDUCTOR_CACHE_DIR": Path(
             os.environ.get("TORCHINDUCTOR_CACHE_DIR")
@@ -57,9 +67,26 @@ def cache_dirs() -> dict[str, Path]:
     }
     if os.environ.get("TORCH_EXTENSIONS_DIR"):
         dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
-    for path in dirs.values():
-        path.mkdir(parents=True, exist_ok=True)
+    for name, path in dirs.items():
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _unusable(name, exc) from None
     return {k: v.resolve() for k, v in dirs.items()}
+
+
+def _unusable(name: str, exc: OSError) -> CacheFolderError:
+    value = os.environ.get(name)
+    where = f"{name}={value}" if value else f"{exc.filename} (the default for {name})"
+    why = (
+        "a file is in the way"
+        if isinstance(exc, (FileExistsError, NotADirectoryError))
+        else exc.strerror or str(exc)
+    )
+    return CacheFolderError(
+        f"{where}: cannot make the build cache folder there ({why}); point {name} "
+        f"at a folder you can write{', or unset it' if value else ''}"
+    )
 
 
 def _user() -> str:
