@@ -323,3 +323,44 @@ def test_ctrl_c_during_optimize_says_interrupted_and_leaves_nothing_half_written
 
     path = tmp_path / "ws" / ".kernelevo" / "store.sqlite"
     assert not path.exists() or all(r.status != "running" for r in Store(path).list_runs(50))
+
+
+def test_the_next_command_detect_prints_runs_as_printed(tmp_path):
+    """A folder named `a::b` and a file name with a space: the printed `kernelevo task ...` was
+    unquoted and split at the first `::`, so pasting it failed."""
+    import shlex
+    import shutil
+
+    from support import ROOT, run_kernelevo
+
+    folder = tmp_path / "a::b"
+    folder.mkdir()
+    shutil.copy(ROOT / "examples" / "softmax.py", folder / "soft max.py")
+    out = run_kernelevo(["detect", "a::b/soft max.py"], tmp_path).stdout
+    line = next(x for x in out.splitlines() if x.startswith("next: "))
+    command = shlex.split(line.split("`")[1])
+    assert command[:2] == ["kernelevo", "task"]
+    built = run_kernelevo([*command[1:], "--no-check"], tmp_path)
+    assert built.returncode == 0, built.stderr
+
+
+def test_building_a_task_again_keeps_a_copy_the_user_edited(tmp_path):
+    """`kernelevo task` rebuilt over a task file the user had edited, silently."""
+    import shutil
+
+    from support import ROOT, run_kernelevo
+
+    shutil.copy(ROOT / "examples" / "softmax.py", tmp_path)
+    first = run_kernelevo(["task", "softmax.py::Model", "--no-check"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    (task,) = (tmp_path / ".kernelevo" / "tasks").glob("*.py")
+    again = run_kernelevo(["task", "softmax.py::Model", "--no-check"], tmp_path)
+    assert again.returncode == 0 and "kept as" not in again.stderr, again.stderr
+    assert list(task.parent.iterdir()) == [task]  # as KernelEvo wrote it: replaced, nothing kept
+    edited = task.read_text() + "# my own note\n"
+    task.write_text(edited)
+    third = run_kernelevo(["task", "softmax.py::Model", "--no-check"], tmp_path)
+    assert third.returncode == 0, third.stderr
+    (kept,) = task.parent.glob("*.edited-*")
+    assert kept.read_text() == edited and "kept as" in third.stderr
+    assert "# my own note" not in task.read_text() and not kept.name.endswith(".py")

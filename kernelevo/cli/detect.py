@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 
 from kernelevo.cli import UserError
@@ -62,9 +63,10 @@ def run(args: argparse.Namespace) -> int:
     ]
     if found:
         path, t = found[0]
+        spec = shlex.quote(f"{path}::{t.qualname}")  # pasted into a shell as it is printed
         print(
-            f"next: `kernelevo task {path}::{t.qualname}` builds its task, "
-            f"`kernelevo optimize {path}::{t.qualname}` searches for a faster kernel"
+            f"next: `kernelevo task {spec}` builds its task, "
+            f"`kernelevo optimize {spec}` searches for a faster kernel"
         )
     if broken:
         print(

@@ -17,7 +17,7 @@ from kernelevo.text_file import file_problem
 
 def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str, str]]]:
     if "::" in target:
-        file, name = target.split("::", 1)
+        file, name = target.rsplit("::", 1)
         return [_build_target(file, name, script=script)]
     path = Path(target)
     if path.is_dir():
@@ -106,7 +106,7 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     """Every target under TARGET (task files as they are, targets in ordinary code built into
     tasks) and, for those that could not be built, why."""
     if "::" in target:
-        file, name = target.split("::", 1)
+        file, name = target.rsplit("::", 1)
         return [_build_target(file, name)], []
     path = Path(target)
     if not path.exists():

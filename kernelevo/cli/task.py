@@ -35,7 +35,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def split_spec(spec: str) -> tuple[str, str]:
-    path, sep, name = spec.partition("::")
+    path, sep, name = spec.rpartition("::")  # a folder may hold "::"; a name never does
     if not sep or not path or not name:
         raise UserError(
             f"{spec}: expected FILE::NAME, e.g. model.py::RMSNorm (see `kernelevo detect FILE`)"

@@ -37,7 +37,7 @@ from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, forward_call, resolve_reference
-from kernelevo.targets.task_origin import ORIGIN_KEYS, task_path_for
+from kernelevo.targets.task_origin import ORIGIN_KEYS, keep_edited, stamped, task_path_for
 from kernelevo.text_file import file_problem
 
 RESERVED = ("Model", "get_inputs", "get_init_inputs", "_kernelevo_list")
@@ -106,6 +106,7 @@ def build_task(
     built = BuiltTask(text, t, ref.qualname, inputs.note)
     if write:
         built.path = path
+        keep_edited(path)
         _write(built.path, text)
         if inputs.small.sizes:  # keep the derived small sizes only if the task runs on them
             small = built.small_check = check_task(
@@ -151,7 +152,7 @@ def _task_folder(out: str) -> None:
 
 def _write(path: str, text: str) -> None:
     try:
-        write_atomic(path, text)
+        write_atomic(path, stamped(text))
     except OSError as exc:
         raise ExtractError(f"{path}: cannot write the task ({exc.strerror or exc})") from exc
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
+import time
 
 from kernelevo.targets.detect import analyze_file
 from kernelevo.targets.model import Target
@@ -61,3 +63,37 @@ def reusable_task(
     if origin.get("Source hash") == t.source_hash and origin.get("Target id") == t.id:
         return path, t
     return None
+
+
+DIGEST = "# kernelevo task digest: "  # the last line of a task as KernelEvo wrote it
+
+
+def stamped(text: str) -> str:
+    """The task's text with its digest as the last line, so a rebuild can tell a task the user
+    edited from the one KernelEvo wrote."""
+    return f"{text}{DIGEST}{hashlib.sha256(text.encode()).hexdigest()[:16]}\n"
+
+
+def keep_edited(path: str) -> str | None:
+    """Before a task file is written again: a file there that is not as KernelEvo wrote it (the
+    user edited it, or it predates the digest) is kept beside it, renamed so that no search takes
+    it for a task; returns the new name, said to the user on stderr."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    if last.startswith(DIGEST) and stamped(body + "\n") == text:
+        return None
+    kept = f"{path}.edited-{time.strftime('%Y%m%d-%H%M%S')}"
+    n = 1
+    while os.path.exists(kept):
+        n += 1
+        kept = f"{path}.edited-{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+    os.replace(path, kept)
+    print(
+        f"kernelevo: {path} was not as KernelEvo wrote it (edited?); it is kept as {kept}",
+        file=sys.stderr,
+    )
+    return kept
