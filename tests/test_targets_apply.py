@@ -253,6 +253,11 @@ def test_refuses_twice_and_syntax_errors(tmp_path):
     user = user_copy(tmp_path)
     meta = meta_for(user, "module:RMSNorm", **RMS_META)
     apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
+    # the same run again: said so, not "changed since the search started" (its own guard did)
+    with pytest.raises(
+        ApplyError, match=r"already calls the kernel of run .* \(this run\): nothing"
+    ):
+        apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)
     meta = replace(meta, source_hash=detect_file(str(user)).find("module:RMSNorm").source_hash)
     with pytest.raises(ApplyError, match="already applied here"):
         apply_candidate(str(user), "module:RMSNorm", str(CANDIDATES / "rmsnorm_triton.py"), meta)

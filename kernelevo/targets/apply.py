@@ -131,6 +131,15 @@ def plan_apply(
     if current is None:
         raise ApplyError(f"{target.path}: {target.id} is no longer in the file")
     if current.source_hash != target.source_hash:
+        applied = tpl.applied_run_id(a.lines[current.start_line : current.end_line + 1])
+        if applied is not None:
+            raise ApplyError(
+                f"{current.location()}: {current.qualname} already calls the kernel of run "
+                f"{applied}"
+                + (" (this run): nothing to do" if applied == run_id else "")
+                + "; to apply another run, put back the code the search started from (the lines "
+                f"between the guard and its `# KernelEvo run {applied}` comment) and apply again"
+            )
         raise ApplyError(
             f"{current.location()}: {current.qualname} changed since the search started (run {run_id}); "
             "the kernel was verified against the old code. Revert the change or search again"
