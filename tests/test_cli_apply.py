@@ -80,8 +80,8 @@ def test_optimize_target_then_apply_round_trip(tmp_path):
 
     again = kv(
         ["apply", run_id, "--force"], tmp_path
-    )  # the target changed (it was applied): refused, nothing lost
-    assert again.returncode == 2 and "changed since the search started" in again.stderr
+    )  # applied already: refused, saying so, nothing lost
+    assert again.returncode == 2 and f"already calls the kernel of run {run_id}" in again.stderr
     assert (tmp_path / "model.py").read_text() == new
 
 
