@@ -86,6 +86,18 @@ def build(tmp_path, extra_kwargs: str):
     )
 
 
+def built_from(tmp_path, module: str, source: str, target: str, script: str):
+    """The task of `target` in `module`.py, with inputs recorded while `script` runs."""
+    (tmp_path / f"{module}.py").write_text(source)
+    (tmp_path / "run.py").write_text(script)
+    return build_task(
+        str(tmp_path / f"{module}.py"),
+        target,
+        script=str(tmp_path / "run.py"),
+        out_dir=str(tmp_path / "t"),
+    )
+
+
 def test_what_the_task_cannot_pass_is_left_out_only_where_a_second_call_agrees(tmp_path):
     built = build(tmp_path, "use_cache=True")
     assert (
@@ -129,18 +141,13 @@ def test_a_tensor_keyword_that_changes_the_outputs_is_refused_with_the_reason(tm
 
 
 def test_a_function_called_with_a_plain_keyword_gets_it_in_its_task(tmp_path):
-    (tmp_path / "ops.py").write_text(
+    built = built_from(
+        tmp_path,
+        "ops",
         "import torch\n\n\ndef act(x, *, slope=0.01):\n"
-        "    return torch.nn.functional.leaky_relu(x, slope)\n"
-    )
-    (tmp_path / "run.py").write_text(
-        "import torch\nfrom ops import act\n\nact(torch.randn(8, 64), slope=0.2)\n"
-    )
-    built = build_task(
-        str(tmp_path / "ops.py"),
+        "    return torch.nn.functional.leaky_relu(x, slope)\n",
         "act",
-        script=str(tmp_path / "run.py"),
-        out_dir=str(tmp_path / "t"),
+        "import torch\nfrom ops import act\n\nact(torch.randn(8, 64), slope=0.2)\n",
     )
     assert "return act(x, slope=0.2)" in built.text
     assert check_task(built.path).ok is True
@@ -203,19 +210,14 @@ def test_the_recorded_task_verifies_a_candidate_across_processes(tmp_path, devic
 
 def test_the_second_call_draws_the_same_random_numbers(tmp_path):
     """Dropout in training mode: the outputs agree only from the same random state."""
-    (tmp_path / "drop.py").write_text(
+    built = built_from(
+        tmp_path,
+        "drop",
         "import torch\nfrom torch import nn\n\n\nclass Drop(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.p = nn.Dropout(0.5)\n\n"
-        "    def forward(self, x, **kwargs):\n        return self.p(x) * 2\n"
-    )
-    (tmp_path / "train.py").write_text(
-        "import torch\nfrom drop import Drop\n\nDrop().train()(torch.randn(8, 64), step=3)\n"
-    )
-    built = build_task(
-        str(tmp_path / "drop.py"),
+        "    def forward(self, x, **kwargs):\n        return self.p(x) * 2\n",
         "Drop",
-        script=str(tmp_path / "train.py"),
-        out_dir=str(tmp_path / "t"),
+        "import torch\nfrom drop import Drop\n\nDrop().train()(torch.randn(8, 64), step=3)\n",
     )
     assert "keyword arguments step not passed: a second call gave the same outputs" in built.inputs
 
@@ -254,21 +256,16 @@ def test_token_ids_that_do_not_reach_the_vocabulary_stay_below_its_small_size(tm
     """Ids drawn from a vocabulary of 500 whose largest is 496: the task drew them below 497 at
     the small sizes too, past the embedding scaled to 37 rows, and kept no small sizes (seen on
     Hugging Face's Gemma embedding, depending on the draw)."""
-    (tmp_path / "emb.py").write_text(
+    built = built_from(
+        tmp_path,
+        "emb",
         "import torch\nfrom torch import nn\n\n\nclass Emb(nn.Module):\n"
         "    def __init__(self, vocab, dim):\n        super().__init__()\n"
         "        self.e = nn.Embedding(vocab, dim)\n\n"
-        "    def forward(self, ids):\n        return self.e(ids) * 2.0\n"
-    )
-    (tmp_path / "run.py").write_text(
-        "import torch\nfrom emb import Emb\n\nids = torch.randint(0, 497, (2, 32))\n"
-        "ids[0, 0] = 496\nEmb(500, 128)(ids)\n"
-    )
-    built = build_task(
-        str(tmp_path / "emb.py"),
+        "    def forward(self, ids):\n        return self.e(ids) * 2.0\n",
         "Emb",
-        script=str(tmp_path / "run.py"),
-        out_dir=str(tmp_path / "t"),
+        "import torch\nfrom emb import Emb\n\nids = torch.randint(0, 497, (2, 32))\n"
+        "ids[0, 0] = 496\nEmb(500, 128)(ids)\n",
     )
     assert "min(497, _KERNELEVO_N500)" in built.text
     assert "did not run" not in built.text, built.text
