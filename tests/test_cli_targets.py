@@ -201,6 +201,12 @@ def test_an_unwritable_json_out_is_refused_before_the_search(capsys, tmp_path):
         (["optimize", "m.py::f", "--repair-tries", "-1"], "--repair-tries: -1: must be a whole"),
         (["optimize", "m.py::f", "--budget-usd", "inf"], "--budget-usd: inf: must be a finite"),
         (["optimize", "m.py::f", "--iterations", "1" + "0" * 23], "must be at most 2**63-1"),
+        (["optimize", "m.py::f", "--workers", "1000000"], "--workers: 1000000: must be at most"),
+        (
+            ["optimize", "m.py::f", "--slots-per-gpu", "64"],
+            "--slots-per-gpu: 64: must be at most 8",
+        ),
+        (["optimize", "m.py::f", "--max-in-flight", "99999"], "must be at most 1024"),
     ],
 )
 def test_numbers_out_of_range_are_refused_at_parse_time(capsys, args, said):
@@ -364,3 +370,18 @@ def test_building_a_task_again_keeps_a_copy_the_user_edited(tmp_path):
     (kept,) = task.parent.glob("*.edited-*")
     assert kept.read_text() == edited and "kept as" in third.stderr
     assert "# my own note" not in task.read_text() and not kept.name.endswith(".py")
+
+
+def test_a_task_for_a_file_with_a_very_long_name_gets_a_short_enough_name(tmp_path):
+    """A 240-character file name: the task's name passed the file system's limit ('File name
+    too long', with no advice)."""
+    import shutil
+
+    from support import ROOT, run_kernelevo
+
+    long = "m" * 240 + ".py"
+    shutil.copy(ROOT / "examples" / "softmax.py", tmp_path / long)
+    built = run_kernelevo(["task", f"{long}::Model", "--no-check"], tmp_path)
+    assert built.returncode == 0, built.stderr
+    (task,) = (tmp_path / ".kernelevo" / "tasks").glob("*.py")
+    assert len(task.name.encode()) <= 200 and task.name.startswith("m" * 60 + "__Model_")

@@ -12,7 +12,7 @@ import importlib
 import math
 import pkgutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 INT64_MAX = 2**63 - 1  # what SQLite stores, and what the judge's seeds may reach
 # a week: far below what timers and waits accept, and longer than any limit a user means
@@ -65,6 +65,19 @@ def positive_int(text: str) -> int:
     if value > INT64_MAX:
         raise argparse.ArgumentTypeError(f"{text}: must be at most 2**63-1")
     return value
+
+
+def at_most(limit: int, why: str) -> Callable[[str], int]:
+    """A count from 1 to `limit`: each one more is a process, a thread or an open request, so a
+    slip of the keyboard (`--workers 1000000`) would exhaust the machine rather than fail."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > limit:
+            raise argparse.ArgumentTypeError(f"{text}: must be at most {limit} ({why})")
+        return value
+
+    return parse
 
 
 def count(text: str) -> int:

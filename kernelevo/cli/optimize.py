@@ -20,6 +20,7 @@ from typing import Any
 
 from kernelevo.cli import (
     UserError,
+    at_most,
     count,
     output_file,
     positive_float,
@@ -81,16 +82,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--concurrency",
-        type=positive_int,
+        type=at_most(1024, "requests open at once"),
         default=None,
         help="model proposals in flight at once per search (default: as many as keep a candidate waiting "
         "for each GPU, from the measured reply and verdict times, at most --max-in-flight)",
     )
     slots = "verdicts at once per GPU (default 1): their checks overlap, timing runs alone"
-    p.add_argument("--slots-per-gpu", type=positive_int, default=1, help=slots)
+    p.add_argument(
+        "--slots-per-gpu",
+        type=at_most(8, "each slot is a judge and a runner"),
+        default=1,
+        help=slots,
+    )
     p.add_argument(
         "--max-in-flight",
-        type=positive_int,
+        type=at_most(1024, "requests open at once"),
         default=96,
         help="most model requests open at once (default 96; halved while the provider answers 429)",
     )
@@ -156,7 +162,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument(
         "--workers",
-        type=positive_int,
+        type=at_most(4096, "each worker is a process"),
         metavar="N",
         help="evaluation workers without a GPU (default 1), or Ray workers with --cluster "
         "(default: one per GPU of the cluster, or per CPU when it has none)",

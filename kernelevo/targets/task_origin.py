@@ -23,11 +23,19 @@ ORIGIN_KEYS = (
 )
 
 
+_NAME_MAX = 200  # below 255 bytes, with room for the `.edited-<time>` a kept copy adds
+
+
 def task_path_for(out: str, user_file: str, t: Target) -> str:
     """One task file per (file, target): two `model.py` in different folders never share one."""
     stem = os.path.splitext(os.path.basename(user_file))[0]
     where = hashlib.sha1(os.path.realpath(user_file).encode()).hexdigest()[:6]
-    return os.path.join(out, f"{stem}__{re.sub(r'[^A-Za-z0-9_]', '_', t.qualname)}__{where}.py")
+    qual = re.sub(r"[^A-Za-z0-9_]", "_", t.qualname)
+    name = f"{stem}__{qual}__{where}.py"
+    if len(name.encode()) > _NAME_MAX:  # a file system's limit on one name (255 bytes)
+        qual = f"{qual[:60]}_{hashlib.sha1(t.qualname.encode()).hexdigest()[:6]}"
+        name = f"{stem.encode()[:60].decode(errors='ignore')}__{qual}__{where}.py"
+    return os.path.join(out, name)
 
 
 def task_origin(task_path: str) -> dict[str, str]:
