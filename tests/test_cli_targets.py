@@ -385,3 +385,16 @@ def test_a_task_for_a_file_with_a_very_long_name_gets_a_short_enough_name(tmp_pa
     assert built.returncode == 0, built.stderr
     (task,) = (tmp_path / ".kernelevo" / "tasks").glob("*.py")
     assert len(task.name.encode()) <= 200 and task.name.startswith("m" * 60 + "__Model_")
+
+
+def test_detect_reports_a_syntax_error_in_a_file_with_no_targets(capsys, tmp_path):
+    """`def f(:` alone said "no targets found", exit 0."""
+    broken = tmp_path / "syntax.py"
+    broken.write_text("def f(:\n")
+    assert main(["detect", str(broken)]) == 1
+    captured = capsys.readouterr()
+    assert f"{broken}:1: " in captured.err and "invalid syntax" in captured.err
+    fine = tmp_path / "plain.py"
+    fine.write_text("x = 1\n")
+    assert main(["detect", str(fine)]) == 0
+    assert "no targets found" in capsys.readouterr().out

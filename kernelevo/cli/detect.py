@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import shlex
@@ -40,6 +41,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{path}: not a Python or CUDA file (.py, .cu, .cuh); detect reads source code only"
             )
     detections = [detect_file(path) for path in args.files]
+    for d in detections:
+        if not d.targets and not d.errors and d.path.endswith((".py", ".pyi")):
+            d.errors += _syntax_errors(d.path)
     broken = any(d.errors for d in detections)
     if args.json:
         print(json.dumps([d.to_dict() for d in detections], indent=1))
@@ -74,3 +78,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if broken else 0
+
+
+def _syntax_errors(path: str) -> list[str]:
+    """A file without targets was not parsed (no torch or Triton in it, so nothing to find); a
+    syntax error there is still the user's to hear about, not "no targets found"."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            compile(fh.read(), path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as exc:
+        return [f"{path}:{exc.lineno or 1}: {exc.msg}"]
+    except (OSError, ValueError):  # unreadable, or a NUL byte: not Python source
+        return [f"{path}: not Python source that can be parsed"]
+    return []
