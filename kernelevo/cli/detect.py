@@ -81,8 +81,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _syntax_errors(path: str) -> list[str]:
-    """A file without targets was not parsed (no torch or Triton in it, so nothing to find); a
-    syntax error there is still the user's to hear about, not "no targets found"."""
+    """A file without targets may not have been parsed (detection skips files that name no
+    torch or Triton); a syntax error there is still the user's to hear about, not "no targets
+    found". Only the CLI asks, once per such file; the language server does not."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             compile(fh.read(), path, "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
