@@ -21,7 +21,7 @@ from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, Target
 from kernelevo_server.applied import Applications
 from kernelevo_server.jobs.manager import Job, JobChanged, JobEvent, JobManager
 from kernelevo_server.jobs.runner import kill_all_groups
-from kernelevo_server.protocol import KernelEvoProtocol
+from kernelevo_server.protocol import KernelEvoProtocol, answer_unreadable_frame
 from kernelevo_server.results import ResultsCache
 from lsprotocol import types
 from pygls.capabilities import get_capability
@@ -57,6 +57,11 @@ class KernelEvoServer(LanguageServer):
         self._lens_refresh_at = 0.0
         self._lens_refresh_pending: asyncio.TimerHandle | None = None
         self._store_debounce: asyncio.TimerHandle | None = None
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        if answer_unreadable_frame(self.protocol, error):
+            return
+        super().report_server_error(error, source)
 
     # -- capabilities -----------------------------------------------------------------------
     def supports(self, field: str) -> bool:

@@ -4,10 +4,13 @@ pygls drops a request whose params do not fit its type (`hover {}`, a custom req
 params) without answering it; a language client then waits forever. Here such a request is
 answered with InvalidParams naming the method, a custom request may omit its params, and a
 refusal meant for the user (`KernelEvoError`) is logged as one line instead of a traceback.
+A frame whose body is not JSON is answered with a JSON-RPC parse error (id null) and logged as
+one line; the editor gets no "Error in server" popup for its own malformed frame.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -15,7 +18,7 @@ from typing import Any
 
 from cattrs import transform_error
 from cattrs.errors import ClassValidationError
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
@@ -69,6 +72,28 @@ class KernelEvoProtocol(LanguageServerProtocol):
             self._send_response(msg_id, error=exc.to_response_error())
             return
         super()._send_handler_result(future, msg_id=msg_id)
+
+
+def answer_unreadable_frame(protocol: LanguageServerProtocol, error: Exception) -> bool:
+    """Answer a frame pygls could not parse as JSON-RPC's parse error; False for other faults."""
+    if not isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+        return False
+    error_field = {"code": JsonRpcParseError.CODE, "message": f"Parse error: {_describe(error)}"}
+    protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error_field})
+    return True
+
+
+class OneLineFaults(logging.Filter):
+    """pygls logs a frame it cannot read with a traceback; the editor's log gets one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.msg == "Unable to handle message":
+            exc = record.exc_info[1]
+            record.msg = "ignored a message the server could not read: %s"
+            record.args = (_describe(exc) if isinstance(exc, Exception) else "unknown fault",)
+            record.exc_info = None
+            record.exc_text = None
+        return True
 
 
 def _describe(exc: Exception) -> str:

@@ -134,6 +134,22 @@ def test_every_bad_request_gets_an_error_answer(raw, tmp_path):
     ]  # refusals are not crashes
 
 
+def test_a_frame_that_is_not_json_gets_a_parse_error_and_one_log_line(raw, tmp_path):
+    raw.initialize(os.getpid(), tmp_path)
+    for body in (b'{"bad json', b"\xff\xfe{}"):
+        raw.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        raw.proc.stdin.flush()
+        got = raw.response(None)
+        assert got["error"]["code"] == -32700 and got["error"]["message"].startswith("Parse error")
+    raw.send({"id": 5, "method": "kernelevo/jobs"})
+    assert raw.response(5)["result"] == []  # still serving
+    raw.proc.stdin.close()
+    assert raw.exited_within(10)
+    logged = raw.proc.stderr.read().decode(errors="replace")
+    assert "Traceback" not in logged, logged[-3000:]
+    assert logged.count("ignored a message the server could not read") == 2, logged[-3000:]
+
+
 def test_exits_when_stdin_closes_right_after_did_open(raw, tmp_path):
     source = (REPO / "examples" / "rms_norm.py").read_text()
     (tmp_path / "rms_norm.py").write_text(source)
