@@ -193,9 +193,20 @@ def request(workspace: str | Path, device: str, req: ServiceRequest, timeout: fl
         raise ServiceError(f"the service's reply is not a {req.op} reply: {exc}") from None
 
 
-def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: float = 180.0) -> int:
+@dataclass(frozen=True)
+class Running:
+    """The service answering at the address after `start`: this call's, or one that another command
+    started at the same moment (then this call's process left it the address)."""
+
+    pid: int
+    started_here: bool
+
+
+def start(
+    workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: float = 180.0
+) -> Running:
     """Start the service in the background (its own session, so it outlives this command) and wait
-    until it answers; returns its pid. The log is .kernelevo/service.log in the workspace."""
+    until one answers. The log is .kernelevo/service.log in the workspace."""
     ws = Path(workspace).resolve()
     log_dir = ws / ".kernelevo"
     try:
@@ -212,17 +223,21 @@ def start(workspace: str | Path, device: str, idle_s: float = IDLE_S, wait_s: fl
     while time.monotonic() < deadline:
         if proc.poll() not in (None, 0):  # 0: another service holds the address; wait for it
             try:
-                return int(request(ws, device, Ping(), 5).pid)
+                return _running(request(ws, device, Ping(), 5).pid, proc.pid)
             except ServiceError:
                 raise ServiceError(
                     f"the verification service exited at start (code {proc.returncode}); "
                     f"see {log_dir / 'service.log'}"
                 ) from None
         try:
-            return int(request(ws, device, Ping(), 5).pid)
+            return _running(request(ws, device, Ping(), 5).pid, proc.pid)
         except ServiceError:
             time.sleep(0.2)
     raise ServiceError(f"the verification service did not answer within {wait_s:.0f} s")
+
+
+def _running(pid: int, spawned: int) -> Running:
+    return Running(int(pid), started_here=int(pid) == spawned)
 
 
 def verify_request(req: Verify, ev: Any) -> Judged:

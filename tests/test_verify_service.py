@@ -172,8 +172,18 @@ def test_stop_answers_once_the_service_started_by_verify_and_all_its_workers_are
     assert not service.address(workspace, "cpu").exists()
 
 
+def test_two_commands_starting_the_service_at_once_share_one_and_one_says_started(workspace):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda _: service.start(workspace, "cpu", idle_s=600), range(2)))
+    assert got[0].pid == got[1].pid
+    assert sorted(r.started_here for r in got) == [False, True]
+    assert service.request(workspace, "cpu", service.Stop(), 120) == service.Stopped()
+
+
 def test_a_second_start_beside_a_busy_service_leaves_that_one_alone(workspace):
-    first = service.start(workspace, "cpu", idle_s=600)
+    first = service.start(workspace, "cpu", idle_s=600).pid
     os.kill(first, signal.SIGSTOP)  # a service busy for seconds with one request answers no ping
     try:
         cmd = [sys.executable, "-m", "kernelevo.service", str(workspace), "cpu", "600"]
@@ -223,7 +233,7 @@ def test_a_frame_that_is_no_request_is_answered_with_its_error_and_the_service_g
 
     from kernelevo.worker import protocol
 
-    pid = service.start(workspace, "cpu", idle_s=600)
+    pid = service.start(workspace, "cpu", idle_s=600).pid
     for frame, said in (
         ({"op": "verify", "task": "t.py"}, "missing 1 required positional argument: 'candidate'"),
         ({"op": "ping", "verdict": {"status": "verified"}}, "ping: unknown field(s) verdict"),

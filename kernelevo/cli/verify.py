@@ -160,11 +160,12 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
         if mode == "auto" and device != "cuda":
             return None
         try:
-            pid = service.start(workspace, device)
+            running = service.start(workspace, device)
+            said = "started" if running.started_here else "another command just started"
             print(
-                f"kernelevo: started the verification service (pid {pid}; it keeps the workers "
-                f"warm and exits after {service.IDLE_S / 60:.0f} idle minutes; --service off "
-                "judges in this process)",
+                f"kernelevo: {said} the verification service (pid {running.pid}; it keeps the "
+                f"workers warm and exits after {service.IDLE_S / 60:.0f} idle minutes; "
+                "--service off judges in this process)",
                 file=sys.stderr,
             )
             reply = service.request(workspace, device, req, limit)
