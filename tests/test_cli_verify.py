@@ -239,3 +239,32 @@ def test_device_cuda_without_a_gpu_says_so_not_that_the_task_is_broken(tmp_path)
     line = _one_line(r.stderr)
     assert "no CUDA GPU on this machine (" in line and line.endswith("; use --device cpu")
     assert "fix the task" not in line
+
+
+HANGS = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        _copy[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+        while y.numel() > 0:
+            pass
+        return y
+"""
+
+
+def test_a_long_verdict_is_not_silent(tmp_path):
+    cand = tmp_path / "hangs.py"
+    cand.write_text(HANGS)
+    r = kv("verify", SOFTMAX, cand, "--device", "cpu", "--timeout", "6", cwd=tmp_path)
+    assert r.returncode == 1 and r.stdout.startswith("TIMEOUT:"), (r.stdout, r.stderr)
+    assert "kernelevo: still verifying on the CPU" in r.stderr and "up to 6 s" in r.stderr

@@ -8,6 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from kernelevo.cli import UserError, seconds, seed_int
+from kernelevo.cli.waiting import StillWorking
 
 if TYPE_CHECKING:
     from kernelevo.store import Store
@@ -75,23 +76,25 @@ def run(args: argparse.Namespace) -> int:
 
     store = Store(args.store) if args.store else Store()
     verdict = _through_service(args, store)
-    try:
-        verdict = verdict or verify_candidate(
-            args.task,
-            args.candidate,
-            store=store,
-            device=args.device,
-            size=args.size,
-            timeout=args.timeout,
-            seed=args.seed,
-            use_cache=not args.no_cache,
-            strict=args.strict,
-            precision=tuple(
-                p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on
-            ),
-        )
-    except TaskError as exc:
-        raise UserError(str(exc)) from exc
+    if verdict is None:
+        try:
+            with _judging(args):
+                verdict = verify_candidate(
+                    args.task,
+                    args.candidate,
+                    store=store,
+                    device=args.device,
+                    size=args.size,
+                    timeout=args.timeout,
+                    seed=args.seed,
+                    use_cache=not args.no_cache,
+                    strict=args.strict,
+                    precision=tuple(
+                        p for p, on in (("tf32", args.allow_tf32), ("bf16", args.allow_bf16)) if on
+                    ),
+                )
+        except TaskError as exc:
+            raise UserError(str(exc)) from exc
     if args.json:
         json.dump(verdict.to_dict(), sys.stdout)
         sys.stdout.write("\n")
@@ -155,12 +158,14 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
     )
     limit = (args.timeout or (300.0 if device == "cpu" else 120.0)) * 4 + 120
     try:
-        reply = service.request(workspace, device, req, limit)
+        with _judging(args, device):
+            reply = service.request(workspace, device, req, limit)
     except service.ServiceError:
         if mode == "auto" and device != "cuda":
             return None
         try:
-            running = service.start(workspace, device)
+            with StillWorking("starting the verification service", 180, "it gets up to 180 s"):
+                running = service.start(workspace, device)
             said = "started" if running.started_here else "another command just started"
             print(
                 f"kernelevo: {said} the verification service (pid {running.pid}; it keeps the "
@@ -168,7 +173,8 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
                 "--service off judges in this process)",
                 file=sys.stderr,
             )
-            reply = service.request(workspace, device, req, limit)
+            with _judging(args, device):
+                reply = service.request(workspace, device, req, limit)
         except service.ServiceError as exc:
             if mode == "on":
                 raise UserError(f"{exc} (or verify with --service off)") from exc
@@ -180,3 +186,15 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
             f"the verification service failed: {reply.error} (retry with --service off)"
         )
     return Verdict.from_dict(reply.verdict)
+
+
+def _judging(args: argparse.Namespace, device: str | None = None) -> StillWorking:
+    """The heartbeat of one verdict; its limit is the candidate's, as verify_candidate sets it."""
+    if device is None:
+        from kernelevo.verify import default_device
+
+        device = args.device or default_device()
+    limit = args.timeout or (300.0 if device == "cpu" else 120.0)
+    where = "on the CPU (Triton's interpreter)" if device == "cpu" else "on the GPU"
+    note = f"a candidate gets up to {limit:.0f} s, --timeout"
+    return StillWorking(f"verifying {where}", limit, note)
