@@ -230,6 +230,9 @@ def test_a_kernelevo_cache_that_is_a_file_is_one_line_naming_it(tmp_path):
     line = _one_line(r.stderr)
     assert f"KERNELEVO_CACHE={cache}" in line and "point KERNELEVO_CACHE at a folder" in line
     assert cache.read_text() == "x"
+    r = run_kernelevo(["optimize", SOFTMAX], tmp_path, {"KERNELEVO_CACHE": str(cache)})
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr  # before any search step
+    assert f"KERNELEVO_CACHE={cache}" in r.stderr
 
 
 @pytest.mark.skipif(HAS_GPU, reason="asks for CUDA where there is none")

@@ -191,12 +191,14 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.optimize import default_provider
     from kernelevo.store import Store
     from kernelevo.task import TaskError
+    from kernelevo.worker.sandbox_view import cache_dirs
 
     if args.all_targets and args.resume:
         raise UserError("--all and --resume do not go together; resume one run at a time")
     if args.json_out:
         output_file.check(Path(args.json_out), "--json-out")
     store = Store(args.store) if args.store else Store()
+    cache_dirs()  # a cache folder that cannot be made: said before the search, not after it
     from kernelevo.llm import LLMError
     from kernelevo.llm.config import check_provider, load_config
 
