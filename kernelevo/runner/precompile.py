@@ -74,20 +74,22 @@ class _CompileOnlyDriver:
 
 @contextmanager
 def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
-    """Launches compile for sm_<arch> and return without running; kernel names go to `compiled`."""
+    """Launches compile for sm_<arch> and return without running; kernel names go to `compiled`.
+    The compiles run side by side in Triton's async compile mode (each input set's shapes are a
+    specialization of its own, and an autotuned kernel one per configuration); leaving the block
+    waits for all of them and raises the first compile error."""
     from triton.runtime.autotuner import Autotuner
     from triton.runtime.driver import driver
     from triton.runtime.jit import JITFunction
 
     original, original_tuned = JITFunction.run, Autotuner.run
     tuning = False
+    launched: list[tuple[Any, bool]] = []
 
     def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> Any:
         kernel = original(self, *args, grid=grid, warmup=True, **kwargs)
         compiled.append(getattr(self, "__name__", "kernel"))
-        if not tuning:  # the autotuner itself skips a configuration that does not fit
-            check_shared_memory(kernel, arch)
-        _build_launcher(kernel)
+        launched.append((kernel, tuning))  # a tuned configuration that does not fit is skipped
         return kernel
 
     def run_tuned(
@@ -106,10 +108,44 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
     driver.set_active(_CompileOnlyDriver(arch))  # type: ignore[arg-type]
     JITFunction.run, Autotuner.run = run, run_tuned  # type: ignore[method-assign]
     try:
-        yield
+        with _side_by_side():
+            yield
+        for kernel, tuned in launched:
+            kernel = _resolved(kernel)
+            if kernel is None:
+                continue
+            if not tuned:
+                check_shared_memory(kernel, arch)
+            _build_launcher(kernel)
     finally:
+        for kernel, _ in launched:  # a failed compile's future holds the compiler's frames
+            _resolved(kernel, ignore_errors=True)
+        launched.clear()
         JITFunction.run, Autotuner.run = original, original_tuned  # type: ignore[method-assign]
         driver._active = previous
+
+
+def _resolved(kernel: Any, ignore_errors: bool = False) -> Any:
+    try:
+        from triton.runtime._async_compile import FutureKernel
+    except ImportError:
+        return kernel
+    return kernel.result(ignore_errors) if isinstance(kernel, FutureKernel) else kernel
+
+
+@contextmanager
+def _side_by_side() -> Iterator[None]:
+    """Triton's async compile mode over a few threads (its passes and ptxas run without the GIL);
+    a Triton without it compiles one launch at a time."""
+    try:
+        from triton.runtime._async_compile import AsyncCompileMode
+    except ImportError:
+        yield
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max(1, min(4, os.cpu_count() or 1))) as pool, AsyncCompileMode(pool):
+        yield
 
 
 def check_shared_memory(kernel: Any, arch: int) -> None:
