@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ class TaskFile:
 def read_task(path: str | Path) -> TaskFile:
     """Read and statically check a task file; raises TaskError with file:line on problems."""
     p = Path(path)
-    if not p.exists():
+    if not os.path.lexists(p):  # a link that loops or points nowhere is said by read_text
         raise TaskError(
             f"{p}: no such task file (give a KernelBench-format .py file with class Model and get_inputs())"
         )

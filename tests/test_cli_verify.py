@@ -218,6 +218,22 @@ def test_a_folder_or_fifo_where_a_file_belongs_is_named_as_such(tmp_path):
         assert r.returncode == 2 and said in _one_line(r.stderr), (args, r.stderr)
 
 
+def test_a_link_that_loops_is_named_as_such_not_a_bug_or_missing(tmp_path):
+    """verify said 'RuntimeError: Symlink loop ... a KernelEvo bug'; bench and optimize said the
+    file did not exist."""
+    (tmp_path / "loop1.py").symlink_to("loop2.py")
+    (tmp_path / "loop2.py").symlink_to("loop1.py")
+    for args in (
+        ("verify", SOFTMAX, "loop1.py"),
+        ("verify", "loop1.py", GOOD),
+        ("bench", "loop1.py"),
+        ("optimize", "loop1.py"),
+    ):
+        r = run_kernelevo(args, tmp_path, timeout=120)
+        line = _one_line(r.stderr)
+        assert r.returncode == 2 and "loop1.py: cannot read (Too many levels" in line, (args, line)
+
+
 def test_a_kernelevo_cache_that_is_a_file_is_one_line_naming_it(tmp_path):
     cache = tmp_path / "cachefile"
     cache.write_text("x")

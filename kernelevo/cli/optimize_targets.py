@@ -7,6 +7,7 @@ built are reported with the reason instead of stopping the others.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str,
         if not tasks:
             raise UserError(f"{path}: no task files (*.py) in this folder")
         return [(p, {}) for p in tasks]
-    if not path.exists():
+    if not os.path.lexists(path):  # a link that loops or points nowhere: file_problem says so
         raise UserError(f"{path}: no such file; give a task file, a folder of tasks or FILE::NAME")
     problem = file_problem(path)  # before any read: opening a FIFO waits for a writer
     if problem:

@@ -71,9 +71,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kernelevo.store import Store
-    from kernelevo.task import TaskError
+    from kernelevo.task import TaskError, read_task
+    from kernelevo.text_file import file_problem
     from kernelevo.verify import verify_candidate
 
+    try:  # before any path is resolved: a link that loops is the user's one line, too
+        read_task(args.task)
+    except TaskError as exc:
+        raise UserError(str(exc)) from exc
+    problem = file_problem(args.candidate, "no such candidate file")
+    if problem:
+        raise UserError(problem)
     store = Store(args.store) if args.store else Store()
     verdict = _through_service(args, store)
     if verdict is None:
