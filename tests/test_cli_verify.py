@@ -190,6 +190,27 @@ def test_numbers_out_of_range_are_refused_at_parse_time(capsys, tmp_path, flag, 
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (
+            ["bench", "t.py", "--candidate", "c.py"],
+            "kernelevo bench: error: unrecognized arguments: "
+            "--candidate c.py (see `kernelevo bench --help`)",
+        ),
+        (["verify", "t.py", "c.py", "--zzz"], "see `kernelevo verify --help`"),
+        (["--zzz"], "kernelevo: error: unrecognized arguments: --zzz (see `kernelevo --help`)"),
+    ],
+)
+def test_an_unknown_option_points_at_its_own_commands_help(capsys, argv, said):
+    """It pointed at `kernelevo --help`, which does not list a command's options."""
+    from kernelevo.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and said in _one_line(capsys.readouterr().err)
+
+
 @pytest.mark.parametrize("json_out", [False, True])
 def test_a_candidate_that_is_not_utf8_text_is_one_line(tmp_path, json_out):
     latin1 = tmp_path / "latin1.py"

@@ -127,7 +127,11 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, which names its own help
+        commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        where = commands.choices.get(args.command) if args.command else None
+        (where or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
