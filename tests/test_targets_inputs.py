@@ -94,6 +94,22 @@ def test_signature_guess_with_a_dataclass_config_saved_as_data(tmp_path):
     )
 
 
+def test_the_sizes_of_a_modules_own_weights_are_guessed_first(tmp_path):
+    """A module whose constructor defaults chose its size (`dim: int = 256`, a `(256,)` scale)
+    got no task: no guessed shape ended in 256."""
+    user = tmp_path / "block.py"
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
+        "    def __init__(self, dim: int = 256):\n        super().__init__()\n"
+        "        self.scale = nn.Parameter(torch.ones(dim))\n\n"
+        "    def forward(self, x):\n        return torch.relu(x) * self.scale\n"
+    )
+    built = build(user, "Block", tmp_path / "t")
+    assert "guessed from the signature of Block.forward (small sizes; 1 tried)" in built.inputs
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 8, 256]" in check.message, check.message
+
+
 def test_a_loss_gets_class_indices_for_its_target_and_floats_before_token_ids(tmp_path):
     """Liger's losses guessed wrong: cross-entropy's `target` as floats of the logits' shape, and a
     divergence whose first argument must be 2-D as token ids (an int64 [2, 8] fitted before any

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     except ExtractError as exc:
         raise UserError(str(exc)) from exc
     print(f"task: {built.path}")
-    print(f"  reference {built.reference} ({built.target.id}); example inputs from {built.inputs}")
+    print(f"  reference {built.reference} ({built.target.id}); example inputs: {built.inputs}")
     if args.no_check:
         return 0
     assert built.path is not None  # build_task writes the file or raises

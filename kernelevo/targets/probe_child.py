@@ -96,6 +96,15 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
                 return
 
 
+def _sizes_of(model) -> list[int]:  # type: ignore[no-untyped-def]
+    """The sizes of the module's own weights and buffers, the likeliest sizes of its inputs: a
+    `scale` of (256,) or a Linear's (512, 256) where the constructor's defaults chose them."""
+    sizes: list[int] = []
+    for t in [*model.parameters(), *model.buffers()]:
+        sizes += [int(d) for d in t.shape]
+    return list(dict.fromkeys(sizes))
+
+
 def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
     """Whether outputs hold a tensor, opened as the verifier opens them (a ModelOutput too)."""
     import torch
@@ -138,6 +147,8 @@ def probe(spec: dict) -> dict:
             vocab = min(
                 [x for k, x in fields.items() if "vocab" in k and isinstance(x, int)] or [vocab]
             )
+    if isinstance(model, torch.nn.Module):
+        ints += _sizes_of(model)
     fn = model.forward if spec["kind"] == "class" else getattr(mod, spec["function"])
     last, tried = "", 0
     stopped_at_gpu: tuple[list[str], list, str] | None = None
