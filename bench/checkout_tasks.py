@@ -37,7 +37,7 @@ def build(checkout: Path, target: str, timeout: float) -> dict[str, str]:
         timeout=timeout + 120,
     )
     out = proc.stdout + proc.stderr
-    origin = re.search(r"example inputs from (.*?)(?: \(|$)", out, re.M)
+    origin = re.search(r"example inputs: (.*?)(?: \(|$)", out, re.M)
     check = re.search(r"^check (ok|not checked|FAILED)", out, re.M)
     error = next((ln for ln in out.splitlines() if ln.startswith("kernelevo: error: ")), "")
     return {

@@ -105,9 +105,9 @@ def measure_file(entry: dict, work: Path, optimize: bool) -> dict:
             "why": "" if ok else last_error(out),
             "inputs": next(
                 (
-                    ln.split("example inputs from ", 1)[1]
+                    ln.split("example inputs: ", 1)[1]
                     for ln in out.splitlines()
-                    if "example inputs from" in ln
+                    if "example inputs: " in ln
                 ),
                 "",
             ),
