@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.text_file import file_problem
     from kernelevo.verify import verify_candidate
 
-    try:  # before any path is resolved: a link that loops is the user's one line, too
+    try:  # said before a service or worker starts, and before a path is resolved (a looping link)
         read_task(args.task)
     except TaskError as exc:
         raise UserError(str(exc)) from exc
