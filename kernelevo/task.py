@@ -9,7 +9,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib.util
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,16 +42,15 @@ class TaskFile:
 def read_task(path: str | Path) -> TaskFile:
     """Read and statically check a task file; raises TaskError with file:line on problems."""
     p = Path(path)
-    if not os.path.lexists(p):  # a link that loops or points nowhere is said by read_text
-        raise TaskError(
-            f"{p}: no such task file (give a KernelBench-format .py file with class Model and get_inputs())"
-        )
     if p.is_dir():
         raise TaskError(
             f"{p}: is a folder; give a task .py file (or use a command that accepts folders)"
         )
     try:
-        source = read_text(p)
+        source = read_text(
+            p,
+            "no such task file (give a KernelBench-format .py file with class Model and get_inputs())",
+        )
     except TextFileError as exc:
         raise TaskError(str(exc)) from exc
     try:

@@ -7,7 +7,6 @@ built are reported with the reason instead of stopping the others.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,9 +25,8 @@ def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str,
         if not tasks:
             raise UserError(f"{path}: no task files (*.py) in this folder")
         return [(p, {}) for p in tasks]
-    if not os.path.lexists(path):  # a link that loops or points nowhere: file_problem says so
-        raise UserError(f"{path}: no such file; give a task file, a folder of tasks or FILE::NAME")
-    problem = file_problem(path)  # before any read: opening a FIFO waits for a writer
+    # before any read: opening a FIFO waits for a writer
+    problem = file_problem(path, "no such file; give a task file, a folder of tasks or FILE::NAME")
     if problem:
         raise UserError(problem)
     if not _is_task(path) and _user_targets(path):
@@ -110,9 +108,7 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
         file, name = target.rsplit("::", 1)
         return [_build_target(file, name)], []
     path = Path(target)
-    if not path.exists():
-        raise UserError(f"{path}: no such file or folder")
-    problem = None if path.is_dir() else file_problem(path)
+    problem = None if path.is_dir() else file_problem(path, "no such file or folder")
     if problem:
         raise UserError(problem)
     files = (
