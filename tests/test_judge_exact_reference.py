@@ -1,0 +1,93 @@
+"""A float32 output that misses only the relative-L2 bound gets a float64 second opinion: a kernel
+as accurate as the reference passes where the reference itself is ill-conditioned, and the bound
+still holds where it is not."""
+
+import textwrap
+from pathlib import Path
+
+import torch
+from support import CANDIDATES
+
+from kernelevo.judge import exact_reference
+from kernelevo.judge.exact_reference import float64_opinion
+from kernelevo.verify import verify_candidate
+
+CONDITIONING = CANDIDATES / "conditioning"
+
+TASK = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return x * x.mean()
+
+
+    def get_inputs():
+        {inputs}
+
+
+    def get_init_inputs():
+        return []
+""")
+# a mean ~3e-6 of values ~1: float32 sums of it differ by ~1e-4 relatively, whatever the order
+CANCELLING = "x = torch.randn(64, 256)\n    return [x - x.mean() + 3e-6]"
+POSITIVE = "return [torch.rand(64, 256) + 0.5]"
+
+
+def _task(tmp_path: Path, inputs: str) -> Path:
+    path = tmp_path / "mean_scale.py"
+    path.write_text(TASK.format(inputs=inputs))
+    return path
+
+
+def _match(verdict) -> dict:
+    return next(c for c in verdict.checks if c.name.startswith("match[")).detail
+
+
+def test_another_summation_order_passes_where_the_reference_cancels(tmp_path, evaluator):
+    task = _task(tmp_path, CANCELLING)
+    v = verify_candidate(
+        task, CONDITIONING / "blockwise_mean_scale.py", evaluator=evaluator, device="cpu"
+    )
+    assert v.status == "verified", v.reason
+    opinions = [c for c in v.checks if "float64" in c.detail]
+    assert opinions, "no input set needed the float64 run: the task does not cancel enough"
+    for c in opinions:
+        f = c.detail["float64"]
+        assert c.detail["rel_l2"] > 1e-5 and f["candidate"] <= max(
+            2 * f["reference"], f["input_sensitivity"]
+        )
+        assert "to a float64 run of it" in c.message
+
+
+def test_a_kernel_off_by_5e_5_still_fails_where_the_reference_is_well_conditioned(
+    tmp_path, evaluator
+):
+    task = _task(tmp_path, POSITIVE)
+    good = verify_candidate(
+        task, CONDITIONING / "blockwise_mean_scale.py", evaluator=evaluator, device="cpu"
+    )
+    assert good.status == "verified", good.reason
+    off = verify_candidate(
+        task, CONDITIONING / "blockwise_mean_scale_off.py", evaluator=evaluator, device="cpu"
+    )
+    assert off.status == "incorrect" and "relative L2 error" in off.reason, off.reason
+
+
+class _Float32Only(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x @ torch.ones(x.shape[-1], 2, dtype=torch.float32)
+
+
+def test_no_opinion_when_the_forward_needs_float32_or_the_task_is_large(monkeypatch):
+    x = torch.randn(4, 8)
+    ref = _Float32Only()(x)
+    off = ref * (1 + 5e-5)
+    assert float64_opinion(_Float32Only(), [x], ref, off) is None
+    linear = torch.nn.Linear(8, 2)
+    out = linear(x).detach()
+    assert float64_opinion(linear, [x], out, out * (1 + 5e-5)) is not None
+    monkeypatch.setattr(exact_reference, "MAX_BYTES", 64)
+    assert float64_opinion(linear, [x], out, out * (1 + 5e-5)) is None
