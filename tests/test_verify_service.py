@@ -65,6 +65,22 @@ def test_verify_calls_share_one_warm_service_and_get_the_in_process_verdicts(wor
     assert service.request(workspace, "cpu", service.Ping(), 30).served == 3  # off: not used
 
 
+def test_a_call_to_the_warm_service_imports_no_engine_and_probes_no_compiler(workspace):
+    """The client's own start is most of what a warm verdict costs beyond the verdict: it imports
+    neither the verifier nor the language-model providers, and asks NVML only (nvcc, NVRTC
+    unprobed). It imported all three and probed both compilers: 0.25 s on a 2-core CPU."""
+    task, good = EXAMPLES / "softmax.py", CANDIDATES / "softmax" / "triton_ok.py"
+    args = ["verify", task, good, "--no-cache", "--seed", "5"]
+    assert run_kernelevo(args, workspace, _env(workspace)).returncode == 0
+    warm = run_kernelevo(args, workspace, {**_env(workspace), "PYTHONPROFILEIMPORTTIME": "1"})
+    assert warm.returncode == 0 and warm.stdout.startswith("VERIFIED"), warm.stderr
+    imported = {ln.rsplit("|", 1)[-1].strip() for ln in warm.stderr.splitlines() if "|" in ln}
+    assert "kernelevo.service" in imported
+    unwanted = {"kernelevo.verify", "kernelevo.evaluate", "kernelevo.measure.machine"}
+    unwanted |= {"kernelevo.backends.nvrtc", "kernelevo.llm.provider", "torch"}
+    assert not imported & unwanted
+
+
 def test_a_broken_task_through_the_service_is_one_line(workspace, tmp_path):
     bad = tmp_path / "bad_task.py"
     bad.write_text(

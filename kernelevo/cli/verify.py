@@ -73,7 +73,6 @@ def run(args: argparse.Namespace) -> int:
     from kernelevo.store import Store
     from kernelevo.task import TaskError, read_task
     from kernelevo.text_file import file_problem
-    from kernelevo.verify import verify_candidate
 
     try:  # said before a service or worker starts, and before a path is resolved (a looping link)
         read_task(args.task)
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store) if args.store else Store()
     verdict = _through_service(args, store)
     if verdict is None:
+        from kernelevo.verify import verify_candidate  # the engine, imported only to judge here
+
         try:
             with _judging(args):
                 verdict = verify_candidate(
@@ -145,8 +146,8 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
     from pathlib import Path
 
     from kernelevo import service
+    from kernelevo.measure.gpus import default_device
     from kernelevo.verdict import Verdict
-    from kernelevo.verify import default_device
 
     mode = args.service or os.environ.get("KERNELEVO_SERVICE", "auto")
     if mode not in ("auto", "on") or os.environ.get("KERNELEVO_NO_SANDBOX") == "1":
@@ -199,7 +200,7 @@ def _through_service(args: argparse.Namespace, store: Store) -> Verdict | None:
 def _judging(args: argparse.Namespace, device: str | None = None) -> StillWorking:
     """The heartbeat of one verdict; its limit is the candidate's, as verify_candidate sets it."""
     if device is None:
-        from kernelevo.verify import default_device
+        from kernelevo.measure.gpus import default_device
 
         device = args.device or default_device()
     limit = args.timeout or (300.0 if device == "cpu" else 120.0)

@@ -10,6 +10,7 @@ found, and `scan().problem` says why. NVML's index is nvidia-smi's (PCI bus orde
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -61,6 +62,14 @@ def scan() -> GpuScan:
             return GpuScan([_facts(nvml, i, driver) for i in range(nvml.nvmlDeviceGetCount())])
     except _NvmlUnavailable as e:
         return GpuScan(problem=str(e))
+
+
+@functools.lru_cache(maxsize=1)
+def default_device() -> str:
+    """The device to use by default: "cuda" where NVML sees a GPU. Only the scan, not the
+    machine's whole probe (compilers, versions): the CLI asks this before it reaches a warm
+    verification service."""
+    return "cuda" if scan().gpus else "cpu"
 
 
 def gpus() -> list[GpuFacts]:

@@ -14,6 +14,7 @@ from typing import Any
 from kernelevo import __version__
 from kernelevo.digest import text_hash
 from kernelevo.evaluate import Evaluator
+from kernelevo.measure.gpus import default_device
 from kernelevo.measure.machine import probe
 from kernelevo.task import TaskError, TaskFile, read_task
 from kernelevo.text_file import TextFileError, read_text
@@ -24,10 +25,6 @@ from kernelevo.worker.compile_requests import Aot
 from kernelevo.worker.pool import Worker, WorkerError
 
 VERIFIER_VERSION = "1"
-
-
-def default_device() -> str:
-    return "cuda" if probe().has_gpu else "cpu"
 
 
 def default_size(device: str) -> str:
