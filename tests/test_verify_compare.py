@@ -47,3 +47,28 @@ def test_integer_exact_and_tolerance_hint():
     assert not compare_outputs(torch.tensor([1, 2]), torch.tensor([1, 3]))[0]
     assert tolerance_for(torch.float32, {"atol": 1e-2})["atol"] == 1e-2
     assert tolerance_for(torch.float32, {"float32": {"rtol": 5e-3}})["rtol"] == 5e-3
+
+
+def test_the_largest_error_is_located_and_its_values_given():
+    r = torch.randn(3, 4, 5, dtype=torch.float32)
+    c = r.clone()
+    c[1, 2, 3] += 5e-5
+    c[2, 0, 1] += 2e-5
+    ok, _msg, detail = compare_outputs(r, c)
+    assert ok and detail["max_err_index"] == [1, 2, 3] and detail["mismatches"] == 0
+    assert detail["expected_at_max"] == float(r[1, 2, 3]) and detail["got_at_max"] == float(
+        c[1, 2, 3]
+    )
+    diff = (c.double() - r.double()).norm() / r.double().norm()
+    assert abs(detail["rel_l2"] - float(diff)) < 1e-12
+
+
+def test_a_reference_inf_the_candidate_loses_is_said():
+    r = torch.tensor([1.0, float("inf"), 2.0])
+    ok, msg, detail = compare_outputs(r, torch.tensor([1.0, 5.0, 2.0]))
+    assert (
+        not ok
+        and "non-finite reference values not reproduced" in msg
+        and detail["first_index"] == [1]
+    )
+    assert compare_outputs(r, r.clone())[0]

@@ -84,40 +84,44 @@ def compare_outputs(
             continue
         r64, c64 = rr.to(torch.float64), cc.to(torch.float64)
         ref_nonfinite = ~torch.isfinite(r64)
-        cand_nonfinite = ~torch.isfinite(c64)
-        new_nonfinite = cand_nonfinite & ~ref_nonfinite
-        if bool(new_nonfinite.any()):
-            n = int(new_nonfinite.sum())
+        new_nonfinite = ~torch.isfinite(c64) & ~ref_nonfinite
+        same_special = ref_nonfinite & (torch.isnan(r64) & torch.isnan(c64) | (r64 == c64))
+        lost_special = ref_nonfinite & ~same_special
+        finite = ~ref_nonfinite
+        zero = torch.zeros((), dtype=torch.float64, device=r64.device)
+        err = (c64 - r64).abs().where(finite, zero)
+        bad = err > tol["atol"] + tol["rtol"] * r64.abs().where(finite, zero)
+        # every figure of a passing output in one transfer: each float() or item() on a GPU
+        # tensor waits for the device, and a comparison asked for nine
+        figures = [new_nonfinite.sum(), lost_special.sum(), bad.sum(), err.norm()]
+        figures += [r64.where(finite, zero).norm()]
+        if err.numel():  # the largest error: where, and both values there (no index on the host)
+            at = err.reshape(-1).argmax().view(1)
+            figures += [err.reshape(-1).index_select(0, at), at]
+            figures += [r64.reshape(-1).index_select(0, at), c64.reshape(-1).index_select(0, at)]
+        got: list[float] = torch.cat([f.to(torch.float64).view(-1) for f in figures]).tolist()
+        n_new, n_lost, n_bad = int(got[0]), int(got[1]), int(got[2])
+        err_norm, ref_norm = got[3], got[4]
+        if n_new:
             idx = _first_index(new_nonfinite)
             return (
                 False,
                 (
-                    f"{label}: {n} NaN/Inf values where the reference is finite, first at {idx} "
+                    f"{label}: {n_new} NaN/Inf values where the reference is finite, first at {idx} "
                     "(unwritten output elements read as NaN)"
                 ),
-                {"nonfinite": n, "first_index": idx},
+                {"nonfinite": n_new, "first_index": idx},
             )
-        same_special = ref_nonfinite & (torch.isnan(r64) & torch.isnan(c64) | (r64 == c64))
-        if bool((ref_nonfinite & ~same_special).any()):
-            idx = _first_index(ref_nonfinite & ~same_special)
+        if n_lost:
+            idx = _first_index(lost_special)
             return (
                 False,
                 f"{label}: non-finite reference values not reproduced, first at {idx}",
                 {"first_index": idx},
             )
-        finite = ~ref_nonfinite
-        err = (c64 - r64).abs().where(finite, torch.zeros_like(r64))
-        bound = tol["atol"] + tol["rtol"] * r64.abs().where(finite, torch.zeros_like(r64))
-        bad = err > bound
-        n_bad = int(bad.sum())
-        max_err = float(err.max()) if err.numel() else 0.0
-        ref_norm = float(r64.where(finite, torch.zeros_like(r64)).norm())
-        rel_l2 = (
-            float(err.norm()) / ref_norm
-            if ref_norm > 0
-            else (0.0 if max_err == 0 else float("inf"))
-        )
-        where = _first_index(err == err.max()) if err.numel() else []
+        max_err = got[5] if err.numel() else 0.0
+        rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if max_err == 0 else float("inf"))
+        where = _unravel(int(got[6]), tuple(rr.shape)) if err.numel() else []
         detail = {
             "max_abs_err": max_err,
             "max_err_index": where,
@@ -131,7 +135,7 @@ def compare_outputs(
             first = _first_index(bad)
             detail.update(first_index=first, **_values_at(r64, c64, first))
         elif where:
-            detail.update({f"{k}_at_max": v for k, v in _values_at(r64, c64, where).items()})
+            detail.update(expected_at_max=got[7], got_at_max=got[8])
         worst = detail if not worst or rel_l2 > worst.get("rel_l2", 0) else worst
         if n_bad:
             return (
@@ -160,6 +164,15 @@ def _values_at(ref: torch.Tensor, cand: torch.Tensor, index: list[int]) -> dict[
         return {}
     at = tuple(index)
     return {"expected": ref[at].item(), "got": cand[at].item()}
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> list[int]:
+    """The index of element `flat` of a row-major tensor of `shape`."""
+    index = []
+    for size in reversed(shape):
+        flat, i = divmod(flat, size)
+        index.append(i)
+    return index[::-1]
 
 
 def _first_index(mask: torch.Tensor) -> list[int]:
