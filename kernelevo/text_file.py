@@ -18,6 +18,8 @@ class TextFileError(ValueError):
 def file_problem(path: str | Path, missing: str = "no such file") -> str | None:
     """Why `path` is not a regular file, as one line naming it (`missing` when it is not there);
     None when it is one."""
+    if str(path) == "":
+        return f"'' (an empty path): {missing}"
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:

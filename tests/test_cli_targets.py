@@ -118,6 +118,20 @@ def test_task_errors_are_one_line(capsys, tmp_path):
     assert "expected FILE::NAME" in capsys.readouterr().err
 
 
+def test_an_empty_path_is_said_to_be_one(capsys, tmp_path):
+    """A script's unset variable gave `kernelevo verify task.py ""` ": no such candidate file"."""
+    from support import ROOT
+
+    task = tmp_path / "softmax.py"
+    task.write_text((ROOT / "examples" / "softmax.py").read_text())
+    assert main(["verify", str(task), ""]) == 2
+    assert capsys.readouterr().err.startswith(
+        "kernelevo: error: '' (an empty path): no such candidate file"
+    )
+    assert main(["task", ""]) == 2
+    assert capsys.readouterr().err.startswith("kernelevo: error: '': expected FILE::NAME")
+
+
 def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path, monkeypatch):
     from kernelevo import report
     from kernelevo.store import Store

@@ -38,7 +38,7 @@ def split_spec(spec: str) -> tuple[str, str]:
     path, sep, name = spec.rpartition("::")  # a folder may hold "::"; a name never does
     if not sep or not path or not name:
         raise UserError(
-            f"{spec}: expected FILE::NAME, e.g. model.py::RMSNorm (see `kernelevo detect FILE`)"
+            f"{spec or repr(spec)}: expected FILE::NAME, e.g. model.py::RMSNorm (see `kernelevo detect FILE`)"
         )
     return path, name
 
