@@ -80,6 +80,10 @@ def shell_verdict(
                 "load_s",
                 "checks_s",
                 "total_s",
+                "per_set_s",  # each input set's seconds
+                "judge_ops_s",  # seconds per judge request, round trips included
+                "candidate_ops_s",  # the same for the candidate process's requests
+                "cleanup_s",
             )
             if verify.get(k) is not None
         }
