@@ -84,11 +84,9 @@ def test_task_optimize_apply_unedited(entry, tmp_path):
     assert "Traceback" not in out
     if task.returncode != 0:  # a reason in one line that names what to do
         lines = task.stderr.strip().splitlines()
-        assert (
-            len(lines) == 1
-            and lines[0].startswith("kernelevo: error: ")
-            and "Tried without edits:" in lines[0]
-        )
+        assert len(lines) == 1 and lines[0].startswith("kernelevo: error: ")
+        # what was tried, or the package its file imports that is not installed here
+        assert "Tried without edits:" in lines[0] or "not installed in this environment" in lines[0]
         return
     assert "check ok" in out or "not checked" in out
     summary = tmp_path / "summary.json"

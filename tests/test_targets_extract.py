@@ -132,7 +132,9 @@ def test_cuda_targets_resolve_to_python_launchers(tmp_path):
         ("cupy_kernels.py", "scale", "scale"),
         ("ext/scale_kernel.cu", "row_scale_kernel", "row_scale"),
     ]:
-        with pytest.raises(ExtractError, match=rf"no example inputs for {ref}\b"):
+        # cupy_kernels.py imports cupy at the top: where it is not installed, that is the reason
+        missing = rf"|{ref} cannot run here: its file imports cupy, which is not installed"
+        with pytest.raises(ExtractError, match=rf"no example inputs for {ref}\b{missing}"):
             build(name, key, tmp_path)
     with pytest.raises(
         ExtractError, match=r"no function or nn\.Module in cupy_kernels\.py uses saxpy_mod"
@@ -279,3 +281,20 @@ def test_the_check_names_a_weight_never_initialized(tmp_path):
     check = check_task(str(task))
     assert check.ok is True, check.message
     assert any("weight experts was never initialized" in w for w in check.detail["warnings"])
+
+
+def test_a_package_the_file_imports_and_this_environment_lacks_is_the_reason(tmp_path):
+    """Liger-Kernel's geglu.py got "no example inputs ...; add @kernelevo.example(...)", advice
+    that cannot work, with the missing liger_kernel named at the end of a long line."""
+    user = tmp_path / "fused.py"
+    user.write_text(
+        "import torch\n\nfrom kernelevo_absent_pkg.ops import settings\n\n\n"
+        "def fused(a, b):\n    return settings.scale * a * torch.sigmoid(b)\n"
+    )
+    with pytest.raises(ExtractError) as caught:
+        build_task(str(user), "function:fused", out_dir=str(tmp_path / "tasks"))
+    assert str(caught.value) == (
+        f"{user}:3: fused cannot run here: its file imports kernelevo_absent_pkg, which is not "
+        "installed in this environment; install it, or put its checkout on PYTHONPATH "
+        "(ModuleNotFoundError: No module named 'kernelevo_absent_pkg')"
+    )

@@ -19,6 +19,11 @@ class NoExampleInputs(Exception):
     """No example inputs for the target; the message says what to add."""
 
 
+class ModuleMissing(NoExampleInputs):
+    """The target's file imports a package this environment lacks: no example inputs can help
+    until it is installed, so that is what the message leads with."""
+
+
 @dataclass
 class ExampleInputs:
     source: str

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import ast
 import base64
+import contextlib
 import json
 import os
 import re
 import tempfile
+from typing import Any
 
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.captured_inputs import capture_from_script, inputs_from_capture
-from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
+from kernelevo.targets.example_inputs import ExampleInputs, ModuleMissing, NoExampleInputs
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.user_run import run_user_code
 from kernelevo.text_file import file_problem
@@ -203,6 +205,8 @@ def from_signature(
             f"guessing from the signature: the probe process failed (exit {run.returncode}): {tail}"
         )
         return None
+    if result.get("missing"):
+        raise ModuleMissing(_missing_module(result, user_file, call))
     if not result.get("ok"):
         reasons.append(f"guessing from the signature: {result.get('message', 'no input fitted')}")
         return None
@@ -223,3 +227,34 @@ def from_signature(
     except NoExampleInputs as exc:
         reasons.append(f"guessing from the signature: {exc}")
         return None
+
+
+def _missing_module(result: dict[str, Any], user_file: str, call: str) -> str:
+    """The one line for a target whose file imports a package that is not installed here, at the
+    file's first import of it (the probe ran a draft task with the code copied in)."""
+    missing = str(result["missing"])
+    line = None
+    with contextlib.suppress(OSError, SyntaxError, ValueError):
+        with open(user_file, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+        line = min(
+            (
+                node.lineno
+                for node in ast.walk(tree)
+                if (
+                    isinstance(node, ast.Import)
+                    and any(n.name.split(".")[0] == missing for n in node.names)
+                )
+                or (
+                    isinstance(node, ast.ImportFrom)
+                    and not node.level
+                    and (node.module or "").split(".")[0] == missing
+                )
+            ),
+            default=None,
+        )
+    where = f"{user_file}:{line}" if line else user_file
+    return (
+        f"{where}: {call} cannot run here: its file imports {missing}, which is not installed in "
+        f"this environment; install it, or put its checkout on PYTHONPATH ({result.get('error', '')})"
+    )

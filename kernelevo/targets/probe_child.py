@@ -126,12 +126,23 @@ def probe(spec: dict) -> dict:
     except Exception as exc:  # the file's own module-level code: say so, not where importlib was
         text = str(exc).splitlines()[0][:300] if str(exc) else ""
         hint = " (it needs a GPU at import)" if gpu_only_at(exc) else ""
-        if isinstance(exc, ModuleNotFoundError) and exc.name:
-            hint = f" (install {exc.name.split('.')[0]} in this environment, or put its checkout on PYTHONPATH)"
+        missing = (
+            exc.name.split(".")[0] if isinstance(exc, ModuleNotFoundError) and exc.name else ""
+        )
+        if missing:
+            hint = f" (install {missing} in this environment, or put its checkout on PYTHONPATH)"
         return {
             "ok": False,
             "message": f"the code the target needs failed on the CPU before any call{hint}: "
             f"{type(exc).__name__}: {text}",
+            **(
+                {
+                    "missing": missing,
+                    "error": f"{type(exc).__name__}: {text}",
+                }
+                if missing
+                else {}
+            ),
         }
     model_cls = mod.Model
     deadline = time.monotonic() + float(spec.get("budget_s", 30))
