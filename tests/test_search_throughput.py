@@ -24,6 +24,17 @@ def test_in_flight_keeps_a_candidate_waiting_for_each_slot_within_limits():
     assert Throughput(slots=1, fixed=3).target() == 3
 
 
+def test_a_search_of_n_iterations_keeps_a_quarter_of_them_in_flight_at_most():
+    """With 20 iterations (the default) and 46 in flight, all 20 proposals were asked at once,
+    none of them seeing another's verdict; now in at least four rounds."""
+    measured = {"replies": [20.0], "verdicts": [1.0]}
+    assert Throughput(slots=2, highest=96, **measured).target() == 47
+    assert Throughput(slots=2, highest=96, iterations=20, **measured).target() == 5
+    assert Throughput(slots=2, highest=96, iterations=6, **measured).target() == 2
+    assert Throughput(slots=1, highest=96, iterations=1, **measured).target() == 1
+    assert Throughput(slots=2, fixed=8, iterations=20).target() == 8  # the user's --concurrency
+
+
 def test_one_cold_verdict_does_not_hold_the_requests_in_flight_down():
     t = Throughput(slots=1, highest=96)
     for seconds in (30.0, 0.25, 0.25):  # the first started the worker and compiled a baseline

@@ -102,6 +102,7 @@ class Search:
             highest=max(1, config.max_in_flight),
             fixed=config.concurrency,
             device=config.device,
+            iterations=config.iterations,
         )
         self.asker = (
             Asker(provider, store, self.run_id, self.budget, self.throughput)

@@ -10,7 +10,9 @@ started a worker or compiled a baseline does not hold W down), with a prior per 
 measured; W stays within [lowest, cap]: `cap` starts at the user's limit on open requests and
 follows the provider's rate limit, halved when a request was answered 429 and raised by one for
 every 4 calls answered without (a token or dollar budget limits W further through its
-reservations).
+reservations). A search with an iteration budget keeps W within a quarter of it, so that its
+proposals come in at least ROUNDS rounds and those after the first see earlier verdicts: with
+20 iterations and W of 46, every proposal was written from the seeds alone.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 LOAD = 1.1
+ROUNDS = 4  # a search's proposals in at least this many rounds of feedback
 WINDOW = 8  # latest samples the medians are taken over
 PRIOR_REPLY_S = 20.0  # until measured: a typical frontier model's reply to a kernel prompt
 # and a typical verdict's hold on its slot (0.2-0.7 s on an H200 after the first in
@@ -37,6 +40,7 @@ class Throughput:
     lowest: int = 1
     highest: int = 32
     fixed: int | None = None  # the user's --concurrency: no adapting
+    iterations: int | None = None  # the search's iteration budget, if it has one
     device: str = "cuda"
     replies: deque[float] = field(default_factory=deque)  # the latest seconds, WINDOW of each
     verdicts: deque[float] = field(default_factory=deque)
@@ -65,6 +69,8 @@ class Throughput:
         reply = self.reply_s or PRIOR_REPLY_S
         verdict = self.verdict_s or PRIOR_VERDICT_S.get(self.device, PRIOR_VERDICT_S["cuda"])
         want = math.ceil(LOAD * self.slots * (reply + verdict) / verdict)
+        if self.iterations is not None:
+            want = min(want, math.ceil(self.iterations / ROUNDS))
         return max(self.lowest, min(self.highest if self.cap is None else self.cap, want))
 
     def _condition(self) -> asyncio.Condition:
