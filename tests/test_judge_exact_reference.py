@@ -70,9 +70,10 @@ def test_a_kernel_off_by_5e_5_still_fails_where_the_reference_is_well_conditione
         task, CONDITIONING / "blockwise_mean_scale.py", evaluator=evaluator, device="cpu"
     )
     assert good.status == "verified", good.reason
-    off = verify_candidate(
-        task, CONDITIONING / "blockwise_mean_scale_off.py", evaluator=evaluator, device="cpu"
-    )
+    scaled = tmp_path / "blockwise_mean_scale_off.py"  # the same kernel, 5e-5 too far
+    text = (CONDITIONING / "blockwise_mean_scale.py").read_text()
+    scaled.write_text(text.replace("SCALE = 1.0\n", "SCALE = 1.0 + 5e-5\n"))
+    off = verify_candidate(task, scaled, evaluator=evaluator, device="cpu")
     assert off.status == "incorrect" and "relative L2 error" in off.reason, off.reason
 
 
