@@ -14,6 +14,10 @@ speedups over eager and over torch.compile are both above 1. Only the model's ca
 the parameter search after the loop (a GPU only) spends no tokens.
 
     python bench/tokens_per_improvement.py [--old-tree /tmp/kernelevo-old] [--iterations 6] [--device cuda]
+        [--reply-s 5 --in-flight derived]
+(`--in-flight derived` lets the search choose how many requests it keeps open, from the measured
+reply and verdict times, where the default runs one at a time; with `--reply-s` the answers take
+that long, so the choice is the one a real model's latency gives.)
 (an old tree to compare with: `mkdir .old-tree && git archive e9a6c1b | tar -x -C .old-tree`,
 the code before the search learned from failures; without one, the figures of this tree alone).
 A GPU machine without the anthropic SDK gets its wheels beside the checkout, for its Python 3.12:
@@ -36,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from fakes.anthropic_server import serve_anthropic  # noqa: E402
-from fakes.scripted_server import kernel_reply  # noqa: E402
+from fakes.scripted_server import kernel_reply, slow  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 from kernelevo.llm.prices import PRICES  # noqa: E402
@@ -53,12 +57,17 @@ ANCHOR = "class ModelNew(nn.Module):"
 
 
 class Model:
-    def __init__(self) -> None:
+    def __init__(self, reply_s: float = 0.0) -> None:
         self.fresh = 0
         self.tweaks = 0
         self.fixes = 0
+        self.reply_s = reply_s  # each answer's latency, as a frontier model's takes seconds
 
-    def __call__(self, req) -> str:
+    def __call__(self, req):
+        text = self.answer(req)
+        return slow(self.reply_s, text) if self.reply_s > 0 else text
+
+    def answer(self, req) -> str:
         body = req.json
         text = "\n".join(
             b.get("text", "")
@@ -94,8 +103,10 @@ class Model:
         )
 
 
-def run(tree: Path, iterations: int, device: str) -> dict:
-    model = Model()
+def run(
+    tree: Path, iterations: int, device: str, reply_s: float = 0.0, in_flight: str = "1"
+) -> dict:
+    model = Model(reply_s)
     work = Path(tempfile.mkdtemp(prefix="kernelevo-tokens-"))
     with serve_anthropic(model) as server:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "OPENAI_"))}
@@ -121,8 +132,7 @@ def run(tree: Path, iterations: int, device: str) -> dict:
             str(iterations),
             "--repair-tries",
             "1",
-            "--concurrency",
-            "1",
+            *(["--concurrency", in_flight] if in_flight != "derived" else []),
             "--no-offline-seeds",
             "--progress",
             "none",
@@ -188,6 +198,12 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=6)
     ap.add_argument("--out", type=Path, default=None, help="write the rows as JSON here")
     ap.add_argument("--device", default="cpu", help="cpu (Triton interpreter) or cuda (timed)")
+    ap.add_argument("--reply-s", type=float, default=0.0, help="seconds each model answer takes")
+    ap.add_argument(
+        "--in-flight",
+        default="1",
+        help="requests in flight: a number (--concurrency), or 'derived' (the search's own choice)",
+    )
     args = ap.parse_args()
     import importlib.util
 
@@ -198,8 +214,9 @@ def main() -> int:
         return 0
     trees = [("before", args.old_tree.resolve())] if args.old_tree else []
     names = [name for name, _ in trees] + ["now"]
-    rows = [run(tree, args.iterations, args.device) for _, tree in trees] + [
-        run(ROOT, args.iterations, args.device)
+    rows = [
+        run(tree, args.iterations, args.device, args.reply_s, args.in_flight)
+        for tree in [tree for _, tree in trees] + [ROOT]
     ]
     if args.out:
         args.out.write_text(json.dumps(rows, indent=2))
