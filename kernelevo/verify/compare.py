@@ -126,6 +126,7 @@ def compare_outputs(
             "max_abs_err": max_err,
             "max_err_index": where,
             "rel_l2": rel_l2,
+            "norms": [err_norm, ref_norm],  # of the error and of the reference (finite elements)
             "mismatches": n_bad,
             "numel": int(rr.numel()),
             "tolerance": tol,
