@@ -75,6 +75,7 @@ def test_a_kernel_off_by_5e_5_still_fails_where_the_reference_is_well_conditione
     scaled.write_text(text.replace("SCALE = 1.0\n", "SCALE = 1.0 + 5e-5\n"))
     off = verify_candidate(task, scaled, evaluator=evaluator, device="cpu")
     assert off.status == "incorrect" and "relative L2 error" in off.reason, off.reason
+    assert "against a float64 run of the reference it is " in off.reason  # the figures, said
 
 
 class _Float32Only(torch.nn.Module):

@@ -154,9 +154,8 @@ class Judge:
     def _compare(
         self, ref: Any, out: Any, args: list[Any] | None = None
     ) -> tuple[bool, str, dict[str, Any]]:
-        """At the strictest precision level the outputs have met so far (a float64 run of the
-        reference judging an output that misses only the relative-L2 bound); a tolerance failure
-        that a lower precision passes is remembered (the policy decides whether the user accepts it)."""
+        """At the strictest precision met so far, an output missing only the relative-L2 bound judged
+        by a float64 run first; a failure a lower precision passes is kept for the policy to decide."""
         from kernelevo.judge.exact_reference import float64_opinion
         from kernelevo.verify.compare import LEVEL_NAMES, loosest_needed
 
@@ -169,6 +168,7 @@ class Judge:
             opinion = float64_opinion(self.ref.model, args, ref, out, hint, self.precision)
             if opinion is not None and opinion[0]:
                 return opinion
+            passed, message, detail = opinion or (passed, message, detail)  # with its figures
         level, message2, detail2 = loosest_needed(
             ref, out, hint, self.precision, compare=compare_any_size
         )
@@ -379,8 +379,8 @@ class Judge:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""
         assert self.ref is not None
         args, shared = self.timing_sets[0], self.timing_shared[0]
-        self.sets["timed"] = dict(args=args, shared=shared, print=self.timed_print, out=None)
-        self.sets["timed"]["out"] = self.ref.forward(self.timing_sets[0])
+        out = self.ref.forward(args)
+        self.sets["timed"] = dict(args=args, shared=shared, print=self.timed_print, out=out)
         named = rq.Compare("timed", req.outputs, req.aliased, req.label, "timed_calls_output")
         return self.op_compare(named)
 
