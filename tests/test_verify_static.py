@@ -216,8 +216,18 @@ def test_native_pattern_in_a_comment_passes():
     assert check_source(src).ok
 
 
-def test_numpy_only_for_scalar_types():
+def test_numpy_only_for_scalar_types_and_maths_on_literals():
     ok = check_source("import numpy as np\n" + KERNEL + "N = np.int32(4)\n" + MODEL)
     assert ok.ok, ok.problems
-    r = check_source("import numpy as np\n" + KERNEL + "A = np.exp(1.0)\n" + MODEL)
-    assert any("line 7: numpy.exp is not allowed" in p for p in r.problems), r.problems
+    # Swin V2's relative-position table divides by np.log2(8) (a published, verified kernel)
+    ok = check_source(
+        "import numpy as np\n" + KERNEL + "A = np.log2(8) * np.pi / -np.sqrt(2 * 3.0)\n" + MODEL
+    )
+    assert ok.ok, ok.problems
+    for line in ("A = np.exp(x)", "A = np.exp(1.0, out=x)", "A = np.sum(1.0)", "A = np.log2(N)"):
+        r = check_source("import numpy as np\n" + KERNEL + line + "\n" + MODEL)
+        name = line.split("np.")[1].split("(")[0].split(".")[0]
+        assert any(f"line 7: numpy.{name} is not allowed" in p for p in r.problems), (
+            line,
+            r.problems,
+        )

@@ -21,6 +21,7 @@ from kernelevo.verify.static_rules import (
     DUNDER_HOOKS,
     FORBIDDEN_CALLS,
     FORBIDDEN_MODULES,
+    NUMPY_CONSTANT_MATH,
     NUMPY_SCALARS,
     PATCH_ROOTS,
     REACHABLE_MODULES,
@@ -112,6 +113,28 @@ def _dunder_problem(node: ast.Attribute) -> str | None:
     return None
 
 
+def _literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _literal(node.left) and _literal(node.right)
+    return False
+
+
+def _numpy_on_literals(tree: ast.Module) -> set[int]:
+    """numpy attributes used as constant maths (`np.pi`, `np.log2(8)`), which touch no data."""
+    ok = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if not node.keywords and node.args and all(_literal(a) for a in node.args):
+                ok.add(id(node.func))
+        elif isinstance(node, ast.Attribute) and node.attr in ("pi", "e", "inf"):
+            ok.add(id(node))
+    return ok
+
+
 def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
     """All source checks on one candidate file, in milliseconds; each problem names the line."""
     try:
@@ -121,6 +144,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}"
         )
     aliases = _aliases(tree)
+    constant_maths = _numpy_on_literals(tree)
     problems: list[str] = []  # the specific hacks first: their reason is the verdict's
     refused: list[str] = []  # then what the allowlist refuses
 
@@ -249,11 +273,13 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 isinstance(node.value, ast.Name)
                 and _resolve(node.value.id, aliases) == "numpy"
                 and node.attr not in NUMPY_SCALARS
+                and not (node.attr in NUMPY_CONSTANT_MATH and id(node) in constant_maths)
             ):
                 bad(
                     node,
                     f"numpy.{node.attr} is not allowed: numpy serves only the CUDA helper's scalar types "
-                    "(np.int32, np.float32...); compute on the GPU",
+                    "(np.int32, np.float32...) and maths on literal numbers (np.log2(8)); compute on "
+                    "the GPU",
                     refused,
                 )
             elif (

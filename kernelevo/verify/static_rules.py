@@ -98,6 +98,22 @@ NUMPY_SCALARS = {
     "uintp",
     "bool_",
 }
+# numpy's scalar maths, allowed only on literal numbers (`np.log2(8)`): nothing of the task's data
+NUMPY_CONSTANT_MATH = {
+    "pi",
+    "e",
+    "inf",
+    "log",
+    "log2",
+    "log10",
+    "exp",
+    "exp2",
+    "sqrt",
+    "floor",
+    "ceil",
+    "power",
+    "abs",
+}
 BANNED_BUILTINS = {
     "getattr": "reaches attributes by computed name",
     "setattr": "sets attributes by computed name",
