@@ -96,5 +96,6 @@ def test_what_the_cpu_can_show(path, evaluator):
     assert v.status == expected, (v.status, v.reason)
     if expected == "unverified":
         assert "compiled, not run" in v.reason, v.reason
+        assert v.reason.count("compiled, not run") == 1, v.reason
     elif expected == head["expect"] and head.get("reason"):
         assert head["reason"].lower() in v.reason.lower(), v.reason

@@ -194,7 +194,13 @@ class CandidateProcess:
     def error(self, exc: BaseException, when: str) -> CandidateFailure:
         name = type(exc).__name__
         if name == "CudaUnavailable":
-            return CandidateFailure("unverified", f"compiled, not run (no GPU): {exc}")
+            said = str(exc)
+            return CandidateFailure(
+                "unverified",
+                said
+                if said.startswith("compiled, not run")
+                else f"compiled, not run (no GPU): {said}",
+            )
         if name in ("CudaCompileError", "CompilationError") or "CompilationError" in name:
             return CandidateFailure(
                 "compile_error",
