@@ -6,9 +6,13 @@ Sources (each a bare git directory, e.g. `git clone --mirror`):
   with its speedup (H100) in a header comment, and the task files those solutions were judged on.
 - ScalingIntelligence/KernelBench: the adversarial kernels its unit tests require to fail
   (src/kernelbench/unit_tests/test_kernels/) and the level-1 task they are run against.
+- anneouyang/KernelBenchLeaderboard ("Kernelsseum"): the top five solutions per KernelBench problem
+  of seven models, each listed with its speedup over PyTorch on an L40S (KernelBench measures a
+  speedup only for a kernel its correctness checks passed), beside the problem file it was judged on.
 
 A solution names its class `Model`; the copy renames it `ModelNew` (the only change), so a
-corpus file is the author's kernel as judged. Usage: python bench/replay_corpus.py KBF_GIT KB_GIT
+corpus file is the author's kernel as judged. Usage:
+python bench/replay_corpus.py KBF_GIT KB_GIT [LEADERBOARD_GIT]
 """
 
 from __future__ import annotations
@@ -132,10 +136,49 @@ def kernelbench_hacks(repo: str, entries: list[dict]) -> None:
         )
 
 
-def main(kbf_git: str, kb_git: str) -> int:
+def leaderboard(repo: str, entries: list[dict]) -> None:
+    """Every listed solution, ranked as the page ranks them (r1 fastest), with its problem file."""
+    commit = git(repo, "rev-parse", "HEAD").strip()
+    ranking = json.loads(git(repo, "show", "HEAD:docs/assets/data.json"))
+    for problem, solutions in ranking.items():
+        m = re.fullmatch(r"Level (\d+): (\d+)_(\w*)", problem)
+        if not m:
+            continue
+        level, pid = int(m.group(1)), int(m.group(2))
+        task_src = f"docs/assets/problems/l{level}_p{pid}.py"
+        task = write(
+            f"tasks/leaderboard/level_{level}/{pid}_{m.group(3)}.py",
+            git(repo, "show", f"HEAD:{task_src}"),
+        )
+        for rank, sol in enumerate(solutions, 1):
+            path = f"docs/assets/solutions/{sol['file']}.py"
+            src = git(repo, "show", f"HEAD:{path}")
+            entries.append(
+                {
+                    "id": f"kbl-l{level}-{pid}-r{rank}",
+                    "source": "anneouyang/KernelBenchLeaderboard",
+                    "commit": commit,
+                    "path": path,
+                    "task_source_path": task_src,
+                    "candidate": write(f"leaderboard/level_{level}/{pid}_r{rank}.py", src),
+                    "task": task,
+                    "model": sol["display_name"],
+                    "author_verdict": "correct",
+                    "author_speedup": round(float(sol["torch_speedup"]), 4),
+                    "author_hardware": "L40S",
+                    "backend": backend_of(src),
+                    "licence": "no licence file in the repository (problems from KernelBench, MIT)",
+                    "adapted": "none",
+                }
+            )
+
+
+def main(kbf_git: str, kb_git: str, leaderboard_git: str | None = None) -> int:
     entries: list[dict] = []
     kbf(kbf_git, entries, {})
     kernelbench_hacks(kb_git, entries)
+    if leaderboard_git:
+        leaderboard(leaderboard_git, entries)
     (OUT / "manifest.json").write_text(json.dumps({"entries": entries}, indent=1) + "\n")
     print(
         f"{len(entries)} kernels: "
@@ -148,4 +191,4 @@ def main(kbf_git: str, kb_git: str) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(*sys.argv[1:3]))
+    raise SystemExit(main(*sys.argv[1:4]))

@@ -66,3 +66,57 @@ def test_the_authors_incorrect_kernels_come_first_and_builds_last():
         {"id": "d", "backend": "triton", "author_verdict": "incorrect"},
     ]
     assert [e["id"] for e in replay.verification_order(entries)] == ["d", "b", "c", "a"]
+
+
+def test_a_selection_takes_one_source_the_best_ranked_per_task_then_an_even_sample():
+    entries = [
+        {"id": f"{src}-{t}-{r}", "source": f"owner/{src}", "task": f"{src}{t}.py"}
+        for src in ("KernelBenchFiltered", "KernelBenchLeaderboard")
+        for t in range(6)
+        for r in range(3)
+    ]
+    picked = replay.select(entries, "leaderboard", 1, 3)
+    assert [e["id"] for e in picked] == [
+        "KernelBenchLeaderboard-0-0",
+        "KernelBenchLeaderboard-2-0",
+        "KernelBenchLeaderboard-4-0",
+    ]
+    assert len(replay.select(entries, "all", 2, None)) == 24
+    assert len(replay.select(entries, replay.DEFAULT_SOURCES, None, None)) == 18
+
+
+def test_compiled_but_not_run_is_left_out_of_the_agreement_and_timings_compare_per_gpu(
+    monkeypatch,
+):
+    monkeypatch.setattr(replay, "ROOT", REPO / "bench" / "replay")
+    row = {"author_verdict": "correct", "author_speedup": 2.0}
+    rows = [
+        {
+            **row,
+            "id": "a",
+            "status": "verified",
+            "reason": "",
+            "speedup": 2.1,
+            "author_hardware": "H100",
+        },
+        {
+            **row,
+            "id": "b",
+            "status": "verified",
+            "reason": "",
+            "speedup": 0.5,
+            "author_hardware": "L40S",
+        },
+        {
+            **row,
+            "id": "c",
+            "status": "unverified",
+            "reason": "compiled, not run (no GPU): x",
+            "author_hardware": "L40S",
+        },
+    ]
+    text = replay.report(rows)
+    assert "agreement 2/2 = 100.0%" in text, text
+    assert "compiled, not run (no GPU): 1, left out of the agreement" in text
+    assert "ours / authors' (H100): geomean 1.050 over 1 kernels; 1 within +-10 %" in text
+    assert "ours / authors' (L40S): geomean 0.250 over 1 kernels; 0 within +-10 %" in text

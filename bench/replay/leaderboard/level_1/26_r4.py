@@ -1,0 +1,56 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.cpp_extension import load_inline
+
+# Define the custom CUDA kernel for GELU activation
+gelu_source = """
+#include <torch/extension.h>
+#include <cuda_runtime.h>
+#include <math.h>
+
+__device__ float gelu_kernel(float x) {
+    float cdf = 0.5 * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * pow(x, 3))));
+    return x * cdf;
+}
+
+__global__ void gelu_cuda_kernel(const float* x, float* out, int size) {
+    int idx = blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx < size) {
+        out[idx] = gelu_kernel(x[idx]);
+    }
+}
+
+torch::Tensor gelu_cuda(torch::Tensor x) {
+    auto size = x.numel();
+    auto out = torch::zeros_like(x);
+
+    const int block_size = 256;
+    const int num_blocks = (size + block_size - 1) / block_size;
+
+    gelu_cuda_kernel<<<num_blocks, block_size>>>(x.data_ptr<float>(), out.data_ptr<float>(), size);
+
+    return out;
+}
+"""
+
+gelu_cpp_source = "torch::Tensor gelu_cuda(torch::Tensor x);"
+
+# Compile the inline CUDA code for GELU activation
+gelu = load_inline(
+    name='gelu',
+    cpp_sources=gelu_cpp_source,
+    cuda_sources=gelu_source,
+    functions=['gelu_cuda'],
+    verbose=True,
+    extra_cflags=[''],
+    extra_ldflags=['']
+)
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super(ModelNew, self).__init__()
+        self.gelu = gelu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.gelu.gelu_cuda(x)
