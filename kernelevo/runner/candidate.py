@@ -21,6 +21,7 @@ from kernelevo import tensor_channel
 from kernelevo.runner.candidate_failure import (
     CandidateFailure,
     location,
+    needs_a_gpu,
     out_of_memory,
     requested_gib,
     trim_traceback,
@@ -95,6 +96,7 @@ class CandidateProcess:
         self.sets: dict[str, list[Any]] = {}
         self.mirrors: dict[str, list[tuple[torch.Tensor, torch.Tensor]]] = {}
         self.via = "ipc"
+        self.device = torch.device("cpu")
         self.ops: dict[str, int] = {}
         self.runs = 0
 
@@ -216,6 +218,10 @@ class CandidateProcess:
                 + f": {str(exc)[:300]}",
             )
         where = location(exc, self.path).replace(self.path, "candidate")
+        if needs_a_gpu(exc, self.device):
+            return CandidateFailure(
+                "unverified", f"not run: it needs a GPU, none here ({where}: {str(exc)[:200]})"
+            )
         return CandidateFailure(
             "runtime_error",
             f"{name} while {when} ({where}): {str(exc)[:800]}",

@@ -46,6 +46,20 @@ def out_of_memory(exc: BaseException) -> bool:
     )
 
 
+# What torch and Triton say when code asks for a GPU on a machine without one
+NO_GPU_SAID = (
+    "Torch not compiled with CUDA enabled",
+    "Found no NVIDIA driver",
+    "No CUDA GPUs are available",
+    "0 active drivers",
+)
+
+
+def needs_a_gpu(exc: BaseException, device: torch.device) -> bool:
+    """A candidate that asks for CUDA while judged on the CPU is not wrong: it cannot run here."""
+    return device.type == "cpu" and any(said in str(exc) for said in NO_GPU_SAID)
+
+
 def requested_gib(message: str) -> float | None:
     """The allocation that failed, from torch's CPU ("allocate N bytes") or CUDA ("Tried to allocate 2.00 GiB") text."""
     import re
