@@ -293,7 +293,9 @@ def select(
 
 def not_run(row: dict[str, Any]) -> bool:
     """Compiled without a GPU to run it on: no verdict to compare with the authors'."""
-    return row["status"] == "unverified" and "compiled, not run" in row["reason"]
+    return row["status"] == "unverified" and (
+        "compiled, not run" in row["reason"] or row["reason"].startswith("not run:")
+    )
 
 
 def report(rows: list[dict[str, Any]]) -> str:
@@ -333,7 +335,9 @@ def report(rows: list[dict[str, Any]]) -> str:
         f"{agree / max(coinciding - excused, 1):.1%}"
     )
     if unrun:
-        lines.append(f"compiled, not run (no GPU): {len(unrun)}, left out of the agreement")
+        lines.append(
+            f"not run (no GPU; compiled where a build was asked for): {len(unrun)}, left out of the agreement"
+        )
     lines.append("disagreements by class:")
     for k, v in sorted(classes.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"  {len(v):>3}  {k}")

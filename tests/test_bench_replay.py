@@ -109,6 +109,13 @@ def test_compiled_but_not_run_is_left_out_of_the_agreement_and_timings_compare_p
         },
         {
             **row,
+            "id": "d",
+            "status": "unverified",
+            "reason": "not run: it needs a GPU, none here (candidate:9: Torch not compiled with CUDA enabled)",
+            "author_hardware": "L40S",
+        },
+        {
+            **row,
             "id": "c",
             "status": "unverified",
             "reason": "compiled, not run (no GPU): x",
@@ -117,6 +124,6 @@ def test_compiled_but_not_run_is_left_out_of_the_agreement_and_timings_compare_p
     ]
     text = replay.report(rows)
     assert "agreement 2/2 = 100.0%" in text, text
-    assert "compiled, not run (no GPU): 1, left out of the agreement" in text
+    assert "not run (no GPU; compiled where a build was asked for): 2, left out" in text
     assert "ours / authors' (H100): geomean 1.050 over 1 kernels; 1 within +-10 %" in text
     assert "ours / authors' (L40S): geomean 0.250 over 1 kernels; 0 within +-10 %" in text
