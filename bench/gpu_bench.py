@@ -100,6 +100,13 @@ BENCHES = (
         "python3 bench/replay.py --lanes 3 --time-s 0.6 --budget-s 250 --out $OUT/replay",
         300,
     ),
+    Bench(
+        # load_inline kernels (40-70 s a build, 8 side by side): a spread of the fastest per problem
+        "replay_leaderboard",
+        "python3 bench/replay.py --source leaderboard --per-task 1 --sample 40 --lanes 3"
+        " --budget-s 480 --out $OUT/replay_leaderboard",
+        540,
+    ),
     Bench("cuda_compile", "python3 bench/cuda_compile.py", 60),
     Bench("cuda_launch", "python3 bench/cuda_launch.py", 60),
     Bench("triton_first_launch", "python3 bench/triton_first_launch.py --repeat 5", 90),

@@ -29,6 +29,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent / "replay"
 DEFAULT_SOURCES = "KernelBenchFiltered,ScalingIntelligence"
+# Authors' speedups measured on one of these are compared with ours; others (L40S) are not timed
+COMPARABLE_GPUS = ("H100", "H200")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Disagreements that follow from a stated policy (docs/FORMATS.md), by what our reason says.
@@ -213,8 +215,11 @@ def time_verified(rows: list[dict[str, Any]], time_s: float, deadline: float) ->
     todo = [
         r
         for r in rows
-        if r["status"] == "verified"
-        or (r["status"] == "incorrect" and (r.get("precision") or {}).get("level") == "tf32")
+        if (
+            r["status"] == "verified"
+            or (r["status"] == "incorrect" and (r.get("precision") or {}).get("level") == "tf32")
+        )
+        and r.get("author_hardware") in COMPARABLE_GPUS
     ]
     with Evaluator("cuda") as ev:
         for r in todo:
