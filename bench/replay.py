@@ -429,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
         builds = Builds()
 
         def build() -> None:
-            builds.done.update(build_inline(entries, workers=8))
+            builds.done.update(
+                build_inline(entries, workers=min(12, max(2, (os.cpu_count() or 8) - 4)))
+            )
             builds.finished = True
 
         builder = threading.Thread(target=build if args.device == "cuda" else lambda: None)
