@@ -302,3 +302,20 @@ def test_the_suggested_inputs_follow_the_annotations(tmp_path: Path) -> None:
     g = guess(tmp_path / "block.py", "module:Block")
     assert g.init == "(1024, 1.0, RMSNorm(), torch.nn.Identity(), Config())"
     assert g.inputs == "(torch.randn(8, 1024), 1.0, 8, torch.randn(8, 1024))"
+
+
+def test_a_torchscript_function_gets_inputs_from_the_function_it_was_scripted_from(tmp_path):
+    """flash-attention's fused activations are `@torch.jit.script` functions: a ScriptFunction has
+    no Python signature, so the guess failed with "no signature found" and no task was built."""
+    user = tmp_path / "activations.py"
+    user.write_text(
+        "import torch\n\n\n@torch.jit.script\ndef bias_gelu(y, bias, scale: float):\n"
+        "    x = bias + y\n    return x * torch.sigmoid(1.702 * x) * scale\n"
+    )
+    built = build(user, "bias_gelu", tmp_path / "t")
+    assert "guessed from the signature of bias_gelu" in built.inputs, built.inputs
+    assert "dtype=torch.float32), 0.5]" in Path(built.path).read_text()  # scale: float
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 8, 64], float32[2, 8, 64]" in check.message, (
+        check.message
+    )

@@ -56,10 +56,17 @@ def target_function(frame: Any) -> Any:
     return None
 
 
+def python_original(fn: Any) -> Any:
+    """A @torch.jit.script function has no Python signature; the function it was scripted from
+    (which TorchScript keeps for Dynamo) has the same parameters and hints."""
+    original = getattr(fn, "_torchdynamo_inline", None)
+    return original if inspect.isfunction(original) else fn
+
+
 def literal_defaults(fn: Any, names: list[str], specs: list[dict]) -> dict[int, Any]:
     """For each recorded argument that cannot be rebuilt: its default, where that is a literal."""
     try:
-        params = inspect.signature(fn).parameters
+        params = inspect.signature(python_original(fn)).parameters
     except (TypeError, ValueError):
         return {}
     found = {}

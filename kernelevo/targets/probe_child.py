@@ -17,6 +17,7 @@ import sys
 import time
 import types
 
+from kernelevo.targets.capture_defaults import python_original
 from kernelevo.targets.gpu_only import gpu_only_at
 from kernelevo.targets.signature_guesses import (
     LABEL_NAMES,
@@ -49,8 +50,8 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
     """(names, values) tuples to try, most likely first."""
     import torch
 
-    sig = inspect.signature(fn)
-    hints = type_hints(fn)
+    sig = inspect.signature(python_original(fn))
+    hints = type_hints(python_original(fn))
     params = [
         p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
