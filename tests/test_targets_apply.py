@@ -456,3 +456,82 @@ def test_the_regression_test_skips_on_a_cpu_only_where_the_file_runs_gpu_code_at
     user.write_text(user.read_text().replace(".cuda()", ".reshape(3)"))
     result = run([*cmd, Path(plan.test_path).name], tmp_path)
     assert result.returncode != 0 and "RuntimeError" in result.stdout + result.stderr
+
+
+SCRIPTED = '''import torch
+
+
+@torch.jit.script
+def fused_bias_gelu(
+    x: torch.Tensor, bias: torch.Tensor  # as flash-attention's bias_gelu
+) -> torch.Tensor:
+    """tanh-approximated GELU of x + bias."""
+    y = x + bias
+    return 0.5 * y * (1.0 + torch.tanh(0.7978845608028654 * (y + 0.044715 * torch.pow(y, 3))))
+
+
+def block(x, bias):
+    return fused_bias_gelu(x, bias) * 2
+'''
+
+
+def test_a_torchscript_function_keeps_its_scripted_original_beside_a_plain_guarded_one(tmp_path):
+    """A guard inside a @torch.jit.script body made the user's file fail at import (TorchScript
+    cannot call the Python kernel): flash-attention's bias_gelu, applied unedited."""
+    user = tmp_path / "scripted.py"
+    user.write_text(SCRIPTED)
+    shapes = [[[8, 256], [256]], [[3, 256], [256]]]
+    plan = apply_candidate(
+        str(user),
+        "function:fused_bias_gelu",
+        str(CANDIDATES / "bias_gelu_triton.py"),
+        meta_for(user, "function:fused_bias_gelu", shapes=shapes),
+    )
+    new = user.read_text()
+    assert "@torch.jit.script\ndef _kernelevo_scripted_fused_bias_gelu(\n" in new
+    assert (
+        "def fused_bias_gelu(\n    x: torch.Tensor, bias: torch.Tensor  # as flash-attention's bias_gelu\n"
+        ") -> torch.Tensor:\n    if _kernelevo_fused_bias_gelu is not None" in new
+    )
+    assert "    return _kernelevo_scripted_fused_bias_gelu(x, bias)\n\n\ndef block(x, bias):" in new
+    imported = run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, scripted as s; x = torch.randn(4, 256); b = torch.randn(256);"
+            "o = s._kernelevo_scripted_fused_bias_gelu(x, b);"
+            "print(torch.allclose(s.block(x, b), 2 * o, atol=1e-5))",
+        ],
+        tmp_path,
+    )
+    assert imported.stdout.strip() == "True", imported.stdout + imported.stderr
+    result = run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", Path(plan.test_path).name],
+        tmp_path,
+    )
+    assert result.returncode == 0 and "3 passed" in result.stdout, result.stdout + result.stderr
+    ids = {t.id for t in detect_file(str(user)).targets}
+    assert "function:fused_bias_gelu" in ids and not any("_kernelevo_" in i for i in ids), ids
+    with pytest.raises(ApplyError, match="rename _kernelevo_scripted_fused_bias_gelu back"):
+        apply_candidate(
+            str(user),
+            "function:fused_bias_gelu",
+            str(CANDIDATES / "bias_gelu_triton.py"),
+            replace(meta_for(user, "function:fused_bias_gelu", shapes=shapes), source_hash="x"),
+        )
+
+
+def test_a_torchscript_function_called_from_torchscript_is_refused_in_one_line(tmp_path):
+    user = tmp_path / "scripted.py"
+    user.write_text(SCRIPTED.replace("\ndef block(", "\n@torch.jit.script\ndef block("))
+    before = user.read_text()
+    with pytest.raises(
+        ApplyError, match=r"scripted\.py:14: block is TorchScript and calls fused_bias_gelu"
+    ):
+        apply_candidate(
+            str(user),
+            "function:fused_bias_gelu",
+            str(CANDIDATES / "bias_gelu_triton.py"),
+            meta_for(user, "function:fused_bias_gelu", shapes=[[[8, 256], [256]]]),
+        )
+    assert user.read_text() == before

@@ -137,8 +137,15 @@ def plan_apply(
                 f"{current.location()}: {current.qualname} already calls the kernel of run "
                 f"{applied}"
                 + (" (this run): nothing to do" if applied == run_id else "")
-                + "; to apply another run, put back the code the search started from (the lines "
-                f"between the guard and its `# KernelEvo run {applied}` comment) and apply again"
+                + "; to apply another run, "
+                + (
+                    f"rename _kernelevo_scripted_{current.qualname} back to {current.qualname} and "
+                    "delete the function Apply wrote after it"
+                    if f"def _kernelevo_scripted_{current.qualname}(" in user_file_text
+                    else "put back the code the search started from (the lines between the guard and "
+                    f"its `# KernelEvo run {applied}` comment)"
+                )
+                + " and apply again"
             )
         raise ApplyError(
             f"{current.location()}: {current.qualname} changed since the search started (run {run_id}); "

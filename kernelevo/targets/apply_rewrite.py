@@ -1,6 +1,8 @@
 """The edit applied to the user's file: two guard lines at the top of the target's body that
 call the kernel for inputs it was verified on, and a guarded import of the kernel module after
-the file's own imports (the original code runs whenever the kernel cannot).
+the file's own imports (the original code runs whenever the kernel cannot). A `@torch.jit.script`
+function cannot call Python: it keeps its body under a private name and a plain function of its
+name, written after it, holds the guard.
 
 Apart from the plan (apply.py) because it is the only part that writes into the user's text:
 indentation, line endings, docstrings and comments above the body are kept as they were.
@@ -9,7 +11,11 @@ indentation, line endings, docstrings and comments above the body are kept as th
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
 
+from kernelevo.ast_names import dotted_name
 from kernelevo.targets import apply_templates as tpl
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.closure import call_args
@@ -42,15 +48,10 @@ def guarded_source(
         + tpl.GUARD_COMMENT.format(run_id=run_id),
         f"{indent}{unit}return {alias}.run({call})",
     ]
-    at = first.lineno - 1
-    floor = (body[0].end_lineno or 0) if first is not body[0] else ref.call.lineno
-    while (
-        at - 1 >= floor
-        and lines[at - 1].strip().startswith("#")
-        and lines[at - 1].startswith(indent)
-    ):
-        at -= 1  # the guard goes above comments that describe the original code
-    lines[at:at] = [g + eol for g in guard]
+    if scripted(ref.call):
+        _around_torchscript(a, ref, lines, guard, indent, call, run_id, eol)
+    else:
+        _above_body(ref, lines, guard, first, indent, eol)
     at = _import_line(a)
     if in_package:
         block = [
@@ -74,6 +75,96 @@ def guarded_source(
     block = [""] + block + ([""] if at < len(lines) and lines[at].strip() else [])
     lines[at:at] = [b + eol for b in block]
     return "\n".join(lines)
+
+
+def _above_body(
+    ref: Reference, lines: list[str], guard: list[str], first: ast.stmt, indent: str, eol: str
+) -> None:
+    body = ref.call.body
+    at = first.lineno - 1
+    floor = (body[0].end_lineno or 0) if first is not body[0] else ref.call.lineno
+    while (
+        at - 1 >= floor
+        and lines[at - 1].strip().startswith("#")
+        and lines[at - 1].startswith(indent)
+    ):
+        at -= 1  # the guard goes above comments that describe the original code
+    lines[at:at] = [g + eol for g in guard]
+
+
+def scripted(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Compiled by TorchScript at import (`@torch.jit.script`), which cannot call a Python kernel."""
+    return any(
+        dotted_name(d.func if isinstance(d, ast.Call) else d).split(".")[-2:]
+        in (["jit", "script"], ["script"])
+        for d in fn.decorator_list
+    )
+
+
+def _around_torchscript(
+    a: Analysis,
+    ref: Reference,
+    lines: list[str],
+    guard: list[str],
+    indent: str,
+    call: str,
+    run_id: str,
+    eol: str,
+) -> None:
+    """A TorchScript function keeps its body and decorator under a private name; a plain function
+    of the user's name, right after it, calls the kernel where it applies and the scripted original
+    otherwise, so nothing scripted ever calls Python."""
+    fn = ref.call
+    name = fn.name
+    if ref.kind != "function" or isinstance(fn, ast.AsyncFunctionDef):
+        raise ApplyError(
+            f"{a.path}:{fn.lineno}: {ref.qualname} is compiled by TorchScript as part of a class; "
+            "apply works on a scripted module-level function or on plain Python"
+        )
+    for other in (n for stmt in a.body for n in ast.walk(stmt)):
+        if (
+            isinstance(other, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and other is not fn
+            and scripted(other)
+            and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(other))
+        ):
+            raise ApplyError(
+                f"{a.path}:{other.lineno}: {other.name} is TorchScript and calls {name}, which "
+                "would then be Python; apply it to a function no scripted code calls"
+            )
+    private = f"_kernelevo_scripted_{name}"
+    head = _header(lines, fn)
+    renamed = re.sub(
+        rf"\bdef\s+{re.escape(name)}\b", f"def {private}", lines[fn.lineno - 1], count=1
+    )
+    if renamed == lines[fn.lineno - 1]:
+        raise ApplyError(f"{a.path}:{fn.lineno}: cannot find `def {name}` on its line")
+    lines[fn.lineno - 1] = renamed
+    wrapper = [*head, *guard, f"{indent}return {private}({call})"]
+    end = fn.end_lineno or fn.lineno
+    lines[end:end] = [
+        "" + eol,
+        "" + eol,
+        f"# KernelEvo run {run_id}: {name} calls the verified kernel where it applies, else the "
+        f"TorchScript original above" + eol,
+        *[w + eol for w in wrapper],
+    ]
+
+
+def _header(lines: list[str], fn: ast.FunctionDef) -> list[str]:
+    """The `def` line(s) of a function as written, up to the colon that opens its body."""
+    text = "\n".join(line.rstrip("\r") for line in lines[fn.lineno - 1 : fn.body[0].lineno])
+    depth = 0
+    for tok in tokenize.generate_tokens(io.StringIO(text + "\n").readline):
+        if tok.type == tokenize.OP and tok.string in "([{":
+            depth += 1
+        elif tok.type == tokenize.OP and tok.string in ")]}":
+            depth -= 1
+        elif tok.type == tokenize.OP and tok.string == ":" and depth == 0:
+            head = text.split("\n")[: tok.start[0]]
+            head[-1] = head[-1][: tok.end[1]]
+            return head
+    raise ApplyError(f"line {fn.lineno}: cannot read the signature of {fn.name}")
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

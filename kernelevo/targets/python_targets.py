@@ -212,6 +212,7 @@ _NOT_TARGET_PREFIXES = (
     "profile",
     "plot",
     "main",
+    "_kernelevo_",  # the TorchScript original that Apply keeps beside its guarded function
 )
 
 
