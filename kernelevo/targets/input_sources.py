@@ -216,7 +216,9 @@ def from_signature(
             result,
             task_path,
             "signature",
-            f"guessed from the signature of {call} (small sizes; {result['tried']} tried"
+            f"guessed from the signature of {call} ("
+            + ("shapes from its docstring, " if result.get("shapes_from") == "docstring" else "")
+            + f"small sizes; {result['tried']} tried"
             + (
                 f"; checked on the CPU only up to the GPU code it reached, {result['gpu_only']})"
                 if result.get("gpu_only")

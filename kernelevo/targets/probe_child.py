@@ -18,6 +18,7 @@ import time
 import types
 
 from kernelevo.targets.capture_defaults import python_original
+from kernelevo.targets.docstring_shapes import documented_shapes
 from kernelevo.targets.gpu_only import gpu_only_at
 from kernelevo.targets.signature_guesses import (
     LABEL_NAMES,
@@ -46,8 +47,8 @@ def _tensor_shapes(ints: list[int]) -> list[tuple[int, ...]]:
     return list(dict.fromkeys(shapes))
 
 
-def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: ignore[no-untyped-def]
-    """(names, values) tuples to try, most likely first."""
+def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int, doc: str = ""):  # type: ignore[no-untyped-def]
+    """(names, values, where the shapes came from) to try, most likely first."""
     import torch
 
     sig = inspect.signature(python_original(fn))
@@ -73,6 +74,20 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
         else:
             tensors.append(p.name)
     names = [p.name for p in required]
+    documented = documented_shapes(doc, tensors, ints)
+    if tensors and all(n in documented for n in tensors):  # what the code says first
+        yield (
+            names,
+            [
+                scalar[n]
+                if n in scalar
+                else torch.randint(0, vocab, documented[n])
+                if n.lower() in TOKEN_NAMES
+                else torch.randn(*documented[n])
+                for n in names
+            ],
+            "docstring",
+        )
     labels = [n for n in tensors if n.lower() in LABEL_NAMES]
     # every shape as floats first (labels as class indices, then as values), then with the first
     # tensor as token ids: a fit of the plain reading wins over a stranger one at an earlier shape
@@ -92,7 +107,7 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int):  # type: 
                     values.append(torch.randint(0, vocab, shape[:2]))
                 else:
                     values.append(torch.randn(*shape))
-            yield names, values
+            yield names, values, ""
             if not tensors:
                 return
 
@@ -163,8 +178,9 @@ def probe(spec: dict) -> dict:
         ints += _sizes_of(model)
     fn = model.forward if spec["kind"] == "class" else getattr(mod, spec["function"])
     last, tried = "", 0
-    stopped_at_gpu: tuple[list[str], list, str] | None = None
-    for names, values in call_candidates(fn, False, ints, vocab):
+    stopped_at_gpu: tuple[list[str], list, str, str] | None = None
+    doc = (inspect.getdoc(python_original(fn)) or "") + "\n" + (inspect.getdoc(type(model)) or "")
+    for names, values, shapes_from in call_candidates(fn, False, ints, vocab, doc):
         if time.monotonic() > deadline:
             break
         tried += 1
@@ -175,16 +191,19 @@ def probe(spec: dict) -> dict:
             last = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
             where = gpu_only_at(exc)
             if where is not None and stopped_at_gpu is None:
-                stopped_at_gpu = (names, values, where)
+                stopped_at_gpu = (names, values, where, shapes_from)
             continue
         if not _tensors_in(out):
             last = f"returned {type(out).__name__}, not tensors"
             continue
-        return _capture(tried, names, values, init_names, init_values, spec)
+        return {
+            **_capture(tried, names, values, init_names, init_values, spec),
+            "shapes_from": shapes_from,
+        }
     if stopped_at_gpu is not None:  # passed the code's own checks up to its GPU call
-        names, values, where = stopped_at_gpu
+        names, values, where, shapes_from = stopped_at_gpu
         found = _capture(tried, names, values, init_names, init_values, spec)
-        return {**found, "gpu_only": where}
+        return {**found, "gpu_only": where, "shapes_from": shapes_from}
     return {
         "ok": False,
         "tried": tried,

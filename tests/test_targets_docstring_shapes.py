@@ -1,0 +1,63 @@
+"""Shapes read from a target's docstring: the styles real kernel code uses, one size per symbol
+across arguments, expressions evaluated; and a task built from them where no generic guess fits."""
+
+from pathlib import Path
+
+from kernelevo.targets.docstring_shapes import documented_shapes
+from kernelevo.targets.extract import build_task, check_task
+
+# flash-attention's apply_rotary, as its docstring is written
+ROTARY_DOC = """
+Arguments:
+    x: (batch, seqlen, nheads, headdim) if cu_seqlens is None
+        else (total_seqlen, nheads, headdim).
+    cos: (seqlen_ro, rotary_dim / 2)
+    sin: (seqlen_ro, rotary_dim / 2)
+    seqlen_offsets: integer or integer tensor of size (batch,)
+Returns:
+    y: (batch, seqlen, nheads, headdim)
+"""
+
+
+def test_flash_attention_style_shares_symbols_and_evaluates_expressions():
+    shapes = documented_shapes(ROTARY_DOC, ["x", "cos", "sin"], [])
+    assert shapes == {"x": (2, 16, 4, 64), "cos": (16, 32), "sin": (16, 32)}
+
+
+def test_google_numpy_and_bracket_styles_and_the_module_widths():
+    doc = (
+        "Args:\n    x (Tensor): shape (B, T, C), the tokens\n"
+        "    mask : Tensor of shape (B, T)\n    w: [C, 4 * C]\n    note: see (Su et al.)\n"
+    )
+    assert documented_shapes(doc, ["x", "mask", "w", "note"], [32]) == {
+        "x": (2, 16, 32),
+        "mask": (2, 16),
+        "w": (32, 128),
+    }
+
+
+def test_prose_without_a_shape_gives_nothing():
+    assert (
+        documented_shapes("x: the input tensor\ny (Tensor): same size as x", ["x", "y"], []) == {}
+    )
+    assert documented_shapes(None, ["x"], []) == {}
+
+
+def test_a_task_from_shapes_only_the_docstring_states(tmp_path: Path):
+    """Every generic guess gives all tensors one shape; this function asserts they differ."""
+    user = tmp_path / "rope.py"
+    user.write_text(
+        "import torch\n\n\ndef rope(x, cos, sin):\n    '''" + ROTARY_DOC + "    '''\n"
+        "    batch, seqlen, nheads, headdim = x.shape\n    seqlen_ro, half = cos.shape\n"
+        "    assert seqlen_ro >= seqlen and 2 * half <= headdim and sin.shape == cos.shape\n"
+        "    x1, x2 = x[..., :half], x[..., half : 2 * half]\n"
+        "    c, s = cos[:seqlen, None, :], sin[:seqlen, None, :]\n"
+        "    return torch.cat([x1 * c - x2 * s, x1 * s + x2 * c, x[..., 2 * half :]], dim=-1)\n"
+    )
+    built = build_task(str(user), "rope", out_dir=str(tmp_path / "t"), timeout=90)
+    assert "guessed from the signature of rope (shapes from its docstring, small sizes" in (
+        built.inputs
+    ), built.inputs
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True, check.message
+    assert "float32[2, 16, 4, 64], float32[16, 32], float32[16, 32]" in check.message, check.message
