@@ -38,11 +38,11 @@ class CandidateFailed(Exception):
 
 class JudgeFailed(Exception):
     """The judge process itself failed (crashed, answered without the nonce, ran out of memory);
-    `lost`: taken from outside (WorkerError.lost)."""
+    `lost`: taken from outside (WorkerError.lost); `timed_out`: stopped at its time limit."""
 
-    def __init__(self, message: str, *, lost: bool = False) -> None:
+    def __init__(self, message: str, *, lost: bool = False, timed_out: bool = False) -> None:
         super().__init__(message)
-        self.lost = lost
+        self.lost, self.timed_out = lost, timed_out
 
 
 def _spend(spent: dict[str, float], op: str, since: float) -> None:
@@ -66,6 +66,7 @@ class JudgeClient:
                 f"the judge process {'timed out' if exc.kind == 'timeout' else 'crashed'} during "
                 f"{op}: {exc}",
                 lost=exc.lost,
+                timed_out=exc.kind == "timeout",
             ) from exc
         finally:
             _spend(self.spent, op, t0)

@@ -163,10 +163,15 @@ class Session:
                 baseline_store.save(key, {"probed": True, **plan}, "probe")
         except JudgeFailed as exc:
             self.judge.worker.kill()
+            why = (
+                f"a hang, or a reference too slow at these sizes on the {self.device}: give the "
+                "task smaller sizes for the CPU (a SMALL dict, docs/FORMATS.md) or verify on a GPU"
+                if exc.timed_out and self.device == "cpu"
+                else "a hang, a crash or an exit in Model, get_inputs() or get_init_inputs(); fix the task"
+            )
             raise TaskError(
                 f"{self.task.path}: the task's reference, run alone before any candidate, did not "
-                f"finish: {exc} (a hang, a crash or an exit in Model, get_inputs() or "
-                "get_init_inputs()); fix the task"
+                f"finish: {exc} ({why})"
             ) from exc
 
     def begin(self, seed: int, same_seed_only: bool = False) -> tuple[rp.Begun, cp.Loaded]:
