@@ -36,11 +36,24 @@ def test_google_numpy_and_bracket_styles_and_the_module_widths():
     }
 
 
+def test_mamba_style_space_separated_dims():
+    """mamba's selective_scan_ref, as its docstring is written: the first reading of each."""
+    doc = "u: r(B D L)\ndelta: r(B D L)\nA: c(D N) or r(D N)\nB: c(D N) or r(B N L) or r(B N 2L)\nD: r(D)\n"
+    assert documented_shapes(doc, ["u", "delta", "A", "B", "D"], []) == {
+        "u": (2, 8, 16),
+        "delta": (2, 8, 16),
+        "A": (8, 64),
+        "B": (8, 64),
+        "D": (8,),
+    }
+
+
 def test_prose_without_a_shape_gives_nothing():
     assert (
         documented_shapes("x: the input tensor\ny (Tensor): same size as x", ["x", "y"], []) == {}
     )
     assert documented_shapes(None, ["x"], []) == {}
+    assert documented_shapes("bias: (optional) added\nx: (the input)", ["bias", "x"], []) == {}
 
 
 def test_a_task_from_shapes_only_the_docstring_states(tmp_path: Path):

@@ -3,8 +3,8 @@
 Kernel code often states its shapes only in prose: flash-attention's `apply_rotary` says
 `x: (batch, seqlen, nheads, headdim)` and `cos: (seqlen_ro, rotary_dim / 2)`, and asserts on them,
 so no generic guess fits. The styles read here: `x: (B, T, C)`, `x (Tensor): shape (B, T, C)`,
-`x : Tensor of shape (N, C, H, W)`, `x: [batch, seq, dim]`; the first bracket after the name's
-colon is its shape. Each symbol gets one size for the whole call (a symbol that two arguments
+`x : Tensor of shape (N, C, H, W)`, `x: [batch, seq, dim]`, mamba's `u: r(B D L)`; the first
+bracket after the name's colon is its shape. Each symbol gets one size for the whole call (a symbol that two arguments
 share stays equal), chosen by its name: batch 2, sequence 16, heads 4, head and model widths 64,
 spatial 8; `rotary_dim / 2` is evaluated.
 """
@@ -87,7 +87,10 @@ def documented_shapes(
     sizes: dict[str, int] = {}
     shapes: dict[str, tuple[int, ...]] = {}
     for name, text in texts.items():
-        dims = [_evaluate(part, sizes, widths) for part in text.split(",") if part.strip()]
+        parts = text.split(",") if "," in text else text.split()  # mamba's `u: r(B D L)`
+        if "," not in text and any(len(p) > 3 for p in parts):
+            continue  # `(optional)`, `(the input)`: words, not dimensions
+        dims = [_evaluate(part, sizes, widths) for part in parts if part.strip()]
         if dims and all(d is not None for d in dims):
             shapes[name] = tuple(d for d in dims if d is not None)
     return shapes
