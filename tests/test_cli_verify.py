@@ -311,3 +311,15 @@ def test_a_long_verdict_is_not_silent(tmp_path):
     r = kv("verify", SOFTMAX, cand, "--device", "cpu", "--timeout", "6", cwd=tmp_path)
     assert r.returncode == 1 and r.stdout.startswith("TIMEOUT:"), (r.stdout, r.stderr)
     assert "kernelevo: still verifying on the CPU" in r.stderr and "up to 6 s" in r.stderr
+
+
+def test_the_verdict_line_names_the_cpu_and_the_interpreter_only_for_triton():
+    from kernelevo.cli.verify import format_verdict
+    from kernelevo.verdict import Verdict
+
+    cpu = {"type": "cpu", "triton_interpreter": True}
+    triton = Verdict("verified", "ok", backend="triton", device=cpu)
+    cuda = Verdict("unverified", "not run", backend="cuda_inline", device=cpu)
+    assert " · CPU (Triton interpreter) · " in format_verdict(triton).splitlines()[1]
+    line = format_verdict(cuda).splitlines()[1]
+    assert " · CPU · " in line and "interpreter" not in line and "?" not in line

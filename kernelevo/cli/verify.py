@@ -113,11 +113,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def format_verdict(verdict: Verdict) -> str:
+    on_cpu = verdict.device.get("type") == "cpu"
+    where = verdict.device.get("name") or ("CPU" if on_cpu else "device not reported")
+    interpreted = verdict.device.get("triton_interpreter") and verdict.backend == "triton"
     lines = [
         f"{verdict.status.upper()}: {verdict.reason}",
-        f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · "
-        f"{verdict.device.get('name', '?')}"
-        f"{' (Triton interpreter)' if verdict.device.get('triton_interpreter') else ''}"
+        f"  backend {verdict.backend} · {verdict.kernel_launches} kernel launches · {where}"
+        f"{' (Triton interpreter)' if interpreted else ''}"
         f" · {verdict.elapsed_s:.1f} s{' (cached)' if verdict.cached else ''}",
     ]
     if verdict.isolation == "none":
