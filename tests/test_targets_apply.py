@@ -535,3 +535,20 @@ def test_a_torchscript_function_called_from_torchscript_is_refused_in_one_line(t
             meta_for(user, "function:fused_bias_gelu", shapes=[[[8, 256], [256]]]),
         )
     assert user.read_text() == before
+
+
+def test_a_torchscript_module_method_is_refused_in_one_line(tmp_path):
+    user = tmp_path / "scripted_module.py"
+    user.write_text(
+        "import torch\n\n\nclass Gelu(torch.jit.ScriptModule):\n    @torch.jit.script_method\n"
+        "    def forward(self, x, bias):\n        y = x + bias\n        return y * torch.sigmoid(1.702 * y)\n"
+    )
+    before = user.read_text()
+    with pytest.raises(ApplyError, match="compiled by TorchScript as part of a class"):
+        apply_candidate(
+            str(user),
+            "module:Gelu",
+            str(CANDIDATES / "bias_gelu_triton.py"),
+            meta_for(user, "module:Gelu", shapes=[[[8, 256], [256]]]),
+        )
+    assert user.read_text() == before

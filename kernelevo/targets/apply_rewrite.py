@@ -95,8 +95,8 @@ def _above_body(
 def scripted(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Compiled by TorchScript at import (`@torch.jit.script`), which cannot call a Python kernel."""
     return any(
-        dotted_name(d.func if isinstance(d, ast.Call) else d).split(".")[-2:]
-        in (["jit", "script"], ["script"])
+        dotted_name(d.func if isinstance(d, ast.Call) else d).split(".")[-1]
+        in ("script", "script_method")
         for d in fn.decorator_list
     )
 
