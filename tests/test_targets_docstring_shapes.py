@@ -74,3 +74,21 @@ def test_a_task_from_shapes_only_the_docstring_states(tmp_path: Path):
     check = check_task(built.path, timeout=240)
     assert check.ok is True, check.message
     assert "float32[2, 16, 4, 64], float32[16, 32], float32[16, 32]" in check.message, check.message
+
+
+def test_the_suggested_example_takes_the_documented_shapes(tmp_path: Path):
+    from kernelevo.targets.detect import analyze_source
+    from kernelevo.targets.inputs import guess_inputs
+    from kernelevo.targets.reference import resolve_reference
+
+    user = tmp_path / "rope.py"
+    user.write_text(
+        "import torch\n\n\ndef rope(x, cos, sin, offset: int = 0):\n    '''" + ROTARY_DOC + "'''\n"
+        "    return torch.cat([x * cos[:, None], x * sin[:, None]], dim=-1)\n"
+    )
+    a = analyze_source(user.read_text(), str(user))
+    target = next(t for t in a.targets if t.id == "function:rope")
+    g = guess_inputs(a, resolve_reference(a, target))
+    assert g.inputs == ("(torch.randn(2, 16, 4, 64), torch.randn(16, 32), torch.randn(16, 32))"), (
+        g.inputs
+    )

@@ -19,6 +19,7 @@ from kernelevo.targets.captured_inputs import (
     capture_from_script,
     inputs_from_capture,
 )
+from kernelevo.targets.docstring_shapes import documented_shapes
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.reference import Reference
@@ -304,8 +305,20 @@ class InputGuess:
 def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
     args = required_args(ref.call, ref.kind == "class")
     ctor = _ctor_args(ref) if _needs_init(ref) else []
+    doc = "\n".join(
+        ast.get_docstring(n) or ""
+        for n in (ref.call, ref.node)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    )
+    shapes = documented_shapes(doc, [x.arg for x in args], [])
+    values = [
+        f"torch.randn{shapes[x.arg]}"
+        if x.arg in shapes and _placeholder(x, False) == "torch.randn(8, 1024)"
+        else _placeholder(x, False)
+        for x in args
+    ]
     return InputGuess(
-        inputs=_tuple_text([_placeholder(x, False) for x in args] or ["torch.randn(8, 1024)"]),
+        inputs=_tuple_text(values or ["torch.randn(8, 1024)"]),
         init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,
         params=[x.arg for x in args] or ["x"],
         init_params=[x.arg for x in ctor],
