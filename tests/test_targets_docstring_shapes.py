@@ -92,3 +92,42 @@ def test_the_suggested_example_takes_the_documented_shapes(tmp_path: Path):
     assert g.inputs == ("(torch.randn(2, 16, 4, 64), torch.randn(16, 32), torch.randn(16, 32))"), (
         g.inputs
     )
+
+
+REL_BIAS = '''import torch
+from typing import Tuple
+
+
+def rel_bias(q: torch.Tensor, rel: torch.Tensor, q_size: Tuple[int, int]) -> torch.Tensor:
+    """
+    Args:
+        q (Tensor): queries with shape (B, q_h * q_w, C).
+        rel (Tensor): embeddings (q_h, C).
+        q_size (Tuple): spatial size of q with (q_h, q_w).
+    """
+    q_h, q_w = q_size
+    b, _, c = q.shape
+    return torch.einsum("bhwc,hc->bhw", q.reshape(b, q_h, q_w, c), rel)
+'''
+
+
+def test_a_size_pair_is_a_tuple_of_the_documented_sizes(tmp_path: Path):
+    """segment-anything's `q_size: Tuple[int, int]` beside `q: (B, q_h * q_w, C)`: one symbol,
+    one size, and the pair passed as ints, not as a tensor."""
+    from kernelevo.targets.detect import analyze_source
+    from kernelevo.targets.inputs import guess_inputs
+    from kernelevo.targets.reference import resolve_reference
+
+    user = tmp_path / "rel.py"
+    user.write_text(REL_BIAS)
+    a = analyze_source(REL_BIAS, str(user))
+    g = guess_inputs(
+        a, resolve_reference(a, next(t for t in a.targets if t.id == "function:rel_bias"))
+    )
+    assert g.inputs == "(torch.randn(2, 256, 64), torch.randn(16, 64), (16, 16))", g.inputs
+    built = build_task(str(user), "rel_bias", out_dir=str(tmp_path / "t"), timeout=90)
+    assert "shapes from its docstring" in built.inputs, built.inputs
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 256, 64], float32[16, 64]" in check.message, (
+        check.message
+    )

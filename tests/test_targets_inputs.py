@@ -319,3 +319,20 @@ def test_a_torchscript_function_gets_inputs_from_the_function_it_was_scripted_fr
     assert check.ok is True and "float32[2, 8, 64], float32[2, 8, 64]" in check.message, (
         check.message
     )
+
+
+def test_a_convolution_module_gets_images_of_its_own_channels(tmp_path):
+    """segment-anything's PatchEmbed (Conv2d(3, 768, 16, stride 16), then a permute): every generic
+    guess had 16 or 64 channels, so no task was built."""
+    user = tmp_path / "patch.py"
+    user.write_text(
+        "import torch\nfrom torch import nn\n\n\nclass PatchEmbed(nn.Module):\n"
+        "    def __init__(self, in_chans: int = 3, embed_dim: int = 96):\n        super().__init__()\n"
+        "        self.proj = nn.Conv2d(in_chans, embed_dim, kernel_size=16, stride=16)\n\n"
+        "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+        "        return self.proj(x).permute(0, 2, 3, 1)\n"
+    )
+    built = build(user, "PatchEmbed", tmp_path / "t")
+    assert "guessed from the signature of PatchEmbed.forward (small sizes; 1 tried)" in built.inputs
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 3, 32, 32]" in check.message, check.message

@@ -81,6 +81,17 @@ def _annotation(node: ast.expr | None) -> str:
     return ast.unparse(node) if isinstance(node, (ast.Name, ast.Attribute)) else ""
 
 
+def _int_tuple(node: ast.expr | None) -> int:
+    """2 for `Tuple[int, int]`, `tuple[int, ...]`; 0 for anything else."""
+    if not (isinstance(node, ast.Subscript) and _annotation(node.value).lower().endswith("tuple")):
+        return 0
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    names = [ast.unparse(i) for i in items]
+    if names == ["int", "..."]:
+        return 2
+    return len(names) if names and all(n == "int" for n in names) else 0
+
+
 def _placeholder(arg: ast.arg, for_init: bool) -> str:
     """A first value for one parameter, from its annotation: `config: ModelArgs` gets
     `ModelArgs()` (1024 would fail in a way that says nothing), `eps: float` gets 1.0."""
@@ -311,12 +322,15 @@ def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
     )
     shapes = documented_shapes(doc, [x.arg for x in args], [])
-    values = [
-        f"torch.randn{shapes[x.arg]}"
-        if x.arg in shapes and _placeholder(x, False) == "torch.randn(8, 1024)"
-        else _placeholder(x, False)
-        for x in args
-    ]
+    values = []
+    for x in args:
+        pair = _int_tuple(x.annotation)
+        if pair:  # `q_size: Tuple[int, int]`: sizes, not a tensor
+            values.append(repr(shapes.get(x.arg) or (8,) * pair))
+        elif x.arg in shapes and _placeholder(x, False) == "torch.randn(8, 1024)":
+            values.append(f"torch.randn{shapes[x.arg]}")
+        else:
+            values.append(_placeholder(x, False))
     return InputGuess(
         inputs=_tuple_text(values or ["torch.randn(8, 1024)"]),
         init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,

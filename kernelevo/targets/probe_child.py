@@ -29,6 +29,7 @@ from kernelevo.targets.signature_guesses import (
     constructor_args,
     guess_int,
     guess_scalar,
+    int_tuple_arity,
     type_hints,
     unoptional,
 )
@@ -47,7 +48,9 @@ def _tensor_shapes(ints: list[int]) -> list[tuple[int, ...]]:
     return list(dict.fromkeys(shapes))
 
 
-def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int, doc: str = ""):  # type: ignore[no-untyped-def]
+def call_candidates(
+    fn, skip_self: bool, ints: list[int], vocab: int, doc: str = "", first_shapes=()
+):  # type: ignore[no-untyped-def]
     """(names, values, where the shapes came from) to try, most likely first."""
     import torch
 
@@ -61,10 +64,14 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int, doc: str =
     required = [p for p in params if p.default is p.empty]
     scalar: dict[str, object] = {}
     tensors: list[str] = []
+    documented = documented_shapes(doc, [p.name for p in required], ints)
     for p in required:
         hint = unoptional(hints.get(p.name))
+        arity = int_tuple_arity(hint)
         if hint in (int, float, bool):
             scalar[p.name] = guess_scalar(p.name, hint, False)
+        elif arity is not None:  # a size pair: as documented (`(q_h, q_w)`), else 8s
+            scalar[p.name] = documented.get(p.name) or (8,) * arity
         elif p.name in ("n_rep", "repeats", "groups", "num_groups") or hint is str:
             scalar[p.name] = guess_int(p.name, False) if hint is not str else "none"
         elif hint is None and SIZE_NAME.search(p.name.lower()):
@@ -74,7 +81,6 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int, doc: str =
         else:
             tensors.append(p.name)
     names = [p.name for p in required]
-    documented = documented_shapes(doc, tensors, ints)
     if tensors and all(n in documented for n in tensors):  # what the code says first
         yield (
             names,
@@ -94,7 +100,7 @@ def call_candidates(fn, skip_self: bool, ints: list[int], vocab: int, doc: str =
     passes = [("classes", False)] if labels else []
     passes += [("values", False), ("values", True)] if tensors else [("values", False)]
     for labels_as, token_first in passes:
-        for shape in _tensor_shapes(ints):
+        for shape in [*first_shapes, *_tensor_shapes(ints)]:
             values = []
             for n in names:
                 if n in scalar:
@@ -119,6 +125,19 @@ def _sizes_of(model) -> list[int]:  # type: ignore[no-untyped-def]
     for t in [*model.parameters(), *model.buffers()]:
         sizes += [int(d) for d in t.shape]
     return list(dict.fromkeys(sizes))
+
+
+def _image_shapes(model) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-def]
+    """Inputs for the module's first convolution: its own channels (3 for RGB, where a generic
+    guess has 16 or 64), a batch of 2 and 32 (or twice the kernel) per spatial side."""
+    import torch
+
+    for m in model.modules():
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
+            k = m.kernel_size if isinstance(m.kernel_size, tuple) else (m.kernel_size,)
+            side = max(32, 2 * max(k))
+            return [(2, m.in_channels, *([side] * len(k)))]
+    return []
 
 
 def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
@@ -180,7 +199,8 @@ def probe(spec: dict) -> dict:
     last, tried = "", 0
     stopped_at_gpu: tuple[list[str], list, str, str] | None = None
     doc = (inspect.getdoc(python_original(fn)) or "") + "\n" + (inspect.getdoc(type(model)) or "")
-    for names, values, shapes_from in call_candidates(fn, False, ints, vocab, doc):
+    images = _image_shapes(model) if isinstance(model, torch.nn.Module) else []
+    for names, values, shapes_from in call_candidates(fn, False, ints, vocab, doc, images):
         if time.monotonic() > deadline:
             break
         tried += 1

@@ -198,6 +198,18 @@ def unoptional(hint):  # type: ignore[no-untyped-def]
     return args[0] if len(args) == 1 and type(None) in typing.get_args(hint) else hint
 
 
+def int_tuple_arity(hint) -> int | None:  # type: ignore[no-untyped-def]
+    """`Tuple[int, int]` -> 2, `tuple[int, ...]` -> 2 (a size pair, SAM's `q_size`), else None."""
+    if typing.get_origin(hint) is not tuple:
+        return None
+    args = typing.get_args(hint)
+    if args and all(a is int for a in args):
+        return len(args)
+    if len(args) == 2 and args[0] is int and args[1] is Ellipsis:
+        return 2
+    return None
+
+
 def constructor_args(cls: type) -> tuple[list[str], list]:
     """Guessed arguments for `cls(...)`: its required parameters, by their hints and names."""
     init = getattr(cls, "__init__")  # noqa: B009 (the class's own, which mypy will not read off a type)
