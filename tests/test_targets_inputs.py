@@ -4,6 +4,7 @@ objects as data; the user's package on sys.path; what the extractor copies; one 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,14 @@ def test_a_convolution_module_gets_images_of_its_own_channels(tmp_path):
     assert "guessed from the signature of PatchEmbed.forward (small sizes; 1 tried)" in built.inputs
     check = check_task(built.path, timeout=240)
     assert check.ok is True and "float32[2, 3, 32, 32]" in check.message, check.message
+
+
+def test_rotary_tables_get_their_own_shape_beside_x(tmp_path):
+    """nanochat's apply_rotary_emb(x, cos, sin), unedited: x (B, T, H, D) and tables that
+    broadcast as (1, T, 1, D/2); every generic guess gave the three one shape."""
+    corpus = Path(__file__).parent / "corpus" / "public" / "nanochat"
+    shutil.copytree(corpus, tmp_path / "nanochat")
+    built = build(tmp_path / "nanochat" / "nanochat" / "gpt.py", "apply_rotary_emb", tmp_path / "t")
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True, check.message
+    assert "float32[2, 16, 4, 64], float32[1, 16, 1, 32], float32[1, 16, 1, 32]" in check.message

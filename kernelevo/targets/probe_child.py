@@ -22,6 +22,7 @@ from kernelevo.targets.docstring_shapes import documented_shapes
 from kernelevo.targets.gpu_only import gpu_only_at
 from kernelevo.targets.signature_guesses import (
     LABEL_NAMES,
+    ROTARY_SHAPES,
     SIZE,
     SIZE_NAME,
     TOKEN_NAMES,
@@ -94,6 +95,21 @@ def call_candidates(
             ],
             "docstring",
         )
+    tables = [n for n in tensors if n.lower().startswith(("cos", "sin"))]
+    if len(tables) >= 2 and len(tables) < len(tensors):  # rotary embeddings: x and its tables
+        for x_shape, table in ROTARY_SHAPES:
+            yield (
+                names,
+                [
+                    scalar[n]
+                    if n in scalar
+                    else torch.randn(*table)
+                    if n in tables
+                    else torch.randn(*x_shape)
+                    for n in names
+                ],
+                "",
+            )
     labels = [n for n in tensors if n.lower() in LABEL_NAMES]
     # every shape as floats first (labels as class indices, then as values), then with the first
     # tensor as token ids: a fit of the plain reading wins over a stranger one at an earlier shape

@@ -60,6 +60,15 @@ TOKEN_NAMES = (
 LABEL_NAMES = ("target", "targets", "label", "labels", "shift_labels")
 
 
+# (x, cos/sin table) for rotary embeddings, by convention: x as (B, T, H, D) or (B, H, T, D); the
+# tables half or full width, (T, D) or broadcast as (1, T, 1, D) (nanochat) or (B, T, D) (transformers)
+ROTARY_SHAPES = [
+    (x, table)
+    for x in ((2, 16, 4, 64), (2, 4, 16, 64))
+    for table in ((1, 16, 1, 32), (16, 32), (1, 16, 1, 64), (16, 64), (2, 16, 64), (2, 16, 32))
+]
+
+
 SIZE_NAME = re.compile(
     r"^(n_|num_)|(^|_)(length|len|size|channels|width|height|count|steps|seq_len)$"
 )
