@@ -348,3 +348,12 @@ def test_rotary_tables_get_their_own_shape_beside_x(tmp_path):
     check = check_task(built.path, timeout=240)
     assert check.ok is True, check.message
     assert "float32[2, 16, 4, 64], float32[1, 16, 1, 32], float32[1, 16, 1, 32]" in check.message
+
+
+def test_a_freqs_table_gets_a_shape_of_its_own_beside_x(tmp_path):
+    """gpt-fast's apply_rotary_emb(x, freqs_cis), unedited: the table is viewed as
+    (1, T, 1, D/2, 2) against x (B, T, H, D)."""
+    shutil.copytree(Path(__file__).parent / "corpus" / "public" / "gpt-fast", tmp_path / "gpt-fast")
+    built = build(tmp_path / "gpt-fast" / "model.py", "apply_rotary_emb", tmp_path / "t")
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True and "float32[2, 16, 4, 64]" in check.message, check.message

@@ -95,8 +95,8 @@ def call_candidates(
             ],
             "docstring",
         )
-    tables = [n for n in tensors if n.lower().startswith(("cos", "sin"))]
-    if len(tables) >= 2 and len(tables) < len(tensors):  # rotary embeddings: x and its tables
+    tables = [n for n in tensors if n.lower().startswith(("cos", "sin", "freqs"))]
+    if tables and len(tables) < len(tensors):  # rotary embeddings: x and its tables
         for x_shape, table in ROTARY_SHAPES:
             yield (
                 names,

@@ -60,12 +60,21 @@ TOKEN_NAMES = (
 LABEL_NAMES = ("target", "targets", "label", "labels", "shift_labels")
 
 
-# (x, cos/sin table) for rotary embeddings, by convention: x as (B, T, H, D) or (B, H, T, D); the
-# tables half or full width, (T, D) or broadcast as (1, T, 1, D) (nanochat) or (B, T, D) (transformers)
+# (x, table) for rotary embeddings (cos/sin or freqs tables), by convention: x as (B, T, H, D) or
+# (B, H, T, D); tables half or full width, (T, D) or broadcast as (1, T, 1, D) (nanochat) or
+# (B, T, D) (transformers), or cos and sin stacked last (T, D/2, 2) (gpt-fast's freqs_cis)
 ROTARY_SHAPES = [
     (x, table)
     for x in ((2, 16, 4, 64), (2, 4, 16, 64))
-    for table in ((1, 16, 1, 32), (16, 32), (1, 16, 1, 64), (16, 64), (2, 16, 64), (2, 16, 32))
+    for table in (
+        (1, 16, 1, 32),
+        (16, 32),
+        (1, 16, 1, 64),
+        (16, 64),
+        (2, 16, 64),
+        (2, 16, 32),
+        (16, 32, 2),
+    )
 ]
 
 
