@@ -357,3 +357,16 @@ def test_a_freqs_table_gets_a_shape_of_its_own_beside_x(tmp_path):
     built = build(tmp_path / "gpt-fast" / "model.py", "apply_rotary_emb", tmp_path / "t")
     check = check_task(built.path, timeout=240)
     assert check.ok is True and "float32[2, 16, 4, 64]" in check.message, check.message
+
+
+def test_a_function_transformers_wrapped_as_a_hub_kernel_module(tmp_path):
+    """transformers' apply_rotary_pos_emb, as installed: `@use_kernel_forward_from_hub` makes it a
+    module whose forward takes (*args, **kwargs), so no parameter was seen and no task built; and
+    of the rotary conventions tried, one that broadcast the outputs to five dimensions was taken."""
+    import transformers.models.llama.modeling_llama as llama
+
+    built = build(Path(llama.__file__), "apply_rotary_pos_emb", tmp_path / "t")
+    check = check_task(built.path, timeout=240)
+    assert check.ok is True, check.message
+    outputs = check.message.split("-> output ", 1)[1]
+    assert outputs.count("[") == 2 and outputs.count(",") == 7, outputs  # two 4-d tensors

@@ -57,10 +57,25 @@ def target_function(frame: Any) -> Any:
 
 
 def python_original(fn: Any) -> Any:
-    """A @torch.jit.script function has no Python signature; the function it was scripted from
-    (which TorchScript keeps for Dynamo) has the same parameters and hints."""
+    """The function whose parameters a call takes: a @torch.jit.script function has no Python
+    signature, but the function it was scripted from (kept for Dynamo) has; a function that
+    transformers' `@use_kernel_forward_from_hub` turned into a module takes `(*args, **kwargs)`,
+    and the function its forward closes over is the one written."""
     original = getattr(fn, "_torchdynamo_inline", None)
-    return original if inspect.isfunction(original) else fn
+    if inspect.isfunction(original):
+        return original
+    if not inspect.isfunction(fn) and not inspect.isclass(fn):
+        forward = getattr(type(fn), "forward", None)
+        inner = []
+        for cell in getattr(forward, "__closure__", None) or ():
+            try:
+                if inspect.isfunction(cell.cell_contents):
+                    inner.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                continue
+        if len(inner) == 1:
+            return inner[0]
+    return fn
 
 
 def literal_defaults(fn: Any, names: list[str], specs: list[dict]) -> dict[int, Any]:

@@ -108,7 +108,7 @@ def call_candidates(
                     else torch.randn(*x_shape)
                     for n in names
                 ],
-                "",
+                "rotary",
             )
     labels = [n for n in tensors if n.lower() in LABEL_NAMES]
     # every shape as floats first (labels as class indices, then as values), then with the first
@@ -154,6 +154,14 @@ def _image_shapes(model) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-de
             side = max(32, 2 * max(k))
             return [(2, m.in_channels, *([side] * len(k)))]
     return []
+
+
+def _rank(value) -> int:  # type: ignore[no-untyped-def]
+    import torch
+
+    from kernelevo.verify.compare import flatten_outputs
+
+    return max((o.dim() for o in flatten_outputs(value) if isinstance(o, torch.Tensor)), default=0)
 
 
 def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
@@ -232,6 +240,9 @@ def probe(spec: dict) -> dict:
         if not _tensors_in(out):
             last = f"returned {type(out).__name__}, not tensors"
             continue
+        if shapes_from == "rotary" and _rank(out) > max(_rank(v) for v in values):
+            last = "the tables broadcast the output to a higher rank than its inputs"
+            continue  # a table of another convention, not the one the code was written for
         return {
             **_capture(tried, names, values, init_names, init_values, spec),
             "shapes_from": shapes_from,
