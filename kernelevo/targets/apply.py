@@ -132,6 +132,7 @@ def plan_apply(
         raise ApplyError(f"{target.path}: {target.id} is no longer in the file")
     if current.source_hash != target.source_hash:
         applied = tpl.applied_run_id(a.lines[current.start_line : current.end_line + 1])
+        scripted_original = tpl.SCRIPTED_ORIGINAL.format(name=current.qualname)
         if applied is not None:
             raise ApplyError(
                 f"{current.location()}: {current.qualname} already calls the kernel of run "
@@ -139,9 +140,9 @@ def plan_apply(
                 + (" (this run): nothing to do" if applied == run_id else "")
                 + "; to apply another run, "
                 + (
-                    f"rename _kernelevo_scripted_{current.qualname} back to {current.qualname} and "
-                    "delete the function Apply wrote after it"
-                    if f"def _kernelevo_scripted_{current.qualname}(" in user_file_text
+                    f"rename {scripted_original} back to {current.qualname} and delete the "
+                    "function Apply wrote after it"
+                    if f"def {scripted_original}(" in user_file_text
                     else "put back the code the search started from (the lines between the guard and "
                     f"its `# KernelEvo run {applied}` comment)"
                 )

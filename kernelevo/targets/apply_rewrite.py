@@ -132,7 +132,7 @@ def _around_torchscript(
                 f"{a.path}:{other.lineno}: {other.name} is TorchScript and calls {name}, which "
                 "would then be Python; apply it to a function no scripted code calls"
             )
-    private = f"_kernelevo_scripted_{name}"
+    private = tpl.SCRIPTED_ORIGINAL.format(name=name)
     head = _header(lines, fn)
     renamed = re.sub(
         rf"\bdef\s+{re.escape(name)}\b", f"def {private}", lines[fn.lineno - 1], count=1

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 # The guard line Apply puts at the top of the target's body ends with this comment: the editor
 # reads from it which run's kernel is applied (see `applied_run_id`).
 GUARD_COMMENT = "# KernelEvo run {run_id}"
+# What a @torch.jit.script target's original is renamed to when Apply wraps it (apply_rewrite.py)
+SCRIPTED_ORIGINAL = "_kernelevo_scripted_{name}"
 _GUARD = re.compile(r"\.supports\(.*#\s*KernelEvo run (\S+)\s*$")
 
 

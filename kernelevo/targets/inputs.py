@@ -324,13 +324,13 @@ def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
     shapes = documented_shapes(doc, [x.arg for x in args], [])
     values = []
     for x in args:
-        pair = _int_tuple(x.annotation)
+        pair, placeholder = _int_tuple(x.annotation), _placeholder(x, False)
         if pair:  # `q_size: Tuple[int, int]`: sizes, not a tensor
             values.append(repr(shapes.get(x.arg) or (8,) * pair))
-        elif x.arg in shapes and _placeholder(x, False) == "torch.randn(8, 1024)":
+        elif x.arg in shapes and placeholder == "torch.randn(8, 1024)":
             values.append(f"torch.randn{shapes[x.arg]}")
         else:
-            values.append(_placeholder(x, False))
+            values.append(placeholder)
     return InputGuess(
         inputs=_tuple_text(values or ["torch.randn(8, 1024)"]),
         init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,

@@ -55,8 +55,8 @@ def call_candidates(
     """(names, values, where the shapes came from) to try, most likely first."""
     import torch
 
-    sig = inspect.signature(python_original(fn))
-    hints = type_hints(python_original(fn))
+    original = python_original(fn)
+    sig, hints = inspect.signature(original), type_hints(original)
     params = [
         p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
@@ -156,21 +156,13 @@ def _image_shapes(model) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-de
     return []
 
 
-def _rank(value) -> int:  # type: ignore[no-untyped-def]
+def _ranks(out) -> list[int]:  # type: ignore[no-untyped-def]
+    """The rank of each tensor in outputs, opened as the verifier opens them (a ModelOutput too)."""
     import torch
 
     from kernelevo.verify.compare import flatten_outputs
 
-    return max((o.dim() for o in flatten_outputs(value) if isinstance(o, torch.Tensor)), default=0)
-
-
-def _tensors_in(out) -> bool:  # type: ignore[no-untyped-def]
-    """Whether outputs hold a tensor, opened as the verifier opens them (a ModelOutput too)."""
-    import torch
-
-    from kernelevo.verify.compare import flatten_outputs
-
-    return any(isinstance(o, torch.Tensor) for o in flatten_outputs(out))
+    return [o.dim() for o in flatten_outputs(out) if isinstance(o, torch.Tensor)]
 
 
 def probe(spec: dict) -> dict:
@@ -237,10 +229,11 @@ def probe(spec: dict) -> dict:
             if where is not None and stopped_at_gpu is None:
                 stopped_at_gpu = (names, values, where, shapes_from)
             continue
-        if not _tensors_in(out):
+        if not _ranks(out):
             last = f"returned {type(out).__name__}, not tensors"
             continue
-        if shapes_from == "rotary" and _rank(out) > max(_rank(v) for v in values):
+        inputs_rank = max((r for v in values for r in _ranks(v)), default=0)
+        if shapes_from == "rotary" and max(_ranks(out)) > inputs_rank:
             last = "the tables broadcast the output to a higher rank than its inputs"
             continue  # a table of another convention, not the one the code was written for
         return {

@@ -21,7 +21,8 @@ from kernelevo.verify.static_rules import (
     DUNDER_HOOKS,
     FORBIDDEN_CALLS,
     FORBIDDEN_MODULES,
-    NUMPY_CONSTANT_MATH,
+    NUMPY_CONSTANTS,
+    NUMPY_LITERAL_MATH,
     NUMPY_SCALARS,
     PATCH_ROOTS,
     REACHABLE_MODULES,
@@ -123,16 +124,17 @@ def _literal(node: ast.expr) -> bool:
     return False
 
 
-def _numpy_on_literals(tree: ast.Module) -> set[int]:
-    """numpy attributes used as constant maths (`np.pi`, `np.log2(8)`), which touch no data."""
-    ok = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if not node.keywords and node.args and all(_literal(a) for a in node.args):
-                ok.add(id(node.func))
-        elif isinstance(node, ast.Attribute) and node.attr in ("pi", "e", "inf"):
-            ok.add(id(node))
-    return ok
+def _called_on_literals(tree: ast.Module) -> set[int]:
+    """The attributes called on literal numbers only (`np.log2(8)`): maths that touches no data."""
+    return {
+        id(node.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and not node.keywords
+        and node.args
+        and all(_literal(a) for a in node.args)
+    }
 
 
 def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
@@ -144,7 +146,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             backend="unknown", syntax_error=f"{filename}:{exc.lineno}: syntax error: {exc.msg}"
         )
     aliases = _aliases(tree)
-    constant_maths = _numpy_on_literals(tree)
+    on_literals = _called_on_literals(tree)
     problems: list[str] = []  # the specific hacks first: their reason is the verdict's
     refused: list[str] = []  # then what the allowlist refuses
 
@@ -273,7 +275,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 isinstance(node.value, ast.Name)
                 and _resolve(node.value.id, aliases) == "numpy"
                 and node.attr not in NUMPY_SCALARS
-                and not (node.attr in NUMPY_CONSTANT_MATH and id(node) in constant_maths)
+                and node.attr not in NUMPY_CONSTANTS
+                and not (node.attr in NUMPY_LITERAL_MATH and id(node) in on_literals)
             ):
                 bad(
                     node,

@@ -98,11 +98,10 @@ NUMPY_SCALARS = {
     "uintp",
     "bool_",
 }
-# numpy's scalar maths, allowed only on literal numbers (`np.log2(8)`): nothing of the task's data
-NUMPY_CONSTANT_MATH = {
-    "pi",
-    "e",
-    "inf",
+# numpy's constants, and its scalar maths allowed only on literal numbers (`np.log2(8)`): nothing of
+# the task's data
+NUMPY_CONSTANTS = {"pi", "e", "inf"}
+NUMPY_LITERAL_MATH = {
     "log",
     "log2",
     "log10",
