@@ -412,3 +412,40 @@ def test_killed_builder_does_not_block_the_next_build(guard, tmp_path):
     finally:
         child.kill()
         child.wait()
+
+
+@needs_ninja
+def test_a_built_folder_copied_elsewhere_loads_in_a_new_process_without_building(tmp_path):
+    """The compile sandbox builds in its folder, the runner gets a copy at another path: a new
+    process there must import the built module, not rebuild it (ninja is not even on its PATH)."""
+    import shutil
+
+    script = textwrap.dedent(f"""
+        import json
+        from kernelevo.backends import inline
+        inline.install_load_inline_guard()
+        from torch.utils.cpp_extension import load_inline
+        mod = load_inline(name="tiny_moved", cpp_sources={TINY_PYBIND!r}, no_implicit_headers=True)
+        print(json.dumps([mod.add_one(41), inline.inline_builds()[0].get("prebuilt", False)]))
+    """)
+    first = subprocess.run(
+        [sys.executable, "-c", script],
+        env=child_env(KERNELEVO_CACHE=str(tmp_path / "a")),
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split("\n")[-2] == "[42, false]"
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    no_tools = tmp_path / "bin"
+    no_tools.mkdir()
+    second = subprocess.run(
+        [sys.executable, "-c", script],
+        env=child_env(KERNELEVO_CACHE=str(tmp_path / "b"), PATH=str(no_tools)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split("\n")[-2] == "[42, true]"

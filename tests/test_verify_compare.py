@@ -72,3 +72,20 @@ def test_a_reference_inf_the_candidate_loses_is_said():
         and detail["first_index"] == [1]
     )
     assert compare_outputs(r, r.clone())[0]
+
+
+def test_an_all_zero_reference_is_judged_element_wise():
+    """A product of many normal values underflows to an all-zero float32 reference; a candidate
+    off by a denormal everywhere is within atol, and no relative error exists to bound."""
+    from kernelevo.judge.outputs import compare_any_size
+
+    r = torch.zeros(16, 256)
+    c = torch.full_like(r, 1.4e-45)
+    ok, msg, detail = compare_outputs(r, c)
+    assert ok, msg
+    assert detail["rel_l2"] is None and detail["mismatches"] == 0
+    ok, msg, detail = compare_any_size(r, c, slice_elements=256)
+    assert ok, msg
+    ok, msg, _ = compare_outputs(r, torch.full_like(r, 1.0))
+    assert not ok and "the reference is all zeros" in msg
+    assert compare_outputs(r, r.clone())[2]["rel_l2"] == 0.0

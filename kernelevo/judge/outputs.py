@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from kernelevo.verify.compare import compare_outputs, flatten_outputs, tolerance_for
+from kernelevo.verify.compare import compare_outputs, flatten_outputs, relative_l2, tolerance_for
 
 SLICE_ELEMENTS = 1 << 25
 
@@ -50,7 +50,7 @@ def compare_any_size(
         ok, msg, detail = _sliced(r, c, tolerance_hint, slice_elements, precision)
         if not ok:
             return False, msg.replace("output", label, 1), detail
-        worst = detail if not worst or detail.get("rel_l2", 0) > worst.get("rel_l2", 0) else worst
+        worst = detail if not worst or _rel(detail) > _rel(worst) else worst
     return True, "outputs match", worst
 
 
@@ -76,12 +76,12 @@ def _sliced(
         if tol is not None:  # the slice's norms, as compare_outputs found them
             err_norm, ref_norm = detail.get("norms", (0.0, 0.0))
             err_sq, ref_sq = err_sq + err_norm**2, ref_sq + ref_norm**2
-        worst = detail if not worst or detail.get("rel_l2", 0) > worst.get("rel_l2", 0) else worst
+        worst = detail if not worst or _rel(detail) > _rel(worst) else worst
     if tol is None:
         return True, "outputs match", worst
-    rel_l2 = math.sqrt(err_sq) / math.sqrt(ref_sq) if ref_sq > 0 else 0.0
+    rel_l2 = relative_l2(math.sqrt(err_sq), math.sqrt(ref_sq))
     worst = {**worst, "rel_l2": rel_l2}
-    if rel_l2 > tol["rel_l2"]:
+    if rel_l2 is not None and rel_l2 > tol["rel_l2"]:
         return (
             False,
             (
@@ -91,3 +91,7 @@ def _sliced(
             {**worst, "tolerance_failure": True},
         )
     return True, "outputs match", worst
+
+
+def _rel(detail: dict[str, Any]) -> float:
+    return float(detail.get("rel_l2") or 0.0)

@@ -1,7 +1,9 @@
 """Comparing a candidate's outputs with the reference's: per-dtype tolerances plus a relative L2 bound.
 
 The element-wise bound alone lets a kernel drift everywhere by just under the
-tolerance (quietly lower precision); the L2 bound catches that.
+tolerance (quietly lower precision); the L2 bound catches that. An all-zero reference
+(a product that underflows, a masked output) has no relative error to speak of: there
+the element-wise bound alone decides.
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ def tolerance_for(
     if not dtype.is_floating_point and not dtype.is_complex:
         return None
     return float_tolerance(name, hint, precision)
+
+
+def relative_l2(err_norm: float, ref_norm: float) -> float | None:
+    """The L2 norm of the error over the reference's; None where the reference is all zeros and
+    the error is not (no relative error exists, so no relative bound applies)."""
+    if ref_norm > 0:
+        return err_norm / ref_norm
+    return 0.0 if err_norm == 0 else None
 
 
 def flatten_outputs(out: Any) -> list[Any]:
@@ -120,7 +130,7 @@ def compare_outputs(
                 {"first_index": idx},
             )
         max_err = got[5] if err.numel() else 0.0
-        rel_l2 = err_norm / ref_norm if ref_norm > 0 else (0.0 if max_err == 0 else float("inf"))
+        rel_l2 = relative_l2(err_norm, ref_norm)
         where = _unravel(int(got[6]), tuple(rr.shape)) if err.numel() else []
         detail = {
             "max_abs_err": max_err,
@@ -137,17 +147,17 @@ def compare_outputs(
             detail.update(first_index=first, **_values_at(r64, c64, first))
         elif where:
             detail.update(expected_at_max=got[7], got_at_max=got[8])
-        worst = detail if not worst or rel_l2 > worst.get("rel_l2", 0) else worst
+        worst = detail if not worst or (rel_l2 or 0.0) > (worst.get("rel_l2") or 0.0) else worst
         if n_bad:
             return (
                 False,
                 (
                     f"{label}: {n_bad} of {rr.numel()} elements outside atol={tol['atol']:g}, rtol={tol['rtol']:g}; "
-                    f"max abs error {max_err:.3g} at {where}, relative L2 error {rel_l2:.3g}"
+                    f"max abs error {max_err:.3g} at {where}{_relative_said(rel_l2)}"
                 ),
                 detail,
             )
-        if rel_l2 > tol["rel_l2"]:
+        if rel_l2 is not None and rel_l2 > tol["rel_l2"]:
             return (
                 False,
                 (
@@ -157,6 +167,12 @@ def compare_outputs(
                 detail,
             )
     return True, "outputs match", worst
+
+
+def _relative_said(rel_l2: float | None) -> str:
+    if rel_l2 is None:
+        return " (the reference is all zeros)"
+    return f", relative L2 error {rel_l2:.3g}"
 
 
 def _values_at(ref: torch.Tensor, cand: torch.Tensor, index: list[int]) -> dict[str, Any]:
