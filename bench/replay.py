@@ -80,8 +80,11 @@ def static_only(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
-    """load_inline candidates built side by side in compile workers (40-70 s each, one core each)."""
+def build_inline(
+    entries: list[dict[str, Any]], workers: int, done: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """load_inline candidates built side by side in compile workers (40-70 s each, one core each);
+    each lands in `done` as it finishes, so verification starts on it at once."""
     from kernelevo.measure.machine import arch_env
     from kernelevo.verify.compile_ahead import precompile
     from kernelevo.verify.static import check_source
@@ -93,9 +96,11 @@ def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
         if e["backend"] == "cuda_inline" and check_source((ROOT / e["candidate"]).read_text()).ok
     ]
 
-    def one(e: dict[str, Any]) -> tuple[str, Any]:
+    done = {} if done is None else done
+
+    def one(e: dict[str, Any]) -> None:
         with Worker("compile", env=arch_env("cuda")) as w:
-            return e["id"], precompile(
+            done[e["id"]] = precompile(
                 w,
                 ROOT / e["task"],
                 ROOT / e["candidate"],
@@ -105,10 +110,10 @@ def build_inline(entries: list[dict[str, Any]], workers: int) -> dict[str, Any]:
                 timeout=300,
             )
 
-    if not todo:
-        return {}
-    with ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
-        return dict(pool.map(one, todo))
+    if todo:
+        with ThreadPoolExecutor(max(1, min(workers, len(todo)))) as pool:
+            list(pool.map(one, todo))
+    return done
 
 
 def verify_all(
@@ -429,9 +434,8 @@ def main(argv: list[str] | None = None) -> int:
         builds = Builds()
 
         def build() -> None:
-            builds.done.update(
-                build_inline(entries, workers=min(12, max(2, (os.cpu_count() or 8) - 4)))
-            )
+            workers = min(12, max(2, (os.cpu_count() or 8) - 4))
+            build_inline(entries, workers, builds.done)
             builds.finished = True
 
         builder = threading.Thread(target=build if args.device == "cuda" else lambda: None)
