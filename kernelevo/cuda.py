@@ -61,6 +61,7 @@ from kernelevo.backends.cubin import build_cubin, cache_key
 from kernelevo.backends.cuda_args import kernel_args, launch_dims, param_sizes_from_source
 from kernelevo.backends.cuda_driver import driver
 from kernelevo.backends.nvcc import (
+    NOT_RUN,
     CudaCompileError,
     CudaCompileTimeout,
     CudaError,
@@ -92,7 +93,6 @@ __all__ = [
 
 DEFAULT_OPTIONS = ("-lineinfo",)
 COMPILE_ONLY_ARCH = "sm_90"
-NOT_RUN = "compiled, not run (no GPU)"
 _STATIC_SHARED_LIMIT = 48 * 1024
 
 _launches = 0

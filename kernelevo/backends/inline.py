@@ -44,6 +44,7 @@ from typing import Any
 
 from kernelevo.backends.inline_check import as_list, check_sources, function_names, mapped, offsets
 from kernelevo.backends.nvcc import (
+    NOT_RUN,
     CudaCompileError,
     CudaCompileTimeout,
     CudaUnavailable,
@@ -55,7 +56,6 @@ from kernelevo.backends.nvcc import (
     timeout_from_env,
 )
 
-NOT_RUN = "compiled, not run (no GPU)"
 DEFAULT_BUILD_TIMEOUT_S = 300.0
 _FORMAT = 1
 

@@ -48,6 +48,9 @@ class CudaUnavailable(CudaError):
     """CUDA cannot run here: no GPU, no driver, no nvcc, or compile-only mode."""
 
 
+NOT_RUN = "compiled, not run (no GPU)"  # how a kernel built in compile-only mode answers a call
+
+
 DEFAULT_TIMEOUT_S = 120.0
 
 

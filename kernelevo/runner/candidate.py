@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from kernelevo import tensor_channel
+from kernelevo.backends.nvcc import NOT_RUN
 from kernelevo.runner.candidate_failure import (
     CandidateFailure,
     location,
@@ -199,9 +200,7 @@ class CandidateProcess:
             said = str(exc)
             return CandidateFailure(
                 "unverified",
-                said
-                if said.startswith("compiled, not run")
-                else f"compiled, not run (no GPU): {said}",
+                said if said.startswith(NOT_RUN) else f"{NOT_RUN}: {said}",
             )
         if name in ("CudaCompileError", "CompilationError") or "CompilationError" in name:
             return CandidateFailure(
