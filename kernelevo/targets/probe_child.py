@@ -83,33 +83,21 @@ def call_candidates(
             tensors.append(p.name)
     names = [p.name for p in required]
     if tensors and all(n in documented for n in tensors):  # what the code says first
-        yield (
-            names,
-            [
-                scalar[n]
-                if n in scalar
-                else torch.randint(0, vocab, documented[n])
-                if n.lower() in TOKEN_NAMES
-                else torch.randn(*documented[n])
-                for n in names
-            ],
-            "docstring",
-        )
+
+        def said(n: str):  # type: ignore[no-untyped-def]
+            shape = documented[n]
+            return (
+                torch.randint(0, vocab, shape) if n.lower() in TOKEN_NAMES else torch.randn(*shape)
+            )
+
+        yield names, _filled(names, scalar, said), "docstring"
     tables = [n for n in tensors if n.lower().startswith(("cos", "sin", "freqs"))]
     if tables and len(tables) < len(tensors):  # rotary embeddings: x and its tables
         for x_shape, table in ROTARY_SHAPES:
-            yield (
-                names,
-                [
-                    scalar[n]
-                    if n in scalar
-                    else torch.randn(*table)
-                    if n in tables
-                    else torch.randn(*x_shape)
-                    for n in names
-                ],
-                "rotary",
+            values = _filled(
+                names, scalar, lambda n, t=table, x=x_shape: torch.randn(*(t if n in tables else x))
             )
+            yield names, values, "rotary"
     labels = [n for n in tensors if n.lower() in LABEL_NAMES]
     # every shape as floats first (labels as class indices, then as values), then with the first
     # tensor as token ids: a fit of the plain reading wins over a stranger one at an earlier shape
@@ -117,21 +105,24 @@ def call_candidates(
     passes += [("values", False), ("values", True)] if tensors else [("values", False)]
     for labels_as, token_first in passes:
         for shape in [*first_shapes, *_tensor_shapes(ints)]:
-            values = []
-            for n in names:
-                if n in scalar:
-                    values.append(scalar[n])
-                elif n in labels and labels_as == "classes":
-                    values.append(torch.randint(0, shape[-1], shape[:-1]))
-                elif n in labels:
-                    values.append(torch.randn(*shape))
-                elif (token_first and n == tensors[0]) or n.lower() in TOKEN_NAMES:
-                    values.append(torch.randint(0, vocab, shape[:2]))
-                else:
-                    values.append(torch.randn(*shape))
-            yield names, values, ""
+
+            def drawn(n: str, shape=shape, labels_as=labels_as, token_first=token_first):  # type: ignore[no-untyped-def]
+                if n in labels and labels_as == "classes":
+                    return torch.randint(0, shape[-1], shape[:-1])
+                if n not in labels and (
+                    (token_first and n == tensors[0]) or n.lower() in TOKEN_NAMES
+                ):
+                    return torch.randint(0, vocab, shape[:2])
+                return torch.randn(*shape)
+
+            yield names, _filled(names, scalar, drawn), ""
             if not tensors:
                 return
+
+
+def _filled(names: list[str], scalar: dict[str, object], tensor) -> list[object]:  # type: ignore[no-untyped-def]
+    """One call's arguments: the scalars chosen, a tensor drawn for every other name."""
+    return [scalar[n] if n in scalar else tensor(n) for n in names]
 
 
 def _sizes_of(model) -> list[int]:  # type: ignore[no-untyped-def]
