@@ -3,7 +3,8 @@
 Each numbered step of that section is a list of chains, `A` → `B` → [P] `C`, separated by `;`.
 Every arrow is one hop. A hop without `[P]` is a call inside one process, so A and B must be
 real modules with an import between them (either way: a call, or a callback or object that B
-registered with A). A call through an object a third module wired in is written
+registered with A; importing a package counts as importing the modules of it that its
+`__init__.py` re-exports). A call through an object a third module wired in is written
 `A` → `B` (handed by `W`): W, which made the object or the callable, must import B. A hop with `[P]` crosses
 a process boundary (a pipe, a socket, a spawned command), so no import is asked for; its ends
 must still exist. A name that is not a file (`workspace/applyEdit`, a CLI command) is the editor's
@@ -101,6 +102,9 @@ def imports(path: Path) -> set[Path]:
             if candidate.is_file():
                 found.add(candidate.resolve())
                 break
+    for init in [f for f in found if f.name == "__init__.py" and f != path.resolve()]:
+        # a package's public names come from its own modules: importing it reaches them
+        found |= {f for f in imports(init) if f.parent == init.parent}
     return found
 
 

@@ -136,7 +136,7 @@ def test_a_run_id_drawn_twice_in_one_second_is_drawn_again(tmp_path, monkeypatch
     import types
     import uuid
 
-    import kernelevo.store as store_module
+    import kernelevo.store.database as store_module
 
     draws = iter(["abcdef" + "0" * 26, "abcdef" + "0" * 26, "123456" + "0" * 26])
     monkeypatch.setattr(store_module.time, "strftime", lambda fmt: "20261205-013000-")

@@ -14,7 +14,7 @@ import pytest
 from support import ROOT, run_kernelevo
 
 from kernelevo.store import Store
-from kernelevo.store_open import SQLITE_MAX_PATH, StoreError
+from kernelevo.store.connection import SQLITE_MAX_PATH, StoreError
 
 needs_bwrap = pytest.mark.skipif(
     not shutil.which("bwrap"), reason="bubblewrap makes the read-only and full disks"
@@ -77,7 +77,7 @@ def test_a_full_disk_is_one_line_and_what_was_stored_is_intact(tmp_path):
     ws = tmp_path / "ws"
     ws.mkdir()
     code = (
-        "import json\nfrom kernelevo.store import Store\nfrom kernelevo.store_open import StoreError\n"
+        "import json\nfrom kernelevo.store import Store\nfrom kernelevo.store.connection import StoreError\n"
         "s = Store()\nn = 0\ntry:\n"
         "    while True:\n        s.put_verdict('t', f'c{n}', 'k', {'reason': 'x' * 20000}); n += 1\n"
         "except StoreError as exc:\n    print(json.dumps({'stored': n, 'error': str(exc)}))\n"
@@ -209,7 +209,7 @@ def test_one_damaged_record_does_not_hide_the_others(tmp_path):
 
 
 def test_a_locked_store_is_one_line_saying_to_wait():
-    from kernelevo.store_open import translate
+    from kernelevo.store.connection import translate
 
     err = translate(sqlite3.OperationalError("database is locked"), Path("/w/.kernelevo/s.sqlite"))
     assert isinstance(err, StoreError) and "locked by another process" in str(err)

@@ -136,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     from kernelevo.sandbox import SandboxError, allow_unsandboxed
-    from kernelevo.store_open import StoreError
+    from kernelevo.store.connection import StoreError
 
     if getattr(args, "no_sandbox", False):
         allow_unsandboxed()

@@ -202,7 +202,7 @@ def verify_candidate(
         **verdict.versions,
     }
     if store is not None and verdict.status not in ("timeout",) and verdict.isolation != "none":
-        from kernelevo.store_open import StoreError
+        from kernelevo.store.connection import StoreError
 
         try:
             store.put_verdict(task_file.hash, cand_hash, key, verdict.to_dict())

@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kernelevo.store_open import RedactingConnection
+    from kernelevo.store.connection import RedactingConnection
 
 SCHEMA_VERSION = 2
 

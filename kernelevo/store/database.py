@@ -17,12 +17,12 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from kernelevo.store_records import ResultSummary, RunRecord, run_record, stored_json
-from kernelevo.store_schema import SCHEMA, SCHEMA_VERSION, migrate
+from kernelevo.store.records import ResultSummary, RunRecord, run_record, stored_json
+from kernelevo.store.schema import SCHEMA, SCHEMA_VERSION, migrate
 
 if TYPE_CHECKING:
     from kernelevo.phase import Phase
-    from kernelevo.store_open import RedactingConnection
+    from kernelevo.store.connection import RedactingConnection
 
 __all__ = ["SCHEMA_VERSION", "ResultSummary", "RunRecord", "Store", "default_store_path"]
 
@@ -41,7 +41,7 @@ class Store:
     """A handle on the SQLite file; cheap to open, safe to use from several processes."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        from kernelevo.store_open import open_database
+        from kernelevo.store.connection import open_database
 
         self.path = Path(path) if path is not None else default_store_path()
         self._db, self.read_only = open_database(self.path, self._prepare)
@@ -53,7 +53,7 @@ class Store:
         try:
             db.executescript(SCHEMA)
         except sqlite3.Error as exc:
-            from kernelevo.store_open import translate
+            from kernelevo.store.connection import translate
 
             raise translate(exc, self.path) from None
         migrate(db)
