@@ -67,6 +67,7 @@ elif case == "profiler":
         host.open(set())
         request = {"op": "close"} if known is None else {"op": "close", "profiler": known}
         runner_host._answer(host, request)
+        host.settle()  # as the serving loop does after each reply
         for _ in range(100):
             made = [n for n in os.listdir() if n.startswith(f"started_{host.spare[0]}_")]
             if made:
@@ -74,6 +75,21 @@ elif case == "profiler":
             time.sleep(0.05)
         flags.append([host.profiler, made[0].rsplit("_", 1)[-1] if made else None])
     seen["flags"] = flags
+    host.close(final=True)
+elif case == "later":
+    import kernelevo.runner.host as runner_host
+    opened = host.open(set()).wire()["opened"]
+    with open("candidate.py", "w") as f:
+        f.write("open('left_by_candidate', 'w').close()\n")
+    host.relay({"op": "load", "candidate_path": os.path.abspath("candidate.py"),
+                "exchange": os.getcwd()}, 60)
+    os.remove("candidate.py")
+    seen["reply"] = runner_host._answer(host, {"op": "close"})
+    seen["before_settle"] = [host.child == opened, os.path.exists("left_by_candidate"),
+                             host.spare is None]
+    host.settle()
+    seen["after_settle"] = [host.child, alive(opened), os.path.exists("left_by_candidate"),
+                            host.spare is not None and alive(host.spare[0])]
     host.close(final=True)
 print(json.dumps(seen), flush=True)
 """
@@ -126,3 +142,13 @@ def test_a_spare_starts_the_profiler_when_the_last_task_profiled_its_kernels(tmp
     seen = _run("candidate", "profiler", tmp_path)
     # told True: the next spare warms the profiler; not told: the last word holds; told False: off
     assert seen["flags"] == [[True, "True"], [True, "True"], [False, "False"]], seen
+
+
+def test_a_close_answers_first_and_the_sweep_and_spare_follow_before_the_next_request(tmp_path):
+    """The runner host answers `close` once the candidate is killed; reaping it (a CUDA context's
+    teardown), sweeping what it left and forking the next spare come after the reply, in
+    `settle`, which the serving loop runs before it reads another request."""
+    seen = _run("candidate", "later", tmp_path)
+    assert seen["reply"]["closed"] and seen["reply"].get("swept", []) == []
+    assert seen["before_settle"] == [True, True, True], seen
+    assert seen["after_settle"] == [None, False, False, True], seen

@@ -146,6 +146,9 @@ class Host:
         self.dirty = False
         self.spare: tuple[int, socket.socket] | None = None
         self.profiler = False  # the last candidate's task profiled its kernels: the spare warms it
+        self.settling = (
+            False  # a child closed with `later`: reaped and swept before the next request
+        )
         self._fork_spare()
 
     def _fork(self, keep_fds: set[int], spare: bool) -> tuple[int, socket.socket]:
@@ -262,19 +265,35 @@ class Host:
         keep = frozenset([self.spare[0]]) if self.spare else frozenset()
         return was, self.leftovers.sweep(keep=keep)
 
-    def close(self, final: bool = False, profiler: bool | None = None) -> cp.Closed:
+    def close(
+        self, final: bool = False, profiler: bool | None = None, later: bool = False
+    ) -> cp.Closed:
         """Kill the child, then every process it left (orphans reparent here) and every file it
         left in the places the next child shares: reuse of this host is clean by construction.
         Then the next spare is forked (none when `final`); `profiler`: whether the task just
-        verified profiles its kernels, so the spare starts the profiler while it waits."""
+        verified profiles its kernels, so the spare starts the profiler while it waits.
+        `later`: the child is killed now, but waiting for its end (a CUDA context takes ~0.08 s
+        to tear down), the sweep and the spare are left to `settle()`, which the serving loop
+        runs after the reply and before it reads the next request; `swept` is then empty."""
         if profiler is not None:
             self.profiler = profiler
+        if later and not final and self.child is not None:
+            _kill_group(self.child)
+            self.settling = True
+            return cp.Closed(closed=self.child)
         if final:
             self.drop_spare()
         was, swept = self._end_child()
         if not final:
             self._fork_spare()
         return cp.Closed(closed=was, swept=swept[:50])
+
+    def settle(self) -> None:
+        """What a `close(later=True)` left: the child reaped, its leftovers swept, a spare forked."""
+        if self.settling:
+            self.settling = False
+            self._end_child()
+            self._fork_spare()
 
 
 def serve_engine(
@@ -311,6 +330,7 @@ def serve_engine(
         if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
             reply["nonce"] = request["nonce"]
         protocol.write(channel_out, reply)
+        host.settle()
     host.close(final=True)
     return 0
 
@@ -329,7 +349,8 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
     if isinstance(req, cr.Open):
         return host.open(set()).wire()
     if isinstance(req, cr.Close):
-        return host.close(profiler=None if req.profiler is None else bool(req.profiler)).wire()
+        profiler = None if req.profiler is None else bool(req.profiler)
+        return host.close(profiler=profiler, later=True).wire()
     if isinstance(req, cr.Relay):
         relayed = dict(req.request or {})
         if isinstance(req.candidate_path, str):  # top level, where the pool maps it into the inbox

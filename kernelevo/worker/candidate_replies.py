@@ -143,7 +143,8 @@ class Relayed(HostAnswer):
 
 @dataclass(frozen=True)
 class Closed(HostAnswer):
-    """The process ended (`closed`: its pid) and what it left removed (`swept`)."""
+    """The process ended (`closed`: its pid) and what it left removed (`swept`; empty where the
+    sweep runs after the reply, as the runner host does: runner/host.py, `Host.settle`)."""
 
     closed: int | None = None
     swept: list[str] = field(default_factory=list)
