@@ -196,3 +196,25 @@ def test_an_ahead_of_time_compile_whose_child_ends_is_a_compile_error(caches, tm
     assert verdict.status == "compile_error", "a child that never answered proves no compile"
     check = next(c for c in verdict.checks if c.name == "aot_compile_sm90")
     assert not check.passed and "exit code 7" in check.message, check.message
+
+
+def test_a_cuda_build_error_is_summed_up_by_its_first_located_error_not_nvccs_count():
+    """nvcc ends with "1 error detected in the compilation of ..."; the verdict's one line must be
+    the error itself (a KernelBench leaderboard kernel calling `input.type()`, which torch's
+    current headers no longer convert), and a Triton message keeps its last line."""
+    from kernelevo.verify.compile_ahead import short_reason
+
+    cuda = (
+        "CudaCompileError: load_inline extension 'argmin_cuda' does not compile:\n"
+        "nvcc -cubin cuda.cu failed:\n"
+        'cuda_sources:39: error: no suitable conversion function from "const '
+        'at::DeprecatedTypeProperties" to "c10::ScalarType" exists\n'
+        "     ; torch::headeronly::ScalarType _st = ::detail::scalar_type(the_type); ;\n"
+        "                                                                 ^\n"
+        '1 error detected in the compilation of "cuda.cu".'
+    )
+    assert short_reason(cuda).startswith(
+        "CudaCompileError: cuda_sources:39: error: no suitable conversion function"
+    )
+    triton = "CompilationError: at 12:8:\n    x = tl.load(p)\n        ^\nValueError: bad pointer"
+    assert short_reason(triton) == "CompilationError: ValueError: bad pointer (at 12:8)"

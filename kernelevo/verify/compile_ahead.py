@@ -9,6 +9,7 @@ candidate never reaches the GPU.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,13 +114,21 @@ def precompile(
     )
 
 
+_LOCATED_ERROR = re.compile(r"^\S+:\d+(:\d+)?: (fatal )?error\b")  # `cuda_sources:39: error: ...`
+_COUNT_LINE = re.compile(r"^\d+ errors? detected in the compilation of")  # nvcc's closing count
+
+
 def short_reason(message: str) -> str:
-    """One line from a compiler's message: its last line (the error itself), with Triton's `at L:C` location."""
+    """One line from a compiler's message: a C++/CUDA build's first located error (nvcc ends with
+    a count of errors, which says nothing), else the last line (Triton's error itself), with
+    Triton's `at L:C` location."""
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
     if not lines:
         return "compile error"
     head = lines[0].split(":", 1)[0] if ":" in lines[0] else ""
-    where = next((ln.rstrip(":") for ln in lines if ln.startswith("at ") and ln[3:4].isdigit()), "")
-    last = lines[-1]
+    bare = [ln.removeprefix(f"{head}: ") if head else ln for ln in lines]
+    where = next((ln.rstrip(":") for ln in bare if ln.startswith("at ") and ln[3:4].isdigit()), "")
+    said = [ln for ln in lines if not _COUNT_LINE.match(ln)] or lines
+    last = next((ln for ln in said if _LOCATED_ERROR.match(ln)), said[-1])
     text = last if last.startswith(head) or not head else f"{head}: {last}"
     return (f"{text} ({where})" if where else text)[:400]
