@@ -34,7 +34,9 @@ def workers(device: str) -> dict[str, Worker]:
     return {
         "runner host": Worker(device, module="kernelevo.runner.host"),
         "compile worker": Worker("compile", env={"KERNELEVO_COMPILE_WARMUP": "triton"}),
-        "judge": Worker(device, module="kernelevo.judge", env={"KERNELEVO_WORKER_WARMUP": "light"}),
+        "judge": Worker(
+            device, module="kernelevo.judge.process", env={"KERNELEVO_WORKER_WARMUP": "light"}
+        ),
     }
 
 

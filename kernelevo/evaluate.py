@@ -71,7 +71,7 @@ class Evaluator:
                 **env,
                 "KERNELEVO_WORKER_WARMUP": os.environ.get("KERNELEVO_WORKER_WARMUP", warmup),
             },
-            module="kernelevo.judge",
+            module="kernelevo.judge.process",
             writable=[self.exchange],
             file_bytes=big,
         )

@@ -188,7 +188,7 @@ def test_a_one_shot_verdict_compiles_ahead_while_its_judge_still_starts(monkeypa
     start, request = Worker.start, Worker.request
 
     def slow_judge_start(self):
-        if self.module == "kernelevo.judge":
+        if self.module == "kernelevo.judge.process":
             time.sleep(3.0)  # a judge still warming up (its CUDA context, on a GPU)
         start(self)
         events.append((time.perf_counter(), f"ready {self.module}"))
@@ -205,7 +205,9 @@ def test_a_one_shot_verdict_compiles_ahead_while_its_judge_still_starts(monkeypa
     assert verdict.status == "verified", verdict.reason
     assert "task_probe_s" in verdict.phases and "probe" not in verdict.phases["judge_ops_s"]
     when = {what: t for t, what in reversed(events)}  # the first time each event happened
-    assert when["precompile kernelevo.runner.compile_worker"] < when["ready kernelevo.judge"]
+    assert (
+        when["precompile kernelevo.runner.compile_worker"] < when["ready kernelevo.judge.process"]
+    )
     waited = verdict.phases["worker_wait_s"]
     assert waited["judge"] > 0 and set(waited) == {"judge", "runner", "compiler"}
 
