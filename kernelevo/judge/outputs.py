@@ -13,7 +13,13 @@ from typing import Any
 
 import torch
 
-from kernelevo.verify.compare import compare_outputs, flatten_outputs, relative_l2, tolerance_for
+from kernelevo.verify.compare import (
+    compare_outputs,
+    flatten_outputs,
+    rel_l2_of,
+    relative_l2,
+    tolerance_for,
+)
 
 SLICE_ELEMENTS = 1 << 25
 
@@ -50,7 +56,7 @@ def compare_any_size(
         ok, msg, detail = _sliced(r, c, tolerance_hint, slice_elements, precision)
         if not ok:
             return False, msg.replace("output", label, 1), detail
-        worst = detail if not worst or _rel(detail) > _rel(worst) else worst
+        worst = detail if not worst or rel_l2_of(detail) > rel_l2_of(worst) else worst
     return True, "outputs match", worst
 
 
@@ -76,7 +82,7 @@ def _sliced(
         if tol is not None:  # the slice's norms, as compare_outputs found them
             err_norm, ref_norm = detail.get("norms", (0.0, 0.0))
             err_sq, ref_sq = err_sq + err_norm**2, ref_sq + ref_norm**2
-        worst = detail if not worst or _rel(detail) > _rel(worst) else worst
+        worst = detail if not worst or rel_l2_of(detail) > rel_l2_of(worst) else worst
     if tol is None:
         return True, "outputs match", worst
     rel_l2 = relative_l2(math.sqrt(err_sq), math.sqrt(ref_sq))
@@ -91,7 +97,3 @@ def _sliced(
             {**worst, "tolerance_failure": True},
         )
     return True, "outputs match", worst
-
-
-def _rel(detail: dict[str, Any]) -> float:
-    return float(detail.get("rel_l2") or 0.0)

@@ -146,9 +146,8 @@ class Host:
         self.dirty = False
         self.spare: tuple[int, socket.socket] | None = None
         self.profiler = False  # the last candidate's task profiled its kernels: the spare warms it
-        self.settling = (
-            False  # a child closed with `later`: reaped and swept before the next request
-        )
+        # a child closed with `later`: reaped and swept before the next request
+        self.settling = False
         self._fork_spare()
 
     def _fork(self, keep_fds: set[int], spare: bool) -> tuple[int, socket.socket]:

@@ -39,6 +39,11 @@ def relative_l2(err_norm: float, ref_norm: float) -> float | None:
     return 0.0 if err_norm == 0 else None
 
 
+def rel_l2_of(detail: dict[str, Any]) -> float:
+    """A comparison's relative L2 error for ranking outputs by it (0 where none exists)."""
+    return float(detail.get("rel_l2") or 0.0)
+
+
 def flatten_outputs(out: Any) -> list[Any]:
     """Outputs (or inputs) as one list: sequences and dicts (a Hugging Face ModelOutput) opened,
     in order."""
@@ -147,7 +152,7 @@ def compare_outputs(
             detail.update(first_index=first, **_values_at(r64, c64, first))
         elif where:
             detail.update(expected_at_max=got[7], got_at_max=got[8])
-        worst = detail if not worst or (rel_l2 or 0.0) > (worst.get("rel_l2") or 0.0) else worst
+        worst = detail if not worst or rel_l2_of(detail) > rel_l2_of(worst) else worst
         if n_bad:
             return (
                 False,
