@@ -178,7 +178,7 @@ class Judge:
             self.precision_failure = (message, detail)
         self.precision = level
         self.precision_rel_l2 = max(
-            self.precision_rel_l2, float(detail2.get("rel_l2") or detail.get("rel_l2") or 0.0)
+            self.precision_rel_l2, float(detail2.get("rel_l2", detail.get("rel_l2")) or 0.0)
         )
         return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
 
