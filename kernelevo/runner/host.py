@@ -15,6 +15,7 @@ run nothing but this module, and the next `open` hands it the candidate.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import select
 import signal
@@ -80,6 +81,10 @@ def _child_main(
     from kernelevo.worker.sandbox import Integrity, harness_violations
 
     handle = _handler(kind)
+    if os.environ.get("KERNELEVO_WORKER_PROFILE"):  # bench/profile_verdict.py: the child's ops too
+        from kernelevo.worker.main import profiled
+
+        handle = functools.partial(profiled, handle)
     integrity = Integrity()
     stream = sock.makefile("rwb", buffering=0)
     code = 0

@@ -18,7 +18,7 @@ from typing import Any
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def _profiled(
+def profiled(
     handler: Callable[[dict[str, Any]], dict[str, Any]], request: dict[str, Any]
 ) -> dict[str, Any]:
     """Run under cProfile and dump `<pid>-<n>-<op>.prof` into $KERNELEVO_WORKER_PROFILE (bench/profile_verdict.py)."""
@@ -94,7 +94,7 @@ def serve(
             protocol.write(channel_out, {"error": f"unknown op {request.get('op')!r}"})
             continue
         try:
-            reply = _profiled(handler, request) if profile_dir else handler(request)
+            reply = profiled(handler, request) if profile_dir else handler(request)
         except BaseException as exc:  # a worker answers every request it survives
             reply = {
                 "error": f"{type(exc).__name__}: {exc}",
