@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelevo import cuda_ipc
+from kernelevo.judge import baselines, host_probe, launchers, task_faults
 from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.candidate_exchange import (
@@ -98,12 +99,10 @@ class Judge:
 
     # -- the task on its own, before any candidate (task faults) --------------------------
     def op_probe(self, req: rq.Probe) -> rp.Probed:
-        from kernelevo.judge.task_faults import probe
-
         ref = self._reference(req)
         key = f"{req.task_hash}|{req.size}|{ref.device}"
         if key not in self.probed:
-            self.probed[key] = probe(ref, req.seed or 1)
+            self.probed[key] = task_faults.probe(ref, req.seed or 1)
         return rp.Probed(**self.probed[key])
 
     # -- one verification ----------------------------------------------------------------
@@ -177,9 +176,8 @@ class Judge:
         if self.precision_failure is None:
             self.precision_failure = (message, detail)
         self.precision = level
-        self.precision_rel_l2 = max(
-            self.precision_rel_l2, float(detail2.get("rel_l2", detail.get("rel_l2")) or 0.0)
-        )
+        rel_l2 = float(detail2.get("rel_l2", detail.get("rel_l2")) or 0.0)
+        self.precision_rel_l2 = max(self.precision_rel_l2, rel_l2)
         return True, f"{message2} at {LEVEL_NAMES[level]} tolerance", detail2
 
     def _share(self, values: list[Any], prefix: str) -> tuple[list[Any], list[Any]]:
@@ -339,8 +337,6 @@ class Judge:
         return rp.TimingSetsDrawn(descs)
 
     def op_baselines(self, req: rq.Baselines) -> rp.BaselinesTimed:
-        from kernelevo.judge.baselines import time_baselines
-
         assert self.ref is not None and self.ref.model is not None
         key = req.key
         cached = key in self.baselines
@@ -348,18 +344,16 @@ class Judge:
         if isinstance(stored, dict):  # measured by a judge before, kept by the engine on disk
             self.baselines[key] = dict(stored)
         elif not cached:
-            self.baselines[key] = time_baselines(self.ref, self.timing_sets, req)
+            self.baselines[key] = baselines.time_baselines(self.ref, self.timing_sets, req)
         timed = {k: v for k, v in self.baselines[key].items() if k not in ("cached", "stored")}
         return rp.BaselinesTimed.parse(
             {**timed, "cached": cached or stored is not None, "stored": bool(stored)}
         )
 
     def op_bound(self, req: rq.Bound) -> rp.Bounded:
-        from kernelevo.judge.baselines import bound
-
         assert self.ref is not None
         base = self.baselines[req.key]
-        ok, why, detail = bound(
+        ok, why, detail = baselines.bound(
             base["work"],
             bool(base["tf32"]) or self.ref_tf32_conv,
             float(req.candidate_ms),
@@ -369,11 +363,11 @@ class Judge:
         return rp.Bounded(plausible=ok, note=why, roofline=detail)
 
     def op_host_probe(self, req: rq.HostProbe) -> rp.HostProbed:
-        from kernelevo.judge.host_probe import launch_wall
+        device = self.ref.device if self.ref is not None else torch.device("cpu")
+        return rp.HostProbed(**host_probe.launch_wall(device))
 
-        return rp.HostProbed(
-            **launch_wall(self.ref.device if self.ref is not None else torch.device("cpu"))
-        )
+    def op_launchers(self, req: rq.Launchers) -> rp.LaunchersBuilt:
+        return launchers.build(req)
 
     def op_check_timed_output(self, req: rq.CheckTimedOutput) -> rp.Compared:
         """The output of the candidate's back-to-back calls on timing set 0, checked like any other."""

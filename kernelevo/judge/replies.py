@@ -27,6 +27,7 @@ __all__ = [
     "HostProbed",
     "InputsDrawn",
     "KernelDecided",
+    "LaunchersBuilt",
     "LibraryDecided",
     "Probed",
     "ReferenceRan",
@@ -179,3 +180,13 @@ class HostProbed(Reply):
 
     ms_per_launch: float
     idle_ms_per_launch: float
+
+
+@dataclass(frozen=True)
+class LaunchersBuilt(Reply):
+    """Launchers built now, found built, and refused (with why: not Triton's types, a failed build)."""
+
+    built: int = 0
+    found: int = 0
+    refused: list[str] = field(default_factory=list)
+    seconds: float = 0.0

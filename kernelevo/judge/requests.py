@@ -28,6 +28,7 @@ __all__ = [
     "Inputs",
     "JudgeRequest",
     "KernelPolicy",
+    "Launchers",
     "LibraryPolicy",
     "OutBuffers",
     "Probe",
@@ -176,6 +177,15 @@ class KernelPolicy(JudgeRequest[rp.KernelDecided]):
     launched: list[str] = field(default_factory=list)
     source: str = ""
     strict: bool = False
+
+
+@JUDGE.kind("launchers")
+@dataclass(frozen=True)
+class Launchers(JudgeRequest[rp.LaunchersBuilt]):
+    """Triton's C launchers for these argument signatures, built into the shared cache
+    (judge/launchers.py; each spec as runner/precompile.py::launcher_spec reports it)."""
+
+    specs: list[dict[str, Any]] = field(default_factory=list)
 
 
 # -- timing ----------------------------------------------------------------------------------

@@ -56,10 +56,12 @@ class Session:
         max_time_s: float = 10.0,
         policy: dict[str, Any] | None = None,
         cache: str | None = None,
+        launchers: list[dict[str, Any]] | None = None,
     ) -> None:
         """`policy`: the user's choices (strict, accepted precision levels, compile mode, timing budget);
-        `cache`: the candidate's own build caches from its compile ahead (worker/cache_folders.py)."""
-        self.held_cache = cache
+        `cache`: the candidate's own build caches from its compile ahead (worker/cache_folders.py);
+        `launchers`: the argument signatures of its Triton kernels, as its compile ahead saw them."""
+        self.held_cache, self.launchers = cache, list(launchers or [])
         self.cache: str | None = None
         self.policy_args = dict(policy or {})
         self.compile_mode = self.policy_args.get("compile_mode", compile_mode)
@@ -69,13 +71,8 @@ class Session:
         self.custom_calls = 0
         self.needs_profile: bool | None = None  # known at the policy step; tells the next spare
         self.untraced: list[str] = []
-        self.task, self.cand_path, self.backend, self.device, self.size = (
-            task,
-            Path(cand_path),
-            backend,
-            device,
-            size,
-        )
+        self.task, self.backend, self.device, self.size = task, backend, device, size
+        self.cand_path = Path(cand_path)
         self.judge = JudgeClient(ev.judge, timeout)
         self.cand = CandidateClient(ev.runner, timeout)
         self.ev = ev
@@ -243,6 +240,15 @@ class Session:
         self.cache = install(self.held_cache)
         self._cached_before = _built(self.cache)
 
+    def build_launchers(self) -> None:
+        """Triton's C launchers for the candidate's signatures, built by the judge into the shared
+        cache (judge/launchers.py), so neither its compile ahead nor its first launch builds one."""
+        if self.launchers and self.device == "cuda":
+            done = self.judge.ask(rq.Launchers(specs=self.launchers))
+            self.phases["launchers"] = {"built": done.built, "found": done.found}
+            if done.refused:
+                self.phases["launchers"]["refused"] = done.refused[:3]
+
     def drop_cache(self) -> None:
         """What the candidate process had to build itself (nothing, when compiling ahead found it
         all), then the runner's copy goes: no later candidate ever reads it (the held folder,
@@ -270,6 +276,7 @@ class Session:
             n_sets = 1 if self.screen else max(5, int(self.task.hints.get("VERIFY_SEEDS", 5) or 5))
             seeds = [self.base + 7919 * i for i in range(n_sets)]
             self.install_cache()
+            self.build_launchers()
             self.cand.open()
             begin, loaded = self.begin(seeds[0])
             self.phases["load_s"] = loaded.load_s

@@ -73,8 +73,12 @@ class _CompileOnlyDriver:
 
 
 @contextmanager
-def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
-    """Launches compile for sm_<arch> and return without running; kernel names go to `compiled`.
+def triton_compile_only(
+    arch: int, compiled: list[str], launchers: list[dict[str, Any]] | None = None
+) -> Iterator[None]:
+    """Launches compile for sm_<arch> and return without running; kernel names go to `compiled`,
+    the argument signatures whose C launcher the judge may build to `launchers` (see
+    `launcher_spec`).
     The compiles run side by side in Triton's async compile mode (each input set's shapes are a
     specialization of its own, and an autotuned kernel one per configuration); leaving the block
     waits for all of them and raises the first compile error."""
@@ -116,7 +120,11 @@ def triton_compile_only(arch: int, compiled: list[str]) -> Iterator[None]:
                 continue
             if not tuned:
                 check_shared_memory(kernel, arch)
-            _build_launcher(kernel)
+            spec = launcher_spec(kernel)
+            if spec is None:
+                _build_launcher(kernel)
+            elif launchers is not None and spec not in launchers:
+                launchers.append(spec)
     finally:
         for kernel, _ in launched:  # a failed compile's future holds the compiler's frames
             _resolved(kernel, ignore_errors=True)
@@ -158,9 +166,36 @@ def check_shared_memory(kernel: Any, arch: int) -> None:
         raise OutOfResources(need, limit, "shared memory")
 
 
+def launcher_spec(kernel: Any) -> dict[str, Any] | None:
+    """What Triton's C launcher for `kernel` is generated from: its argument types (and which
+    tensor descriptors are lowered to TMA). A Triton that compiles one launcher per signature (gcc,
+    0.3 s on an H100 host) builds it at a kernel's first launch into the candidate's own cache,
+    where no other candidate may look; the judge builds it from these types instead, into the
+    shared cache every candidate reads (judge/launchers.py), once per signature. None where this
+    Triton builds no such launcher or the kernel says nothing of its signature."""
+    try:
+        import triton.backends.nvidia.driver as nvidia
+    except ImportError:
+        return None
+    if not (hasattr(nvidia, "make_launcher") and hasattr(nvidia, "compile_module_from_src")):
+        return None
+    signature = getattr(getattr(kernel, "src", None), "signature", None)
+    if not isinstance(signature, dict):
+        return None
+    meta = getattr(getattr(kernel, "metadata", None), "tensordesc_meta", None)
+    return {
+        "signature": [_plain(t) for t in signature.values()],
+        "tma": None if meta is None else [m is not None for m in meta],
+    }
+
+
+def _plain(ty: Any) -> Any:
+    return [_plain(t) for t in ty] if isinstance(ty, (tuple, list)) else str(ty)
+
+
 def _build_launcher(kernel: Any) -> None:
-    """Triton compiles a small C launcher (gcc, ~1 s) per argument signature the first time a kernel
-    runs; building it here puts it in the shared cache too. Needs libcuda to link (GPU machines only)."""
+    """A Triton whose launcher is not built from `launcher_spec`: built here, into the candidate's
+    own cache, so its first launch does not wait for it. Needs libcuda to link (GPU machines only)."""
     try:
         from triton.backends.nvidia.driver import CudaLauncher
 
@@ -223,6 +258,7 @@ def precompile(req: Precompile) -> Compiled:
     backend = req.backend
     os.environ["KERNELEVO_CUDA_ARCH"] = f"sm_{arch}"
     compiled: list[str] = []
+    launchers: list[dict[str, Any]] = []
     note = ""
     try:
         task = load_task_module(req.task_path, req.size or "default")
@@ -233,7 +269,7 @@ def precompile(req: Precompile) -> Compiled:
         from kernelevo.backends.inline import install_load_inline_guard
 
         install_load_inline_guard()
-        with triton_compile_only(arch, compiled):
+        with triton_compile_only(arch, compiled, launchers):
             cand = import_file(req.candidate_path, "precompile")
             model = cand.ModelNew(*task.get_init_inputs())  # some candidates compile in __init__
             if backend == "triton":
@@ -264,4 +300,5 @@ def precompile(req: Precompile) -> Compiled:
         reason=note,
         kernels=sorted(set(compiled)),
         seconds=time.perf_counter() - t0,
+        launchers=launchers,
     )

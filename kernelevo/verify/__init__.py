@@ -178,6 +178,7 @@ def verify_candidate(
                         "screen": screen,
                     },
                     precompiled.cache,
+                    precompiled.launchers,
                 )
             verdict.phases = {
                 **(_worker_starts(ev) if own else {}),
@@ -265,13 +266,25 @@ def _run_dynamic(
     compiled_ahead: list[str] | None = None,
     policy: dict[str, Any] | None = None,
     cache: str | None = None,
+    launchers: list[dict[str, Any]] | None = None,
 ) -> Verdict:
     """The judge decides from data; the candidate runs in a fresh process of its own (kernelevo/judge/).
-    `cache`: the candidate's own build caches, as its compile ahead left them."""
+    `cache` and `launchers`: the candidate's own build caches, as its compile ahead left them, and
+    the signatures of its Triton kernels."""
     from kernelevo.judge.session import Session
 
     session = Session(
-        task_file, cand_path, backend, ev, device, size, timeout, seed, policy=policy, cache=cache
+        task_file,
+        cand_path,
+        backend,
+        ev,
+        device,
+        size,
+        timeout,
+        seed,
+        policy=policy,
+        cache=cache,
+        launchers=launchers,
     )
     verdict, launches = session.run(measure)
     verdict.phases["judge_ops_s"] = session.judge.spent  # seconds per op, round trips included

@@ -34,6 +34,7 @@ class Precompiled:
     log: str = ""  # the compiler's whole message, for the model's feedback
     arch: int = 90  # compiled for sm_<arch>
     cache: str | None = None  # this candidate's own build caches, held out of every sandbox's reach
+    launchers: list[dict[str, Any]] = field(default_factory=list)  # its Triton signatures
 
     @property
     def conclusive(self) -> bool:
@@ -110,7 +111,14 @@ def precompile(
     if answer.status == "compile_error":
         reason, log = short_reason(reason), reason
     return Precompiled(
-        answer.status, reason, list(answer.kernels), float(answer.seconds), log, arch, held
+        answer.status,
+        reason,
+        list(answer.kernels),
+        float(answer.seconds),
+        log,
+        arch,
+        held,
+        list(answer.launchers),
     )
 
 

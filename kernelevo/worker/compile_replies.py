@@ -38,6 +38,9 @@ class Compiled(CompileAnswer):
     reason: str = ""
     kernels: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    launchers: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # runner/precompile.py::launcher_spec
 
 
 @dataclass(frozen=True)

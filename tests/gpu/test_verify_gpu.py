@@ -309,3 +309,43 @@ def test_kernels_compiled_ahead_are_cache_hits_on_the_gpu(tmp_path, monkeypatch)
     built = v.phases["built_in_run"]  # what the candidate process added to its own cache folder
     assert not [p for p in built if p.endswith(".cubin")], ("the run worker recompiled", built)
     assert not [p for p in built if "launcher" in p], ("the run worker rebuilt a launcher", built)
+
+
+def test_a_triton_launcher_is_built_once_per_signature_by_the_judge(tmp_path, monkeypatch):
+    """Where Triton builds a C launcher per argument signature, the judge builds it into the shared
+    cache from the types the compile child reported: neither the compile child nor the candidate
+    builds one, and a second candidate with the same signature finds it built."""
+    import secrets
+
+    import triton.backends.nvidia.driver as nvidia
+
+    from kernelevo.verify.compile_ahead import precompile
+
+    if not hasattr(nvidia, "make_launcher"):
+        pytest.skip("this Triton launches through one generic launcher")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setenv("KERNELEVO_CACHE", str(tmp_path / "kernelevo"))
+    verdicts = []
+    with Evaluator("cuda") as ev:
+        for _ in range(2):
+            cand = tmp_path / f"v{secrets.token_hex(4)}.py"
+            tag = f"# {secrets.token_hex(8)}\n    cols = tl.arange"
+            cand.write_text(GOOD.read_text().replace("cols = tl.arange", tag, 1))
+            ahead = precompile(ev.compiler, SOFTMAX, cand, "triton", device="cuda", size="default")
+            assert ahead.status == "compiled" and ahead.launchers, (ahead.reason, ahead.launchers)
+            held = [
+                p.name for p in Path(ahead.cache or tmp_path).rglob("*") if "launcher" in p.name
+            ]
+            assert not held, ("the compile child built a launcher", held)
+            verdicts.append(
+                verify_candidate(
+                    SOFTMAX, cand, evaluator=ev, use_cache=False, measure=False, precompiled=ahead
+                )
+            )
+    first, second = verdicts
+    assert first.status == second.status == "verified", (first.reason, second.reason)
+    assert first.phases["launchers"]["built"] + first.phases["launchers"]["found"] >= 1
+    assert second.phases["launchers"] == {"built": 0, "found": len(ahead.launchers)}
+    for v in verdicts:
+        built = v.phases["built_in_run"]
+        assert not [p for p in built if "launcher" in p], ("the candidate built a launcher", built)
