@@ -380,11 +380,15 @@ class Judge:
 
 
 def main() -> int:
+    import threading
+
     from kernelevo.judge.warmup import warm_up
+    from kernelevo.worker import triton_key
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
     from kernelevo.worker.main import serve
 
     defer_dynamo_import()  # the probe's meta tensors and OpRecorder; a torch.compile baseline imports it
+    threading.Thread(target=triton_key.remember, name="kernelevo-triton-key", daemon=True).start()
     judge = Judge()
     return serve({"judge": judge.handle}, route_all="judge", warm=lambda: warm_up(judge.handle))
 

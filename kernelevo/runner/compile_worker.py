@@ -107,9 +107,12 @@ def _preload() -> None:
     from kernelevo.worker import protocol
     from kernelevo.worker.compile_requests import Precompile
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
+    from kernelevo.worker.triton_key import use_stored
 
     defer_dynamo_import()
     protocol.mark("torch")
+    if warm in ("all", "triton") and use_stored():  # Triton's source hash, as the judge stored it
+        protocol.mark("triton_key_stored")
 
     folder = tempfile.mkdtemp(prefix="kernelevo-warm-")
     saved = dict(os.environ)

@@ -16,7 +16,12 @@ from kernelevo.worker import protocol
 def hash_triton() -> None:
     """Triton keys its compile cache by a hash of its own sources and libtriton (~0.5 s, once per
     process, at the first launch even when the kernel is cached). Computed here, from files only
-    (no CUDA), every forked candidate inherits it instead of paying it inside its verdict."""
+    (no CUDA), every forked candidate inherits it instead of paying it inside its verdict; where
+    the judge stored it for this Triton (worker/triton_key.py), not even computed."""
+    from kernelevo.worker.triton_key import use_stored
+
+    if use_stored():
+        return
     for where in ("triton.runtime.cache", "triton.compiler.compiler"):
         try:
             key = importlib.import_module(where).triton_key
