@@ -96,7 +96,7 @@ def test_the_engine_of_a_verify_never_imports_torch(tmp_path):
     assert phases["candidate_dynamo"] is False
     assert set(phases["worker_wait_s"]) == {"judge", "runner", "compiler"}
     parts = phases["worker_start_parts_s"]  # each worker's start, step by step
-    assert {"sandbox", "python", "warm_up_probe", "warm_up_reference"} <= set(parts["judge"])
+    assert {"sandbox", "python", "warm_up_begin", "warm_up_reference"} <= set(parts["judge"])
     assert {"torch", "triton", "op_recorder", "spare_child"} <= set(parts["runner"])
     assert {"torch", "warm_compile", "host"} <= set(parts["compiler"])
     for name, steps in parts.items():

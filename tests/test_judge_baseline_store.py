@@ -102,10 +102,22 @@ def test_a_new_process_does_not_probe_a_task_that_passed_before(tmp_path, monkey
     class Judge:  # answers like the judge process, counting what it is asked
         def request(self, message, timeout):
             asked.append(message["op"])
-            return {"nonce": message["nonce"], "probed": True, "need_gib": 0.01, "device_gib": 24.0}
+            return {
+                "nonce": message["nonce"],
+                "probed": True,
+                "need_gib": 0.01,
+                "device_gib": 24.0,
+                "need": [1024, 2048, 0],
+                "n_extra": 2,
+            }
 
     ev = SimpleNamespace(judge=Judge(), runner=SimpleNamespace(isolation="sandbox"))
     task = read_task(Path(__file__).resolve().parents[1] / "examples" / "softmax.py")
+    known = []
     for _ in range(2):  # two engine processes in turn
-        Session(task, Path(task.path), "reference", ev, "cpu", "small", 10, 1).probe()
+        session = Session(task, Path(task.path), "reference", ev, "cpu", "small", 10, 1)
+        session.probe()
+        known.append(session.known)
     assert asked == ["probe"]
+    # the second tells its judge's Begin the need and extra shapes, so the judge need not measure
+    assert known == [{"need": [1024, 2048, 0], "n_extra": 2}] * 2

@@ -80,6 +80,38 @@ main()
     assert got == {"dynamo": False, "warmed": True}
 
 
+def test_a_one_verdict_judge_runs_nothing_on_meta_tensors_where_the_task_need_is_known(tmp_path):
+    """The light warm-up and a Begin told the need and extra shapes an earlier probe measured build,
+    draw and run the reference without a meta-tensor pass, whose checks import sympy (~0.8 s of a
+    cold judge)."""
+    task = EXAMPLES / "softmax.py"
+    got = facts(
+        f"""
+import kernelevo.worker.main as worker_main
+from kernelevo.judge import requests as rq
+def serve(handlers, route_all=None, warm=None):
+    warm()
+    judge = handlers["judge"]
+    common = dict(task_path={str(task)!r}, task_hash="h", size="small", device="cpu")
+    begin = rq.Begin(**common, seed=3, exchange={str(tmp_path)!r}, need=[4096, 4096, 0], n_extra=2)
+    begun = judge(begin.wire())
+    judge(rq.Inputs(set="a", seed=3).wire())
+    ran = judge(rq.Reference(set="a").wire())
+    report(sympy="sympy" in sys.modules, need=begun.get("need"), n_extra=begun.get("n_extra"),
+           errors=[k for r in (begun, ran) for k in r if "error" in k])
+    return 0
+worker_main.serve = serve
+from kernelevo.judge.process import main
+main()
+""",
+        env={"KERNELEVO_WORKER_WARMUP": "light"},
+    )
+    assert got["errors"] == [] and got["need"] == [4096, 4096, 0] and got["n_extra"] == 2
+    assert got["sympy"] is False, (
+        "the judge ran the task on meta tensors although its need was known"
+    )
+
+
 def test_torch_compile_still_works_and_gets_torchs_own_disabled_functions_back():
     got = facts("""
 import torch

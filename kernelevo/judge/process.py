@@ -113,7 +113,7 @@ class Judge:
         self.via = req.via or "ipc"
         if self.via == "ipc" and ref.device.type == "cuda" and not cuda_ipc.available():
             self.via = "file"  # the probe arrives without a handle: the candidate asks for files
-        need = ref.check_fits()
+        need = ref.check_fits(req.need)
         self.precision, self.precision_failure, self.precision_rel_l2 = None, None, 0.0
         model = ref.build(req.seed, randomise=False, on=req.build_on)
         self.initial = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -128,7 +128,7 @@ class Judge:
             initial=initial,
             built_on=ref.built_on,
             probe=export_tensor(self.ipc_probe, self.folder, "probe", self.via),
-            n_extra=ref.n_extra(),
+            n_extra=ref.n_extra() if req.n_extra is None else int(req.n_extra),
             **ref.memory_plan(need),
         )
 

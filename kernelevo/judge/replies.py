@@ -44,13 +44,15 @@ class MemoryPlan(Reply):
 
     need_gib: float
     device_gib: float
+    need: list[int]  # bytes: inputs per set, outputs, weights
 
 
 @dataclass(frozen=True)
 class Probed(MemoryPlan):
-    """The reference ran alone on the input sets without a fault."""
+    """The reference ran alone on the input sets without a fault; `n_extra`, its extra shapes."""
 
     probed: bool = True
+    n_extra: int = 0
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,8 @@ class Begin(TaskRequest[rp.Begun]):
     exchange: str
     via: str = "ipc"
     build_on: str | None = None
+    need: list[int] | None = None  # bytes as an earlier probe measured them (judge/reference.py)
+    n_extra: int | None = None  # the task's extra shapes, as that probe counted them
 
 
 @JUDGE.kind("same_seed")

@@ -28,10 +28,12 @@ from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
 from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
+from kernelevo.worker.cache_folders import built_artefacts
 
 if TYPE_CHECKING:
     from kernelevo.gpu_gate import GateHold
 
+RAN_FIRST = "the candidate ran before the reference on alternate sets, in its own process"
 TIMED_DEVICES = ("cuda",)  # a CPU time says nothing of a GPU kernel (the tests time on CPU too)
 
 
@@ -85,6 +87,7 @@ class Session:
         self.launches = 0
         self.phases: dict[str, Any] = {}
         self.need_gib: float | None = None
+        self.known: dict[str, Any] = {}  # the task's need and extra shapes, as its probe measured
         self.hold: GateHold | None = None
 
     def enter_gate(self) -> GateHold | None:
@@ -148,15 +151,15 @@ class Session:
         """The reference alone on the input sets, before any candidate: its faults are the task's
         (TaskError). Passed once for this content, size and machine, it is kept on disk."""
         key = baseline_store.probe_key(self)
-        if key is not None and baseline_store.load(key, "probe"):
+        kept = baseline_store.load(key, "probe") if key is not None else None
+        if kept:
+            self.known = {k: kept.get(k) for k in ("need", "n_extra")}
             return
         try:
             reply = self.judge.ask(rq.Probe(**self.common(), seed=self.base))
-            if key is not None:
-                plan = {
-                    "need_gib": reply.need_gib,
-                    "device_gib": reply.device_gib,
-                }  # the GPU gate's
+            self.known = {"need": reply.need, "n_extra": reply.n_extra}
+            if key is not None:  # the GPU gate's plan, and what the judge's next Begin is told
+                plan = {"need_gib": reply.need_gib, "device_gib": reply.device_gib, **self.known}
                 baseline_store.save(key, {"probed": True, **plan}, "probe")
         except JudgeFailed as exc:
             self.judge.worker.kill()
@@ -187,6 +190,8 @@ class Session:
                     exchange=self.folder,
                     via=self.via,
                     build_on=build_on,
+                    need=self.known.get("need"),
+                    n_extra=self.known.get("n_extra"),
                 )
             )
             self.need_gib = begin.need_gib
@@ -238,7 +243,7 @@ class Session:
         if install is None or getattr(self.ev.runner, "cache_root", None) is None:
             return
         self.cache = install(self.held_cache)
-        self._cached_before = _built(self.cache)
+        self._cached_before = built_artefacts(self.cache)
 
     def build_launchers(self) -> None:
         """Triton's C launchers for the candidate's signatures, built by the judge into the shared
@@ -256,7 +261,7 @@ class Session:
         from kernelevo.worker.cache_folders import discard
 
         if self.cache:
-            new = sorted(_built(self.cache) - self._cached_before)
+            new = sorted(built_artefacts(self.cache) - self._cached_before)
             self.phases["built_in_run"] = new[:20]
             discard(self.cache)
 
@@ -296,13 +301,7 @@ class Session:
                 self.cand.open()
                 begin, loaded = self.begin(seeds[0], same_seed_only=True)
                 check_input_sets(self, seeds, begin, extra_shapes=not self.screen)
-            self.checks.append(
-                Check(
-                    "candidate_ran_first",
-                    True,
-                    "the candidate ran before the reference on alternate sets, in its own process",
-                )
-            )
+            self.checks.append(Check("candidate_ran_first", True, RAN_FIRST))
             report = self.cand.ask(cr.Report(), "reporting")
             self.phases["candidate_dynamo"] = report.dynamo
             decide_policy(self, report)
@@ -373,17 +372,6 @@ class Session:
             },
         )
         return verdict, dict(report.signatures)
-
-
-def _built(folder: str) -> set[str]:
-    """Compiled artefacts in a candidate's cache folder (cubins, launchers, extension builds)."""
-    keep = (".cubin", ".so", ".hsaco")
-    return {
-        os.path.relpath(os.path.join(d, f), folder)
-        for d, _, files in os.walk(folder)
-        for f in files
-        if f.endswith(keep)
-    }
 
 
 def probe_task(

@@ -66,4 +66,4 @@ def probe(ref: Reference, seed: int) -> dict[str, Any]:
                 "fix the reference or its get_inputs()"
             )
     ref.model = None
-    return {"probed": True, **ref.memory_plan(need)}
+    return {"probed": True, "n_extra": ref.n_extra(), **ref.memory_plan(need)}

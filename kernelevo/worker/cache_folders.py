@@ -131,3 +131,14 @@ def clear(root: Path) -> None:
 def discard(folder: Path | str | None) -> None:
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def built_artefacts(folder: str) -> set[str]:
+    """Compiled artefacts in a candidate's cache folder (cubins, launchers, extension builds)."""
+    keep = (".cubin", ".so", ".hsaco")
+    return {
+        os.path.relpath(os.path.join(d, f), folder)
+        for d, _, files in os.walk(folder)
+        for f in files
+        if f.endswith(keep)
+    }
