@@ -84,6 +84,8 @@ def shell_verdict(
                 "judge_ops_s",  # seconds per judge request, round trips included
                 "candidate_ops_s",  # the same for the candidate process's requests
                 "cleanup_s",
+                "launchers",  # Triton launchers the judge built or found for this candidate
+                "built_in_run",  # what the candidate process still had to build itself
             )
             if verify.get(k) is not None
         }

@@ -66,6 +66,10 @@ def test_a_changed_triton_file_changes_the_fingerprint(tmp_path):
     after = triton_key.fingerprint(fake)
     os.utime(source, ns=(time.time_ns(), time.time_ns() + 10**9))  # same size, another time
     assert triton_key.fingerprint(fake) != after
+    later = triton_key.fingerprint(fake)
+    (fake / "compiler" / "__pycache__").mkdir()  # a process imported it and wrote its bytecode
+    (fake / "compiler" / "__pycache__" / "compiler.cpython-311.pyc").write_bytes(b"\0" * 64)
+    assert triton_key.fingerprint(fake) == later
 
 
 def test_the_judge_stores_it_while_it_starts(tmp_path, monkeypatch):

@@ -38,11 +38,16 @@ def fingerprint(root: Path) -> str:
     h = hashlib.sha256(f"{sys.version}|{root}".encode())
     for part in HASHED:
         top = root / part
-        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if _hashed(p))
         for p in files:
             st = p.stat()
             h.update(f"{p.relative_to(root)}|{st.st_size}|{st.st_mtime_ns}\n".encode())
     return h.hexdigest()
+
+
+def _hashed(path: Path) -> bool:
+    """Sources and binaries; not the bytecode Python writes beside them as modules are imported."""
+    return path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
 
 
 def _memo_path(root: Path) -> Path:
