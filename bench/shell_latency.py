@@ -108,7 +108,10 @@ def run(
         ("KERNELEVO_RUN_DIR", "run"),
         ("WS", "ws"),
     ):
-        (root / sub).mkdir(mode=0o700)
+        # build caches as `kernelevo` makes them (0755: the sandboxes' own uids read them), the
+        # state, run and workspace folders private
+        caches = ("TRITON_CACHE_DIR", "KERNELEVO_CACHE", "TORCH_EXTENSIONS_DIR")
+        (root / sub).mkdir(mode=0o755 if name in caches else 0o700)
         env[name] = str(root / sub)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     work = root / "candidates"
