@@ -97,7 +97,9 @@ def serve(handlers, route_all=None, warm=None):
     begun = judge(begin.wire())
     judge(rq.Inputs(set="a", seed=3).wire())
     ran = judge(rq.Reference(set="a").wire())
+    measured = judge.__self__.ref.measured  # what the output buffers are bounded by (no meta pass)
     report(sympy="sympy" in sys.modules, need=begun.get("need"), n_extra=begun.get("n_extra"),
+           measured=[measured.inputs, measured.outputs, measured.weights],
            errors=[k for r in (begun, ran) for k in r if "error" in k])
     return 0
 worker_main.serve = serve
@@ -107,6 +109,7 @@ main()
         env={"KERNELEVO_WORKER_WARMUP": "light"},
     )
     assert got["errors"] == [] and got["need"] == [4096, 4096, 0] and got["n_extra"] == 2
+    assert got["measured"] == [4096, 4096, 0]
     assert got["sympy"] is False, (
         "the judge ran the task on meta tensors although its need was known"
     )

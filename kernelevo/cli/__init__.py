@@ -103,19 +103,22 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Every subcommand's parser; only `command`'s where a module of that name registers it (a
+    shell's `kernelevo verify` then imports one command module, not all of them)."""
+    names = sorted(m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_"))
+    only = [command] if command in names else names
     parser = OneLineParser(
         prog="kernelevo", description="Evolve verified GPU kernels for PyTorch code."
     )
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
+    for name in only:
+        register = getattr(importlib.import_module(f"{__name__}.{name}"), "register", None)
         if register is not None:
             register(sub)
+    if command not in sub.choices and only != names:
+        return build_parser()
     return parser
 
 
@@ -126,8 +129,9 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args, unknown = parser.parse_known_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(given[0] if given else None)
+    args, unknown = parser.parse_known_args(given)
     if unknown:  # said by the command's own parser, which names its own help
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         where = commands.choices.get(args.command) if args.command else None

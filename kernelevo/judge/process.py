@@ -209,7 +209,7 @@ class Judge:
         problem = add_output_buffers(
             self.outbufs,
             list(req.specs or []),
-            4 * self.ref.need().outputs + (1 << 20),
+            4 * (self.ref.measured or self.ref.need()).outputs + (1 << 20),
             self.ref.device,
         )
         if problem:

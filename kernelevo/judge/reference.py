@@ -121,6 +121,7 @@ class Reference:
                     f"{path}: get_init_inputs() item {i} is a {type(v).__name__}; give plain values"
                 )
         self.model: torch.nn.Module | None = None
+        self.measured: MemoryNeed | None = None  # the need `check_fits` last went by
         self.built_on = "cpu"  # where the last build drew its weights: ModelNew is built there too
 
     def call(self, fn: Callable[[], Any], what: str) -> Any:
@@ -158,7 +159,7 @@ class Reference:
         """`known`: the need an earlier probe of this task measured (the engine keeps it): the task
         then does not run on meta tensors again (whose checks import sympy, ~0.8 s in a new judge)."""
         ok = isinstance(known, list) and len(known) == 3 and all(isinstance(n, int) for n in known)
-        need = MemoryNeed(*known) if ok and known else self.need()
+        need = self.measured = MemoryNeed(*known) if ok and known else self.need()
         have = available_bytes(self.device)
         if need.total > 0.9 * have:
             raise TaskProblem(
