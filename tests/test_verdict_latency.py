@@ -12,8 +12,16 @@ from kernelevo.evaluate import Evaluator
 from kernelevo.judge.warmup import warm_up
 
 
-@pytest.mark.parametrize(("mode", "compiles"), [("1", True), ("light", False)])
-def test_the_light_warm_up_skips_the_baselines(monkeypatch, mode, compiles):
+@pytest.mark.parametrize(
+    ("mode", "first", "compiles"),
+    [
+        ("1", ["probe", "begin", "inputs", "reference"], True),
+        ("light", ["begin", "inputs", "reference"], False),
+    ],
+)
+def test_the_light_warm_up_skips_the_probe_and_the_baselines(monkeypatch, mode, first, compiles):
+    """Light: a stored probe tells the real verdict's `begin` the task's need, so the warm-up runs
+    no probe either (its meta-tensor pass imports sympy); a search's warm-up pays both."""
     monkeypatch.setenv("KERNELEVO_WORKER_WARMUP", mode)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the GPU's request list
     asked: list[str] = []
@@ -23,7 +31,7 @@ def test_the_light_warm_up_skips_the_baselines(monkeypatch, mode, compiles):
         return {}
 
     warm_up(handle)
-    assert asked[:4] == ["probe", "begin", "inputs", "reference"]
+    assert asked[: len(first)] == first
     assert ("baselines" in asked) is compiles
 
 

@@ -77,6 +77,7 @@ def use_stored() -> bool:
     import importlib
 
     answer = functools.lru_cache(maxsize=None)(lambda: value)
+    answer()  # held as Triton's own would be after its first call: a forked child inherits it
     for where in ("triton.runtime.cache", "triton.compiler.compiler"):
         with contextlib.suppress(ImportError):
             module = importlib.import_module(where)
