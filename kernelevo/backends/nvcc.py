@@ -97,7 +97,12 @@ def cache_dir(kind: str) -> Path:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "kernelevo"
     path = base / kind
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        new = [p for p in (base, path) if not p.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+        for made in new:  # readable by the sandboxes' own uids, whatever the umask
+            with contextlib.suppress(OSError):
+                made.chmod(made.stat().st_mode | 0o055)
     return path
 
 

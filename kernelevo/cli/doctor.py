@@ -74,6 +74,14 @@ def run(args: argparse.Namespace) -> int:
             "No nvcc: the fast path compiles with NVRTC; load_inline candidates, and fast-path sources that"
             " need host headers, cannot be compiled here (install the CUDA toolkit for them)."
         )
+    if iso.ok and iso.detail.get("uid") not in (None, 0):
+        from kernelevo.worker.sandbox_view import unreadable_caches
+
+        for folder in unreadable_caches():
+            print(
+                f"{folder}: candidates, each run as a uid of its own, cannot read this build cache,"
+                f" so each rebuilds what the judge built once; chmod 755 {folder}"
+            )
     if not iso.ok:
         print(
             "Candidates cannot be sandboxed here: verify and optimize refuse to run them unless you pass"

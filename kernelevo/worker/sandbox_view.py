@@ -69,10 +69,26 @@ def cache_dirs() -> dict[str, Path]:
         dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
     for name, path in dirs.items():
         try:
+            new = not path.exists()
             path.mkdir(parents=True, exist_ok=True)
+            if new:  # readable where candidates run as a uid of their own, whatever the umask
+                path.chmod(0o755)
         except OSError as exc:
             raise _unusable(name, exc) from None
     return {k: v.resolve() for k, v in dirs.items()}
+
+
+def unreadable_caches() -> list[Path]:
+    """Shared build caches the candidates' own uid cannot read (a folder made 0700 by the user or
+    a umask): candidates then rebuild what the judge built once (Triton's launchers, its source
+    hash). Only where the engine runs as root, which is when candidates get a uid of their own."""
+    if os.geteuid() != 0:
+        return []
+    try:
+        dirs = cache_dirs()
+    except CacheFolderError:
+        return []
+    return [p for p in dirs.values() if p.stat().st_mode & 0o005 != 0o005]
 
 
 def _unusable(name: str, exc: OSError) -> CacheFolderError:
