@@ -96,13 +96,23 @@ def cache_dir(kind: str) -> Path:
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "kernelevo"
-    path = base / kind
-    if not path.exists():
-        new = [p for p in (base, path) if not p.exists()]
-        path.mkdir(parents=True, exist_ok=True)
-        for made in new:  # readable by the sandboxes' own uids, whatever the umask
-            with contextlib.suppress(OSError):
-                made.chmod(made.stat().st_mode | 0o055)
+    return shared_folder(base / kind, top=base)
+
+
+def shared_folder(path: Path, top: Path | None = None) -> Path:
+    """`path`, made where missing; each folder made here from `top` (default: `path` alone) down is
+    readable by other uids whatever the umask, since sandboxed candidates run as uids of their own
+    and read the shared build caches. A folder that already existed keeps its mode."""
+    made, p = [], path
+    while not p.exists() and p != p.parent:
+        made.append(p)
+        if p == (top or path):
+            break
+        p = p.parent
+    path.mkdir(parents=True, exist_ok=True)
+    for folder in made:
+        with contextlib.suppress(OSError):
+            folder.chmod(folder.stat().st_mode | 0o055)
     return path
 
 

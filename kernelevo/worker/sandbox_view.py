@@ -50,7 +50,7 @@ def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, st
 def cache_dirs() -> dict[str, Path]:
     """The build caches a worker writes (compiled Triton kernels, inline extensions, Inductor
     code): shared by the engine's workers so a kernel compiled ahead is found when it runs."""
-    from kernelevo.backends.nvcc import cache_dir
+    from kernelevo.backends.nvcc import cache_dir, shared_folder
 
     try:
         kernelevo_cache = cache_dir("inline").parent
@@ -69,10 +69,7 @@ def cache_dirs() -> dict[str, Path]:
         dirs["TORCH_EXTENSIONS_DIR"] = Path(os.environ["TORCH_EXTENSIONS_DIR"])
     for name, path in dirs.items():
         try:
-            new = not path.exists()
-            path.mkdir(parents=True, exist_ok=True)
-            if new:  # readable where candidates run as a uid of their own, whatever the umask
-                path.chmod(0o755)
+            shared_folder(path)
         except OSError as exc:
             raise _unusable(name, exc) from None
     return {k: v.resolve() for k, v in dirs.items()}
