@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"candidates run as:  {iso.user}")
     else:
         print(f"isolation:          none: {iso.reason}")
+    from kernelevo.worker.bytecode import describe
+
+    print(f"torch bytecode:     {describe()}")
     print()
     if m.has_gpu:
         print("Candidates run and are timed on the GPU.")

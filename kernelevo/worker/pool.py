@@ -116,7 +116,13 @@ class Worker:
             | profile_folder()
         )
         roots = sorted(self.user_roots)
-        read_only = [self.inbox.root, *roots, *(sorted(caches) if self.runs_candidates else [])]
+        compiled = [Path(env["PYTHONPYCACHEPREFIX"])] if "PYTHONPYCACHEPREFIX" in env else []
+        read_only = [
+            self.inbox.root,
+            *roots,
+            *(sorted(caches) if self.runs_candidates else []),
+            *compiled,
+        ]
         return SandboxSpec(
             [sys.executable, "-m", self.module],
             env=env,

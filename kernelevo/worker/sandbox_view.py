@@ -13,6 +13,7 @@ from typing import Any
 
 from kernelevo.sandbox import SandboxError
 from kernelevo.sandbox.mounts import package_root
+from kernelevo.worker.bytecode import prefix as bytecode_prefix
 
 
 class CacheFolderError(SandboxError):
@@ -43,6 +44,9 @@ def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, st
         env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env["PYTHONPATH"] = str(package_root())
     env.update({name: str(path) for name, path in cache_dirs().items()})
+    compiled = bytecode_prefix()
+    if compiled is not None:  # read only: no worker writes it (worker/bytecode.py)
+        env["PYTHONPYCACHEPREFIX"] = str(compiled)
     env.update(extra or {})
     return env
 

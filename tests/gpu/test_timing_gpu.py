@@ -176,10 +176,19 @@ def test_graph_time_rotates_input_sets():
     assert out.graph_ms is not None and seen == set(range(8))
 
 
+# HBM bandwidth on the makers' data sheets, GB/s; a copy reaches 60-95 % of it
+DATASHEET_GBPS = {"H100 80GB HBM3": 3350, "H100 PCIe": 2000, "H200": 4800}
+
+
 def test_device_peaks_measured_and_plausible(tmp_path):
     peaks = get_peaks(refresh=True, directory=tmp_path)
     print(peaks)
-    assert 3000 < peaks.copy_gbps < 5000, peaks
+    name = torch.cuda.get_device_name()
+    sheet = next((v for k, v in DATASHEET_GBPS.items() if k in name), None)
+    if sheet is None:
+        assert 1000 < peaks.copy_gbps < 10000, peaks
+    else:  # measured beside other tests' kernels, so well under the sheet
+        assert 0.5 * sheet < peaks.copy_gbps < sheet, (name, peaks)
     assert 500 < peaks.bf16_tflops < 1000, peaks
     assert 25 < peaks.fp32_tflops < 80, peaks  # no TF32: ~51 measured on an H200
     assert load_cached(peaks_key(device_info()), tmp_path) == peaks
