@@ -25,6 +25,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from pathlib import Path
 
@@ -167,7 +168,10 @@ def build(where: Path, paths: list[Path], workers: int = 0) -> bool:
             stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
             for root in paths:
                 skip = SKIP_STDLIB if root == stdlib else SKIP
-                compileall.compile_dir(root, quiet=2, rx=skip, workers=workers)
+                try:
+                    compileall.compile_dir(root, quiet=2, rx=skip, workers=workers)
+                except BrokenProcessPool:  # a pool cannot start from here: one process then
+                    compileall.compile_dir(root, quiet=2, rx=skip, workers=1)
             tmp = where / f".{STAMP}.{os.getpid()}"
             tmp.write_text(json.dumps(stamp(paths)))
             tmp.replace(where / STAMP)
