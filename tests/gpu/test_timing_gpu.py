@@ -163,6 +163,7 @@ def test_graph_time_for_a_tiny_op():
     assert out.overhead_ms >= 0
 
 
+@pytest.mark.gpu_alone  # beside other tests' kernels the synced time flags the work as escaped
 def test_graph_time_rotates_input_sets():
     xs = [torch.randn(1024, device="cuda") for _ in range(8)]
     seen = set()
