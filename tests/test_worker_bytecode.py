@@ -117,3 +117,25 @@ def test_packages_with_their_own_bytecode_need_none(tmp_path, monkeypatch):
         assert not bytecode.wanted("bytecode_probe_pkg")
     finally:
         bytecode.wanted.cache_clear()
+
+
+def test_the_command_line_imports_through_the_folder_once_complete(wanted, monkeypatch):
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.setattr(bytecode, "_start", lambda where: None)
+    bytecode.use_here()
+    assert sys.pycache_prefix is None  # not built yet
+    assert bytecode.build(wanted, bytecode.roots(), workers=1)
+    bytecode.use_here()
+    assert sys.pycache_prefix == str(wanted) and sys.dont_write_bytecode
+
+
+def test_doctor_says_whose_bytecode_workers_import(wanted, monkeypatch, tmp_path):
+    monkeypatch.setattr(bytecode, "_start", lambda where: None)
+    assert bytecode.describe().startswith(f"being compiled into {wanted}")
+    assert bytecode.build(wanted, bytecode.roots(), workers=1)
+    assert bytecode.describe() == f"kernelevo's own, in {wanted}"
+    monkeypatch.setenv("KERNELEVO_BYTECODE", str(tmp_path / "kc" / "bytecode"))
+    assert bytecode.describe().startswith("none: ")
+    monkeypatch.setattr(bytecode, "wanted", lambda: False)
+    assert bytecode.describe() == "torch ships its own"

@@ -129,6 +129,9 @@ def _version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from kernelevo.worker.bytecode import use_here
+
+    use_here()
     given = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(given[0] if given else None)
     args, unknown = parser.parse_known_args(given)

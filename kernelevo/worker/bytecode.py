@@ -15,7 +15,6 @@ Run as `python -m kernelevo.worker.bytecode FOLDER ROOT...` by `prefix()`, in th
 
 from __future__ import annotations
 
-import compileall
 import contextlib
 import fcntl
 import importlib.util
@@ -25,7 +24,6 @@ import re
 import subprocess
 import sys
 import sysconfig
-from concurrent.futures.process import BrokenProcessPool
 from functools import lru_cache
 from pathlib import Path
 
@@ -104,6 +102,16 @@ def prefix() -> Path | None:
     return None
 
 
+def use_here() -> None:
+    """This process imports the rest of its modules through the compiled folder too, where it
+    is complete: a one-shot `kernelevo verify` imports ~60 kernelevo modules (0.31 s from source,
+    0.06 s from bytecode, on a 2-core machine)."""
+    where = prefix()
+    if where is not None and sys.pycache_prefix is None:
+        sys.pycache_prefix = str(where)
+        sys.dont_write_bytecode = True  # the folder is written by its build alone
+
+
 def describe() -> str:
     """For `kernelevo doctor`: whether workers import torch from bytecode, and whose."""
     if not wanted():
@@ -155,6 +163,9 @@ def _start(where: Path) -> None:
 def build(where: Path, paths: list[Path], workers: int = 0) -> bool:
     """Compile every module under `paths` into `where`, then write the stamp. False where another
     process is building it already."""
+    import compileall
+    from concurrent.futures.process import BrokenProcessPool
+
     umask = os.umask(0o022)  # the candidates' own uids read it
     saved = sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX")
     try:
