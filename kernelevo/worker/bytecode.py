@@ -166,6 +166,8 @@ def build(where: Path, paths: list[Path], workers: int = 0) -> bool:
     import compileall
     from concurrent.futures.process import BrokenProcessPool
 
+    from kernelevo.atomic_write import write_atomic
+
     umask = os.umask(0o022)  # the candidates' own uids read it
     saved = sys.pycache_prefix, os.environ.get("PYTHONPYCACHEPREFIX")
     try:
@@ -183,9 +185,7 @@ def build(where: Path, paths: list[Path], workers: int = 0) -> bool:
                     compileall.compile_dir(root, quiet=2, rx=skip, workers=workers)
                 except BrokenProcessPool:  # a pool cannot start from here: one process then
                     compileall.compile_dir(root, quiet=2, rx=skip, workers=1)
-            tmp = where / f".{STAMP}.{os.getpid()}"
-            tmp.write_text(json.dumps(stamp(paths)))
-            tmp.replace(where / STAMP)
+            write_atomic(where / STAMP, json.dumps(stamp(paths)), new_file_mode=0o644)
         return True
     finally:
         os.umask(umask)
