@@ -12,6 +12,7 @@ Nothing may be found, in the runner host (candidate processes) and in the compil
 import json
 import re
 
+import pytest
 from support import EXAMPLES
 
 from kernelevo.task import read_task
@@ -20,6 +21,9 @@ from kernelevo.verify.compile_ahead import precompile
 from kernelevo.worker.pool import Worker, cache_dirs
 
 SOFTMAX = EXAMPLES / "softmax.py"
+# one after another: unsandboxed, the inspector sees every process of the machine, the daemon
+# of a sandboxed test running beside it included
+pytestmark = pytest.mark.xdist_group("cache_poisoning")
 
 POISONER = r'''
 import os, subprocess, sys
