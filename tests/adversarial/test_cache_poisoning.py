@@ -12,7 +12,6 @@ Nothing may be found, in the runner host (candidate processes) and in the compil
 import json
 import re
 
-import pytest
 from support import EXAMPLES
 
 from kernelevo.task import read_task
@@ -21,9 +20,6 @@ from kernelevo.verify.compile_ahead import precompile
 from kernelevo.worker.pool import Worker, cache_dirs
 
 SOFTMAX = EXAMPLES / "softmax.py"
-# one after another: unsandboxed, the inspector sees every process of the machine, the daemon
-# of a sandboxed test running beside it included
-pytestmark = pytest.mark.xdist_group("cache_poisoning")
 
 POISONER = r'''
 import os, subprocess, sys
@@ -66,10 +62,11 @@ for top in [os.environ.get("KERNELEVO_TRITON_BASE", ""), os.path.dirname(own),
         found += [os.path.join(folder, n) for n in dirs + files if n.startswith("planted-by")]
         if folder.count(os.sep) > 12:
             dirs[:] = []
+daemon = b"\0".join([os.path.dirname(own).encode(), b"planted"])  # the end of A's daemon's argv
 for pid in filter(str.isdigit, os.listdir("/proc")):
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            if b"planted" in f.read():
+            if daemon in f.read():
                 found.append(f"process {pid}")
     except OSError:
         pass
