@@ -113,6 +113,12 @@ def test_getattr_refused_even_on_self():
         ("o = setattr(torch.nn, 'x', 1)\n", "setattr() on torch.nn"),
         ("E = torch.os.environ\n", "line 6: torch.os is not allowed: it reaches the os module"),
         ("M = triton.sys.modules\n", "triton.sys is not allowed"),
+        ("M = torch.hub.sys.modules\n", "line 6: torch.hub.sys is not allowed: it reaches the sys"),
+        ("R = torch.utils.cpp_extension.subprocess.run\n", "reaches the subprocess module"),
+        ("L = tl.core.builtins\n", "tl.core.builtins is not allowed"),
+        ("F2 = torch.nn.functional.torch.cuda.ctypes\n", "reaches the ctypes module"),
+        ("from torch.hub import os\n", "line 6: from torch.hub import os is not allowed"),
+        ("from triton.runtime.jit import sys as s\n", "reaches the sys module"),
     ],
 )
 def test_allowlist_refuses_with_line(snippet, needle):

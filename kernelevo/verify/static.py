@@ -199,6 +199,14 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             )
             if isinstance(node, ast.ImportFrom) and not import_allowed(node.module or ""):
                 mods = [f"{node.module}.{a.name}" for a in node.names]  # from kernelevo import cuda
+            elif isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if a.name in REACHABLE_MODULES and not node.level:
+                        bad(
+                            node,
+                            f"from {node.module} import {a.name} is not allowed: it reaches the "
+                            f"{a.name} module around the import allowlist",
+                        )
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
@@ -285,11 +293,9 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     "the GPU",
                     refused,
                 )
-            elif (
-                node.attr in REACHABLE_MODULES
-                and isinstance(node.value, ast.Name)
-                and _resolve(node.value.id, aliases).split(".")[0] in ("torch", "triton")
-            ):
+            elif node.attr in REACHABLE_MODULES and _resolve(
+                dotted_name(node.value), aliases
+            ).split(".")[0] in ("torch", "triton"):
                 bad(
                     node,
                     f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
