@@ -3,11 +3,13 @@ fixed number of requests in flight (2, the old default) and with the number the 
 from the measured reply and verdict times.
 
 The model is a paced replay (kernelevo.llm.replay with pace=True): every answer is a distinct
-correct softmax kernel (a comment inside the Triton kernel differs, so each one is compiled and
-verified from scratch, as a new kernel is) and takes --reply-s seconds, as a frontier model's
-answer does. Every search shares one warmed dispatcher and starts new proposals for --wall-s
-seconds. Busy is measured over the window from the first moment a reply can arrive (--reply-s
-after the start) to the end of the wall time, two ways:
+correct kernel (a comment inside the Triton kernel differs, so each one is compiled and verified
+from scratch, as a new kernel is) and takes --reply-s seconds, as a frontier model's answer does.
+The task is the softmax example (a 0.18 ms kernel: host work dominates a verdict) unless --task
+and --kernel name another, e.g. a KernelBench task and a published kernel of the replay corpus.
+Every search shares one warmed dispatcher and starts new proposals for --wall-s seconds. Busy is
+measured over the window from the first moment a reply can arrive (--reply-s after the start)
+to the end of the wall time, two ways:
 
 - slot busy: the fraction of the window in which a verdict held the GPU's slot (the dispatcher
   gives one candidate at a time the GPU: checks, then timing against eager and torch.compile);
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -50,21 +53,22 @@ from kernelevo.search.loop import SearchConfig  # noqa: E402
 from kernelevo.store import Store  # noqa: E402
 
 TASK = ROOT / "examples" / "softmax.py"
-KERNEL = (ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py").read_text()
+KERNEL = ROOT / "tests" / "candidates" / "softmax" / "triton_ok.py"
+JIT_DEF = re.compile(r"@triton\.jit[^\n]*\n(?:@[^\n]*\n)*def [^\n]*\n")
 
 
-ROW = "    row = tl.program_id(0)\n"
-
-
-def variant(tag: str, i: int) -> str:
+def variant(kernel: str, tag: str, i: int) -> str:
     """A distinct kernel: the comment is inside the Triton function, so its cache key changes."""
-    return KERNEL.replace(ROW, f"{ROW}    # {tag} variant {i}\n", 1)
+    m = JIT_DEF.search(kernel)
+    if m is None:
+        raise SystemExit("--kernel: no @triton.jit function whose first line is its `def`")
+    return kernel[: m.end()] + f"    # {tag} variant {i}\n" + kernel[m.end() :]
 
 
-def replay_file(path: Path, tag: str, n: int, reply_s: float) -> Path:
+def replay_file(path: Path, kernel: str, tag: str, n: int, reply_s: float) -> Path:
     with path.open("w") as f:
         for i in range(n):
-            code = variant(tag, i)
+            code = variant(kernel, tag, i)
             f.write(
                 json.dumps(
                     {
@@ -163,7 +167,7 @@ def one(
         n_islands=2,
     )
     provider = ReplayProvider(
-        replay_file(work / f"{mode}.jsonl", mode, 600, args.reply_s), pace=True
+        replay_file(work / f"{mode}.jsonl", args.kernel_source, mode, 600, args.reply_s), pace=True
     )
     store = Store(work / f"{mode}.sqlite")
     began: list[float] = []  # when the search itself started (after the task's own checks)
@@ -174,7 +178,7 @@ def one(
 
     called = time.monotonic()
     result = optimize_task(
-        TASK,
+        args.task,
         cfg,
         store=store,
         provider=provider,
@@ -219,11 +223,11 @@ def saturated(
     paths = []
     for i in range(args.saturate):
         path = work / f"saturate_{i}.py"
-        path.write_text(variant("saturate", i))
+        path.write_text(variant(args.kernel_source, "saturate", i))
         paths.append(path)
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=len(paths)) as ex:
-        verdicts = list(ex.map(lambda p: dispatcher.evaluate(TASK, p, 0), paths))  # type: ignore[attr-defined]
+        verdicts = list(ex.map(lambda p: dispatcher.evaluate(args.task, p, 0), paths))  # type: ignore[attr-defined]
     t1 = time.monotonic()
     start = min(a for a, _ in spans.spans if a >= t0)  # from the first candidate on the GPU
     return {
@@ -251,8 +255,8 @@ def with_slots(k: int, args: argparse.Namespace, work: Path, sampler: Sampler) -
         t = time.monotonic()
         dispatcher.warm()  # every run and compile worker, as `optimize` starts them
         warm = work / "warm.py"  # the first verdict compiles the baselines: not in any row
-        warm.write_text(variant("warm-up", 0))
-        status = dispatcher.evaluate(TASK, warm, 0).status
+        warm.write_text(variant(args.kernel_source, "warm-up", 0))
+        status = dispatcher.evaluate(args.task, warm, 0).status
         print(
             f"{k} slot(s) per GPU: workers started, warm-up verdict {status}: "
             f"{time.monotonic() - t:.1f} s; compile workers: {dispatcher.compile_width}",
@@ -276,8 +280,13 @@ def main() -> int:
     ap.add_argument("--modes", default="old,new", help="searches to run: old, new or both")
     ap.add_argument("--saturate", type=int, default=24, help="0: no saturated row")
     ap.add_argument("--slots-per-gpu", default="1", help="k, or a list (1,2): a row set per k")
+    ap.add_argument("--task", type=Path, default=TASK, help="the task searched (softmax example)")
+    ap.add_argument(
+        "--kernel", type=Path, default=KERNEL, help="a correct Triton candidate the replies vary"
+    )
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
+    args.kernel_source = args.kernel.read_text()
 
     root = Path(tempfile.mkdtemp(prefix="kernelevo-throughput-"))
     sampler = Sampler()
@@ -297,7 +306,7 @@ def main() -> int:
             json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=2)
         )
     print(
-        f"\nreply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}; busy from "
+        f"\n{args.task.name}, reply {args.reply_s:g} s, {args.wall_s:g} s per search, device {args.device}; busy from "
         f"{args.reply_s:g} s (the first reply) to {args.wall_s:g} s"
     )
     print(
