@@ -119,6 +119,13 @@ def test_getattr_refused_even_on_self():
         ("F2 = torch.nn.functional.torch.cuda.ctypes\n", "reaches the ctypes module"),
         ("from torch.hub import os\n", "line 6: from torch.hub import os is not allowed"),
         ("from triton.runtime.jit import sys as s\n", "reaches the sys module"),
+        (
+            "from torch.utils._python_dispatch import _disable_current_modes\n",
+            "line 6: torch.utils._python_dispatch is not allowed: torch's and triton's private",
+        ),
+        ("G = torch._C._get_tracing_state\n", "line 6: torch._C is not allowed"),
+        ("import torch._dynamo as d\n", "torch._dynamo is not allowed"),
+        ("S = torch.Tensor._make_subclass\n", "torch.Tensor._make_subclass is not allowed"),
     ],
 )
 def test_allowlist_refuses_with_line(snippet, needle):
@@ -137,6 +144,18 @@ def test_allowlist_admits_the_kernel_languages_and_helpers():
         "        nn.Module.__init__(self)\n    def forward(self, x):\n        return x.eval() if False else x\n"
     )
     r = check_source(src)
+    assert r.ok, r.problems
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "fan = torch.nn.init._calculate_fan_in_and_fan_out\n",  # published kernels' weight init
+        "sm = torch.ops.aten._softmax\n",  # an operator: it goes through the dispatcher
+    ],
+)
+def test_the_private_names_real_kernels_use_are_admitted(snippet):
+    r = check_source(KERNEL + snippet + MODEL)
     assert r.ok, r.problems
 
 

@@ -29,6 +29,7 @@ from kernelevo.verify.static_rules import (
     TENSOR_BASES,
     assignment_problem,
     import_allowed,
+    private_part,
 )
 
 __all__ = ["StaticReport", "check_source"]
@@ -112,6 +113,13 @@ def _dunder_problem(node: ast.Attribute) -> str | None:
     if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
         return f"attribute {node.attr} is off limits: dunder attributes reach the interpreter's internals"
     return None
+
+
+def _private_problem(name: str) -> str:
+    return (
+        f"{name} is not allowed: torch's and triton's private internals (the dispatcher, the op "
+        "recorder's modes) are off limits; use their public APIs"
+    )
 
 
 def _literal(node: ast.expr) -> bool:
@@ -207,6 +215,12 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                             f"from {node.module} import {a.name} is not allowed: it reaches the "
                             f"{a.name} module around the import allowlist",
                         )
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                names = mods
+            for private in sorted({p for p in map(private_part, names) if p}):
+                bad(node, _private_problem(private))
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
@@ -301,6 +315,12 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
                     "import allowlist",
                 )
+            elif (
+                node.attr.startswith("_")
+                and (full := _resolve(dotted_name(node), aliases))
+                and private_part(full) == full
+            ):
+                bad(node, _private_problem(full))
             elif dotted_name(node) in ("sys.modules",):
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")
             elif _dunder_problem(node):

@@ -166,6 +166,28 @@ TIMER_NAMES = (
 CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose")
 
 
+# torch's and triton's private names (`torch.utils._python_dispatch`, `torch._C`) reach the
+# dispatcher and the op recorder's modes; published kernels use none but this weight-init helper.
+# Operators (`torch.ops.aten._softmax`, as Inductor's code calls them) go through the dispatcher.
+PRIVATE_ALLOWED = {"torch.nn.init._calculate_fan_in_and_fan_out"}
+
+
+def private_part(full: str) -> str | None:
+    """`full`'s prefix up to its first private component, when it is torch's or triton's and not
+    allowed: `torch.utils._python_dispatch._pop_mode` -> `torch.utils._python_dispatch`."""
+    parts = full.split(".")
+    if (
+        parts[0] not in ("torch", "triton")
+        or full in PRIVATE_ALLOWED
+        or parts[:2] == ["torch", "ops"]
+    ):
+        return None
+    for i, part in enumerate(parts):
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+            return ".".join(parts[: i + 1])
+    return None
+
+
 def import_allowed(module: str) -> bool:
     return any(module == a or module.startswith(a + ".") for a in ALLOWED_IMPORTS)
 

@@ -5,10 +5,18 @@ the counters or the report. The judge decides correctness from the outputs alone
 timing from its side, so forged counts cannot turn wrong outputs into "verified" (first test).
 What they can still buy is the library-op policy: outputs computed by PyTorch ops with forged
 counts are judged as a custom kernel (second test, the residual risk in docs/ARCHITECTURE.md).
+
+A candidate can also hide its PyTorch ops from the recorder without patching anything, by
+switching the recorder's dispatch mode off around them (torch's private
+`_disable_current_modes`): the judge alone verifies it (third test); the static allowlist,
+which refuses torch's private internals, is what stops it (fourth test).
 """
 
 import pytest
+from support import EXAMPLES
 from test_judge_adversarial import ZERO, judge
+
+from kernelevo.verify import verify_candidate
 
 FORGE = """
 import sys
@@ -55,3 +63,45 @@ def test_forged_counts_do_not_pass_the_library_op_policy(tmp_path, evaluator):
     cand.write_text(ZERO + TORCH_ONLY + FORGE)
     v = judge(evaluator, cand)
     assert v.status == "rejected", (v.status, v.reason)
+
+
+HIDDEN_OPS = """
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+from torch.utils._python_dispatch import _disable_current_modes
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        with _disable_current_modes():  # the op recorder sees nothing of what follows
+            y = torch.softmax(x, dim=-1)
+        out = torch.empty_like(y)
+        copy_kernel[(triton.cdiv(y.numel(), 1024),)](y, out, y.numel(), BLOCK=1024)
+        return out
+"""
+
+
+def test_ops_hidden_from_the_recorder_pass_the_judge_alone(tmp_path, evaluator):
+    if evaluator.device != "cpu":
+        pytest.skip("on a GPU the launched kernels are profiled too: this shows the CPU's judge")
+    cand = tmp_path / "hidden_ops.py"
+    cand.write_text(HIDDEN_OPS)
+    v = judge(evaluator, cand)
+    assert v.status == "verified", (v.status, v.reason)
+
+
+def test_ops_hidden_from_the_recorder_are_refused_before_they_run(tmp_path, evaluator):
+    cand = tmp_path / "hidden_ops.py"
+    cand.write_text(HIDDEN_OPS)
+    v = verify_candidate(EXAMPLES / "softmax.py", cand, evaluator=evaluator, use_cache=False)
+    assert v.status == "rejected", (v.status, v.reason)
+    assert "torch.utils._python_dispatch is not allowed" in v.reason, v.reason
