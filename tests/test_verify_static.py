@@ -220,6 +220,11 @@ def test_assignment_messages_say_what_happened(snippet, needle):
         ("cudaLaunchHostFunc(s, cb, 0);", "cudaLaunchHostFunc"),
         ("cudaStream_t s; cudaStreamCreate(&s);", "cudaStreamCreate"),
         ("auto s = at::cuda::getStreamFromPool();", "getStreamFromPool"),
+        (
+            "c10::impl::ExcludeDispatchKeyGuard g(c10::DispatchKey::Python);",
+            "ExcludeDispatchKeyGuard is not allowed: changing the dispatcher's keys hides",
+        ),
+        ("at::AutoDispatchBelowADInplaceOrView g;", "AutoDispatchBelowADInplaceOrView"),
     ],
 )
 def test_native_sources_refused(code, needle):

@@ -1,8 +1,9 @@
 """Source checks on a candidate's CUDA C++ strings: the cheap, sure ones.
 
 Host threads and extra streams let a kernel run outside the stream the timer watches
-(a kernel launched from a `std::thread` ran the timing phase into its limit); each
-pattern below has no honest use in a KernelBench-style forward.
+(a kernel launched from a `std::thread` ran the timing phase into its limit), and dispatch-key
+guards run ATen ops unseen by the op recorder; each pattern below has no honest use in a
+KernelBench-style forward.
 """
 
 from __future__ import annotations
@@ -50,6 +51,14 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(r"\b(?:fork|popen|execv\w*)\s*\("),
         "starting processes from native code is not allowed",
+    ),
+    (
+        re.compile(r"\b(?:\w*DispatchKeyGuard|AutoDispatch\w*|tls_set_dispatch_key\w*)\b"),
+        "changing the dispatcher's keys hides ATen ops from the op recorder",
+    ),
+    (
+        re.compile(r"\bDispatchKey::Python\w*"),
+        "the Python dispatch keys are the op recorder's: native code does not touch them",
     ),
 ]
 _CODE_HINT = re.compile(r"__global__|#include|<<<|torch::Tensor|cuda\w*\(")
