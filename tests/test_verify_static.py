@@ -126,6 +126,13 @@ def test_getattr_refused_even_on_self():
         ("G = torch._C._get_tracing_state\n", "line 6: torch._C is not allowed"),
         ("import torch._dynamo as d\n", "torch._dynamo is not allowed"),
         ("S = torch.Tensor._make_subclass\n", "torch.Tensor._make_subclass is not allowed"),
+        (
+            "@torch.library.custom_op('my::op', mutates_args=())\ndef op(x: torch.Tensor) -> torch.Tensor:\n"
+            "    return x\n",
+            "line 6: torch.library is not allowed: an operator registered by the candidate runs its body",
+        ),
+        ("from torch.library import custom_op\n", "line 6: torch.library is not allowed"),
+        ("torch.ops.load_library('x.so')\n", "torch.ops.load_library is not allowed"),
     ],
 )
 def test_allowlist_refuses_with_line(snippet, needle):
@@ -225,6 +232,10 @@ def test_assignment_messages_say_what_happened(snippet, needle):
             "ExcludeDispatchKeyGuard is not allowed: changing the dispatcher's keys hides",
         ),
         ("at::AutoDispatchBelowADInplaceOrView g;", "AutoDispatchBelowADInplaceOrView"),
+        (
+            'TORCH_LIBRARY(my, m) { m.def("op(Tensor x) -> Tensor"); }',
+            "TORCH_LIBRARY is not allowed",
+        ),
     ],
 )
 def test_native_sources_refused(code, needle):

@@ -57,6 +57,10 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "changing the dispatcher's keys hides ATen ops from the op recorder",
     ),
     (
+        re.compile(r"\bTORCH_LIBRARY\w*"),
+        "an operator registered by the candidate runs its body unseen by the op recorder",
+    ),
+    (
         re.compile(r"\bDispatchKey::Python\w*"),
         "the Python dispatch keys are the op recorder's: native code does not touch them",
     ),

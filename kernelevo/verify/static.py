@@ -24,12 +24,14 @@ from kernelevo.verify.static_rules import (
     NUMPY_CONSTANTS,
     NUMPY_LITERAL_MATH,
     NUMPY_SCALARS,
+    OPERATOR_REGISTRATION,
     PATCH_ROOTS,
     REACHABLE_MODULES,
     TENSOR_BASES,
     assignment_problem,
     import_allowed,
     private_part,
+    registers_operators,
 )
 
 __all__ = ["StaticReport", "check_source"]
@@ -119,6 +121,13 @@ def _private_problem(name: str) -> str:
     return (
         f"{name} is not allowed: torch's and triton's private internals (the dispatcher, the op "
         "recorder's modes) are off limits; use their public APIs"
+    )
+
+
+def _registration_problem(api: str) -> str:
+    return (
+        f"{api} is not allowed: an operator registered by the candidate runs its body unseen by "
+        "the op recorder; launch the kernels from forward directly"
     )
 
 
@@ -221,6 +230,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 names = mods
             for private in sorted({p for p in map(private_part, names) if p}):
                 bad(node, _private_problem(private))
+            for api in sorted({r for r in map(registers_operators, names) if r}):
+                bad(node, _registration_problem(api))
             for m in mods:
                 root = m.split(".")[0]
                 if root in FORBIDDEN_MODULES:
@@ -321,6 +332,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 and private_part(full) == full
             ):
                 bad(node, _private_problem(full))
+            elif (full := _resolve(dotted_name(node), aliases)) in OPERATOR_REGISTRATION:
+                bad(node, _registration_problem(full))
             elif dotted_name(node) in ("sys.modules",):
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")
             elif _dunder_problem(node):

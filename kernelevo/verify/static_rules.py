@@ -172,6 +172,16 @@ CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose"
 PRIVATE_ALLOWED = {"torch.nn.init._calculate_fan_in_and_fan_out"}
 
 
+# Registering operators: an operator's body runs below the op recorder's dispatch mode, so the
+# ATen ops inside it go unseen (torch.softmax wrapped in torch.library.custom_op passed as a kernel).
+OPERATOR_REGISTRATION = ("torch.library", "torch.ops.load_library", "torch.classes")
+
+
+def registers_operators(full: str) -> str | None:
+    """The registration API `full` names or lies under, if any."""
+    return next((r for r in OPERATOR_REGISTRATION if full == r or full.startswith(r + ".")), None)
+
+
 def private_part(full: str) -> str | None:
     """`full`'s prefix up to its first private component, when it is torch's or triton's and not
     allowed: `torch.utils._python_dispatch._pop_mode` -> `torch.utils._python_dispatch`."""

@@ -6,10 +6,11 @@ timing from its side, so forged counts cannot turn wrong outputs into "verified"
 What they can still buy is the library-op policy: outputs computed by PyTorch ops with forged
 counts are judged as a custom kernel (second test, the residual risk in docs/ARCHITECTURE.md).
 
-A candidate can also hide its PyTorch ops from the recorder without patching anything, by
-switching the recorder's dispatch mode off around them (torch's private
-`_disable_current_modes`): the judge alone verifies it (third test); the static allowlist,
-which refuses torch's private internals, is what stops it (fourth test).
+A candidate can also hide its PyTorch ops from the recorder without patching anything: by
+switching the recorder's dispatch mode off around them (torch's private `_disable_current_modes`)
+or by wrapping them in an operator of its own (`torch.library.custom_op`: the recorder sees the
+operator, not the ATen ops its body runs). The judge alone verifies both on the CPU; the static
+allowlist, which refuses torch's private internals and operator registration, stops them.
 """
 
 import pytest
@@ -90,18 +91,40 @@ class ModelNew(nn.Module):
 """
 
 
-def test_ops_hidden_from_the_recorder_pass_the_judge_alone(tmp_path, evaluator):
+WRAPPED_OPS = HIDDEN_OPS.replace(
+    "from torch.utils._python_dispatch import _disable_current_modes\n",
+    """
+
+@torch.library.custom_op("cand::smx", mutates_args=())
+def smx(x: torch.Tensor) -> torch.Tensor:
+    return torch.softmax(x, dim=-1)
+""",
+).replace(
+    """        with _disable_current_modes():  # the op recorder sees nothing of what follows
+            y = torch.softmax(x, dim=-1)
+""",
+    "        y = smx(x)  # the op recorder sees cand::smx, not the softmax inside\n",
+)
+HIDING = {
+    "dispatch_mode_off": (HIDDEN_OPS, "torch.utils._python_dispatch is not allowed"),
+    "own_operator": (WRAPPED_OPS, "torch.library is not allowed"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HIDING))
+def test_ops_hidden_from_the_recorder_pass_the_judge_alone(name, tmp_path, evaluator):
     if evaluator.device != "cpu":
         pytest.skip("on a GPU the launched kernels are profiled too: this shows the CPU's judge")
-    cand = tmp_path / "hidden_ops.py"
-    cand.write_text(HIDDEN_OPS)
+    cand = tmp_path / f"{name}.py"
+    cand.write_text(HIDING[name][0])
     v = judge(evaluator, cand)
     assert v.status == "verified", (v.status, v.reason)
 
 
-def test_ops_hidden_from_the_recorder_are_refused_before_they_run(tmp_path, evaluator):
-    cand = tmp_path / "hidden_ops.py"
-    cand.write_text(HIDDEN_OPS)
+@pytest.mark.parametrize("name", sorted(HIDING))
+def test_ops_hidden_from_the_recorder_are_refused_before_they_run(name, tmp_path, evaluator):
+    cand = tmp_path / f"{name}.py"
+    cand.write_text(HIDING[name][0])
     v = verify_candidate(EXAMPLES / "softmax.py", cand, evaluator=evaluator, use_cache=False)
     assert v.status == "rejected", (v.status, v.reason)
-    assert "torch.utils._python_dispatch is not allowed" in v.reason, v.reason
+    assert HIDING[name][1] in v.reason, v.reason
