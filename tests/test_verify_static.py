@@ -232,6 +232,12 @@ def test_assignment_messages_say_what_happened(snippet, needle):
             "ExcludeDispatchKeyGuard is not allowed: changing the dispatcher's keys hides",
         ),
         ("at::AutoDispatchBelowADInplaceOrView g;", "AutoDispatchBelowADInplaceOrView"),
+        ("auto y = at::native::softmax(x, 1, false);", "native::softmax is not allowed"),
+        ("auto y = at::cuda::_softmax(x, 1, false);", "at::cuda::_softmax"),
+        (
+            "auto y = at::_ops::_softmax::redispatch(ks, x, 1, false);",
+            "::redispatch is not allowed",
+        ),
         (
             'TORCH_LIBRARY(my, m) { m.def("op(Tensor x) -> Tensor"); }',
             "TORCH_LIBRARY is not allowed",
@@ -246,6 +252,17 @@ def test_native_sources_refused(code, needle):
     )
     r = check_source(src)
     assert any(needle in p and "line 7 (CUDA source)" in p for p in r.problems), r.problems
+
+
+def test_the_cuda_helpers_real_kernels_use_pass():
+    src = (
+        "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
+        'SRC = """\n#include <torch/extension.h>\n__global__ void k() {}\nvoid run() {\n'
+        "  auto s = at::cuda::getCurrentCUDAStream();\n  const at::cuda::OptionalCUDAGuard g;\n"
+        '  k<<<1, 1, 0, s>>>();\n}\n"""\n'
+        "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL
+    )
+    assert check_source(src).ok, check_source(src).problems
 
 
 def test_native_pattern_in_a_comment_passes():

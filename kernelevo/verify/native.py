@@ -57,6 +57,10 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "changing the dispatcher's keys hides ATen ops from the op recorder",
     ),
     (
+        re.compile(r"\bnative::\w+|::redispatch\b|\bat::(?:cpu|cuda|meta)::_?[a-z][a-z0-9_]*\s*\("),
+        "ATen kernels called around the dispatcher run unseen by the op recorder; call torch:: ops",
+    ),
+    (
         re.compile(r"\bTORCH_LIBRARY\w*"),
         "an operator registered by the candidate runs its body unseen by the op recorder",
     ),
