@@ -133,6 +133,15 @@ def test_getattr_refused_even_on_self():
         ),
         ("from torch.library import custom_op\n", "line 6: torch.library is not allowed"),
         ("torch.ops.load_library('x.so')\n", "torch.ops.load_library is not allowed"),
+        (
+            "G = torch.cuda.CUDAGraph()\n",
+            "torch.cuda.CUDAGraph: a CUDA graph replays work captured",
+        ),
+        (
+            "from torch.cuda import graph\nwith graph(None):\n    pass\n",
+            "torch.cuda.graph: a CUDA graph",
+        ),
+        ("f = torch.cuda.make_graphed_callables(None, ())\n", "torch.cuda.make_graphed_callables"),
     ],
 )
 def test_allowlist_refuses_with_line(snippet, needle):
@@ -233,6 +242,8 @@ def test_assignment_messages_say_what_happened(snippet, needle):
         ),
         ("at::AutoDispatchBelowADInplaceOrView g;", "AutoDispatchBelowADInplaceOrView"),
         ("auto y = at::native::softmax(x, 1, false);", "native::softmax is not allowed"),
+        ("cudaGraph_t g; cudaStreamBeginCapture(s, m);", "cudaStreamBeginCapture is not allowed"),
+        ("cudaGraphLaunch(e, s);", "cudaGraphLaunch"),
         ("auto y = at::cuda::_softmax(x, 1, false);", "at::cuda::_softmax"),
         (
             "auto y = at::_ops::_softmax::redispatch(ks, x, 1, false);",

@@ -61,6 +61,10 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "ATen kernels called around the dispatcher run unseen by the op recorder; call torch:: ops",
     ),
     (
+        re.compile(r"\bcu(?:da)?Graph\w*\s*\(|\bcu(?:da)?StreamBeginCapture\w*|\bCUDAGraph\b"),
+        "a CUDA graph replays work captured outside the op recorder's view",
+    ),
+    (
         re.compile(r"\bTORCH_LIBRARY\w*"),
         "an operator registered by the candidate runs its body unseen by the op recorder",
     ),

@@ -26,6 +26,10 @@ FORBIDDEN_MODULES = {
     "urllib": "network access is not allowed in a candidate",
     "http": "network access is not allowed in a candidate",
 }
+GRAPH_REASON = (
+    "a CUDA graph replays work captured outside the op recorder's view (and the timer already "
+    "replays the forward as a graph); launch the kernels from forward"
+)
 FORBIDDEN_CALLS = {
     "os.system": "running shell commands is not allowed",
     "os.fork": "forking is not allowed",
@@ -40,6 +44,12 @@ FORBIDDEN_CALLS = {
     "torch.cuda.ExternalStream": "side streams escape the timer; launch on torch's current stream",
     "torch.Stream": "side streams escape the timer; launch on torch's current stream",
     "torch.compile": "torch.compile is the baseline, not a kernel",
+    "torch.cuda.CUDAGraph": GRAPH_REASON,
+    "torch.cuda.graph": GRAPH_REASON,
+    "torch.cuda.graphs.CUDAGraph": GRAPH_REASON,
+    "torch.cuda.graphs.graph": GRAPH_REASON,
+    "torch.cuda.make_graphed_callables": GRAPH_REASON,
+    "torch.cuda.graphs.make_graphed_callables": GRAPH_REASON,
     "torch.jit.script": "TorchScript is not a kernel",
     "eval": "eval is not allowed in a candidate",
     "exec": "exec is not allowed in a candidate",
