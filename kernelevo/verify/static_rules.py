@@ -27,8 +27,8 @@ FORBIDDEN_MODULES = {
     "http": "network access is not allowed in a candidate",
 }
 GRAPH_REASON = (
-    "a CUDA graph replays work captured outside the op recorder's view (and the timer already "
-    "replays the forward as a graph); launch the kernels from forward"
+    "a CUDA graph replays work captured outside the op recorder's view; launch the kernels from "
+    "forward (the timing reports the forward's launch-free time as a graph beside its eager time)"
 )
 FORBIDDEN_CALLS = {
     "os.system": "running shell commands is not allowed",
