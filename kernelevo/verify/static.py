@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from kernelevo.ast_names import dotted_name, parse_module
 from kernelevo.verdict import Check
 from kernelevo.verify.native import check_native
+from kernelevo.verify.static_access import access_problems
 from kernelevo.verify.static_rules import (
     ALLOWED_DUNDERS,
     ALLOWED_IMPORTS,
@@ -318,9 +319,9 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     "the GPU",
                     refused,
                 )
-            elif node.attr in REACHABLE_MODULES and _resolve(
-                dotted_name(node.value), aliases
-            ).split(".")[0] in ("torch", "triton"):
+            elif node.attr in REACHABLE_MODULES and import_allowed(
+                _resolve(dotted_name(node.value), aliases).split(".")[0]
+            ):
                 bad(
                     node,
                     f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
@@ -338,6 +339,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")
             elif _dunder_problem(node):
                 bad(node, _dunder_problem(node) or "", refused)
+    problems += access_problems(tree, aliases)
     problems += check_native(tree)
     problems += refused
     if model_new is None:
