@@ -242,6 +242,12 @@ def test_assignment_messages_say_what_happened(snippet, needle):
         ),
         ("at::AutoDispatchBelowADInplaceOrView g;", "AutoDispatchBelowADInplaceOrView"),
         ("auto y = at::native::softmax(x, 1, false);", "native::softmax is not allowed"),
+        (
+            'PyRun_SimpleString("import sys");',
+            "PyRun_SimpleString is not allowed: the Python C API",
+        ),
+        ('auto sys = py::module_::import("sys");', "py::module_::import is not allowed"),
+        ('PyObject* m = PyImport_ImportModule("gc");', "PyImport_ImportModule"),
         ("cudaGraph_t g; cudaStreamBeginCapture(s, m);", "cudaStreamBeginCapture is not allowed"),
         ("cudaGraphLaunch(e, s);", "cudaGraphLaunch"),
         ("auto y = at::cuda::_softmax(x, 1, false);", "at::cuda::_softmax"),

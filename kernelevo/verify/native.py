@@ -65,6 +65,13 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "a CUDA graph replays work captured outside the op recorder's view",
     ),
     (
+        re.compile(
+            r"\bPy(?:Run|Import|Eval|Sys|Object_(?:GetAttr|SetAttr|Call)|Dict|Module|Frame|Code)\w*\s*\("
+            r"|\b(?:py|pybind11)::(?:module_?::import|eval|exec|globals|getattr|setattr)\b"
+        ),
+        "the Python C API reaches the interpreter, and through it the harness, around the allowlist",
+    ),
+    (
         re.compile(r"\bTORCH_LIBRARY\w*"),
         "an operator registered by the candidate runs its body unseen by the op recorder",
     ),
