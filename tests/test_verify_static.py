@@ -250,7 +250,8 @@ def test_assignment_messages_say_what_happened(snippet, needle):
         ('PyObject* m = PyImport_ImportModule("gc");', "PyImport_ImportModule"),
         ("cudaGraph_t g; cudaStreamBeginCapture(s, m);", "cudaStreamBeginCapture is not allowed"),
         ("cudaGraphLaunch(e, s);", "cudaGraphLaunch"),
-        ("auto y = at::cuda::_softmax(x, 1, false);", "at::cuda::_softmax"),
+        ("#include <ATen/CUDAFunctions.h>", "ATen/CUDAFunctions.h is not allowed"),
+        ("#include <ATen/ops/_softmax_cuda_dispatch.h>", "_softmax_cuda_dispatch.h is not allowed"),
         (
             "auto y = at::_ops::_softmax::redispatch(ks, x, 1, false);",
             "::redispatch is not allowed",
@@ -276,6 +277,7 @@ def test_the_cuda_helpers_real_kernels_use_pass():
         "import torch\nfrom torch.utils.cpp_extension import load_inline\n"
         'SRC = """\n#include <torch/extension.h>\n__global__ void k() {}\nvoid run() {\n'
         "  auto s = at::cuda::getCurrentCUDAStream();\n  const at::cuda::OptionalCUDAGuard g;\n"
+        "  int w = at::cuda::warp_size();\n"
         '  k<<<1, 1, 0, s>>>();\n}\n"""\n'
         "mod = load_inline(name='a', cpp_sources='', cuda_sources=SRC)\n" + MODEL
     )

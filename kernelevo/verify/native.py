@@ -57,7 +57,10 @@ NATIVE_PATTERNS: list[tuple[re.Pattern[str], str]] = [
         "changing the dispatcher's keys hides ATen ops from the op recorder",
     ),
     (
-        re.compile(r"\bnative::\w+|::redispatch\b|\bat::(?:cpu|cuda|meta)::_?[a-z][a-z0-9_]*\s*\("),
+        re.compile(
+            r"\bnative::\w+|::redispatch\b|ATen/(?:(?:CUDA|CPU|Meta|Redispatch|Composite\w*)"
+            r"Functions\w*\.h|ops/\w+_(?:native|(?:cuda|cpu|meta|composite\w*)_dispatch)\.h)"
+        ),
         "ATen kernels called around the dispatcher run unseen by the op recorder; call torch:: ops",
     ),
     (
