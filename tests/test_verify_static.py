@@ -121,10 +121,19 @@ def test_getattr_refused_even_on_self():
         ("from triton.runtime.jit import sys as s\n", "reaches the sys module"),
         (
             "from torch.utils._python_dispatch import _disable_current_modes\n",
-            "line 6: torch.utils._python_dispatch is not allowed: torch's and triton's private",
+            "line 6: torch.utils._python_dispatch is not allowed: private internals (torch's",
         ),
         ("G = torch._C._get_tracing_state\n", "line 6: torch._C is not allowed"),
         ("import torch._dynamo as d\n", "torch._dynamo is not allowed"),
+        ("import typing\nE = typing._eval_type\n", "line 7: typing._eval_type is not allowed"),
+        (
+            "from functools import _lru_cache_wrapper\n",
+            "functools._lru_cache_wrapper is not allowed",
+        ),
+        (
+            "from kernelevo import cuda\nS = cuda.sys\n",
+            "line 7: cuda.sys is not allowed: it reaches the sys",
+        ),
         ("S = torch.Tensor._make_subclass\n", "torch.Tensor._make_subclass is not allowed"),
         (
             "@torch.library.custom_op('my::op', mutates_args=())\ndef op(x: torch.Tensor) -> torch.Tensor:\n"

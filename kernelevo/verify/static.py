@@ -33,6 +33,7 @@ from kernelevo.verify.static_rules import (
     import_allowed,
     private_part,
     registers_operators,
+    under_allowed_module,
 )
 
 __all__ = ["StaticReport", "check_source"]
@@ -120,8 +121,8 @@ def _dunder_problem(node: ast.Attribute) -> str | None:
 
 def _private_problem(name: str) -> str:
     return (
-        f"{name} is not allowed: torch's and triton's private internals (the dispatcher, the op "
-        "recorder's modes) are off limits; use their public APIs"
+        f"{name} is not allowed: private internals (torch's dispatcher and the op recorder's "
+        "modes, typing's evaluator...) are off limits; use the public APIs"
     )
 
 
@@ -319,8 +320,8 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     "the GPU",
                     refused,
                 )
-            elif node.attr in REACHABLE_MODULES and import_allowed(
-                _resolve(dotted_name(node.value), aliases).split(".")[0]
+            elif node.attr in REACHABLE_MODULES and under_allowed_module(
+                _resolve(dotted_name(node.value), aliases)
             ):
                 bad(
                     node,

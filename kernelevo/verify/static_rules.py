@@ -176,8 +176,9 @@ TIMER_NAMES = (
 CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose")
 
 
-# torch's and triton's private names (`torch.utils._python_dispatch`, `torch._C`) reach the
-# dispatcher and the op recorder's modes; published kernels use none but this weight-init helper.
+# The allowed modules' private names: torch's (`torch.utils._python_dispatch`, `torch._C`) reach
+# the dispatcher and the op recorder's modes, typing's evaluate strings (`typing._eval_type`);
+# published kernels use none but this weight-init helper.
 # Operators (`torch.ops.aten._softmax`, as Inductor's code calls them) go through the dispatcher.
 PRIVATE_ALLOWED = {"torch.nn.init._calculate_fan_in_and_fan_out"}
 
@@ -193,14 +194,11 @@ def registers_operators(full: str) -> str | None:
 
 
 def private_part(full: str) -> str | None:
-    """`full`'s prefix up to its first private component, when it is torch's or triton's and not
-    allowed: `torch.utils._python_dispatch._pop_mode` -> `torch.utils._python_dispatch`."""
+    """`full`'s prefix up to its first private component, when it names an allowed module's
+    internals (`torch.utils._python_dispatch._pop_mode` -> `torch.utils._python_dispatch`;
+    `typing._eval_type`, which evaluates strings)."""
     parts = full.split(".")
-    if (
-        parts[0] not in ("torch", "triton")
-        or full in PRIVATE_ALLOWED
-        or parts[:2] == ["torch", "ops"]
-    ):
+    if not under_allowed_module(full) or full in PRIVATE_ALLOWED or parts[:2] == ["torch", "ops"]:
         return None
     for i, part in enumerate(parts):
         if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
@@ -210,6 +208,12 @@ def private_part(full: str) -> str | None:
 
 def import_allowed(module: str) -> bool:
     return any(module == a or module.startswith(a + ".") for a in ALLOWED_IMPORTS)
+
+
+def under_allowed_module(full: str) -> bool:
+    """Whether a dotted name starts with a module a candidate may import (`kernelevo.cuda.x`)."""
+    parts = full.split(".")
+    return any(import_allowed(".".join(parts[:i])) for i in range(1, len(parts) + 1))
 
 
 def assignment_problem(target: str) -> str:
