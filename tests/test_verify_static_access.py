@@ -43,6 +43,7 @@ MODEL = "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        re
             "line 6: torch.load is not allowed: it unpickles",
         ),
         ("m = torch.hub.load('.', 'm', source='local')\n", "line 6: torch.hub is not allowed"),
+        ("g = torch.fx.Graph()\n", "line 6: torch.fx is not allowed: it generates Python source"),
         (
             "import typing\nx = typing.sys\n",
             "line 7: typing.sys is not allowed: it reaches the sys module",

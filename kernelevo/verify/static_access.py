@@ -4,8 +4,9 @@ The allowlist in static.py names what may be imported and called. Python offers 
 the same places: a banned builtin passed around as a value (`f = eval`), the interpreter's own
 names (`__builtins__`), frames and code objects (`gen.gi_frame.f_back.f_globals` reaches the
 harness), attribute access by computed name (`operator.attrgetter`), code run from strings
-(`typing.get_type_hints` and `functools.singledispatch` evaluate string annotations) and
-unpickling (`torch.load` runs what a pickle names). Each is refused with its line.
+(`typing.get_type_hints` and `functools.singledispatch` evaluate string annotations; `torch.fx`
+writes and runs source) and unpickling (`torch.load` runs what a pickle names). Each is refused
+with its line.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ ROUTES = {
     "torch.serialization": "unpickles, which runs whatever the pickle names",
     "torch.hub": "loads and runs code from a folder",
     "torch.package": "loads and runs packaged code",
+    "torch.fx": "generates Python source from a graph and runs it",
+    "torch.export": "generates Python source from a graph and runs it",
 }
 _SCOPES = (
     ast.FunctionDef,
