@@ -20,6 +20,8 @@ MODEL = "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        re
             "class A:\n    eval = 1\n    def m(self):\n        return eval\n",
             "line 9: eval is not allowed",
         ),
+        ("if False:\n    eval = 1\nf = eval\n", "line 8: eval is not allowed"),
+        ("def g():\n    global eval\n    return eval\n", "line 8: eval is not allowed"),
         ("b = __builtins__\n", "line 6: __builtins__ is off limits"),
         (
             "g = (i for i in [0])\nf = g.gi_frame.f_back.f_globals\n",
@@ -60,7 +62,7 @@ def test_routes_around_the_allowlist_are_refused_with_their_line(snippet, needle
     "snippet",
     [
         "def forward(input):\n    return input\n",  # a builtin's name bound as an argument
-        "vars = torch.empty(4)\nv = vars\n",  # and as a variable (a published GroupNorm kernel)
+        "def f():\n    vars = torch.empty(4)\n    return vars\n",  # a local (a published GroupNorm kernel)
         "if __name__ == '__main__':\n    pass\n",
         "def f(x):\n    return [input for input in x]\n",
         "y = tl.load\n",  # triton.language.load is not torch.load

@@ -79,7 +79,13 @@ def _children_in_scope(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _bound(scope: ast.AST) -> set[str]:
+    """The names a function-like scope binds as its own locals. A module's or a class body's
+    bindings are left out: a lookup there that finds no binding (one made in a branch never
+    taken, or deleted) falls back to the builtins, while an unbound local raises."""
+    if isinstance(scope, (ast.Module, ast.ClassDef)):
+        return set()
     names: set[str] = set()
+    declared: set[str] = set()
     if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         a = scope.args
         names |= {x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]}
@@ -93,17 +99,16 @@ def _bound(scope: ast.AST) -> set[str]:
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
         elif isinstance(node, ast.ExceptHandler) and node.name:
             names.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            names |= set(node.names)
-    return names
+        elif isinstance(node, ast.Global):
+            declared |= set(node.names)  # module names: see above
+    return names - declared
 
 
 def _builtin_references(tree: ast.Module) -> Iterator[ast.Name]:
-    """Names read where no enclosing scope binds them: they are the builtins."""
+    """Names read where no enclosing function binds them: they may be the builtins."""
 
     def visit(scope: ast.AST, enclosing: list[set[str]]) -> Iterator[ast.Name]:
-        own = _bound(scope)
-        visible = [*enclosing, own]
+        visible = [*enclosing, _bound(scope)]
         for node in _children_in_scope(scope):
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
                 if not any(node.id in names for names in visible):
