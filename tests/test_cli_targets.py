@@ -132,6 +132,17 @@ def test_an_empty_path_is_said_to_be_one(capsys, tmp_path):
     assert capsys.readouterr().err.startswith("kernelevo: error: '': expected FILE::NAME")
 
 
+def test_optimize_of_a_file_that_is_no_task_is_refused_before_the_search(capsys, tmp_path):
+    """`kernelevo optimize README.md` printed "searching README.md..." before its syntax error."""
+    notes = tmp_path / "README.md"
+    notes.write_text("# Notes\n\nIt's a file about kernels.\n")
+    store = str(tmp_path / "s.sqlite")
+    assert main(["optimize", str(notes), "--store", store, "--device", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "searching" not in err, err
+    assert "syntax error" in err and "a task file defines class Model and get_inputs()" in err
+
+
 def test_an_unexpected_failure_is_one_line_not_a_traceback(capsys, tmp_path, monkeypatch):
     from kernelevo import report
     from kernelevo.store import Store

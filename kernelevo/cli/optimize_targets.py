@@ -29,22 +29,28 @@ def _tasks(target: str, script: str | None = None) -> list[tuple[Path, dict[str,
     problem = file_problem(path, "no such file; give a task file, a folder of tasks or FILE::NAME")
     if problem:
         raise UserError(problem)
-    if not _is_task(path) and _user_targets(path):
+    problem = _task_problem(path)
+    if problem and _user_targets(path):
         raise UserError(
             f"{path}: not a task file; give one target (FILE::NAME, see `kernelevo detect {path}`) "
             "or search them all with --all"
         )
+    if problem:
+        hint = (
+            "" if "get_inputs" in problem else "; a task file defines class Model and get_inputs()"
+        )
+        raise UserError(problem + hint)
     return [(path, {})]
 
 
-def _is_task(path: Path) -> bool:
+def _task_problem(path: Path) -> str | None:
     from kernelevo.task import TaskError, read_task
 
     try:
         read_task(path)
-        return True
-    except TaskError:
-        return False
+        return None
+    except TaskError as exc:
+        return str(exc)
 
 
 def _user_targets(path: Path) -> list[Any]:
@@ -119,7 +125,7 @@ def _all_targets(target: str) -> tuple[list[tuple[Path, dict[str, str]]], list[s
     found: list[tuple[Path, dict[str, str]]] = []
     skipped: list[str] = []
     for f in files:
-        if _is_task(f):
+        if _task_problem(f) is None:
             found.append((f, {}))
             continue
         for t in _user_targets(f):
