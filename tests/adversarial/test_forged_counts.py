@@ -54,6 +54,15 @@ def test_without_forging_pytorch_ops_are_rejected(tmp_path, evaluator):
     assert v.status == "rejected", (v.status, v.reason)
 
 
+def test_the_forgery_is_refused_before_it_runs(tmp_path, evaluator):
+    """What stands in front of the residual risk for a Python candidate: the static checks refuse
+    the route the forgery takes to the harness (sys.modules)."""
+    cand = tmp_path / "forged_torch_only.py"
+    cand.write_text(ZERO + TORCH_ONLY + FORGE)
+    v = verify_candidate(EXAMPLES / "softmax.py", cand, evaluator=evaluator, use_cache=False)
+    assert v.status == "rejected" and "sys" in v.reason, (v.status, v.reason)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="residual risk: the library-op policy rests on counts the "
