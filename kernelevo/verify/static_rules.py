@@ -181,6 +181,9 @@ CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose"
 # published kernels use none but this weight-init helper.
 # Operators (`torch.ops.aten._softmax`, as Inductor's code calls them) go through the dispatcher.
 PRIVATE_ALLOWED = {"torch.nn.init._calculate_fan_in_and_fan_out"}
+# Inductor's Triton device helpers, which kernels taken from Inductor's output import: their own
+# public names are allowed, their private ones are not.
+PRIVATE_MODULES_ALLOWED = ("torch._inductor.runtime.triton_helpers",)
 
 
 # Registering operators: an operator's body runs below the op recorder's dispatch mode, so the
@@ -200,7 +203,15 @@ def private_part(full: str) -> str | None:
     parts = full.split(".")
     if not under_allowed_module(full) or full in PRIVATE_ALLOWED or parts[:2] == ["torch", "ops"]:
         return None
-    for i, part in enumerate(parts):
+    start = next(
+        (
+            m.count(".") + 1
+            for m in PRIVATE_MODULES_ALLOWED
+            if full == m or full.startswith(m + ".")
+        ),
+        0,
+    )
+    for i, part in enumerate(parts[start:], start):
         if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
             return ".".join(parts[: i + 1])
     return None
