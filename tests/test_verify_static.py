@@ -125,6 +125,7 @@ def test_getattr_refused_even_on_self():
         ),
         ("G = torch._C._get_tracing_state\n", "line 6: torch._C is not allowed"),
         ("import torch._dynamo as d\n", "torch._dynamo is not allowed"),
+        ("m = torch._import_dotted_name('sys')\n", "torch._import_dotted_name is not allowed"),
         (
             "from torch._inductor.runtime import triton_helpers\nx = triton_helpers._log2\n",
             "torch._inductor.runtime.triton_helpers._log2 is not allowed",
@@ -182,6 +183,8 @@ def test_allowlist_admits_the_kernel_languages_and_helpers():
     [
         "fan = torch.nn.init._calculate_fan_in_and_fan_out\n",  # published kernels' weight init
         "sm = torch.ops.aten._softmax\n",  # an operator: it goes through the dispatcher
+        "mm = torch._scaled_mm\n",  # so is a private function on torch itself (FP8 GEMM)
+        "torch._assert(True, 'ok')\n",
         # Inductor's Triton device helpers, as kernels taken from Inductor's output import them
         "from torch._inductor.runtime import triton_helpers\nm = triton_helpers.maximum\n",
         "from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math\n",

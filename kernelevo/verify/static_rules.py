@@ -7,6 +7,11 @@ in static.py walk the syntax tree against.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import re
+from pathlib import Path
+
 FORBIDDEN_MODULES = {
     "threading": "threads escape the timer and the checks",
     "_thread": "threads escape the timer and the checks",
@@ -196,12 +201,51 @@ def registers_operators(full: str) -> str | None:
     return next((r for r in OPERATOR_REGISTRATION if full == r or full.startswith(r + ".")), None)
 
 
+# torch's own checks (`torch._assert(cond, msg)`, `torch._check`), harmless where model code keeps them
+TORCH_PRIVATE_CHECKS = {
+    "_assert",
+    "_check",
+    "_check_index",
+    "_check_is_size",
+    "_check_type",
+    "_check_value",
+    "_check_with",
+}
+
+
+@functools.cache
+def torch_private_ops() -> frozenset[str]:
+    """The private operators on torch itself (`_softmax`, `_scaled_mm`, `_foreach_add`), read from
+    the installed torch's stubs without importing it; empty where they cannot be read."""
+    spec = importlib.util.find_spec("torch")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        stub = Path(folder) / "_C" / "_VariableFunctions.pyi"
+        if stub.is_file():
+            return frozenset(re.findall(r"^def (_\w+)\(", stub.read_text(), re.MULTILINE))
+    return frozenset()
+
+
+def _torch_function(parts: list[str]) -> bool:
+    """A private operator on torch itself goes through the dispatcher like any other; a private
+    function written in Python (`torch._import_dotted_name`) is a way into torch and is not one."""
+    return (
+        len(parts) == 2
+        and parts[0] == "torch"
+        and (parts[1] in TORCH_PRIVATE_CHECKS or parts[1] in torch_private_ops())
+    )
+
+
 def private_part(full: str) -> str | None:
     """`full`'s prefix up to its first private component, when it names an allowed module's
     internals (`torch.utils._python_dispatch._pop_mode` -> `torch.utils._python_dispatch`;
     `typing._eval_type`, which evaluates strings)."""
     parts = full.split(".")
-    if not under_allowed_module(full) or full in PRIVATE_ALLOWED or parts[:2] == ["torch", "ops"]:
+    if (
+        not under_allowed_module(full)
+        or full in PRIVATE_ALLOWED
+        or parts[:2] == ["torch", "ops"]
+        or _torch_function(parts)
+    ):
         return None
     start = next(
         (
