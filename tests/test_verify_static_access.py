@@ -47,6 +47,11 @@ MODEL = "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        re
         ("m = torch.hub.load('.', 'm', source='local')\n", "line 6: torch.hub is not allowed"),
         ("g = torch.fx.Graph()\n", "line 6: torch.fx is not allowed: it generates Python source"),
         (
+            "r = torch.utils.collect_env.run('id')\n",
+            "torch.utils.collect_env is not allowed: it runs shell",
+        ),
+        ("t = torch.utils.benchmark.Timer('x')\n", "torch.utils.benchmark is not allowed"),
+        (
             "import typing\nx = typing.sys\n",
             "line 7: typing.sys is not allowed: it reaches the sys module",
         ),

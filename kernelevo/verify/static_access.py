@@ -48,6 +48,9 @@ ROUTES = {
     "torch.serialization": "unpickles, which runs whatever the pickle names",
     "torch.hub": "loads and runs code from a folder",
     "torch.package": "loads and runs packaged code",
+    "torch.utils.collect_env": "runs shell commands",
+    "torch.utils.benchmark": "compiles and runs code from strings",
+    "torch.distributed": "opens sockets and unpickles what its peers send",
     "torch.fx": "generates Python source from a graph and runs it",
     "torch.export": "generates Python source from a graph and runs it",
 }
