@@ -237,6 +237,11 @@ def test_try_except_swallowing_a_launch_refused():
             "assigning torch.backends.cudnn.benchmark changes global state that the reference and the baselines share",
         ),
         ("torch.backends.cuda.matmul.allow_tf32 = True\n", "ALLOW_TF32"),
+        (
+            "torch.set_float32_matmul_precision('high')\n",
+            "torch.set_float32_matmul_precision: it lets",
+        ),
+        ("with torch.backends.cudnn.flags(allow_tf32=True):\n    pass\n", "ALLOW_TF32"),
         ("import time\ntime.perf_counter = lambda: 0\n", "patches what the timer uses"),
         ("torch.allclose = lambda *a: True\n", "patches what the correctness checks use"),
     ],

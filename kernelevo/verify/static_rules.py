@@ -35,6 +35,10 @@ GRAPH_REASON = (
     "a CUDA graph replays work captured outside the op recorder's view; launch the kernels from "
     "forward (the timing reports the forward's launch-free time as a graph beside its eager time)"
 )
+PRECISION_REASON = (
+    "it lets library matrix products and convolutions run in TF32 or bf16 behind an fp32 "
+    "reference; a task opts into TF32 with ALLOW_TF32 (the CLI with --allow-tf32)"
+)
 FORBIDDEN_CALLS = {
     "os.system": "running shell commands is not allowed",
     "os.fork": "forking is not allowed",
@@ -49,6 +53,8 @@ FORBIDDEN_CALLS = {
     "torch.cuda.ExternalStream": "side streams escape the timer; launch on torch's current stream",
     "torch.Stream": "side streams escape the timer; launch on torch's current stream",
     "torch.compile": "torch.compile is the baseline, not a kernel",
+    "torch.set_float32_matmul_precision": PRECISION_REASON,
+    "torch.backends.cudnn.flags": PRECISION_REASON,
     "torch.cuda.CUDAGraph": GRAPH_REASON,
     "torch.cuda.graph": GRAPH_REASON,
     "torch.cuda.graphs.CUDAGraph": GRAPH_REASON,
