@@ -26,3 +26,11 @@ def dotted_name(node: ast.AST) -> str:
         parts.append(node.id)
         return ".".join(reversed(parts))
     return ""
+
+
+def resolved_name(name: str, aliases: dict[str, str]) -> str:
+    """`name` with its first part replaced by what the file imported under it (`F.relu` ->
+    `torch.nn.functional.relu`), given the file's local name -> full dotted name map."""
+    head, _, rest = name.partition(".")
+    full = aliases.get(head, head)
+    return f"{full}.{rest}" if rest else full

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kernelevo.ast_names import dotted_name, parse_module
+from kernelevo.ast_names import dotted_name, parse_module, resolved_name
 from kernelevo.verdict import Check
 from kernelevo.verify.native import check_native
 from kernelevo.verify.static_access import access_problems
@@ -33,7 +33,6 @@ from kernelevo.verify.static_rules import (
     import_allowed,
     private_part,
     registers_operators,
-    under_allowed_module,
 )
 
 __all__ = ["StaticReport", "check_source"]
@@ -65,12 +64,6 @@ def _aliases(tree: ast.Module) -> dict[str, str]:
     return out
 
 
-def _resolve(name: str, aliases: dict[str, str]) -> str:
-    head, _, rest = name.partition(".")
-    full = aliases.get(head, head)
-    return f"{full}.{rest}" if rest else full
-
-
 _QUIET_CALLS = {"print", "warnings.warn", "logging.warning", "logging.info", "logging.debug"}
 
 
@@ -98,7 +91,9 @@ def _try_problem(node: ast.Try, launchers: set[str], aliases: dict[str, str]) ->
         computing = [
             n for s in h.body for n in ast.walk(s) if isinstance(n, (ast.Return, ast.Yield))
         ] + [
-            c for c in _calls(h.body) if _resolve(dotted_name(c.func), aliases) not in _QUIET_CALLS
+            c
+            for c in _calls(h.body)
+            if resolved_name(dotted_name(c.func), aliases) not in _QUIET_CALLS
         ]
         if computing:
             return (
@@ -178,14 +173,14 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
     launchers = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            callee = _resolve(dotted_name(node.value.func), aliases)
+            callee = resolved_name(dotted_name(node.value.func), aliases)
             if callee.endswith(("load_inline", "cpp_extension.load", "kernelevo.cuda.compile")):
                 launchers |= {t.id for t in node.targets if isinstance(t, ast.Name)}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
             for dec in node.decorator_list:
                 target = dec.func if isinstance(dec, ast.Call) else dec
-                full = _resolve(dotted_name(target), aliases)
+                full = resolved_name(dotted_name(target), aliases)
                 if full in ("triton.jit", "triton.runtime.jit.jit", "triton.runtime.jit"):
                     jit_kernels.append(node.name)
             if node.name in DUNDER_HOOKS:
@@ -195,7 +190,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     "can compute lazily)",
                 )
         elif isinstance(node, ast.ClassDef):
-            bases = [_resolve(dotted_name(b), aliases) for b in node.bases]
+            bases = [resolved_name(dotted_name(b), aliases) for b in node.bases]
             if node.name == "ModelNew":
                 model_new = node
                 if any(b.split(".")[-1] == "Model" for b in bases):
@@ -265,7 +260,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
             if why:
                 bad(node, f"try/except: {why}")
         elif isinstance(node, ast.Call):
-            full = _resolve(dotted_name(node.func), aliases)
+            full = resolved_name(dotted_name(node.func), aliases)
             if full in FORBIDDEN_CALLS or (
                 full.split(".")[-1] in ("Stream", "ExternalStream") and full.startswith("torch")
             ):
@@ -291,7 +286,7 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                 uses_inline = True
             if full in ("kernelevo.cuda.compile",) or (
                 full.endswith(".compile")
-                and _resolve(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"
+                and resolved_name(full.rsplit(".", 1)[0], aliases) == "kernelevo.cuda"
             ):
                 uses_cuda_helper = True
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -302,13 +297,14 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                         root = dotted_name(sub).split(".")[0]
                         if root and (
                             root in PATCH_ROOTS
-                            or _resolve(root, aliases).split(".")[0] in PATCH_ROOTS
+                            or resolved_name(root, aliases).split(".")[0] in PATCH_ROOTS
                         ):
-                            bad(node, assignment_problem(_resolve(dotted_name(sub), aliases)))
+                            bad(node, assignment_problem(resolved_name(dotted_name(sub), aliases)))
         elif isinstance(node, ast.Attribute):
+            full = resolved_name(dotted_name(node), aliases)
             if (
                 isinstance(node.value, ast.Name)
-                and _resolve(node.value.id, aliases) == "numpy"
+                and resolved_name(node.value.id, aliases) == "numpy"
                 and node.attr not in NUMPY_SCALARS
                 and node.attr not in NUMPY_CONSTANTS
                 and not (node.attr in NUMPY_LITERAL_MATH and id(node) in on_literals)
@@ -320,21 +316,17 @@ def check_source(source: str, filename: str = "candidate.py") -> StaticReport:
                     "the GPU",
                     refused,
                 )
-            elif node.attr in REACHABLE_MODULES and under_allowed_module(
-                _resolve(dotted_name(node.value), aliases)
+            elif node.attr in REACHABLE_MODULES and import_allowed(
+                resolved_name(dotted_name(node.value), aliases)
             ):
                 bad(
                     node,
                     f"{dotted_name(node)} is not allowed: it reaches the {node.attr} module around the "
                     "import allowlist",
                 )
-            elif (
-                node.attr.startswith("_")
-                and (full := _resolve(dotted_name(node), aliases))
-                and private_part(full) == full
-            ):
+            elif node.attr.startswith("_") and private_part(full) == full:
                 bad(node, _private_problem(full))
-            elif (full := _resolve(dotted_name(node), aliases)) in OPERATOR_REGISTRATION:
+            elif full in OPERATOR_REGISTRATION:
                 bad(node, _registration_problem(full))
             elif dotted_name(node) in ("sys.modules",):
                 bad(node, f"{dotted_name(node)} is off limits for a candidate")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from kernelevo.ast_names import dotted_name
-from kernelevo.verify.static_rules import BANNED_BUILTINS
+from kernelevo.ast_names import dotted_name, resolved_name
+from kernelevo.verify.static_rules import BANNED_BUILTINS, lies_under
 
 __all__ = ["access_problems"]
 
@@ -148,9 +148,8 @@ def access_problems(tree: ast.Module, resolve: dict[str, str]) -> list[str]:
                 "the harness around the allowlist"
             )
         elif isinstance(ref, (ast.Attribute, ast.Name)):
-            head, _, rest = dotted_name(ref).partition(".")
-            full = resolve.get(head, head) + (f".{rest}" if rest else "")
-            route = next((r for r in ROUTES if full == r or full.startswith(r + ".")), None)
+            full = resolved_name(dotted_name(ref), resolve)
+            route = lies_under(full, ROUTES)
             if route and (full == route or not isinstance(ref, ast.Attribute)):
                 problems.append(f"line {ref.lineno}: {full} is not allowed: it {ROUTES[route]}")
     return sorted(set(problems), key=lambda p: int(p.split()[1].rstrip(":")))

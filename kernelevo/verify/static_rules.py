@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 FORBIDDEN_MODULES = {
@@ -202,9 +203,15 @@ PRIVATE_MODULES_ALLOWED = ("torch._inductor.runtime.triton_helpers",)
 OPERATOR_REGISTRATION = ("torch.library", "torch.ops.load_library", "torch.classes")
 
 
+def lies_under(name: str, prefixes: Iterable[str]) -> str | None:
+    """The first of `prefixes` that `name` is or lies under (`torch.library.custom_op` lies under
+    `torch.library`, `torch.libraryx` does not)."""
+    return next((p for p in prefixes if name == p or name.startswith(p + ".")), None)
+
+
 def registers_operators(full: str) -> str | None:
     """The registration API `full` names or lies under, if any."""
-    return next((r for r in OPERATOR_REGISTRATION if full == r or full.startswith(r + ".")), None)
+    return lies_under(full, OPERATOR_REGISTRATION)
 
 
 # torch's own checks (`torch._assert(cond, msg)`, `torch._check`), harmless where model code keeps them
@@ -247,34 +254,23 @@ def private_part(full: str) -> str | None:
     `typing._eval_type`, which evaluates strings)."""
     parts = full.split(".")
     if (
-        not under_allowed_module(full)
+        not import_allowed(full)
         or full in PRIVATE_ALLOWED
         or parts[:2] == ["torch", "ops"]
         or _torch_function(parts)
     ):
         return None
-    start = next(
-        (
-            m.count(".") + 1
-            for m in PRIVATE_MODULES_ALLOWED
-            if full == m or full.startswith(m + ".")
-        ),
-        0,
-    )
+    allowed = lies_under(full, PRIVATE_MODULES_ALLOWED)
+    start = allowed.count(".") + 1 if allowed else 0
     for i, part in enumerate(parts[start:], start):
         if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
             return ".".join(parts[: i + 1])
     return None
 
 
-def import_allowed(module: str) -> bool:
-    return any(module == a or module.startswith(a + ".") for a in ALLOWED_IMPORTS)
-
-
-def under_allowed_module(full: str) -> bool:
-    """Whether a dotted name starts with a module a candidate may import (`kernelevo.cuda.x`)."""
-    parts = full.split(".")
-    return any(import_allowed(".".join(parts[:i])) for i in range(1, len(parts) + 1))
+def import_allowed(name: str) -> bool:
+    """Whether `name` is, or lies inside, a module a candidate may import (`kernelevo.cuda.x`)."""
+    return lies_under(name, ALLOWED_IMPORTS) is not None
 
 
 def assignment_problem(target: str) -> str:
