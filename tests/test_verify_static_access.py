@@ -2,11 +2,9 @@
 and the names real kernels bind (an `input` argument, a `vars` buffer) left alone."""
 
 import pytest
+from test_verify_static import KERNEL, MODEL
 
 from kernelevo.verify.static import check_source
-
-KERNEL = "import torch, triton\nimport triton.language as tl\n@triton.jit\ndef k(p):\n    pass\n"
-MODEL = "class ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ allowlist, which refuses torch's private internals and operator registration, st
 """
 
 import pytest
-from support import EXAMPLES
+from support import CANDIDATES, EXAMPLES
 from test_judge_adversarial import ZERO, judge
 
 from kernelevo.verify import verify_candidate
@@ -75,44 +75,42 @@ def test_forged_counts_do_not_pass_the_library_op_policy(tmp_path, evaluator):
     assert v.status == "rejected", (v.status, v.reason)
 
 
-HIDDEN_OPS = """
-import torch
-import torch.nn as nn
-import triton
-import triton.language as tl
-from torch.utils._python_dispatch import _disable_current_modes
+def _edited(text: str, *edits: tuple[str, str]) -> str:
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
 
 
-@triton.jit
-def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    m = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=m), mask=m)
-
-
-class ModelNew(nn.Module):
-    def forward(self, x):
-        with _disable_current_modes():  # the op recorder sees nothing of what follows
-            y = torch.softmax(x, dim=-1)
-        out = torch.empty_like(y)
-        copy_kernel[(triton.cdiv(y.numel(), 1024),)](y, out, y.numel(), BLOCK=1024)
-        return out
-"""
-
-
-WRAPPED_OPS = HIDDEN_OPS.replace(
-    "from torch.utils._python_dispatch import _disable_current_modes\n",
-    """
+# torch.softmax copied out by a Triton kernel: with the recorder on, refused as the reference op
+COPIES_TORCH_RESULT = (CANDIDATES / "hacks_gpu" / "triton_copies_torch_result.py").read_text()
+SOFTMAX_LINE = "        probs = torch.softmax(x.contiguous(), dim=-1)\n"
+HIDDEN_OPS = _edited(
+    COPIES_TORCH_RESULT,
+    (
+        "import torch\n",
+        "import torch\nfrom torch.utils._python_dispatch import _disable_current_modes\n",
+    ),
+    (
+        SOFTMAX_LINE,
+        "        with _disable_current_modes():  # the op recorder sees nothing of what follows\n"
+        "    " + SOFTMAX_LINE,
+    ),
+)
+WRAPPED_OPS = _edited(
+    COPIES_TORCH_RESULT,
+    (
+        "\n\n@triton.jit",
+        """
 
 @torch.library.custom_op("cand::smx", mutates_args=())
 def smx(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x, dim=-1)
-""",
-).replace(
-    """        with _disable_current_modes():  # the op recorder sees nothing of what follows
-            y = torch.softmax(x, dim=-1)
-""",
-    "        y = smx(x)  # the op recorder sees cand::smx, not the softmax inside\n",
+
+
+@triton.jit""",
+    ),
+    (SOFTMAX_LINE, "        probs = smx(x.contiguous())  # the op recorder sees cand::smx only\n"),
 )
 HIDING = {
     "dispatch_mode_off": (HIDDEN_OPS, "torch.utils._python_dispatch is not allowed"),
