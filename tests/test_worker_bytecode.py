@@ -122,9 +122,11 @@ def test_packages_with_their_own_bytecode_need_none(tmp_path, monkeypatch):
 def test_the_command_line_imports_through_the_folder_once_complete(wanted, monkeypatch):
     monkeypatch.setattr(sys, "pycache_prefix", None)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    monkeypatch.setattr(bytecode, "_start", lambda where: None)
+    started: list[object] = []
+    monkeypatch.setattr(bytecode, "_start", started.append)
     bytecode.use_here()
     assert sys.pycache_prefix is None  # not built yet
+    assert started == []  # nor started: a command that starts no worker compiles nothing
     assert bytecode.build(wanted, bytecode.roots(), workers=1)
     bytecode.use_here()
     assert sys.pycache_prefix == str(wanted) and sys.dont_write_bytecode

@@ -24,6 +24,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -82,13 +83,14 @@ def stamp(paths: list[Path]) -> dict[str, object]:
     }
 
 
-def prefix() -> Path | None:
+def prefix(caches: Iterable[Path] | None = None, start: bool = True) -> Path | None:
     """The folder for PYTHONPYCACHEPREFIX where it is wanted, safe and complete; where wanted and
-    not complete, starts compiling it (once per process) and returns None meanwhile."""
+    not complete, starts compiling it (once per process, unless `start` is False) and returns
+    None meanwhile. `caches`: the build cache folders, where the caller has just made them."""
     if not wanted():
         return None
     where = folder() / sys.implementation.cache_tag
-    if not _safe(where):
+    if not _safe(where, caches):
         return None
     try:
         done = json.loads((where / STAMP).read_text()) == stamp(roots())
@@ -96,7 +98,7 @@ def prefix() -> Path | None:
         done = False
     if done:
         return where
-    if where not in _started:
+    if start and where not in _started:
         _started.add(where)
         _start(where)
     return None
@@ -105,8 +107,9 @@ def prefix() -> Path | None:
 def use_here() -> None:
     """This process imports the rest of its modules through the compiled folder too, where it
     is complete: a one-shot `kernelevo verify` imports ~60 kernelevo modules (0.31 s from source,
-    0.06 s from bytecode, on a 2-core machine)."""
-    where = prefix()
+    0.06 s from bytecode, on a 2-core machine). Compiling it is left to the first worker start:
+    `kernelevo runs` or `serve` starts none."""
+    where = prefix(start=False)
     if where is not None and sys.pycache_prefix is None:
         sys.pycache_prefix = str(where)
         sys.dont_write_bytecode = True  # the folder is written by its build alone
@@ -124,14 +127,15 @@ def describe() -> str:
     return f"being compiled into {where}; until then workers compile torch at each start"
 
 
-def _safe(where: Path) -> bool:
+def _safe(where: Path, caches: Iterable[Path] | None = None) -> bool:
     """Not inside (nor holding) a folder some sandbox binds writable, and writable only by us."""
     from kernelevo.worker.sandbox_view import CacheFolderError, cache_dirs
 
-    try:
-        caches = cache_dirs().values()
-    except CacheFolderError:
-        return False
+    if caches is None:
+        try:
+            caches = cache_dirs().values()
+        except CacheFolderError:
+            return False
     where = where.resolve()
     if any(where.is_relative_to(c) or c.is_relative_to(where) for c in caches):
         return False

@@ -43,8 +43,9 @@ def worker_env(device: str, extra: dict[str, str] | None = None) -> dict[str, st
         # processes busy on the host while the next candidate is timed
         env["TORCHINDUCTOR_COMPILE_THREADS"] = os.environ.get("TORCHINDUCTOR_COMPILE_THREADS", "1")
     env["PYTHONPATH"] = str(package_root())
-    env.update({name: str(path) for name, path in cache_dirs().items()})
-    compiled = bytecode_prefix()
+    caches = cache_dirs()
+    env.update({name: str(path) for name, path in caches.items()})
+    compiled = bytecode_prefix(caches.values())
     if compiled is not None:  # read only: no worker writes it (worker/bytecode.py)
         env["PYTHONPYCACHEPREFIX"] = str(compiled)
     env.update(extra or {})
