@@ -192,7 +192,17 @@ CHECK_NAMES = ("torch.allclose", "torch.testing", "torch.equal", "torch.isclose"
 # the dispatcher and the op recorder's modes, typing's evaluate strings (`typing._eval_type`);
 # published kernels use none but this weight-init helper.
 # Operators (`torch.ops.aten._softmax`, as Inductor's code calls them) go through the dispatcher.
-PRIVATE_ALLOWED = {"torch.nn.init._calculate_fan_in_and_fan_out"}
+# torch's own checks (`torch._assert(cond, msg)`, `torch._check`) are harmless where model code keeps them.
+PRIVATE_ALLOWED = {
+    "torch.nn.init._calculate_fan_in_and_fan_out",
+    "torch._assert",
+    "torch._check",
+    "torch._check_index",
+    "torch._check_is_size",
+    "torch._check_type",
+    "torch._check_value",
+    "torch._check_with",
+}
 # Inductor's Triton device helpers, which kernels taken from Inductor's output import: their own
 # public names are allowed, their private ones are not.
 PRIVATE_MODULES_ALLOWED = ("torch._inductor.runtime.triton_helpers",)
@@ -214,18 +224,6 @@ def registers_operators(full: str) -> str | None:
     return lies_under(full, OPERATOR_REGISTRATION)
 
 
-# torch's own checks (`torch._assert(cond, msg)`, `torch._check`), harmless where model code keeps them
-TORCH_PRIVATE_CHECKS = {
-    "_assert",
-    "_check",
-    "_check_index",
-    "_check_is_size",
-    "_check_type",
-    "_check_value",
-    "_check_with",
-}
-
-
 @functools.cache
 def torch_private_ops() -> frozenset[str]:
     """The private operators on torch itself (`_softmax`, `_scaled_mm`, `_foreach_add`), read from
@@ -241,11 +239,7 @@ def torch_private_ops() -> frozenset[str]:
 def _torch_function(parts: list[str]) -> bool:
     """A private operator on torch itself goes through the dispatcher like any other; a private
     function written in Python (`torch._import_dotted_name`) is a way into torch and is not one."""
-    return (
-        len(parts) == 2
-        and parts[0] == "torch"
-        and (parts[1] in TORCH_PRIVATE_CHECKS or parts[1] in torch_private_ops())
-    )
+    return len(parts) == 2 and parts[0] == "torch" and parts[1] in torch_private_ops()
 
 
 def private_part(full: str) -> str | None:
