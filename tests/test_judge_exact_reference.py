@@ -93,3 +93,65 @@ def test_no_opinion_when_the_forward_needs_float32_or_the_task_is_large(monkeypa
     assert float64_opinion(linear, [x], out, out * (1 + 5e-5)) is not None
     monkeypatch.setattr(exact_reference, "MAX_BYTES", 64)
     assert float64_opinion(linear, [x], out, out * (1 + 5e-5)) is None
+
+
+MATVEC = textwrap.dedent("""
+    import torch
+    import torch.nn as nn
+
+
+    class Model(nn.Module):
+        def forward(self, a, x):
+            return torch.matmul(a, x)
+
+
+    def get_inputs():
+        a, x = torch.randn(16, 65536), torch.randn(65536, 1)
+        a[:8] -= (a[:8] @ x) / (x * x).sum() * x.T  # eight rows whose products sum to ~0
+        return [a, x]
+
+
+    def get_init_inputs():
+        return []
+""")
+
+
+def test_elements_near_zero_of_a_long_sum_pass_within_the_references_own_rounding(
+    tmp_path, evaluator
+):
+    task = tmp_path / "matvec.py"
+    task.write_text(MATVEC)
+    v = verify_candidate(
+        task, CONDITIONING / "blockwise_matvec.py", evaluator=evaluator, device="cpu"
+    )
+    assert v.status == "verified", v.reason
+    judged = [c for c in v.checks if "outside" in c.detail.get("float64", {})]
+    assert judged, "no input set missed atol/rtol: the rows do not cancel enough"
+    for c in judged:
+        assert c.detail["mismatches"] > 0 and c.detail["float64"]["outside"] == 0
+        assert "within its rounding of the float64 run" in c.message
+
+
+def test_one_element_off_beyond_rounding_fails_though_the_l2_bound_holds(tmp_path, evaluator):
+    task = tmp_path / "matvec.py"
+    task.write_text(MATVEC)
+    off = tmp_path / "blockwise_matvec_off.py"  # row 3, a sum near zero, moved by 4e-3
+    text = (CONDITIONING / "blockwise_matvec.py").read_text()
+    off.write_text(text.replace("OFF_ROW, OFF_BY = -1,", "OFF_ROW, OFF_BY = 3,"))
+    v = verify_candidate(task, off, evaluator=evaluator, device="cpu")
+    assert v.status == "incorrect", v.reason
+    assert "off by more than the float32 reference's rounding allows" in v.reason, v.reason
+    assert "at [3, 0]" in v.reason
+
+
+class _MatVec(torch.nn.Module):
+    def forward(self, a: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return a @ x
+
+
+def test_lower_precision_is_no_rounding_and_gets_no_opinion():
+    torch.manual_seed(0)
+    a, x = torch.randn(16, 65536), torch.randn(65536, 1)
+    ref = _MatVec()(a, x)
+    low = a.to(torch.bfloat16).float() @ x  # misses the relative-L2 bound: not rounding
+    assert float64_opinion(_MatVec(), [a, x], ref, low) is None

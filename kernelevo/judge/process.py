@@ -153,9 +153,9 @@ class Judge:
     def _compare(
         self, ref: Any, out: Any, args: list[Any] | None = None
     ) -> tuple[bool, str, dict[str, Any]]:
-        """At the strictest precision met so far, an output missing only the relative-L2 bound judged
-        by a float64 run first; a failure a lower precision passes is kept for the policy to decide."""
-        from kernelevo.judge.exact_reference import float64_opinion
+        """At the strictest precision met so far, an output that rounding may explain (exact_reference)
+        judged by a float64 run first; a failure a lower precision passes is kept for the policy to decide."""
+        from kernelevo.judge.exact_reference import applies, float64_opinion
         from kernelevo.verify.compare import LEVEL_NAMES, loosest_needed
 
         assert self.ref is not None
@@ -163,7 +163,7 @@ class Judge:
         passed, message, detail = compare_any_size(ref, out, hint, precision=self.precision)
         if passed or not detail.get("tolerance_failure"):
             return passed, message, detail
-        if detail.get("mismatches") == 0 and args is not None and self.ref.model is not None:
+        if applies(detail) and args is not None and self.ref.model is not None:
             opinion = float64_opinion(self.ref.model, args, ref, out, hint, self.precision)
             if opinion is not None and opinion[0]:
                 return opinion

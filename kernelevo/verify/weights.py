@@ -22,17 +22,27 @@ def built_from_seed(
     CPU's init of one 8192x8192 nn.Linear takes 0.44 s on the H200's host), else, or when the
     constructor cannot run there, on the CPU. One seed and one place give Model and ModelNew the
     same weights, so the judge says where it built and the candidate builds there too. Returns the
-    module (not moved) and "cuda" or "cpu"."""
-    if gpu and device.type == "cuda":
+    module (not moved) and where it was built ("cuda" or "cpu"). A constructor that makes some of its tensors on the
+    CPU even so (the legacy `torch.Tensor(n, m)` ignores the device) drew those from the CPU's
+    generator, where the other model's `nn.Linear` drew from the GPU's: it is built on the CPU."""
+    if gpu and device.type != "cpu":
         torch.manual_seed(seed)
         try:
             with torch.device(device):
-                return make(), "cuda"
+                built = make()
+            if all(t.device.type == device.type for t in _tensors(built)):
+                return built, device.type
+            del built
         except Exception:  # a constructor that needs the CPU (numpy, a CPU generator)
             pass
     torch.manual_seed(seed)
     with torch.device("cpu"):
         return make(), "cpu"
+
+
+def _tensors(module: torch.nn.Module) -> list[torch.Tensor]:
+    """Parameters and buffers, floating ones: those a seed draws."""
+    return [t for t in [*module.parameters(), *module.buffers()] if t.is_floating_point()]
 
 
 def weight_plan(ref: torch.nn.Module, new: torch.nn.Module) -> list[tuple[str, str]] | None:

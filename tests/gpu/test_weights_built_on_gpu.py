@@ -54,3 +54,17 @@ def test_a_modelnew_the_gpu_context_cannot_build_has_both_built_on_the_cpu(tmp_p
     v = _verify(evaluator, EXAMPLES / "rms_norm.py", cand)
     assert "transforms its weights at construction" in _weights_rule(v)
     assert v.phases["weights_built_on"] == "cpu"
+
+
+def test_a_modelnew_drawing_some_weights_on_the_cpu_has_both_built_on_the_cpu(tmp_path, evaluator):
+    source = (POLICY / "rms_norm_folded_weight.py").read_text()
+    needle = "nn.Parameter((torch.rand(hidden) + 0.5) * 2.0)"
+    assert needle in source
+    cand = tmp_path / "legacy_constructor.py"
+    # the legacy constructor ignores the device context: its uniform_ draws from the CPU's generator
+    cand.write_text(
+        source.replace(needle, "nn.Parameter(torch.Tensor(hidden).uniform_().add_(0.5).mul_(2.0))")
+    )
+    v = _verify(evaluator, EXAMPLES / "rms_norm.py", cand)
+    assert "transforms its weights at construction" in _weights_rule(v)
+    assert v.phases["weights_built_on"] == "cpu"
