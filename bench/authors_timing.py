@@ -1,14 +1,14 @@
-"""Time replayed kernels the way their authors did, to tell a protocol difference from a wrong figure.
+"""Time replayed kernels by their authors' published profiler, to tell a protocol difference from a wrong figure.
 
-KernelBenchFiltered's speedups come from its own profiler (simple_profiler.py): the model as constructed (training
-mode), inputs moved to the GPU once, 10 warm-up calls, then 100 calls each timed on the host
-clock between two device synchronisations, the mean taken; speedup = the reference's mean over
-the candidate's. Ours times on the device with launch latency hidden, L2 flushed and input sets
-rotated (kernelevo/measure/timing.py), the model in eval mode. This script repeats the authors'
-protocol (our code, written after reading theirs) for every row `bench/replay.py` timed, each
-kernel in its own sandboxed GPU process, timed one at a time while the next ones import and
-compile, and prints, per kernel and overall, how far the authors' speedup is from ours and from
-theirs measured here.
+KernelBenchFiltered publishes a profiler (simple_profiler.py) beside its speedups: the model as
+constructed (training mode), inputs moved to the GPU once, 10 warm-up calls, then 100 calls each
+timed on the host clock between two device synchronisations, the mean taken; speedup = the
+reference's mean over the candidate's. Ours times on the device with launch latency hidden, L2
+flushed and input sets rotated (kernelevo/measure/timing.py), the model in eval mode. This
+script repeats that protocol (our code, written after reading theirs) for every row
+`bench/replay.py` timed, each kernel in its own sandboxed GPU process, one on the GPU at a time
+(its first calls, which compile and autotune, included) while the next ones import, and prints
+per kernel and overall how far the published speedup is from ours and from that protocol's here.
 
 Usage (on a GPU machine, after a replay): python3 bench/authors_timing.py --rows OUT/replay.json
     [--lanes 4] [--out OUT/authors_timing.json]
@@ -65,23 +65,24 @@ task, cand = load(sys.argv[1], "task"), load(sys.argv[2], "candidate")
 init = list(getattr(task, "get_init_inputs", lambda: [])())
 inputs = [x.to(device) if isinstance(x, torch.Tensor) else x for x in task.get_inputs()]
 models = task.Model(*init).to(device), cand.ModelNew(*init).to(device)
-with torch.no_grad():  # compiled before the GPU is ours: the build is no part of the warm-up
-    for m in models:
-        m(*inputs)
 sync()
 print("ready", flush=True)
 sys.stdin.readline()
+with torch.no_grad():  # the first calls compile and autotune: on the GPU, so only once it is ours
+    for m in models:
+        m(*inputs)
 eager, candidate = (mean_ms(m, inputs) for m in models)
 print(json.dumps({"eager_ms": eager, "candidate_ms": candidate}), flush=True)
 """
 
-GPU_ALONE = threading.Lock()  # one kernel timed at a time; the others import and compile meanwhile
+GPU_ALONE = threading.Lock()  # one kernel on the GPU at a time; the others import meanwhile
 
 
 def profile(row: dict[str, Any], timeout: float, device: str = "cuda") -> dict[str, Any]:
     """The authors' protocol for one replayed kernel, in a sandboxed process of its own (`device`
-    cpu: Triton's interpreter, for tests). It builds and runs both models once, says ready, and
-    is timed when no other kernel is."""
+    cpu: Triton's interpreter, for tests). It imports both files and builds both models, says
+    ready, and runs them (first calls, which compile and autotune, then the protocol) when no
+    other kernel's process uses the GPU."""
     from kernelevo.sandbox import spawn
     from kernelevo.worker.pool import Worker
     from kernelevo.worker.sandbox_view import cache_dirs
