@@ -22,9 +22,10 @@ def built_from_seed(
     CPU's init of one 8192x8192 nn.Linear takes 0.44 s on the H200's host), else, or when the
     constructor cannot run there, on the CPU. One seed and one place give Model and ModelNew the
     same weights, so the judge says where it built and the candidate builds there too. Returns the
-    module (not moved) and where it was built ("cuda" or "cpu"). A constructor that makes some of its tensors on the
-    CPU even so (the legacy `torch.Tensor(n, m)` ignores the device) drew those from the CPU's
-    generator, where the other model's `nn.Linear` drew from the GPU's: it is built on the CPU."""
+    module (not moved) and where it was built ("cuda" or "cpu"). A constructor that makes some of
+    its tensors on the CPU even so (the legacy `torch.Tensor(n, m)` ignores the device) drew those
+    from the CPU's generator, where the other model's `nn.Linear` drew from the GPU's: it is built
+    on the CPU."""
     if gpu and device.type != "cpu":
         torch.manual_seed(seed)
         try:
