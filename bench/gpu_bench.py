@@ -107,6 +107,13 @@ BENCHES = (
         " --budget-s 480 --out $OUT/replay_leaderboard",
         540,
     ),
+    Bench(
+        # the published profiler's protocol on the kernels a replay timed (its record in the docs)
+        "authors_timing",
+        "python3 bench/authors_timing.py --rows"
+        " docs/benchmarks-history/2026-12-06-replay-ec1c2ea-h100.json --out $OUT/authors_timing.json",
+        300,
+    ),
     Bench("cuda_compile", "python3 bench/cuda_compile.py", 60),
     Bench("cuda_launch", "python3 bench/cuda_launch.py", 60),
     Bench("triton_first_launch", "python3 bench/triton_first_launch.py --repeat 5", 90),
