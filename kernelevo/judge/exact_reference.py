@@ -69,7 +69,7 @@ def float64_opinion(
         return None
     if not len(exact) == len(moved) == len(refs) == len(cands):
         return None
-    terms = _magnitudes(model64, args, len(refs))
+    terms: list[Any] | None = None  # run on magnitudes only where an element missed
     worst: dict[str, Any] = {}
     for i, (r, c, e, m) in enumerate(zip(refs, cands, exact, moved, strict=True)):
         label = f"output {i}" if len(refs) > 1 else "output"
@@ -87,6 +87,7 @@ def float64_opinion(
             "input_sensitivity": moves,
         }
         if detail["mismatches"]:
+            terms = terms if terms is not None else _magnitudes(model64, args, len(refs))
             opinion.update(_elements(r, c, e, terms[i], detail["tolerance"]))
         detail = {**detail, "float64": opinion}
         if cand_err > allowed:
