@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import shutil
 import subprocess
 import sys
@@ -32,8 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 REPLAY = ROOT / "bench" / "replay"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-WITHIN = 0.10
+from replay import COMPARABLE_GPUS, ratio_summary, timed_rows  # noqa: E402
 
 PROFILE = r"""
 import importlib.util, json, sys, time
@@ -131,14 +131,6 @@ def profile(row: dict[str, Any], timeout: float, device: str = "cuda") -> dict[s
     return {**got, "speedup": got["eager_ms"] / got["candidate_ms"]}
 
 
-def within(ours: float, theirs: float) -> bool:
-    return abs(ours / theirs - 1) <= WITHIN
-
-
-def geomean(values: list[float]) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
-
-
 def report(rows: list[dict[str, Any]]) -> str:
     timed = [r for r in rows if r.get("authors_protocol", {}).get("speedup")]
     lines = [
@@ -153,15 +145,12 @@ def report(rows: list[dict[str, Any]]) -> str:
     failed = [r for r in rows if "error" in r.get("authors_protocol", {})]
     for r in failed:
         lines.append(f"{r['id']:<14} not timed here: {r['authors_protocol']['error'][:160]}")
-    ours = [r["speedup"] / r["author_speedup"] for r in timed]
-    here = [r["authors_protocol"]["speedup"] / r["author_speedup"] for r in timed]
+    ours = ratio_summary([r["speedup"] / r["author_speedup"] for r in timed])
+    here = ratio_summary([r["authors_protocol"]["speedup"] / r["author_speedup"] for r in timed])
     lines += [
         f"{len(timed)} kernels timed both ways ({len(failed)} failed in the authors' protocol):",
-        f"  our protocol / authors' figure: geomean {geomean(ours):.3f}, "
-        f"{sum(within(r['speedup'], r['author_speedup']) for r in timed)} within ±10 %",
-        f"  authors' protocol here / authors' figure: geomean {geomean(here):.3f}, "
-        f"{sum(within(r['authors_protocol']['speedup'], r['author_speedup']) for r in timed)} "
-        "within ±10 %",
+        f"  our protocol / authors' figure: geomean {ours[0]:.3f}, {ours[1]} within ±10 %",
+        f"  authors' protocol here / authors' figure: geomean {here[0]:.3f}, {here[1]} within ±10 %",
     ]
     return "\n".join(lines)
 
@@ -174,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     rows = json.loads(args.rows.read_text())
-    todo = [r for r in rows if r.get("speedup") and r.get("author_speedup")]
+    todo = [r for gpu in COMPARABLE_GPUS for r in timed_rows(rows, gpu)]  # those replay.py compares
     with ThreadPoolExecutor(args.lanes) as pool:
         for r, got in zip(todo, pool.map(lambda r: profile(r, args.timeout_s), todo), strict=True):
             r["authors_protocol"] = got

@@ -354,23 +354,32 @@ def report(rows: list[dict[str, Any]]) -> str:
         for r in v:
             lines.append(f"        {r['id']:<28} {r['status']:<12} {r['reason'][:150]}")
     for hardware in sorted({r.get("author_hardware", "-") for r in rows}):
-        timed = [
-            r
-            for r in rows
-            if r.get("speedup")
-            and r.get("author_speedup")
-            and r["status"] == "verified"
-            and r.get("author_hardware") == hardware
-        ]
+        timed = timed_rows(rows, hardware)
         if timed:
-            ratios = [r["speedup"] / r["author_speedup"] for r in timed]
-            geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-            within = sum(0.9 <= x <= 1.1 for x in ratios)
+            geo, within = ratio_summary([r["speedup"] / r["author_speedup"] for r in timed])
             lines.append(
                 f"speedup vs eager, ours / authors' ({hardware}): geomean {geo:.3f} over "
                 f"{len(timed)} kernels; {within} within +-10 %"
             )
     return "\n".join(lines)
+
+
+def timed_rows(rows: list[dict[str, Any]], hardware: str) -> list[dict[str, Any]]:
+    """Verified kernels timed here whose authors timed them on `hardware`: the speedups compared."""
+    return [
+        r
+        for r in rows
+        if r.get("speedup")
+        and r.get("author_speedup")
+        and r["status"] == "verified"
+        and r.get("author_hardware") == hardware
+    ]
+
+
+def ratio_summary(ratios: list[float]) -> tuple[float, int]:
+    """Geometric mean of speedup ratios (ours / authors'), and how many lie within ±10 %."""
+    geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else float("nan")
+    return geo, sum(0.9 <= x <= 1.1 for x in ratios)
 
 
 def main(argv: list[str] | None = None) -> int:
