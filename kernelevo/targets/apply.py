@@ -32,6 +32,7 @@ from kernelevo.targets.apply_rewrite import guarded_source
 from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, write_plan
 from kernelevo.targets.facts import ClassFacts
+from kernelevo.targets.init_keywords import init_keywords
 from kernelevo.targets.model import Target
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 from kernelevo.text_file import TextFileError, read_text
@@ -238,6 +239,7 @@ def plan_apply(
         import_user="\n".join(f"    {line}" if line else "" for line in user_import.splitlines()),
         import_kernel=kernel_import,
         init=init,
+        init_keywords=tuple(init_keywords(facts.task_source)) if ref.kind == "class" else (),
         sets=sets,
         dtypes=sorted(facts.dtypes),
         devices=sorted(facts.device_kinds),

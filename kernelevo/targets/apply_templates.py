@@ -189,6 +189,7 @@ except Exception as exc:
 {import_kernel}
 
 INIT_ARGS = {init!r}
+INIT_KEYWORDS = {init_keywords!r}  # the last of INIT_ARGS, passed by these names
 INPUT_SETS = {sets!r}
 DTYPES = {dtypes!r}
 DEVICES = {devices!r}
@@ -222,7 +223,8 @@ def _callable(dtype, device):
     if not METHOD:
         return _target()
     torch.manual_seed(0)
-    module = _target()(*INIT_ARGS)
+    n = len(INIT_ARGS) - len(INIT_KEYWORDS)
+    module = _target()(*INIT_ARGS[:n], **dict(zip(INIT_KEYWORDS, INIT_ARGS[n:])))
     with torch.no_grad():  # random weights, so a kernel that ignores them fails
         for p in module.parameters():
             if p.is_floating_point():

@@ -181,12 +181,37 @@ def _arguments(frame, skip_self: bool) -> tuple[list[str], list]:
     return names, values
 
 
+def _init_arguments(frame) -> tuple[list[str], list, list[str]]:
+    """A constructor's arguments, then the ones it takes by name only: keyword-only parameters
+    given a value other than their default, and what **kwargs received. The last list names
+    those, which the task's get_init_inputs() lists last and its Model passes on by name."""
+    names, values = _arguments(frame, True)
+    code = frame.f_code
+    fn = target_function(frame)
+    defaults = getattr(fn, "__kwdefaults__", None) or {}
+    start = code.co_argcount
+    by_name = []
+    for name in code.co_varnames[start : start + code.co_kwonlyargcount]:
+        value = frame.f_locals.get(name)
+        if name not in defaults or value is not defaults[name]:
+            by_name.append(name)
+            values.append(value)
+    if code.co_flags & 0x08:  # **kwargs
+        at = start + code.co_kwonlyargcount + (1 if code.co_flags & 0x04 else 0)
+        extra = frame.f_locals.get(code.co_varnames[at]) or {}
+        for name, value in extra.items():
+            if isinstance(name, str) and name.isidentifier() and name not in by_name:
+                by_name.append(name)
+                values.append(value)
+    return names + by_name, values, by_name
+
+
 def main(spec_path: str) -> int:
     with open(spec_path) as fh:
         spec = json.load(fh)
     target_file = spec["file"]
     files: dict[str, bool] = {}
-    inits: dict[int, tuple[list[str], list[dict]]] = {}
+    inits: dict[int, tuple[list[str], list[dict], list[str]]] = {}
     pending: list[SecondCall] = []  # the target's recorded call, awaiting its return
 
     def ours(code) -> bool:
@@ -201,19 +226,21 @@ def main(spec_path: str) -> int:
             return None
         qual = getattr(code, "co_qualname", code.co_name)
         if qual == spec["init"]:
-            names, values = _arguments(frame, True)
+            names, values, by_name = _init_arguments(frame)
             torch = sys.modules.get("torch")
-            inits[id(frame.f_locals.get("self"))] = (names, [_spec_of(v, torch) for v in values])
+            specs = [_spec_of(v, torch) for v in values]
+            inits[id(frame.f_locals.get("self"))] = (names, specs, by_name)
         elif qual == spec["call"] and not pending:
             names, values = _arguments(frame, spec["method"])
             torch = sys.modules.get("torch")
-            init_names, init = inits.get(id(frame.f_locals.get("self")), ([], []))
+            init_names, init, by_name = inits.get(id(frame.f_locals.get("self")), ([], [], []))
             save_configs(init, spec.get("init_data"))
             out = {
                 "names": names,
                 "args": [_spec_of(v, torch, configs=False) for v in values],
                 "init_names": init_names,
                 "init": init,
+                "init_keywords": by_name,
             }
             keywords = keywords_passed(frame)
             fn = target_function(frame)

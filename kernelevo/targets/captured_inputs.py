@@ -236,6 +236,7 @@ def inputs_from_capture(
         )
     ex = ExampleInputs(source, code, note, uses, small=small, keywords=keywords)
     ex.init_blob = captured.get("init_blob", "") if configs else ""
+    ex.init_keywords = [str(k) for k in captured.get("init_keywords") or []]
     if captured.get("names") and all(n.isidentifier() for n in names):  # not a *args entry
         ex.names = list(names)
     return ex

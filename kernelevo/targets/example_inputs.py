@@ -37,3 +37,5 @@ class ExampleInputs:
     # keyword arguments the recorded call passed as plain values (name -> source), passed by the
     # task's Model as they were: without them the target computed something else
     keywords: dict[str, str] = field(default_factory=dict)
+    # constructor arguments taken by keyword only: get_init_inputs() lists them last, in this order
+    init_keywords: list[str] = field(default_factory=list)

@@ -33,6 +33,7 @@ from kernelevo.targets.closure import (
 )
 from kernelevo.targets.detect import analyze_file
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
+from kernelevo.targets.init_keywords import init_by_name
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
@@ -308,6 +309,7 @@ def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -
             )
             ref_text += f"\n\n\n{ref.name} = Model  # the user's name for it"
         ref_text += forward_call(ref.node, inputs.names, inputs.keywords)
+        ref_text += init_by_name(inputs.init_keywords)
     else:
         sig, call = call_args(ref.call, skip_self=False, fixed=inputs.keywords)  # the function
         ref_text += (

@@ -22,6 +22,7 @@ from kernelevo.targets.captured_inputs import (
 from kernelevo.targets.docstring_shapes import documented_shapes
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.imports import resolve_expr
+from kernelevo.targets.init_keywords import required_keyword_only, split_keyword_init
 from kernelevo.targets.reference import Reference
 from kernelevo.targets.small_sizes import (
     SmallSizes,
@@ -128,8 +129,11 @@ def _needs_init(ref: Reference) -> bool:
 
 
 def _ctor_args(ref: Reference) -> list[ast.arg]:
-    """The constructor's required parameters (none when the class has no __init__ of its own)."""
-    return required_args(ref.init, True) if ref.init is not None else []
+    """The constructor's required parameters, those it takes by keyword only last (none when the
+    class has no __init__ of its own)."""
+    if ref.init is None:
+        return []
+    return required_args(ref.init, True) + required_keyword_only(ref.init)
 
 
 def _ctor_params(ref: Reference) -> list[str]:
@@ -162,11 +166,19 @@ def _from_decorator(a: Analysis, ref: Reference) -> ExampleInputs | None:
         if init is None and _needs_init(ref):
             raise NoExampleInputs(
                 f"{where}: {ref.name}({', '.join(_ctor_params(ref))}) needs constructor arguments; "
-                f"add init=lambda: (...) to @kernelevo.example"
+                f"add init=lambda: {_init_form(ref)} to @kernelevo.example"
             )
         uses = _names(make) | (_names(init) if init is not None else set())
-        code, small = _getters(texts[0] or "", texts[1])  # make is not None: a text
-        return ExampleInputs("decorator", code, f"@kernelevo.example at {where}", uses, small=small)
+        init_text, by_name = split_keyword_init(texts[1]) if texts[1] else (None, [])
+        code, small = _getters(texts[0] or "", init_text)  # make is not None: a text
+        return ExampleInputs(
+            "decorator",
+            code,
+            f"@kernelevo.example at {where}",
+            uses,
+            small=small,
+            init_keywords=by_name,
+        )
     return None
 
 
@@ -200,16 +212,23 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
     if "init" not in found and _needs_init(ref):
         raise NoExampleInputs(
             f"{a.path}:{first + 1}: {ref.name}({', '.join(_ctor_params(ref))}) needs constructor "
-            f"arguments; add `# kernelevo: init = (...)` above it"
+            f"arguments; add `# kernelevo: init = {_init_form(ref)}` above it"
         )
-    code, small = _getters(found["inputs"][0], found["init"][0] if "init" in found else None)
+    init_text, by_name = split_keyword_init(found["init"][0]) if "init" in found else (None, [])
+    code, small = _getters(found["inputs"][0], init_text)
     return ExampleInputs(
         "comment",
         code,
         f"`# kernelevo:` comments at {a.path}:{found['inputs'][1]}",
         uses,
         small=small,
+        init_keywords=by_name,
     )
+
+
+def _init_form(ref: Reference) -> str:
+    """How the constructor's arguments are written: by name where it takes some by name only."""
+    return "dict(...)" if ref.init is not None and required_keyword_only(ref.init) else "(...)"
 
 
 _PRECISION = re.compile(r"#\s*kernelevo:\s*precision\s*=\s*(tf32|bf16)\s*$")
@@ -333,7 +352,7 @@ def guess_inputs(a: Analysis, ref: Reference) -> InputGuess:
             values.append(placeholder)
     return InputGuess(
         inputs=_tuple_text(values or ["torch.randn(8, 1024)"]),
-        init=_tuple_text([_placeholder(x, True) for x in ctor]) if ctor else None,
+        init=_init_text(ref, ctor),
         params=[x.arg for x in args] or ["x"],
         init_params=[x.arg for x in ctor],
         line=min([ref.node.lineno] + [d.lineno for d in ref.node.decorator_list]),
@@ -353,6 +372,16 @@ def suggestion(a: Analysis, ref: Reference) -> str:
         "KernelBench-style get_inputs()/get_init_inputs() to the file, or pass --script SCRIPT that runs this "
         "code so its shapes are captured"
     )
+
+
+def _init_text(ref: Reference, ctor: list[ast.arg]) -> str | None:
+    """The constructor's arguments to suggest: `dict(name=value, ...)` where some are taken by
+    keyword only, a tuple otherwise."""
+    if not ctor:
+        return None
+    if ref.init is not None and required_keyword_only(ref.init):
+        return f"dict({', '.join(f'{x.arg}={_placeholder(x, True)}' for x in ctor)})"
+    return _tuple_text([_placeholder(x, True) for x in ctor])
 
 
 def _tuple_text(items: list[str]) -> str:

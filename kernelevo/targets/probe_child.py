@@ -147,6 +147,21 @@ def _image_shapes(model) -> list[tuple[int, ...]]:  # type: ignore[no-untyped-de
     return []
 
 
+_IMAGE_SIDE = ("image_size", "img_size", "resolution", "input_size")
+_CHANNELS = ("channels", "in_chans", "num_channels")
+
+
+def _init_images(names: list[str], values: list) -> list[tuple[int, ...]]:  # type: ignore[type-arg]
+    """Images as the constructor describes them (`image_size`, `channels`): a ViT that cuts its
+    patches with einops or unfold has no convolution to read their shape from."""
+    ints = {n.lower(): v for n, v in zip(names, values, strict=False) if type(v) is int}
+    side = next((v for n, v in ints.items() if any(k in n for k in _IMAGE_SIDE)), None)
+    if side is None:
+        return []
+    channels = next((v for n, v in ints.items() if n.endswith(_CHANNELS)), 3)
+    return [(2, channels, side, side)]
+
+
 def _ranks(out) -> list[int]:  # type: ignore[no-untyped-def]
     """The rank of each tensor in outputs, opened as the verifier opens them (a ModelOutput too)."""
     import torch
@@ -188,9 +203,12 @@ def probe(spec: dict) -> dict:
         }
     model_cls = mod.Model
     deadline = time.monotonic() + float(spec.get("budget_s", 30))
-    init_names, init_values = constructor_args(model_cls) if spec["kind"] == "class" else ([], [])
+    init_names, init_values, by_name = (
+        constructor_args(model_cls) if spec["kind"] == "class" else ([], [], [])
+    )
     torch.manual_seed(0)
-    model = model_cls(*init_values)
+    n = len(init_values) - len(by_name)
+    model = model_cls(*init_values[:n], **dict(zip(by_name, init_values[n:], strict=True)))
     ints = [v for v in init_values if isinstance(v, int) and not isinstance(v, bool)]
     vocab = 128
     for v in init_values:
@@ -206,7 +224,8 @@ def probe(spec: dict) -> dict:
     last, tried = "", 0
     stopped_at_gpu: tuple[list[str], list, str, str] | None = None
     doc = (inspect.getdoc(python_original(fn)) or "") + "\n" + (inspect.getdoc(type(model)) or "")
-    images = _image_shapes(model) if isinstance(model, torch.nn.Module) else []
+    images = _init_images(init_names, init_values)
+    images += _image_shapes(model) if isinstance(model, torch.nn.Module) else []
     for names, values, shapes_from in call_candidates(fn, False, ints, vocab, doc, images):
         if time.monotonic() > deadline:
             break
@@ -229,12 +248,13 @@ def probe(spec: dict) -> dict:
             continue  # a table of another convention, not the one the code was written for
         return {
             **_capture(tried, names, values, init_names, init_values, spec),
+            "init_keywords": by_name,
             "shapes_from": shapes_from,
         }
     if stopped_at_gpu is not None:  # passed the code's own checks up to its GPU call
         names, values, where, shapes_from = stopped_at_gpu
         found = _capture(tried, names, values, init_names, init_values, spec)
-        return {**found, "gpu_only": where, "shapes_from": shapes_from}
+        return {**found, "init_keywords": by_name, "gpu_only": where, "shapes_from": shapes_from}
     return {
         "ok": False,
         "tried": tried,

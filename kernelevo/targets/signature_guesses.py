@@ -20,6 +20,8 @@ SIZE = 64  # hidden sizes, channels, embedding widths
 
 
 _NAMED_INTS = (
+    (("image_size", "img_size", "resolution"), 32),
+    (("patch",), 8),  # a side that divides the image's
     (("head",), 4),
     (("layer", "depth", "n_block", "num_block"), 2),
     (("vocab", "n_token", "num_token", "num_class", "classes"), 128),
@@ -228,15 +230,18 @@ def int_tuple_arity(hint) -> int | None:  # type: ignore[no-untyped-def]
     return None
 
 
-def constructor_args(cls: type) -> tuple[list[str], list]:
-    """Guessed arguments for `cls(...)`: its required parameters, by their hints and names."""
+def constructor_args(cls: type) -> tuple[list[str], list, list[str]]:
+    """Guessed arguments for `cls(...)`: its required parameters, by their hints and names, then
+    the names of those it takes by keyword only (the last of the arguments, in order)."""
     init = getattr(cls, "__init__")  # noqa: B009 (the class's own, which mypy will not read off a type)
     sig = inspect.signature(init)
     hints = type_hints(init)
-    names, values = [], []
+    names, values, by_name = [], [], []
     for p in list(sig.parameters.values())[1:]:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is not p.empty:
             continue
+        if p.kind is p.KEYWORD_ONLY:
+            by_name.append(p.name)
         hint = unoptional(hints.get(p.name))
         if hint in (int, float, bool):
             value = guess_scalar(p.name, hint, True)
@@ -257,4 +262,4 @@ def constructor_args(cls: type) -> tuple[list[str], list]:
             value = guess_scalar(p.name, int, True)
         names.append(p.name)
         values.append(value)
-    return names, values
+    return names, values, by_name
