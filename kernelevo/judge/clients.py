@@ -108,6 +108,23 @@ class CandidateClient:
             )
         return reply
 
+    def settled(self) -> None:
+        """Wait until the runner host has removed what the last candidate left. It answers
+        `close` at once and only then kills the processes that escaped the candidate's group and
+        sweeps their files, before it reads its next request: its answer to a ping means that is
+        done. Until then a daemon the last candidate left could write into this one's build cache
+        or exchange folder. A host that cannot answer is replaced, and everything in its sandbox
+        ends with it."""
+        if not self.host.alive:
+            return
+        t0 = time.perf_counter()
+        try:
+            self._request(cr.Ping().wire(), 60)
+        except (WorkerError, CandidateFailed):
+            self.host.kill()
+        finally:
+            _spend(self.spent, "settled", t0)
+
     def open(self) -> None:
         t0 = time.perf_counter()
         try:

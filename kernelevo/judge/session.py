@@ -267,6 +267,7 @@ class Session:
 
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()
+        self.cand.settled()  # nothing the last candidate left runs on while this one's folders are made
         if getattr(self.ev, "exchange", None):  # one verification at a time per evaluator
             from kernelevo.worker.cache_folders import clear  # what an earlier one left goes
 

@@ -110,6 +110,45 @@ def test_a_candidate_process_cannot_poison_the_next_or_the_shared_caches(tmp_pat
     assert _found(second.reason) == [], second.reason
 
 
+def test_the_next_verdict_waits_until_the_host_has_swept_the_last_candidate(
+    tmp_path, evaluator, monkeypatch
+):
+    """The runner host answers `close` at once and kills what the candidate left only after. A's
+    daemon once planted into B's cache folder, installed in that gap (CI, under load): the next
+    verdict's first request to the host is a ping, answered only once the sweep is done, and only
+    then are the exchange folder cleared and B's cache installed."""
+    from kernelevo.worker import cache_folders
+
+    (tmp_path / "a.py").write_text(POISONER)
+    (tmp_path / "b.py").write_text(INSPECTOR)
+    runner, seen = evaluator.runner, []
+    request, install, clear = runner.request, runner.install_cache, cache_folders.clear
+
+    def spy_request(message, timeout):
+        seen.append(message.get("op"))
+        return request(message, timeout)
+
+    def spy_install(held):
+        seen.append("install cache")
+        return install(held)
+
+    def spy_clear(root):
+        seen.append("clear exchange")
+        return clear(root)
+
+    monkeypatch.setattr(runner, "request", spy_request)
+    monkeypatch.setattr(runner, "install_cache", spy_install)
+    monkeypatch.setattr(cache_folders, "clear", spy_clear)
+    assert "poisoner done" in _judge(evaluator, tmp_path / "a.py").reason
+    seen.clear()
+    second = _judge(evaluator, tmp_path / "b.py")
+    assert _found(second.reason) == [], second.reason
+    assert seen[0] == "ping", seen
+    assert seen.index("ping") < seen.index("install cache"), seen
+    if "clear exchange" in seen:
+        assert seen.index("ping") < seen.index("clear exchange"), seen
+
+
 def test_a_compile_ahead_cannot_poison_the_next_compile_or_the_shared_caches(tmp_path):
     (tmp_path / "a.py").write_text(POISONER)
     (tmp_path / "b.py").write_text(INSPECTOR)
