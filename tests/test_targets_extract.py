@@ -298,3 +298,18 @@ def test_a_package_the_file_imports_and_this_environment_lacks_is_the_reason(tmp
         "installed in this environment; install it, or put its checkout on PYTHONPATH "
         "(ModuleNotFoundError: No module named 'kernelevo_absent_pkg')"
     )
+
+
+def test_the_users_own_package_is_found_through_folders_without_an_init(tmp_path):
+    """flux's src/flux/modules/layers.py, unedited (tests/corpus/public; no modules/__init__.py)
+    imports `flux.math`: the task said flux was not installed, where its own checkout holds it
+    two folders up."""
+    import shutil
+
+    shutil.copytree(Path(__file__).parent / "corpus" / "public" / "flux", tmp_path / "flux")
+    user = tmp_path / "flux" / "src" / "flux" / "modules" / "layers.py"
+    task = build_task(str(user), "module:SingleStreamBlock", out_dir=str(tmp_path / "tasks"))
+    assert f"sys.path.insert(0, {str(tmp_path / 'flux' / 'src')!r})" in task.text
+    assert "from flux.math import attention, rope" in task.text
+    check = check_task(task.path)
+    assert check.ok is True, check.message

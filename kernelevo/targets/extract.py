@@ -240,13 +240,16 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
 
 def _package_parent(folder: str, top: str) -> str | None:
     """The folder to put on sys.path so that `import top` finds the user's own package, when
-    the file sits inside it (mingpt/model.py importing mingpt.utils)."""
-    while os.path.exists(os.path.join(folder, "__init__.py")):
+    the file sits inside it (mingpt/model.py importing mingpt.utils), also through folders
+    without an __init__.py (flux's src/flux/modules/layers.py importing flux.math): the
+    package named `top` above the file, where it has an __init__.py of its own."""
+    while True:
+        if os.path.basename(folder) == top and os.path.exists(os.path.join(folder, "__init__.py")):
+            return os.path.dirname(folder)
         parent = os.path.dirname(folder)
-        if os.path.basename(folder) == top:
-            return parent
+        if parent == folder:
+            return None
         folder = parent
-    return None
 
 
 def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:

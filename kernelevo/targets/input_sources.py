@@ -23,6 +23,7 @@ from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.captured_inputs import capture_from_script, inputs_from_capture
 from kernelevo.targets.example_inputs import ExampleInputs, ModuleMissing, NoExampleInputs
 from kernelevo.targets.reference import Reference
+from kernelevo.targets.task_origin import ORIGIN_KEYS, task_origin
 from kernelevo.targets.user_run import run_user_code
 from kernelevo.text_file import file_problem
 
@@ -181,9 +182,10 @@ def from_signature(
         spec_path = os.path.join(tmp, "spec.json")
         with open(spec_path, "w") as fh:
             json.dump(spec, fh)
-        run = run_user_code(
-            "kernelevo.targets.probe_child", [spec_path], readable_roots(user_file), tmp, timeout
-        )
+        # the roots the draft puts on sys.path (a package above folders without an __init__.py)
+        imported = task_origin(probe_path).get(ORIGIN_KEYS[4], "")
+        roots = readable_roots(user_file) + [p for p in imported.split(os.pathsep) if p]
+        run = run_user_code("kernelevo.targets.probe_child", [spec_path], roots, tmp, timeout)
         if run.timed_out:
             reasons.append(f"guessing from the signature: no call finished within {timeout:.0f} s")
             return None
