@@ -82,6 +82,16 @@ def test_the_signature_guess_builds_a_model_whose_constructor_takes_keywords_onl
     assert init_keywords(built_task(out)) == list(SIMPLE_VIT_NAMES)
 
 
+def test_a_video_model_gets_a_video_from_its_constructors_frames(tmp_path: Path) -> None:
+    """simple_vit_3d's SimpleViT(*, image_size, image_patch_size, frames, frame_patch_size, ...)
+    takes (B, C, frames, H, W): no image of any rank fitted before."""
+    folder = workspace(tmp_path)
+    run = kernelevo(["task", f"{folder / 'simple_vit_3d.py'}::SimpleViT"], tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "check ok" in out, out
+    assert "inputs float32[2, 3, 16, 32, 32]" in out
+
+
 def test_a_script_that_passes_keyword_only_arguments_is_recorded_by_name(tmp_path: Path) -> None:
     """The recording kept only positional parameters: a script building SimpleViT by name gave a
     task whose check failed with "missing 7 required keyword-only arguments"."""

@@ -159,6 +159,9 @@ def _init_images(names: list[str], values: list) -> list[tuple[int, ...]]:  # ty
     if side is None:
         return []
     channels = next((v for n, v in ints.items() if n.endswith(_CHANNELS)), 3)
+    frames = next((v for n, v in ints.items() if n.endswith("frames")), None)
+    if frames is not None:  # a video: (B, C, frames, H, W), as vit-pytorch's 3D models take it
+        return [(2, channels, frames, side, side), (2, channels, side, side)]
     return [(2, channels, side, side)]
 
 

@@ -22,6 +22,7 @@ SIZE = 64  # hidden sizes, channels, embedding widths
 _NAMED_INTS = (
     (("image_size", "img_size", "resolution"), 32),
     (("patch",), 8),  # a side that divides the image's
+    (("frames",), 16),  # a video's, which its frame patches divide
     (("head",), 4),
     (("layer", "depth", "n_block", "num_block"), 2),
     (("vocab", "n_token", "num_token", "num_class", "classes"), 128),
