@@ -34,6 +34,7 @@ from kernelevo.targets.edits import ApplyError, ApplyPlan, FileEdit, diff_of, wr
 from kernelevo.targets.facts import ClassFacts
 from kernelevo.targets.init_keywords import init_keywords
 from kernelevo.targets.model import Target
+from kernelevo.targets.own_package import OwnPackage, own_package
 from kernelevo.targets.reference import NoReference, Reference, resolve_reference
 from kernelevo.text_file import TextFileError, read_text
 
@@ -101,7 +102,12 @@ def apply_candidate(
         os.path.join(os.path.dirname(os.path.abspath(user_file)), "__init__.py")
     )
     plan = plan_apply(
-        text, replace(current, source_hash=started), candidate, facts, in_package=in_package
+        text,
+        replace(current, source_hash=started),
+        candidate,
+        facts,
+        in_package=in_package,
+        package=own_package(user_file, text),
     )
     if not dry_run:
         write_plan(plan)
@@ -114,6 +120,7 @@ def plan_apply(
     candidate_source: str,
     facts: ApplyFacts,
     in_package: bool = False,
+    package: OwnPackage | None = None,
 ) -> ApplyPlan:
     """The edits that apply the candidate to `target`, whose source_hash is the one the search started from."""
     run_id = facts.run_id or "?"
@@ -184,7 +191,7 @@ def plan_apply(
     sets = verified_input_sets(facts, run_id)
     rules, tail, keywords = guard_rules(sets, ref, run_id)
     init = regression_init_args(facts, ref, run_id)
-    new_user = guarded_source(a, ref, module, alias, run_id, in_package)
+    new_user = guarded_source(a, ref, module, alias, run_id, in_package or package is not None)
 
     kernel_text = (
         tpl.KERNEL_HEADER.format(
@@ -224,6 +231,13 @@ def plan_apply(
     else:
         imports = f"import {stem} as _user\nimport {module} as _kernel"
     user_import, kernel_import = imports.split("\n")
+    if package is not None:  # its program imports it as `flux.modules.layers`: so does the test
+        up = package.relative_root(folder)
+        user_import = (
+            "import sys\n\nsys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname("
+            f"os.path.abspath(__file__)), {up!r})))\nfrom {package.dotted} import {stem} as _user"
+        )
+        kernel_import = f"from {package.dotted} import {module} as _kernel"
     if not stem.isidentifier():  # `02-fused-softmax.py`: load the user's file by its path
         user_import = tpl.LOAD_BY_PATH.format(file=os.path.basename(target.path))
     if backend == "cuda":

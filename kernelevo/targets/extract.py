@@ -37,6 +37,7 @@ from kernelevo.targets.init_keywords import init_by_name
 from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
+from kernelevo.targets.own_package import package_parent
 from kernelevo.targets.reference import NoReference, Reference, forward_call, resolve_reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, keep_edited, stamped, task_path_for
 from kernelevo.text_file import file_problem
@@ -232,24 +233,10 @@ def _localize(a: Analysis, stmt: ast.stmt, paths: set[str]) -> str:
             os.path.join(folder, top)
         ):
             paths.add(folder)
-        parent = _package_parent(folder, top)
+        parent = package_parent(folder, top)
         if parent is not None:
             paths.add(parent)
     return stmt_text(a, stmt)
-
-
-def _package_parent(folder: str, top: str) -> str | None:
-    """The folder to put on sys.path so that `import top` finds the user's own package, when
-    the file sits inside it (mingpt/model.py importing mingpt.utils), also through folders
-    without an __init__.py (flux's src/flux/modules/layers.py importing flux.math): the
-    package named `top` above the file, where it has an __init__.py of its own."""
-    while True:
-        if os.path.basename(folder) == top and os.path.exists(os.path.join(folder, "__init__.py")):
-            return os.path.dirname(folder)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
 
 
 def task_source(a: Analysis, t: Target, ref: Reference, inputs: ExampleInputs) -> str:
