@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_targets_corpus_public import kernelevo  # the CLI as a user runs it
 
 from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.init_keywords import init_by_name, init_keywords, split_keyword_init
@@ -22,19 +23,6 @@ from kernelevo.targets.reference import resolve_reference
 ROOT = Path(__file__).resolve().parents[1]
 VIT = ROOT / "tests" / "corpus" / "public" / "vit-pytorch"
 SIMPLE_VIT_NAMES = ("image_size", "patch_size", "num_classes", "dim", "depth", "heads", "mlp_dim")
-
-
-def kernelevo(args: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY")}
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "kernelevo", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def workspace(tmp_path: Path) -> Path:
