@@ -226,9 +226,14 @@ def _from_comments(a: Analysis, ref: Reference) -> ExampleInputs | None:
     )
 
 
+def _by_name(ref: Reference) -> bool:
+    """Whether the constructor takes some required arguments by keyword only, so that the user
+    writes them all as `dict(name=value, ...)`."""
+    return ref.init is not None and bool(required_keyword_only(ref.init))
+
+
 def _init_form(ref: Reference) -> str:
-    """How the constructor's arguments are written: by name where it takes some by name only."""
-    return "dict(...)" if ref.init is not None and required_keyword_only(ref.init) else "(...)"
+    return "dict(...)" if _by_name(ref) else "(...)"
 
 
 _PRECISION = re.compile(r"#\s*kernelevo:\s*precision\s*=\s*(tf32|bf16)\s*$")
@@ -379,7 +384,7 @@ def _init_text(ref: Reference, ctor: list[ast.arg]) -> str | None:
     keyword only, a tuple otherwise."""
     if not ctor:
         return None
-    if ref.init is not None and required_keyword_only(ref.init):
+    if _by_name(ref):
         return f"dict({', '.join(f'{x.arg}={_placeholder(x, True)}' for x in ctor)})"
     return _tuple_text([_placeholder(x, True) for x in ctor])
 
