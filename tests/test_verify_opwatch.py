@@ -151,3 +151,13 @@ def test_profiling_kernels_imports_neither_inductor_nor_dynamo():
     out = fresh_python(code, env={"CUDA_VISIBLE_DEVICES": ""})
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-3:] == ["True", "False", "False"], out.stdout
+
+
+def test_the_libraries_a_candidates_ops_called_are_named_for_the_next_spare():
+    from kernelevo.verify.library_ops import libraries_called
+
+    assert libraries_called(["aten.addmm", "aten.relu", "aten.convolution", "aten.bmm"]) == [
+        "cublas",
+        "cudnn",
+    ]
+    assert libraries_called(["aten.relu", "aten._scaled_dot_product_flash_attention"]) == []

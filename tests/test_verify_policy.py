@@ -31,6 +31,7 @@ def test_fused_epilogue_beside_the_library_gemm_verified(tmp_path, evaluator):
     assert v.status == "verified", v.reason
     assert v.kept_library_ops == ["aten.mm"]
     assert "keeps the cuBLAS matrix product; ReLU fused in one Triton kernel" in v.reason
+    assert v.phases["spare_warms"] == ["cublas"]  # the next candidate process makes its handle
 
 
 def test_strict_task_or_flag_demands_everything_custom(tmp_path, evaluator):

@@ -223,12 +223,13 @@ class CandidateClient:
             )
         return answer
 
-    def close(self, profiler: bool | None = None) -> None:
+    def close(self, profiler: bool | None = None, libraries: list[str] | None = None) -> None:
         """`profiler`: whether the task's verdicts profile kernels (None: not known yet), so the
-        next spare child starts the profiler while it waits."""
+        next spare child starts the profiler while it waits; `libraries`: the vendor libraries
+        the candidate called, whose handles the next spare makes (None: not known)."""
         t0 = time.perf_counter()
         if self.open_pid is not None and self.host.alive:
             with contextlib.suppress(WorkerError, CandidateFailed):
-                self._request(cr.Close(profiler=profiler).wire(), 30)
+                self._request(cr.Close(profiler=profiler, libraries=libraries).wire(), 30)
         self.open_pid = None
         _spend(self.spent, "close", t0)

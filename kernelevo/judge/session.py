@@ -26,6 +26,7 @@ from kernelevo.judge.input_sets import check_input_sets
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
+from kernelevo.verify.library_ops import libraries_called
 from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.cache_folders import built_artefacts
@@ -325,7 +326,9 @@ class Session:
             status, reason, lost = "runtime_error", f"{exc}", exc.lost
         finally:
             t_clean = time.perf_counter()
-            self.cand.close(profiler=self.needs_profile)
+            ops = getattr(self, "library_ops", None)  # known once the policy step ran
+            warm = self.phases["spare_warms"] = None if ops is None else libraries_called(ops)
+            self.cand.close(self.needs_profile, warm)
             with contextlib.suppress(JudgeFailed, Exception):
                 self.judge.ask(rq.End(), timeout=60)
             remove_exchange(self.folder)

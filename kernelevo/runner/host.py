@@ -38,9 +38,11 @@ def _die_with_parent() -> None:
         pass
 
 
-def _start_cuda(profiler: bool = False) -> None:
+def _start_cuda(profiler: bool = False, libraries: tuple[str, ...] = ()) -> None:
     """Make the CUDA context (a few tenths of a second on an H200) before any request comes, and
-    when the task's verdicts profile the kernels, the profiler's first start (CUPTI's) too."""
+    what the last candidate's first calls started: the profiler (CUPTI's first start) when the
+    task's verdicts profile the kernels, and the handles of the vendor libraries it called
+    (cuBLAS's took 0.076 s of a matrix-product candidate's first run on an H100)."""
     try:
         import torch
 
@@ -50,8 +52,19 @@ def _start_cuda(profiler: bool = False) -> None:
                 from kernelevo.verify.opwatch import profile_kernels
 
                 profile_kernels(lambda: torch.ones(1, device="cuda").add_(1))
+            if "cublas" in libraries:
+                a = torch.ones(8, 8, device="cuda")
+                torch.addmm(a[0], a, a)  # cuBLASLt's handle
+                torch.mm(a, a)
+            if "cudnn" in libraries:
+                x = torch.ones(1, 1, 4, 4, device="cuda")
+                torch.nn.functional.conv2d(x, torch.ones(1, 1, 3, 3, device="cuda"))
+            torch.cuda.synchronize()
     except Exception:  # the candidate meets the same fault at load and reports it
         pass
+
+
+SPARE_LIBRARIES = ("cublas", "cudnn")
 
 
 def _kill_group(pid: int) -> None:
@@ -62,7 +75,12 @@ def _kill_group(pid: int) -> None:
 
 
 def _child_main(
-    sock: socket.socket, keep_fds: set[int], kind: str, spare: bool = False, profiler: bool = False
+    sock: socket.socket,
+    keep_fds: set[int],
+    kind: str,
+    spare: bool = False,
+    profiler: bool = False,
+    libraries: tuple[str, ...] = (),
 ) -> None:
     """The forked child: drop every inherited descriptor but its socket and stderr, then serve."""
     _die_with_parent()
@@ -75,7 +93,7 @@ def _child_main(
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     if spare:
-        _start_cuda(profiler)
+        _start_cuda(profiler, libraries)
     import threading
 
     from kernelevo.worker.sandbox import Integrity, harness_violations
@@ -140,9 +158,7 @@ class Host:
         from kernelevo.runner.leftovers import Leftovers
 
         self.kind = kind
-        self.leftovers = (
-            Leftovers()
-        )  # after the imports: what a child changes from here is its doing
+        self.leftovers = Leftovers()  # after the imports: what a child changes is its doing
         self.parent = os.getppid()
         self.child: int | None = None
         self.sock: socket.socket | None = None
@@ -151,6 +167,7 @@ class Host:
         self.dirty = False
         self.spare: tuple[int, socket.socket] | None = None
         self.profiler = False  # the last candidate's task profiled its kernels: the spare warms it
+        self.libraries: tuple[str, ...] = ()  # vendor libraries it called: the spare starts them
         # a child closed with `later`: reaped and swept before the next request
         self.settling = False
         self._fork_spare()
@@ -161,7 +178,8 @@ class Host:
         if pid == 0:
             parent.close()
             # never returns (serves, then exits)
-            _child_main(child, keep_fds, self.kind, spare, spare and self.profiler)
+            libraries = self.libraries if spare else ()
+            _child_main(child, keep_fds, self.kind, spare, spare and self.profiler, libraries)
         child.close()
         return pid, parent
 
@@ -270,17 +288,24 @@ class Host:
         return was, self.leftovers.sweep(keep=keep)
 
     def close(
-        self, final: bool = False, profiler: bool | None = None, later: bool = False
+        self,
+        final: bool = False,
+        profiler: bool | None = None,
+        later: bool = False,
+        libraries: tuple[str, ...] | None = None,
     ) -> cp.Closed:
         """Kill the child, then every process it left (orphans reparent here) and every file it
         left in the places the next child shares: reuse of this host is clean by construction.
         Then the next spare is forked (none when `final`); `profiler`: whether the task just
-        verified profiles its kernels, so the spare starts the profiler while it waits.
+        verified profiles its kernels, so the spare starts the profiler while it waits;
+        `libraries`: the vendor libraries its candidate called, whose handles the spare makes.
         `later`: the child is killed now, but waiting for its end (a CUDA context takes ~0.08 s
         to tear down), the sweep and the spare are left to `settle()`, which the serving loop
         runs after the reply and before it reads the next request; `swept` is then empty."""
         if profiler is not None:
             self.profiler = profiler
+        if libraries is not None:
+            self.libraries = tuple(sorted(set(libraries) & set(SPARE_LIBRARIES)))
         if later and not final and self.child is not None:
             _kill_group(self.child)
             self.settling = True
@@ -354,7 +379,8 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
         return host.open(set()).wire()
     if isinstance(req, cr.Close):
         profiler = None if req.profiler is None else bool(req.profiler)
-        return host.close(profiler=profiler, later=True).wire()
+        libraries = None if req.libraries is None else tuple(str(x) for x in req.libraries)
+        return host.close(profiler=profiler, later=True, libraries=libraries).wire()
     if isinstance(req, cr.Relay):
         relayed = dict(req.request or {})
         if isinstance(req.candidate_path, str):  # top level, where the pool maps it into the inbox

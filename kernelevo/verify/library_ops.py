@@ -9,6 +9,7 @@ opwatch.py collects what ran, this module judges it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from collections.abc import Set as AbstractSet
 from typing import Any
 
@@ -258,6 +259,16 @@ def needs_profile(backend: str | None, ref_ops: set[str]) -> bool:
 
 def _family_of_any(ops: set[str], family: str) -> bool:
     return any(_family(op) == family for op in ops)
+
+
+# The vendor library whose handle a family's first call makes in a fresh process.
+_FAMILY_LIBRARY = {"gemm": "cublas", "conv": "cudnn"}
+
+
+def libraries_called(ops: Iterable[str]) -> list[str]:
+    """The vendor libraries (cuBLAS, cuDNN) a candidate's ops called: the runner host's next spare
+    process makes their handles while it waits, not inside the next verdict's first run."""
+    return sorted({_FAMILY_LIBRARY[f] for f in map(_family, ops) if f in _FAMILY_LIBRARY})
 
 
 # What a candidate may leave to vendor libraries by default: the matrix products, convolutions and

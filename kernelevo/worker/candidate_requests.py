@@ -162,6 +162,9 @@ class Relay(HostRequest[cp.Relayed]):
 @dataclass(frozen=True)
 class Close(HostRequest[cp.Closed]):
     """End the open process; `profiler`: whether the task's verdicts profile kernels (None: not
-    known), so the next spare starts the profiler while it waits."""
+    known), so the next spare starts the profiler while it waits; `libraries`: the vendor
+    libraries ("cublas", "cudnn") the candidate called (None: not known), whose handles the next
+    spare makes while it waits."""
 
     profiler: bool | None = None
+    libraries: list[str] | None = None
