@@ -52,7 +52,8 @@ def classify(row: dict[str, Any], known: dict[str, Any]) -> str:
     reason = row["reason"]
     policy = next((label for needle, label in POLICY_CLASSES if needle in reason), None)
     note = known.get(row["id"])
-    if policy is None and isinstance(note, dict) and note.get("when", "\0") in reason:
+    when = note.get("when", []) if isinstance(note, dict) else []
+    if policy is None and any(w in reason for w in ([when] if isinstance(when, str) else when)):
         return note["class"]
     return policy or "unclassified (bug or authors' error?)"
 

@@ -127,3 +127,14 @@ def test_compiled_but_not_run_is_left_out_of_the_agreement_and_timings_compare_p
     assert "not run (no GPU; compiled where a build was asked for): 2, left out" in text
     assert "ours / authors' (H100): geomean 1.050 over 1 kernels; 1 within +-10 %" in text
     assert "ours / authors' (L40S): geomean 0.250 over 1 kernels; 0 within +-10 %" in text
+
+
+def test_a_known_disagreement_is_recognised_by_any_of_its_symptoms():
+    """A kernel that reads past its input fails as an illegal memory access on one run and as a
+    wrong value on another: the authors' error is recognised either way."""
+    known = {"k": {"when": ["illegal memory access", "outside atol"], "class": "authors' error"}}
+    for reason in ("illegal memory access in forward", "1 of 1 elements outside atol=0.0001"):
+        assert replay.classify({"id": "k", "reason": reason}, known) == "authors' error"
+    assert replay.classify({"id": "k", "reason": "timeout"}, known).startswith("unclassified")
+    one = {"k": {"when": "timeout", "class": "environment"}}
+    assert replay.classify({"id": "k", "reason": "a timeout"}, one) == "environment"
