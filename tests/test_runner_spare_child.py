@@ -58,9 +58,10 @@ elif case == "files":
     seen["swept"] = host.close(final=True).swept
 elif case == "profiler":
     import kernelevo.runner.host as runner_host
+    from kernelevo.runner import spare_start
     def started(profiler=False, libraries=()):  # what each spare was asked to start
         open(f"started_{os.getpid()}_{'+'.join(libraries)}_{profiler}", "w").close()
-    runner_host._start_cuda = started
+    spare_start.start_cuda = started
     host.drop_spare()
     flags = []
     for known in (True, None, False):
@@ -78,9 +79,10 @@ elif case == "profiler":
     host.close(final=True)
 elif case == "libraries":
     import kernelevo.runner.host as runner_host
+    from kernelevo.runner import spare_start
     def started(profiler=False, libraries=()):
         open(f"started_{os.getpid()}_{'+'.join(libraries)}", "w").close()
-    runner_host._start_cuda = started
+    spare_start.start_cuda = started
     host.drop_spare()
     warmed = []
     for told in (["cudnn", "cublas", "../../etc"], None, []):
@@ -95,6 +97,23 @@ elif case == "libraries":
             time.sleep(0.05)
         warmed.append(made[0].split("_", 2)[-1] if made else None)
     seen["warmed"] = warmed
+    host.close(final=True)
+elif case in ("slow_start", "dying_start"):
+    from kernelevo.runner import spare_start
+    def started(profiler=False, libraries=()):
+        if case == "dying_start":
+            os._exit(3)
+        time.sleep(0.6)  # a CUDA context starting
+        open(f"started_{os.getpid()}", "w").close()
+    spare_start.start_cuda = started
+    host.drop_spare()
+    host._fork_spare()
+    spare = host.spare[0]
+    opened = host.open(set()).wire()
+    seen["opened"] = opened
+    seen["spare_pid"] = spare
+    seen["started_when_open_answered"] = os.path.exists(f"started_{spare}")
+    seen["reply"] = host.relay({"op": "run", "set": "s0"}, 60).wire()
     host.close(final=True)
 elif case == "later":
     import kernelevo.runner.host as runner_host
@@ -126,6 +145,7 @@ def _run(kind: str, case: str, tmp_path) -> dict:
 def test_open_hands_the_spare_and_close_forks_the_next(tmp_path):
     seen = _run("candidate", "cycle", tmp_path)
     assert seen["spare_at_start"], "no spare forked at start"
+    assert seen["first"].pop("ready_s") >= 0 and seen["second"].pop("ready_s") >= 0
     assert seen["first"] == {"opened": seen["spare_at_start"], "spare": True}
     assert seen["reply"] == {
         "reply": {"error": "no candidate loaded"}
@@ -141,6 +161,7 @@ def test_open_hands_the_spare_and_close_forks_the_next(tmp_path):
 def test_a_dead_spare_is_not_handed_out(tmp_path):
     seen = _run("candidate", "dead_spare", tmp_path)
     assert seen["opened"]["spare"] is False and seen["opened"]["opened"] != seen["spare_at_start"]
+    assert seen["opened"]["ready_s"] >= 0
     assert seen["reply"] == {"reply": {"error": "no candidate loaded"}}
     assert seen["children_after_final"] == []
 
@@ -162,6 +183,24 @@ def test_a_spare_starts_the_profiler_when_the_last_task_profiled_its_kernels(tmp
     seen = _run("candidate", "profiler", tmp_path)
     # told True: the next spare warms the profiler; not told: the last word holds; told False: off
     assert seen["flags"] == [[True, "True"], [True, "True"], [False, "False"]], seen
+
+
+def test_open_answers_once_the_spare_has_started(tmp_path):
+    """A spare still starting (its CUDA context: 0.15-0.27 s of a back-to-back verdict's first
+    candidate request on an H100) is waited for by `open`, which the engine calls before it takes
+    its GPU's gate, not inside a request made while it holds it."""
+    seen = _run("candidate", "slow_start", tmp_path)
+    assert seen["opened"]["opened"] == seen["spare_pid"] and seen["opened"]["spare"], seen
+    assert seen["started_when_open_answered"], seen
+    assert seen["opened"]["ready_s"] >= 0.5, seen
+    assert seen["reply"] == {"reply": {"error": "no candidate loaded"}}
+
+
+def test_a_spare_that_dies_while_starting_is_replaced_at_open(tmp_path):
+    seen = _run("candidate", "dying_start", tmp_path)
+    assert seen["opened"]["opened"] not in (None, seen["spare_pid"]), seen
+    assert seen["opened"]["spare"] is False, seen
+    assert seen["reply"] == {"reply": {"error": "no candidate loaded"}}
 
 
 def test_a_spare_makes_the_library_handles_the_last_candidate_used(tmp_path):

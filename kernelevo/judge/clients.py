@@ -94,6 +94,7 @@ class CandidateClient:
     def __init__(self, host: Worker, timeout: float) -> None:
         self.host, self.timeout = host, timeout
         self.open_pid: int | None = None
+        self.ready_s: float | None = None  # how long the last open waited for the process to start
         self.spent: dict[str, float] = {}
 
     def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -136,7 +137,8 @@ class CandidateClient:
         finally:
             _spend(self.spent, "open", t0)
         try:
-            self.open_pid = cp.Opened.parse(reply).opened
+            opened = cp.Opened.parse(reply)
+            self.open_pid, self.ready_s = opened.opened, opened.ready_s
         except ProtocolError as exc:
             raise CandidateFailed(
                 "runtime_error", f"the runner host answered open with malformed data: {exc}"

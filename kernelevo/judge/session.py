@@ -276,15 +276,16 @@ class Session:
         self.folder = exchange_folder(self.ev)
         status, reason, log, lost = "verified", "", "", False
         report = cp.Reported()
-        self.enter_gate()
         try:
+            self.cand.open()  # waits for the spare's start here, before the GPU's gate is taken
+            self.phases["spare_wait_s"] = self.cand.ready_s
+            self.enter_gate()
             self.probe()
             self.phases["probe_s"] = round(time.perf_counter() - t0, 4)
             n_sets = 1 if self.screen else max(5, int(self.task.hints.get("VERIFY_SEEDS", 5) or 5))
             seeds = [self.base + 7919 * i for i in range(n_sets)]
             self.install_cache()
             self.build_launchers()
-            self.cand.open()
             begin, loaded = self.begin(seeds[0])
             self.phases["load_s"] = loaded.load_s
             try:

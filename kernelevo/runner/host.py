@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
+from kernelevo.runner import spare_start
 from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import protocol
 
@@ -38,33 +39,8 @@ def _die_with_parent() -> None:
         pass
 
 
-def _start_cuda(profiler: bool = False, libraries: tuple[str, ...] = ()) -> None:
-    """Make the CUDA context (a few tenths of a second on an H200) before any request comes, and
-    what the last candidate's first calls started: the profiler (CUPTI's first start) when the
-    task's verdicts profile the kernels, and the handles of the vendor libraries it called
-    (cuBLAS's took 0.076 s of a matrix-product candidate's first run on an H100)."""
-    try:
-        import torch
-
-        if torch.cuda.is_available():
-            torch.empty(1, device="cuda")
-            if profiler:
-                from kernelevo.verify.opwatch import profile_kernels
-
-                profile_kernels(lambda: torch.ones(1, device="cuda").add_(1))
-            if "cublas" in libraries:
-                a = torch.ones(8, 8, device="cuda")
-                torch.addmm(a[0], a, a)  # cuBLASLt's handle
-                torch.mm(a, a)
-            if "cudnn" in libraries:
-                x = torch.ones(1, 1, 4, 4, device="cuda")
-                torch.nn.functional.conv2d(x, torch.ones(1, 1, 3, 3, device="cuda"))
-            torch.cuda.synchronize()
-    except Exception:  # the candidate meets the same fault at load and reports it
-        pass
-
-
-SPARE_LIBRARIES = ("cublas", "cudnn")
+READY = {"ready": True}  # a child's first frame: started, ready for its first request
+READY_S = 60.0  # the longest a child may take to start (its CUDA context, its handles)
 
 
 def _kill_group(pid: int) -> None:
@@ -93,7 +69,7 @@ def _child_main(
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     os.dup2(2, 1)
     if spare:
-        _start_cuda(profiler, libraries)
+        spare_start.start_cuda(profiler, libraries)
     import threading
 
     from kernelevo.worker.sandbox import Integrity, harness_violations
@@ -107,6 +83,7 @@ def _child_main(
     stream = sock.makefile("rwb", buffering=0)
     code = 0
     try:
+        protocol.write(stream, READY)  # type: ignore[arg-type]
         while True:
             request = protocol.read(stream)  # type: ignore[arg-type]
             if request is None:
@@ -209,13 +186,23 @@ class Host:
             spare[1].close()
 
     def open(self, keep_fds: set[int]) -> cp.Opened:
-        """Hand the spare child the next candidate (or fork one when there is none)."""
+        """Hand the spare child the next candidate (or fork one when there is none), once it has
+        started: the wait for a spare still starting CUDA is here, not inside the first request
+        that the verdict makes while it holds its GPU's gate (kernelevo/gpu_gate.py)."""
         self._end_child()
+        t0 = time.monotonic()
         taken = None if keep_fds else self._take_spare()
-        self.child, self.sock = taken or self._fork(keep_fds, spare=False)
-        self.dirty = True  # a candidate may run from here: the next end sweeps
-        self.stream = self.sock.makefile("rwb", buffering=0)  # type: ignore[assignment]
-        return cp.Opened(opened=self.child, spare=taken is not None)
+        for child in (taken, None):
+            self.child, self.sock = child or self._fork(keep_fds, spare=False)
+            self.dirty = True  # a candidate may run from here: the next end sweeps
+            self.stream = self.sock.makefile("rwb", buffering=0)  # type: ignore[assignment]
+            if self._await(READY_S).reply == READY:
+                break
+            self._kill()  # a spare that died starting, or never said it had started: a fresh one
+            taken = None
+        return cp.Opened(
+            opened=self.child, spare=taken is not None, ready_s=round(time.monotonic() - t0, 4)
+        )
 
     def relay(self, request: dict[str, Any], timeout: float) -> cp.Relayed:
         if self.child is None or self.stream is None or self.sock is None:
@@ -224,6 +211,12 @@ class Host:
             protocol.write(self.stream, request)
         except OSError:
             return cp.Relayed(child_exit=self._reap())
+        return self._await(timeout)
+
+    def _await(self, timeout: float) -> cp.Relayed:
+        """The open child's next frame within `timeout`, or how it failed to send one."""
+        if self.child is None or self.stream is None or self.sock is None:
+            return cp.Relayed(child_exit="no candidate process is open")
         deadline = time.monotonic() + max(timeout, 0.01)
         while True:  # in slices, so an engine that died mid-candidate takes the candidate with it
             ready, _, _ = select.select(
@@ -305,7 +298,7 @@ class Host:
         if profiler is not None:
             self.profiler = profiler
         if libraries is not None:
-            self.libraries = tuple(sorted(set(libraries) & set(SPARE_LIBRARIES)))
+            self.libraries = tuple(sorted(set(libraries) & set(spare_start.SPARE_LIBRARIES)))
         if later and not final and self.child is not None:
             _kill_group(self.child)
             self.settling = True

@@ -123,10 +123,12 @@ class HostPong(HostAnswer):
 
 @dataclass(frozen=True)
 class Opened(HostAnswer):
-    """The candidate process now open (`spare`: the one forked ahead)."""
+    """The candidate process now open (`spare`: the one forked ahead), after `ready_s` seconds
+    of waiting for it to start."""
 
     opened: int | None = None
     spare: bool = False
+    ready_s: float | None = None
 
 
 @dataclass(frozen=True)
