@@ -40,7 +40,7 @@ def _die_with_parent() -> None:
 
 
 READY = {"ready": True}  # a child's first frame: started, ready for its first request
-READY_S = 60.0  # the longest a child may take to start (its CUDA context, its handles)
+READY_S = 25.0  # the longest a child may take to start: two tries fit in the engine's 60 s for open
 
 
 def _kill_group(pid: int) -> None:
