@@ -58,6 +58,41 @@ def test_two_slots_on_one_device_overlap_checks_and_time_alone(tmp_path, timed_b
     assert any(overlap(a, b) for a in checks[0] for b in checks[1]), held
 
 
+def test_a_verdict_waits_for_its_candidate_process_before_it_takes_the_gate(
+    tmp_path, timed_briefly_on_cpu, monkeypatch
+):
+    """The spare candidate process may still be starting CUDA (0.15-0.27 s of a back-to-back
+    verdict on an H100): the verdict waits for it before it enters its GPU's gate, where the wait
+    would hold back another slot's timing."""
+    import threading
+
+    from kernelevo.judge.clients import CandidateClient
+
+    seen: list[tuple[int, str]] = []
+    opened, entered = CandidateClient.open, session_module.Session.enter_gate
+
+    def spy_open(self):
+        seen.append((threading.get_ident(), "open"))
+        return opened(self)
+
+    def spy_enter(self):
+        seen.append((threading.get_ident(), "gate"))
+        return entered(self)
+
+    monkeypatch.setattr(CandidateClient, "open", spy_open)
+    monkeypatch.setattr(session_module.Session, "enter_gate", spy_enter)
+    path = tmp_path / "cand.py"
+    path.write_text(f"{GOOD}\n# nonce gate-{time.time()}\n")
+    with LocalDispatcher(
+        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
+    ) as d:
+        verdict = d.evaluate(SOFTMAX, path, 0)
+    assert verdict.status == "verified", verdict.reason
+    assert verdict.phases["spare_wait_s"] is not None
+    mine = [what for _, what in seen]
+    assert "gate" in mine and mine.index("open") < mine.index("gate"), seen
+
+
 @pytest.mark.parametrize(
     ("device", "extra", "slots"),
     [
