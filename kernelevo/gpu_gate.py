@@ -6,9 +6,12 @@ runner host) the correctness checks of k verdicts overlap; a verdict's timing (i
 candidate's timing, the baselines, the back-to-back wall cross-check, the bound) must still
 see the GPU alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
 for its whole check phase, exclusive while it times and shared again for its clean-up; a
-waiting timer blocks new check phases (writer preference). Timing cannot starve: a check
-phase already in ends within its verdict's time limits, and none starts while a timer
-waits, so a timer waits at most for the longest check phase running when it asked.
+waiting timer blocks new check phases (writer preference). A check phase also steps aside
+for a waiting timer between its input sets (`pause_for_timing`): its candidate's process is
+stopped (SIGSTOP, by the runner host) and it takes the gate shared again after the timing, so
+a timer waits for one input set of each running check phase, not for whole check phases.
+Timing cannot starve: a check phase already in reaches its next pause or its end within its
+verdict's time limits, and none starts or resumes while a timer waits.
 
 Memory: k slots hold k tasks' inputs at once. A task whose need (the judge's memory plan,
 `need_gib` of its probe or begin) exceeds the GPU's memory / (3 k), or whose need is not yet
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +51,7 @@ class GpuGate:
         self._shared = 0
         self._exclusive = False
         self._exclusive_waiting = 0
+        self._timers_waiting = 0  # of those, the timings (never a task that must be alone)
         self._need_gib: dict[str, float] = {}  # task hash|size -> the task's memory need
         self.memory_gib: float | None = None  # the device's, as its judge reports it
 
@@ -75,11 +80,14 @@ class GpuGate:
     # -- the lock ----------------------------------------------------------------------
     def _take_exclusive(self) -> None:
         self._exclusive_waiting += 1
+        self._timers_waiting += 1
+        self._cv.notify_all()  # check phases at a pause point step aside
         try:
             while self._exclusive or self._shared:
                 self._cv.wait()
         finally:
             self._exclusive_waiting -= 1
+            self._timers_waiting -= 1
         self._exclusive = True
 
     def _give(self, held_as: str) -> None:
@@ -102,6 +110,7 @@ class GateHold:
     task_key: str
     held_as: str | None = None
     waited_s: float = 0.0
+    paused_s: float = 0.0  # stepped aside for other verdicts' timings
     intervals: list[GateInterval] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -152,6 +161,30 @@ class GateHold:
             self._start("exclusive", "timing")
         self.waited_s += time.monotonic() - t0
 
+    def pause_for_timing(self, stop: Callable[[], None], resume: Callable[[], None]) -> bool:
+        """At a point where this check phase has nothing on the GPU (between input sets): if a
+        timing waits, `stop` the candidate's process, give the gate to the timing, take it
+        shared again once no timing waits, then `resume` the process. Whether it paused. A
+        verdict holding the gate exclusive (a big or unmeasured task) never pauses."""
+        gate = self.gate
+        with gate._cv:
+            if self.held_as != "shared" or not gate._timers_waiting:
+                return False
+        stop()
+        t0 = time.monotonic()
+        try:
+            with gate._cv:
+                self._end()
+                gate._give("shared")
+                while gate._exclusive or gate._exclusive_waiting:
+                    gate._cv.wait()
+                gate._shared += 1
+                self._start("shared", "checks")
+        finally:
+            self.paused_s += time.monotonic() - t0
+            resume()
+        return True
+
     def timing_done(self) -> None:
         """The timing is over: the clean-up (closing the candidate's process, the judge's end)
         holds the gate shared, so other check phases may enter, while no other timing starts
@@ -181,5 +214,6 @@ class GateHold:
         """What goes into the verdict's phases: the wait and every stretch held."""
         return {
             "waited_s": round(self.waited_s, 4),
+            "paused_s": round(self.paused_s, 4),
             "held": [i.to_dict() for i in self.intervals],
         }

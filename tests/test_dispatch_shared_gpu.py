@@ -93,6 +93,74 @@ def test_a_verdict_waits_for_its_candidate_process_before_it_takes_the_gate(
     assert "gate" in mine and mine.index("open") < mine.index("gate"), seen
 
 
+def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(tmp_path, timed_briefly_on_cpu):
+    """A check phase steps aside between two input sets for the other slot's timing, with its
+    candidate stopped, instead of making that timing wait for all of it (one candidate is slow:
+    its forward launches its kernel 8 times)."""
+    slow = GOOD.replace(  # the same kernel launched 8 times a call
+        "        softmax_kernel[(x2.shape[0],)](",
+        "        for _ in range(8):\n            softmax_kernel[(x2.shape[0],)](",
+    ).replace(
+        "            BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps,\n        )",
+        "                BLOCK_SIZE=BLOCK_SIZE, num_warps=num_warps,\n            )",
+    )
+    assert slow != GOOD
+    paths = [tmp_path / "fast.py", tmp_path / "slow.py"]
+    paths[0].write_text(f"{GOOD}\n# nonce fast-{time.time()}\n")
+    paths[1].write_text(f"{slow}\n# nonce slow-{time.time()}\n")
+    with LocalDispatcher(
+        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
+    ) as d:
+        d.evaluate(SOFTMAX, paths[0], 0)  # the task's probe and baselines are kept: both start warm
+        paths[0].write_text(f"{GOOD}\n# nonce fast-again-{time.time()}\n")
+        with ThreadPoolExecutor(2) as ex:
+            slow_run = ex.submit(d.evaluate, SOFTMAX, paths[1], 0)
+            time.sleep(1.0)  # the slow one is in its check phase
+            fast, slow_v = ex.submit(d.evaluate, SOFTMAX, paths[0], 0).result(), slow_run.result()
+    assert [fast.status, slow_v.status] == ["verified"] * 2, [fast.reason, slow_v.reason]
+    # whichever reaches its timing first, the other steps aside for it
+    paused = [v for v in (fast, slow_v) if v.phases["gpu_gate"]["paused_s"] > 0]
+    assert len(paused) == 1, [v.phases["gpu_gate"] for v in (fast, slow_v)]
+    other = slow_v if paused[0] is fast else fast
+    held = paused[0].phases["gpu_gate"]["held"]
+    checks = [i for i in held if i["for"] == "checks"]
+    timing = next(i for i in other.phases["gpu_gate"]["held"] if i["for"] == "timing")
+    assert len(checks) >= 2
+    assert checks[0]["from"] < timing["from"] < timing["to"] < checks[-1]["to"], (checks, timing)
+    assert not any(overlap(timing, i) for i in held)
+
+
+def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
+    """The timing sets are drawn before, the timed outputs checked and the bound computed after
+    the stretch in which the verdict has its GPU alone: other slots' check phases run meanwhile."""
+    from kernelevo.gpu_gate import GateHold
+    from kernelevo.judge.clients import JudgeClient
+
+    seen: list[str] = []
+    ask, alone, done = JudgeClient.ask, GateHold.time_alone, GateHold.timing_done
+
+    def spy_ask(self, request, timeout=None):
+        seen.append(type(request).__name__)
+        return ask(self, request, timeout)
+
+    monkeypatch.setattr(JudgeClient, "ask", spy_ask)
+    monkeypatch.setattr(GateHold, "time_alone", lambda h: (seen.append("ALONE"), alone(h))[1])
+    monkeypatch.setattr(GateHold, "timing_done", lambda h: (seen.append("SHARED"), done(h))[1])
+    path = tmp_path / "cand.py"
+    path.write_text(f"{GOOD}\n# nonce alone-{time.time()}\n")
+    with LocalDispatcher(
+        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
+    ) as d:
+        verdict = d.evaluate(SOFTMAX, path, 0)
+    assert verdict.status == "verified", verdict.reason
+    a, b = seen.index("ALONE"), seen.index("SHARED")
+    alone_asks = set(seen[a + 1 : b])
+    assert "Baselines" in alone_asks, seen[a:b]
+    assert seen.index("TimingSets") < a
+    assert "CheckTimedOutput" in seen[b:] and "Bound" in seen[b:]
+    assert not alone_asks & {"CheckTimedOutput", "Bound", "TimingSets"}, seen[a:b]
+
+
 @pytest.mark.parametrize(
     ("device", "extra", "slots"),
     [

@@ -119,3 +119,50 @@ def test_a_big_task_keeps_the_gpu_through_its_clean_up():
     assert not other.wait(0.3)  # its memory is not freed yet
     big.release()
     assert other.wait(5)
+
+
+def test_a_check_phase_steps_aside_for_a_waiting_timing_with_its_candidate_stopped():
+    gate = gate_knowing(("t", SMALL))
+    timer, checker = gate.hold("t"), gate.hold("t")
+    events: list[str] = []
+    timed, _ = in_thread(timer.time_alone)
+    assert not timed.wait(0.3)  # the check phase is still in
+    paused, out = in_thread(
+        lambda: checker.pause_for_timing(
+            lambda: events.append("stop"), lambda: events.append("resume")
+        )
+    )
+    assert timed.wait(5) and timer.held_as == "exclusive"  # the timing did not wait for the checks
+    assert events == ["stop"] and not paused.wait(0.3)  # still stepped aside while it times
+    timer.timing_done()  # its clean-up is shared: the check phase goes on
+    assert paused.wait(5) and out == [True] and events == ["stop", "resume"]
+    assert checker.held_as == "shared" and checker.paused_s > 0
+    timer.release()
+    checker.release()
+    assert [i.purpose for i in checker.intervals] == ["checks", "checks"]
+    held = checker.intervals
+    timing = next(i for i in timer.intervals if i.purpose == "timing")
+    assert held[0].end <= timing.start and timing.end <= held[1].start
+
+
+def test_a_check_phase_goes_on_when_no_timing_waits():
+    gate = gate_knowing(("t", SMALL))
+    a, b = gate.hold("t"), gate.hold("t")
+    calls: list[str] = []
+    assert not a.pause_for_timing(lambda: calls.append("stop"), lambda: calls.append("resume"))
+    assert calls == [] and a.held_as == "shared" and len(a.intervals) == 1
+    a.release()
+    b.release()
+
+
+def test_a_big_task_never_steps_aside():
+    gate = gate_knowing(("small", SMALL), ("big", BIG))
+    big = gate.hold("big")
+    assert big.held_as == "exclusive"
+    gate._timers_waiting += 1  # as if a timing waited (none can: the big task is alone)
+    try:
+        assert not big.pause_for_timing(lambda: None, lambda: None)
+    finally:
+        gate._timers_waiting -= 1
+    assert big.held_as == "exclusive"
+    big.release()

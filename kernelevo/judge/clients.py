@@ -144,6 +144,21 @@ class CandidateClient:
                 "runtime_error", f"the runner host answered open with malformed data: {exc}"
             ) from None
 
+    def pause(self, stop: bool) -> None:
+        """Stop or resume the open candidate process (and what it started) while another
+        verdict times on this GPU. A runner host that cannot do it fails the candidate."""
+        t0 = time.perf_counter()
+        try:
+            cp.Paused.parse(self._request(cr.Pause(stop=stop).wire(), 30))
+        except (WorkerError, ProtocolError) as exc:
+            raise CandidateFailed(
+                "runtime_error",
+                f"the runner host could not {'stop' if stop else 'resume'} the candidate process: {exc}",
+                lost=getattr(exc, "lost", False),
+            ) from None
+        finally:
+            _spend(self.spent, "pause" if stop else "resume", t0)
+
     def ask(self, request: cr.CandidateRequest[R], when: str, timeout: float | None = None) -> R:
         """The candidate process's answer to `request`, as the record the request names; any
         failure it reports, a crash, a time limit, a harness patch or a malformed answer is the

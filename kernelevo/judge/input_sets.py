@@ -75,6 +75,17 @@ def one_set(
     session.cand.ask(cr.Drop(set=name), "dropping an input set")
     session.judge.ask(rq.Drop(set=name))
     session.phases.setdefault("per_set_s", []).append(round(time.perf_counter() - t0, 4))
+    step_aside(session)
+
+
+def step_aside(session: Session) -> None:
+    """Between input sets nothing of this verdict runs on the GPU: a timing of another slot on
+    this GPU that waits takes the GPU now, with this candidate's process stopped meanwhile,
+    instead of waiting for this whole check phase (kernelevo/gpu_gate.py)."""
+    if session.hold is not None:
+        session.hold.pause_for_timing(
+            lambda: session.cand.pause(True), lambda: session.cand.pause(False)
+        )
 
 
 def check_input_sets(

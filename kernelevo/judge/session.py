@@ -314,11 +314,7 @@ class Session:
 
                 p = self.precision.detail if self.precision is not None else {}  # TF32 baselines?
                 self.tf32 = p.get("level") == "tf32" and not p.get("reference_tf32")
-                if self.hold is not None:  # nothing else on this GPU until the clean-up is done
-                    self.hold.time_alone()
-                self.timings, self.roofline = timed(self)
-                if self.hold is not None:
-                    self.hold.timing_done()
+                self.timings, self.roofline = timed(self)  # the GPU alone for the timing itself
         except CandidateFailed as exc:
             status, reason, log, lost = exc.status, exc.reason, exc.log, exc.lost
             if reason.startswith("out of memory") and self.need_gib is not None:

@@ -18,19 +18,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernelevo.judge import baseline_store, wall_cross_check
+from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed, JudgeFailed
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
+from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 
 if TYPE_CHECKING:
     from kernelevo.judge.session import Session
 
 
-def _back_to_back(session: Session, args: Any, n: int) -> tuple[float, float]:
+def _back_to_back(
+    session: Session, args: Any, n: int, to_check: list[tuple[cp.Outputs, str]]
+) -> tuple[float, float]:
     """The judge's wall ms per call of n calls back to back (less one empty round trip), whose
-    last outputs the judge checks; and that round trip in ms."""
+    last outputs go to `to_check` (the judge checks them once the GPU is shared again); and that
+    round trip in ms."""
     empty = time.perf_counter()
     session.cand.ask(cr.Drop(set="nothing"), "a round trip")
     rtt = time.perf_counter() - empty
@@ -40,16 +45,17 @@ def _back_to_back(session: Session, args: Any, n: int) -> tuple[float, float]:
     )
     wall_ms = max(time.perf_counter() - start - rtt, 0.0) / n * 1e3
     session.delivered(rep, "the timed calls")
-    checked = session.judge.ask(
-        rq.CheckTimedOutput(
-            outputs=rep.outputs,
-            aliased=rep.aliased,
-            label=f"the last of {n} back-to-back timed calls",
-        )
-    )
-    session._drop_outputs(rep.outputs)
-    session.fail_on([checked])
+    to_check.append((rep, f"the last of {n} back-to-back timed calls"))
     return wall_ms, rtt * 1e3
+
+
+def _check_timed_outputs(session: Session, to_check: list[tuple[cp.Outputs, str]]) -> None:
+    for rep, label in to_check:
+        checked = session.judge.ask(
+            rq.CheckTimedOutput(outputs=rep.outputs, aliased=rep.aliased, label=label)
+        )
+        session._drop_outputs(rep.outputs)
+        session.fail_on([checked])
 
 
 def _calibration(session: Session) -> wall_cross_check.Calibration:
@@ -67,10 +73,9 @@ def baseline_key(session: Any) -> str:
     return f"{session.task.hash}|{session.size}|{gpu}|torch {m.torch}|triton {m.triton}|{session.compile_mode}{tf32}"
 
 
-def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
-    key = baseline_key(session)
-    t0 = time.perf_counter()
-    sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
+def _alone(
+    session: Session, key: str, sets: list[Any], to_check: list[tuple[cp.Outputs, str]]
+) -> tuple[dict[str, Any], rp.BaselinesTimed, float, float, wall_cross_check.CrossCheck | None]:
     own = session.cand.ask(
         cr.Time(sets=sets, max_time_s=session.max_time_s), "timing", timeout=600
     ).timing
@@ -90,16 +95,40 @@ def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     if keep and stored is None and not base.cached:
         baseline_store.save(key, base.wire())
     t_base = time.perf_counter()
-    claimed = float(own["median_ms"])
     # a screened configuration's time only ranks it for a full verdict, which cross-checks it:
     # a forged claim costs that verdict, never a proposal
     cross = (
         None
         if session.screen
         else wall_cross_check.cross_check(
-            claimed, lambda n: _back_to_back(session, sets[0], n), lambda: _calibration(session)
+            float(own["median_ms"]),
+            lambda n: _back_to_back(session, sets[0], n, to_check),
+            lambda: _calibration(session),
         )
     )
+    return own, base, t_cand, t_base, cross
+
+
+def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Only what needs the GPU alone runs while this verdict holds its gate exclusive (the
+    candidate's timing, the baselines, the back-to-back calls); the timing sets are drawn
+    before, the timed outputs checked and the bound computed after, while other slots' check
+    phases run (kernelevo/gpu_gate.py)."""
+    key = baseline_key(session)
+    t0 = time.perf_counter()
+    sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
+    to_check: list[tuple[cp.Outputs, str]] = []
+    if session.hold is not None:
+        session.hold.time_alone()
+    t_alone = time.perf_counter()
+    try:
+        own, base, t_cand, t_base, cross = _alone(session, key, sets, to_check)
+    finally:
+        if session.hold is not None:
+            session.hold.timing_done()
+    alone_s = time.perf_counter() - t_alone
+    _check_timed_outputs(session, to_check)
+    claimed = float(own["median_ms"])
     if cross is not None and not cross.passed:
         why = cross.rejection()
         session.checks.append(Check("timing_cross_check", False, why, cross.detail()))
@@ -128,6 +157,7 @@ def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
             **{f"first_{k}": v for k, v in base.phases.items()},
             "candidate_timing_s": round(t_cand - t0, 4),
             "baselines_s": round(t_base - t_cand, 4),
+            "alone_s": round(alone_s, 4),
             "baselines_cached": base.cached,
             "baselines_stored": base.stored,
         },

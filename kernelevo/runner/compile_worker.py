@@ -163,7 +163,7 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    from kernelevo.runner.host import serve_engine
+    from kernelevo.runner.engine_pipe import serve_engine
 
     return serve_engine("compile", _preload, _answer)
 

@@ -20,7 +20,6 @@ import os
 import select
 import signal
 import socket
-import sys
 import time
 from collections.abc import Callable
 from typing import Any, BinaryIO
@@ -310,51 +309,29 @@ class Host:
             self._fork_spare()
         return cp.Closed(closed=was, swept=swept[:50])
 
+    def pause(self, stop: bool) -> cp.Paused:
+        """SIGSTOP (or SIGCONT) the open child's process group and every other process below this
+        host but the spare (what left the group): stopped, nothing the candidate started can
+        launch GPU work while another verdict's timing has the GPU alone (kernelevo/gpu_gate.py)."""
+        from kernelevo.runner.leftovers import descendants
+
+        sig = signal.SIGSTOP if stop else signal.SIGCONT
+        if self.child is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.child, sig)
+        keep = frozenset([self.spare[0]]) if self.spare else frozenset()
+        for _ in range(2 if stop else 1):  # twice: a fork racing the first round is caught
+            for pid in descendants(os.getpid(), keep):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+        return cp.Paused(child=self.child, stopped=stop and self.child is not None)
+
     def settle(self) -> None:
         """What a `close(later=True)` left: the child reaped, its leftovers swept, a spare forked."""
         if self.settling:
             self.settling = False
             self._end_child()
             self._fork_spare()
-
-
-def serve_engine(
-    kind: str,
-    preload: Callable[[], None],
-    answer: Callable[[Host, dict[str, Any]], dict[str, Any]],
-) -> int:
-    """The long-lived process's loop over the engine's pipe, for the runner host and the compile
-    worker alike: the pipe kept on descriptors of its own (stdout goes to stderr, so a stray
-    print cannot forge a frame), `preload` once, then each request answered by `answer` with a
-    `Host` whose children run the candidate code. Ends on `exit`, on a closed pipe or when the
-    engine is gone; the host's last child and its leftovers are removed on the way out."""
-    channel_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    channel_out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    protocol.mark("python")
-    preload()
-    host = Host(kind)
-    protocol.mark("spare_child" if host.keeps_spare else "host")
-    protocol.write(channel_out, protocol.ready())
-    parent = os.getppid()
-    while True:
-        ready, _, _ = select.select([channel_in], [], [], 0.5)
-        if os.getppid() != parent:
-            break
-        if not ready:
-            continue
-        request = protocol.read(channel_in)
-        if request is None or request.get("op") == "exit":
-            break
-        reply = answer(host, request)
-        if "nonce" in request:  # never relayed to the child, so a frame it forges cannot carry it
-            reply["nonce"] = request["nonce"]
-        protocol.write(channel_out, reply)
-        host.settle()
-    host.close(final=True)
-    return 0
 
 
 def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
@@ -374,6 +351,8 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
         profiler = None if req.profiler is None else bool(req.profiler)
         libraries = None if req.libraries is None else tuple(str(x) for x in req.libraries)
         return host.close(profiler=profiler, later=True, libraries=libraries).wire()
+    if isinstance(req, cr.Pause):
+        return host.pause(bool(req.stop)).wire()
     if isinstance(req, cr.Relay):
         relayed = dict(req.request or {})
         if isinstance(req.candidate_path, str):  # top level, where the pool maps it into the inbox
@@ -383,6 +362,7 @@ def _answer(host: Host, request: dict[str, Any]) -> dict[str, Any]:
 
 
 def serve() -> int:
+    from kernelevo.runner.engine_pipe import serve_engine
     from kernelevo.runner.preload import preload
 
     return serve_engine("candidate", preload, _answer)

@@ -132,6 +132,14 @@ class Opened(HostAnswer):
 
 
 @dataclass(frozen=True)
+class Paused(HostAnswer):
+    """The open process (`child`, None when none is open) stopped or resumed as asked."""
+
+    child: int | None = None
+    stopped: bool = False
+
+
+@dataclass(frozen=True)
 class Relayed(HostAnswer):
     """The open process's answer (`reply`, a frame of its own), or how it failed to give one:
     past its limit (`child_timeout`), ended (`child_exit`: "exit code N" / "signal N"), or an

@@ -158,6 +158,15 @@ class Relay(HostRequest[cp.Relayed]):
     candidate_path: str | None = None
 
 
+@HOST.kind("pause")
+@dataclass(frozen=True)
+class Pause(HostRequest[cp.Paused]):
+    """Stop (`stop`) or resume the open process and its group while another verdict's timing
+    has the GPU alone, so that nothing it runs can reach that timing."""
+
+    stop: bool = True
+
+
 @HOST.kind("close")
 @dataclass(frozen=True)
 class Close(HostRequest[cp.Closed]):
