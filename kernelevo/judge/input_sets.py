@@ -91,7 +91,9 @@ def step_aside(session: Session) -> None:
 def check_input_sets(
     session: Session, seeds: list[int], begin: Begun, extra_shapes: bool = True
 ) -> None:
-    """Every input set in turn (the first also refilled with new values), then the extra shapes."""
+    """Every input set in turn (the first also refilled with new values), then the extra shapes;
+    a waiting timing goes first after the candidate's load and after each set."""
+    step_aside(session)
     for i, seed in enumerate(seeds):
         one_set(
             session,
