@@ -5,13 +5,15 @@ per GPU leaves the GPU idle most of a search. With k slots per GPU (each its own
 runner host) the correctness checks of k verdicts overlap; a verdict's timing (its
 candidate's timing, the baselines, the back-to-back wall cross-check, the bound) must still
 see the GPU alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
-for its whole check phase, exclusive while it times and shared again for its clean-up; a
-waiting timer blocks new check phases (writer preference). A check phase also steps aside
-for a waiting timer between its input sets (`pause_for_timing`): its candidate's process is
-stopped (SIGSTOP, by the runner host) and it takes the gate shared again after the timing, so
-a timer waits for one input set of each running check phase, not for whole check phases.
-Timing cannot starve: a check phase already in reaches its next pause or its end within its
-verdict's time limits, and none starts or resumes while a timer waits.
+for its whole check phase, exclusive while it times and shared again for what follows (the
+checks of its timed outputs, the bound, its clean-up); a waiting timer blocks new check phases
+(writer preference). A verdict also steps aside for a waiting timer wherever nothing of its
+own is on the GPU (`pause_for_timing`: after its load, between input sets, between the steps
+after its timing): its candidate's process is stopped (SIGSTOP, by the runner host) and it
+takes the gate shared again after the timing, so a timer waits for one step of each verdict
+then running, not for whole check phases. Timing cannot starve: a verdict already in reaches
+its next pause or its end within its time limits, and none starts or resumes while a timer
+waits.
 
 Memory: k slots hold k tasks' inputs at once. A task whose need (the judge's memory plan,
 `need_gib` of its probe or begin) exceeds the GPU's memory / (3 k), or whose need is not yet
@@ -162,10 +164,11 @@ class GateHold:
         self.waited_s += time.monotonic() - t0
 
     def pause_for_timing(self, stop: Callable[[], None], resume: Callable[[], None]) -> bool:
-        """At a point where this check phase has nothing on the GPU (between input sets): if a
-        timing waits, `stop` the candidate's process, give the gate to the timing, take it
-        shared again once no timing waits, then `resume` the process. Whether it paused. A
-        verdict holding the gate exclusive (a big or unmeasured task) never pauses."""
+        """At a point where this verdict has nothing on the GPU (between input sets, and after
+        its own timing between the steps that check it): if a timing waits, `stop` the
+        candidate's process, give the gate to the timing, take it shared again once no timing
+        waits, then `resume` the process. Whether it paused. A verdict holding the gate
+        exclusive (a big or unmeasured task) never pauses."""
         gate = self.gate
         with gate._cv:
             if self.held_as != "shared" or not gate._timers_waiting:
@@ -174,12 +177,13 @@ class GateHold:
         t0 = time.monotonic()
         try:
             with gate._cv:
+                purpose = self.intervals[-1].purpose if self.intervals else "checks"
                 self._end()
                 gate._give("shared")
                 while gate._exclusive or gate._exclusive_waiting:
                     gate._cv.wait()
                 gate._shared += 1
-                self._start("shared", "checks")
+                self._start("shared", purpose)
         finally:
             self.paused_s += time.monotonic() - t0
             resume()
@@ -188,7 +192,9 @@ class GateHold:
     def timing_done(self) -> None:
         """The timing is over: the clean-up (closing the candidate's process, the judge's end)
         holds the gate shared, so other check phases may enter, while no other timing starts
-        before `release`. A big task keeps it exclusive: its memory is not freed yet."""
+        before `release` except where this verdict steps aside (`pause_for_timing`, between the
+        steps that check its timed outputs and before it closes its candidate). A big task keeps
+        it exclusive: its memory is not freed yet."""
         self._step_down("cleanup")
 
     def _step_down(self, purpose: str) -> None:

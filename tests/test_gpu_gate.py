@@ -166,3 +166,20 @@ def test_a_big_task_never_steps_aside():
         gate._timers_waiting -= 1
     assert big.held_as == "exclusive"
     big.release()
+
+
+def test_a_verdict_after_its_timing_steps_aside_for_the_next_and_keeps_its_purpose():
+    gate = gate_knowing(("t", SMALL))
+    first = gate.hold("t")
+    first.time_alone()
+    first.timing_done()  # its timed outputs are checked next, shared
+    second = gate.hold("t")  # a check phase may enter
+    waiting, _ = in_thread(second.time_alone)
+    assert not waiting.wait(0.3)  # a clean-up that does not step aside holds the next timing back
+    stepped, _ = in_thread(lambda: first.pause_for_timing(lambda: None, lambda: None))
+    assert waiting.wait(5) and second.held_as == "exclusive"
+    assert not stepped.wait(0.3)
+    second.release()
+    assert stepped.wait(5)
+    first.release()
+    assert [i.purpose for i in first.intervals] == ["checks", "timing", "cleanup", "cleanup"]

@@ -22,7 +22,7 @@ from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateClient, CandidateFailed, JudgeClient, JudgeFailed
 from kernelevo.judge.exchange import exchange_folder, remove_exchange
-from kernelevo.judge.input_sets import check_input_sets
+from kernelevo.judge.input_sets import check_input_sets, step_aside
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
@@ -315,6 +315,7 @@ class Session:
                 p = self.precision.detail if self.precision is not None else {}  # TF32 baselines?
                 self.tf32 = p.get("level") == "tf32" and not p.get("reference_tf32")
                 self.timings, self.roofline = timed(self)  # the GPU alone for the timing itself
+            step_aside(self)  # a waiting timing goes before this verdict's clean-up
         except CandidateFailed as exc:
             status, reason, log, lost = exc.status, exc.reason, exc.log, exc.lost
             if reason.startswith("out of memory") and self.need_gib is not None:

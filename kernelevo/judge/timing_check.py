@@ -21,6 +21,7 @@ from kernelevo.judge import baseline_store, wall_cross_check
 from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
 from kernelevo.judge.clients import CandidateFailed, JudgeFailed
+from kernelevo.judge.input_sets import step_aside
 from kernelevo.task import TaskFile
 from kernelevo.verdict import Check
 from kernelevo.worker import candidate_replies as cp
@@ -51,6 +52,7 @@ def _back_to_back(
 
 def _check_timed_outputs(session: Session, to_check: list[tuple[cp.Outputs, str]]) -> None:
     for rep, label in to_check:
+        step_aside(session)  # another slot's timing need not wait for this verdict's checks
         checked = session.judge.ask(
             rq.CheckTimedOutput(outputs=rep.outputs, aliased=rep.aliased, label=label)
         )
@@ -137,6 +139,7 @@ def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
         session.checks.append(Check("timing_cross_check", True, cross.summary(), cross.detail()))
     eager, comp = base.eager, base.compile
     eager_ms, compile_ms = float(eager["median_ms"]), (float(comp["median_ms"]) if comp else None)
+    step_aside(session)
     b = session.judge.ask(rq.Bound(key=key, candidate_ms=claimed))
     ok = b.plausible
     session.checks.append(Check("roofline_plausible", ok, b.note or "within measured peaks"))
