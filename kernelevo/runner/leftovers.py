@@ -114,30 +114,6 @@ def kill_orphans(rounds: int = 20, keep: frozenset[int] = frozenset()) -> list[t
     return killed
 
 
-def descendants(root: int, skip: frozenset[int] = frozenset()) -> list[int]:
-    """Every live process below `root`, leaving out `skip` and everything below those."""
-    parent_of: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if fields[0] != b"Z":
-            parent_of[int(entry)] = int(fields[1])
-    found: list[int] = []
-    for pid in parent_of:
-        up, steps = pid, 0
-        while up in parent_of and up != root and up not in skip and steps < 64:
-            up, steps = parent_of[up], steps + 1
-        if up == root and pid != root and pid not in skip:
-            found.append(pid)
-    return found
-
-
 def children(parent: int) -> list[tuple[int, str]]:
     found = []
     for entry in os.listdir("/proc"):
