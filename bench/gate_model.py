@@ -11,7 +11,8 @@ marks over the window. Two rule sets:
 
 - before: the gate held exclusive from the timing sets to the bound, and a check phase never
   steps aside (as at a959c14);
-- after: exclusive only for the candidate's timing, the baselines and the back-to-back calls;
+- after: exclusive only for the candidate's timing, the baselines and the back-to-back calls
+  (with the pilot's outputs checked before the next calls reuse their buffers);
   a verdict steps aside for a waiting timing after the load, after each input set, between the
   steps that check its own timed outputs and before its clean-up.
 
@@ -40,8 +41,9 @@ LOAD = (0.07, 0.0)
 SETS = [(0.10, 0.011)] + [(0.022, 0.0055)] * 4  # the first set is refilled and run again
 POLICY = (0.05, 0.006)  # the report, the library-op and kernel policies
 TIMING_SETS = (0.01, 0.0)
-ALONE = [(0.005, 0.085), (0.004, 0.027), (0.015, 0.0), (0.004, 0.09), (0.015, 0.0)]
-AFTER = [(0.019, 0.001), (0.019, 0.001), (0.03, 0.0)]  # the timed outputs checked, the bound
+CHECK_OUT = (0.019, 0.001)  # one back-to-back call's outputs checked by the judge
+ALONE = [(0.005, 0.085), (0.004, 0.027), (0.015, 0.0), CHECK_OUT, (0.004, 0.09), (0.015, 0.0)]
+AFTER = [CHECK_OUT, (0.03, 0.0)]  # the last call's outputs checked, the bound
 CLEANUP = (0.034, 0.0)
 
 

@@ -35,8 +35,10 @@ def _back_to_back(
     session: Session, args: Any, n: int, to_check: list[tuple[cp.Outputs, str]]
 ) -> tuple[float, float]:
     """The judge's wall ms per call of n calls back to back (less one empty round trip), whose
-    last outputs go to `to_check` (the judge checks them once the GPU is shared again); and that
-    round trip in ms."""
+    last outputs go to `to_check`; and that round trip in ms. The judge exports one set of output
+    buffers at a time, so the outputs an earlier call left there are checked first; the last
+    call's are checked once the GPU is shared again."""
+    _check_timed_outputs(session, to_check)
     empty = time.perf_counter()
     session.cand.ask(cr.Drop(set="nothing"), "a round trip")
     rtt = time.perf_counter() - empty
@@ -51,8 +53,10 @@ def _back_to_back(
 
 
 def _check_timed_outputs(session: Session, to_check: list[tuple[cp.Outputs, str]]) -> None:
-    for rep, label in to_check:
-        step_aside(session)  # another slot's timing need not wait for this verdict's checks
+    """Each pending output checked and dropped; `to_check` is emptied."""
+    while to_check:
+        rep, label = to_check.pop(0)
+        step_aside(session)  # after the timing, another slot's timing need not wait for this
         checked = session.judge.ask(
             rq.CheckTimedOutput(outputs=rep.outputs, aliased=rep.aliased, label=label)
         )
@@ -114,8 +118,8 @@ def _alone(
 def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     """Only what needs the GPU alone runs while this verdict holds its gate exclusive (the
     candidate's timing, the baselines, the back-to-back calls); the timing sets are drawn
-    before, the timed outputs checked and the bound computed after, while other slots' check
-    phases run (kernelevo/gpu_gate.py)."""
+    before, the last back-to-back call's outputs checked and the bound computed after, while
+    other slots' check phases run (kernelevo/gpu_gate.py)."""
     key = baseline_key(session)
     t0 = time.perf_counter()
     sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
