@@ -3,8 +3,8 @@
 Most of a verdict is host work (tensors across processes, comparisons, Python), so one slot
 per GPU leaves the GPU idle most of a search. With k slots per GPU (each its own judge and
 runner host) the correctness checks of k verdicts overlap; a verdict's timing (its
-candidate's timing, the baselines, the back-to-back wall cross-check, the bound) must still
-see the GPU alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
+candidate's timing, the baselines, the back-to-back wall cross-check) must still see the GPU
+alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
 for its whole check phase, exclusive while it times and shared again for what follows (the
 checks of its timed outputs, the bound, its clean-up); a waiting timer blocks new check phases
 (writer preference). A verdict also steps aside for a waiting timer wherever nothing of its

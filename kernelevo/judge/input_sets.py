@@ -79,9 +79,10 @@ def one_set(
 
 
 def step_aside(session: Session) -> None:
-    """Between input sets nothing of this verdict runs on the GPU: a timing of another slot on
-    this GPU that waits takes the GPU now, with this candidate's process stopped meanwhile,
-    instead of waiting for this whole check phase (kernelevo/gpu_gate.py)."""
+    """Called where nothing of this verdict runs on the GPU (after the load, between input sets,
+    between the steps after its own timing): a timing of another slot on this GPU that waits
+    takes the GPU now, with this candidate's process stopped meanwhile, instead of waiting for
+    this whole check phase (kernelevo/gpu_gate.py). A no-op while this verdict holds the GPU alone."""
     if session.hold is not None:
         session.hold.pause_for_timing(
             lambda: session.cand.pause(True), lambda: session.cand.pause(False)
