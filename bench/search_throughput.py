@@ -196,8 +196,11 @@ def one(
     phases: dict[str, list[float]] = {}
     for v in fresh:
         for k, x in (v.get("phases") or {}).items():
-            if k == "gpu_gate" and isinstance(x, dict):  # its wait, for checks and timing
-                k, x = "gate_wait_s", x.get("waited_s")
+            if k == "gpu_gate" and isinstance(x, dict):  # its waits, and its pauses for others
+                for part in ("waited_s", "timing_waited_s", "paused_s"):
+                    if isinstance(x.get(part), (int, float)):
+                        phases.setdefault(f"gate_{part}", []).append(float(x[part]))
+                continue
             if isinstance(x, (int, float)):
                 phases.setdefault(k, []).append(float(x))
     start, end = t0 + args.reply_s, t0 + args.wall_s

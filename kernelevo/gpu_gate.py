@@ -113,6 +113,7 @@ class GateHold:
     held_as: str | None = None
     waited_s: float = 0.0
     paused_s: float = 0.0  # stepped aside for other verdicts' timings
+    timing_waited_s: float = 0.0  # the part of waited_s its own timing waited for the GPU alone
     intervals: list[GateInterval] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -161,7 +162,8 @@ class GateHold:
                 self.gate._give("shared")
                 self.gate._take_exclusive()
             self._start("exclusive", "timing")
-        self.waited_s += time.monotonic() - t0
+        self.timing_waited_s = time.monotonic() - t0
+        self.waited_s += self.timing_waited_s
 
     def pause_for_timing(self, stop: Callable[[], None], resume: Callable[[], None]) -> bool:
         """At a point where this verdict has nothing on the GPU (between input sets, and after
@@ -221,5 +223,6 @@ class GateHold:
         return {
             "waited_s": round(self.waited_s, 4),
             "paused_s": round(self.paused_s, 4),
+            "timing_waited_s": round(self.timing_waited_s, 4),
             "held": [i.to_dict() for i in self.intervals],
         }

@@ -137,6 +137,8 @@ def test_a_check_phase_steps_aside_for_a_waiting_timing_with_its_candidate_stopp
     timer.timing_done()  # its clean-up is shared: the check phase goes on
     assert paused.wait(5) and out == [True] and events == ["stop", "resume"]
     assert checker.held_as == "shared" and checker.paused_s > 0
+    assert timer.record()["timing_waited_s"] >= 0.3 and checker.record()["paused_s"] > 0
+    assert checker.record()["timing_waited_s"] == 0  # a check phase's waits are not its timing's
     timer.release()
     checker.release()
     assert [i.purpose for i in checker.intervals] == ["checks", "checks"]
