@@ -190,6 +190,11 @@ class CandidateProcess:
             raise self.error(exc, "constructing ModelNew") from exc
         rule = load_reference_weights(self.new, weights, initial, seed, bool(req.same_seed_only))
         del weights, initial
+        if self.device.type == "cuda":  # its reply means nothing of its own is left on the GPU
+            try:
+                torch.cuda.synchronize(self.device)
+            except Exception as exc:
+                raise self.error(exc, "constructing ModelNew") from exc
         return cp.Loaded(
             loaded=True, load_s=round(time.perf_counter() - t0, 4), built_on=built_on, **rule
         )
