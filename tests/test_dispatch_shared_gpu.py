@@ -34,12 +34,37 @@ def overlap(a, b) -> bool:
     return a["from"] < b["to"] and b["from"] < a["to"]
 
 
-def test_two_slots_on_one_device_overlap_checks_and_time_alone(tmp_path, timed_briefly_on_cpu):
+def test_two_slots_on_one_device_overlap_checks_and_time_alone(
+    tmp_path, timed_briefly_on_cpu, monkeypatch
+):
+    """Each verdict is held after its first input set until the other has entered the gate (a
+    loaded machine could otherwise finish one check phase before the other starts): with a
+    shared gate, one enters while the other checks."""
+    import threading
+
+    from kernelevo.judge import input_sets
+
     paths = []
     for i in range(2):
         p = tmp_path / f"cand{i}.py"
         p.write_text(f"{GOOD}\n# nonce shared-{i}-{time.time()}\n")
         paths.append(p)
+    entered = {p: threading.Event() for p in paths}
+    one_set, enter_gate = input_sets.one_set, session_module.Session.enter_gate
+
+    def spy_enter(self):
+        hold = enter_gate(self)
+        entered[self.cand_path].set()
+        return hold
+
+    def held_after_the_first_set(session, name, *args, **kwargs):
+        if name == "s1":
+            other = paths[1] if session.cand_path == paths[0] else paths[0]
+            entered[other].wait(60)
+        return one_set(session, name, *args, **kwargs)
+
+    monkeypatch.setattr(session_module.Session, "enter_gate", spy_enter)
+    monkeypatch.setattr(input_sets, "one_set", held_after_the_first_set)
     with LocalDispatcher(
         "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
     ) as d:
@@ -107,20 +132,19 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
     paths = [tmp_path / "first.py", tmp_path / "second.py"]
     paths[0].write_text(f"{GOOD}\n# nonce first-{time.time()}\n")
     paths[1].write_text(f"{GOOD}\n# nonce second-{time.time()}\n")
-    between_sets, calls = threading.Event(), {"n": 0}
-    original = input_sets.step_aside
+    between_sets = threading.Event()
+    one_set = input_sets.one_set
 
-    def held_after_the_first_set(session):
-        if session.cand_path == paths[0]:
-            calls["n"] += 1
-            if calls["n"] == 2:  # the first call follows the load, the second the first set
-                between_sets.set()
-                deadline = time.monotonic() + 120
-                while not session.hold.gate._timers_waiting and time.monotonic() < deadline:
-                    time.sleep(0.01)
-        original(session)
+    def held_after_the_first_set(session, name, *args, **kwargs):
+        if session.cand_path == paths[0] and name == "s1":
+            between_sets.set()
+            deadline = time.monotonic() + 120
+            while not session.hold.gate._timers_waiting and time.monotonic() < deadline:
+                time.sleep(0.01)
+            input_sets.step_aside(session)
+        return one_set(session, name, *args, **kwargs)
 
-    monkeypatch.setattr(input_sets, "step_aside", held_after_the_first_set)
+    monkeypatch.setattr(input_sets, "one_set", held_after_the_first_set)
     with LocalDispatcher(
         "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
     ) as d:
