@@ -6,19 +6,25 @@ whose model requests keep a queue, as the derived number in flight does). A verd
 their host and GPU seconds are those of a warm kbf-l1-14 verdict (a 2.66 ms cuBLAS product and a
 Triton kernel) profiled on an H100 (bench/profile_verdict.py, 2026-12-06, f1e960c:
 docs/benchmarks-history/2026-12-06-profile-verdict-kbf14-f1e960c-h100.txt); each step sleeps
-its host part, then marks its GPU part busy and sleeps it. "GPU busy" is the union of those
-marks over the window. Two rule sets:
+its host part, then marks its GPU part busy and sleeps it, one slot's GPU part at a time (the
+contexts of several processes take turns on one GPU). "GPU busy" is the union of those marks
+over the window. Three rule sets:
 
 - before: the gate held exclusive from the timing sets to the bound, and a check phase never
   steps aside (as at a959c14);
 - after: exclusive only for the candidate's timing, the baselines and the back-to-back calls
   (with the pilot's outputs checked before the next calls reuse their buffers);
   a verdict steps aside for a waiting timing after the load, after each input set, between the
-  steps that check its own timed outputs and before its clean-up.
+  steps that check its own timed outputs and before its clean-up (as at 6492be2);
+- timing: as after, but exclusive only for the candidate's timing and the baselines; the
+  wall-clock cross-check's back-to-back calls run with the gate shared (other slots' check
+  phases beside them), stepping aside between its steps (the judge since then; its retry with
+  the GPU alone, after an attempt that contention made inconsistent, is left out).
 
-What it leaves out: contention between slots' host work and between their check phases' GPU
-work, replies that arrive in bursts, cold verdicts. It predicts which slot count to measure and
-what the rules change; only bench/search_throughput.py on a GPU measures it.
+What it leaves out: contention between slots' host work, the cost of the GPU switching between
+slots' contexts (free here), a wall time stretched by another slot's kernels, replies that
+arrive in bursts, cold verdicts. It predicts which slot count to measure and what the rules
+change; only bench/search_throughput.py on a GPU measures it.
 
     python bench/gate_model.py --slots 1,2,4,8 --seconds 20 --scale 0.2 [--check-host 0.5]
 """
@@ -42,7 +48,9 @@ SETS = [(0.10, 0.011)] + [(0.022, 0.0055)] * 4  # the first set is refilled and 
 POLICY = (0.05, 0.006)  # the report, the library-op and kernel policies
 TIMING_SETS = (0.01, 0.0)
 CHECK_OUT = (0.019, 0.001)  # one back-to-back call's outputs checked by the judge
-ALONE = [(0.005, 0.085), (0.004, 0.027), (0.015, 0.0), CHECK_OUT, (0.004, 0.09), (0.015, 0.0)]
+TIME = (0.005, 0.085)  # the candidate's timing (the baselines are kept from an earlier verdict)
+CROSS = [(0.004, 0.027), (0.015, 0.0), CHECK_OUT, (0.004, 0.09), (0.015, 0.0)]  # pilot, attempt
+ALONE = [TIME, *CROSS]
 AFTER = [CHECK_OUT, (0.03, 0.0)]  # the last call's outputs checked, the bound
 CLEANUP = (0.034, 0.0)
 
@@ -53,14 +61,16 @@ class Clock:
         self.check_host = check_host  # the check phase's host seconds times this (what-if)
         self.busy: list[tuple[float, float]] = []
         self.lock = threading.Lock()
+        self.gpu = threading.Lock()  # one GPU: contexts of several processes take turns on it
 
     def step(self, host_s: float, gpu_s: float) -> None:
         time.sleep(host_s * self.scale)
         if gpu_s:
-            t = time.monotonic()
-            with self.lock:
-                self.busy.append((t, t + gpu_s * self.scale))
-            time.sleep(gpu_s * self.scale)
+            with self.gpu:
+                t = time.monotonic()
+                with self.lock:
+                    self.busy.append((t, t + gpu_s * self.scale))
+                time.sleep(gpu_s * self.scale)
 
     def busy_fraction(self, start: float, end: float) -> float:
         spans = sorted((max(a, start), min(b, end)) for a, b in self.busy if b > start and a < end)
@@ -72,8 +82,13 @@ class Clock:
         return total / (end - start)
 
 
-def verdict(clock: Clock, gate: GpuGate | None, after: bool) -> None:
+RULES = ("before", "after", "timing")
+
+
+def verdict(clock: Clock, gate: GpuGate | None, rules: str) -> None:
     hold: GateHold | None = gate.hold("task") if gate else None
+    after = rules != "before"
+    alone, shared = ([TIME], CROSS + AFTER) if rules == "timing" else (ALONE, AFTER)
 
     def aside() -> None:
         if after and hold is not None:
@@ -92,11 +107,11 @@ def verdict(clock: Clock, gate: GpuGate | None, after: bool) -> None:
         hold.time_alone()
     if not after:
         clock.step(*TIMING_SETS)
-    for s in ALONE + ([] if after else AFTER):
+    for s in alone + ([] if after else shared):
         clock.step(*s)
     if hold is not None:
         hold.timing_done()
-    for s in AFTER if after else []:
+    for s in shared if after else []:
         aside()
         clock.step(*s)
     aside()
@@ -106,7 +121,7 @@ def verdict(clock: Clock, gate: GpuGate | None, after: bool) -> None:
 
 
 def run(
-    slots: int, after: bool, seconds: float, scale: float, check_host: float = 1.0
+    slots: int, rules: str, seconds: float, scale: float, check_host: float = 1.0
 ) -> dict[str, float]:
     clock = Clock(scale, check_host)
     gate = GpuGate(slots) if slots > 1 else None
@@ -117,7 +132,7 @@ def run(
 
     def slot() -> None:
         while time.monotonic() < stop:
-            verdict(clock, gate, after)
+            verdict(clock, gate, rules)
             done.append(time.monotonic())
 
     threads = [threading.Thread(target=slot) for _ in range(slots)]
@@ -130,7 +145,7 @@ def run(
     n = sum(1 for d in done if warm <= d <= stop)
     return {
         "slots": slots,
-        "rules": "after" if after else "before",
+        "rules": rules,
         "verdicts_per_s": round(n / ((stop - warm) / scale), 2),
         "gpu_busy": round(clock.busy_fraction(warm, stop), 3),
     }
@@ -147,12 +162,13 @@ def main() -> int:
         default=1.0,
         help="what if a check phase's host work took this share",
     )
+    ap.add_argument("--rules", default=",".join(RULES), help=f"of {', '.join(RULES)}")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     rows = [
-        run(k, after, args.seconds, args.scale, args.check_host)
+        run(k, rules, args.seconds, args.scale, args.check_host)
         for k in (int(x) for x in args.slots.split(","))
-        for after in (False, True)
+        for rules in args.rules.split(",")
     ]
     print(
         f"{'slots':<6}{'rules':<8}{'verdicts/s':>11}{'GPU busy':>10}  (a model: see the docstring)"

@@ -3,10 +3,11 @@
 Most of a verdict is host work (tensors across processes, comparisons, Python), so one slot
 per GPU leaves the GPU idle most of a search. With k slots per GPU (each its own judge and
 runner host) the correctness checks of k verdicts overlap; a verdict's timing (its
-candidate's timing, the baselines, the back-to-back wall cross-check) must still see the GPU
-alone. The gate of one GPU is a readers-writer lock: a verdict holds it shared
-for its whole check phase, exclusive while it times and shared again for what follows (the
-checks of its timed outputs, the bound, its clean-up); a waiting timer blocks new check phases
+candidate's timing and the baselines) must still see the GPU alone. The gate of one GPU is a
+readers-writer lock: a verdict holds it shared for its whole check phase, exclusive while it
+times and shared again for what follows (the wall-clock cross-check's back-to-back calls, which
+other verdicts' work can only slow, exclusive again for a retry; the checks of their outputs,
+the bound, its clean-up); a waiting timer blocks new check phases
 (writer preference). A verdict also steps aside for a waiting timer wherever nothing of its
 own is on the GPU (`pause_for_timing`: after its load, between input sets, between the steps
 after its timing): its candidate's process is stopped (SIGSTOP, by the runner host) and it
@@ -154,7 +155,8 @@ class GateHold:
         self._step_down("checks")
 
     def time_alone(self) -> None:
-        """Nothing else runs on this GPU from here to `release` (the timing and the clean-up)."""
+        """Nothing else runs on this GPU from here to `timing_done` (the timing, and a retried
+        wall-clock cross-check); called again for such a retry."""
         t0 = time.monotonic()
         with self.gate._cv:
             self._end()
@@ -162,8 +164,9 @@ class GateHold:
                 self.gate._give("shared")
                 self.gate._take_exclusive()
             self._start("exclusive", "timing")
-        self.timing_waited_s = time.monotonic() - t0
-        self.waited_s += self.timing_waited_s
+        waited = time.monotonic() - t0
+        self.timing_waited_s += waited
+        self.waited_s += waited
 
     def pause_for_timing(self, stop: Callable[[], None], resume: Callable[[], None]) -> bool:
         """At a point where this verdict has nothing on the GPU (between input sets, and after
@@ -192,11 +195,11 @@ class GateHold:
         return True
 
     def timing_done(self) -> None:
-        """The timing is over: the clean-up (closing the candidate's process, the judge's end)
-        holds the gate shared, so other check phases may enter, while no other timing starts
-        before `release` except where this verdict steps aside (`pause_for_timing`, between the
-        steps that check its timed outputs and before it closes its candidate). A big task keeps
-        it exclusive: its memory is not freed yet."""
+        """The timing is over: what follows (the wall-clock cross-check, the checks of its
+        outputs, closing the candidate's process, the judge's end) holds the gate shared, so
+        other check phases may enter, while no other timing starts before `release` except where
+        this verdict steps aside (`pause_for_timing`, between the cross-check's steps and before
+        it closes its candidate). A big task keeps it exclusive: its memory is not freed yet."""
         self._step_down("cleanup")
 
     def _step_down(self, purpose: str) -> None:

@@ -17,7 +17,8 @@ def test_busy_is_the_union_of_overlapping_marks_within_the_window():
     assert clock.busy_fraction(0.0, 10.0) == 0.5  # 0-3, 5-6 and 9-10: 5 of 10 s
 
 
-def test_both_rule_sets_judge_verdicts_through_the_real_gate():
-    for after in (False, True):
-        row = gate_model.run(2, after, seconds=1.5, scale=0.05)
+def test_every_rule_set_judges_verdicts_through_the_real_gate():
+    for rules in gate_model.RULES:
+        row = gate_model.run(2, rules, seconds=1.5, scale=0.05)
+        assert row["rules"] == rules
         assert row["verdicts_per_s"] > 0 and 0 < row["gpu_busy"] <= 1, row

@@ -166,8 +166,9 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
 
 
 def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
-    """The timing sets are drawn before, the timed outputs checked and the bound computed after
-    the stretch in which the verdict has its GPU alone: other slots' check phases run meanwhile."""
+    """The timing sets are drawn before, the wall-clock cross-check's calls run, their outputs
+    are checked and the bound computed after the stretch in which the verdict has its GPU alone
+    (the candidate's timing and the baselines): other slots' check phases run meanwhile."""
     from kernelevo.gpu_gate import GateHold
     from kernelevo.judge.clients import CandidateClient, JudgeClient
 
@@ -195,12 +196,13 @@ def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_c
     ) as d:
         verdict = d.evaluate(SOFTMAX, path, 0)
     assert verdict.status == "verified", verdict.reason
+    assert seen.count("ALONE") == 1, seen  # the cross-check's first attempt was consistent
     a, b = seen.index("ALONE"), seen.index("SHARED")
     alone_asks = set(seen[a + 1 : b])
-    assert "Baselines" in alone_asks, seen[a:b]
+    assert {"Time", "Baselines"} <= alone_asks, seen[a:b]
     assert seen.index("TimingSets") < a
-    assert "CheckTimedOutput" in seen[b:] and "Bound" in seen[b:]
-    assert not alone_asks & {"Bound", "TimingSets"}, seen[a:b]
+    assert {"Repeat", "CheckTimedOutput", "Bound"} <= set(seen[b:]), seen[b:]
+    assert not alone_asks & {"Repeat", "CheckTimedOutput", "Bound", "TimingSets"}, seen[a:b]
     # the judge exports one set of output buffers at a time: each call's outputs are checked
     # before the next back-to-back calls
     repeats = [i for i, x in enumerate(seen) if x == "Repeat"]
@@ -234,3 +236,42 @@ def test_a_gpu_search_gets_two_slots_unless_told(monkeypatch, tmp_path, device, 
     args = parser.parse_args(["optimize", "m.py::f", *extra])
     optimize._open_dispatcher(args, device, None)
     assert asked["slots_per_gpu"] == slots
+
+
+def test_a_cross_check_retry_takes_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
+    """A first cross-check attempt judged inconsistent (here by a rule made to say so twice,
+    as contention from another slot's checks could) is measured again with the GPU alone."""
+    from kernelevo.gpu_gate import GateHold
+    from kernelevo.judge.clients import CandidateClient
+
+    seen: list[str] = []
+    alone, done, cand_ask = GateHold.time_alone, GateHold.timing_done, CandidateClient.ask
+    said = {"inconsistent": 0}
+
+    def twice_inconsistent(claimed_ms, wall_ms, floor_ms=wall_cross_check.HOST_FLOOR_MS):
+        said["inconsistent"] += 1
+        return said["inconsistent"] > 2  # the first attempt, and again after its calibration
+
+    def spy_cand(self, request, when, timeout=None):
+        seen.append(type(request).__name__)
+        return cand_ask(self, request, when, timeout)
+
+    monkeypatch.setattr(wall_cross_check, "consistent", twice_inconsistent)
+    monkeypatch.setattr(CandidateClient, "ask", spy_cand)
+    monkeypatch.setattr(GateHold, "time_alone", lambda h: (seen.append("ALONE"), alone(h))[1])
+    monkeypatch.setattr(GateHold, "timing_done", lambda h: (seen.append("SHARED"), done(h))[1])
+    path = tmp_path / "cand.py"
+    path.write_text(f"{GOOD}\n# nonce retry-{time.time()}\n")
+    with LocalDispatcher(
+        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
+    ) as d:
+        verdict = d.evaluate(SOFTMAX, path, 0)
+    assert verdict.status == "verified", verdict.reason
+    assert seen.count("ALONE") == 2 and seen.count("SHARED") == 2, seen
+    first_shared, retry = seen.index("SHARED"), seen.index("ALONE", seen.index("SHARED"))
+    assert seen[first_shared:retry].count("Repeat") == 2, seen  # the pilot and the first attempt
+    assert "Repeat" in seen[retry : seen.index("SHARED", retry)], seen
+    held = verdict.phases["gpu_gate"]["held"]
+    assert [i["as"] for i in held if i["for"] == "timing"] == ["exclusive"] * 2, held
+    cross = verdict.timings["cross_check"]
+    assert len(cross["attempts"]) == 2, cross

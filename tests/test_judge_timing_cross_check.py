@@ -106,6 +106,26 @@ def test_a_forged_claim_fails_however_busy_the_host_looks():
     ]  # not 2000 from the claim
 
 
+def test_only_a_retry_is_preceded_by_the_hook_that_takes_the_gpu_alone():
+    """The first attempt may share the GPU with other verdicts' checks; every later one runs
+    after `before_retry` (the judge takes its GPU alone there), and a consistent first attempt
+    never calls it."""
+    events: list[str] = []
+    measure, calibrate, _, _ = _measured([1.0, 1.0, 0.02], [1.0] * 3)
+
+    def logged(n):
+        events.append("measure")
+        return measure(n)
+
+    result = cross_check(0.01, logged, calibrate, lambda: events.append("alone"))
+    assert result.passed and len(result.attempts) == 3
+    assert events == ["measure", "measure", "alone", "measure", "alone", "measure"]
+    events.clear()
+    measure, calibrate, _, _ = _measured([0.02], [1.0])
+    assert cross_check(0.01, logged, calibrate, lambda: events.append("alone")).passed
+    assert events == ["measure", "measure"]
+
+
 def test_a_rejection_a_busy_machine_can_explain_says_so():
     measure, calibrate, _, _ = _measured([1.2] * 3, [2.0] * 3)
     result = cross_check(0.3, measure, calibrate)

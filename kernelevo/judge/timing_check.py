@@ -80,8 +80,8 @@ def baseline_key(session: Any) -> str:
 
 
 def _alone(
-    session: Session, key: str, sets: list[Any], to_check: list[tuple[cp.Outputs, str]]
-) -> tuple[dict[str, Any], rp.BaselinesTimed, float, float, wall_cross_check.CrossCheck | None]:
+    session: Session, key: str, sets: list[Any]
+) -> tuple[dict[str, Any], rp.BaselinesTimed, float, float]:
     own = session.cand.ask(
         cr.Time(sets=sets, max_time_s=session.max_time_s), "timing", timeout=600
     ).timing
@@ -100,25 +100,41 @@ def _alone(
     )
     if keep and stored is None and not base.cached:
         baseline_store.save(key, base.wire())
-    t_base = time.perf_counter()
-    # a screened configuration's time only ranks it for a full verdict, which cross-checks it:
-    # a forged claim costs that verdict, never a proposal
-    cross = (
-        None
-        if session.screen
-        else wall_cross_check.cross_check(
-            float(own["median_ms"]),
+    return own, base, t_cand, time.perf_counter()
+
+
+def _cross_check(
+    session: Session, claimed: float, sets: list[Any], to_check: list[tuple[cp.Outputs, str]]
+) -> wall_cross_check.CrossCheck:
+    """The wall-clock cross-check, begun with the GPU shared: other slots' check phases may run
+    beside its calls and only make their wall longer (never a forged claim pass), and a waiting
+    timing goes between its steps. A retry takes the GPU alone, so that contention never decides
+    a rejection."""
+    hold, took_alone = session.hold, False
+
+    def retry_alone() -> None:
+        nonlocal took_alone
+        if hold is not None and not took_alone:
+            _check_timed_outputs(session, to_check)
+            hold.time_alone()
+            took_alone = True
+
+    try:
+        return wall_cross_check.cross_check(
+            claimed,
             lambda n: _back_to_back(session, sets[0], n, to_check),
             lambda: _calibration(session),
+            retry_alone,
         )
-    )
-    return own, base, t_cand, t_base, cross
+    finally:
+        if took_alone and hold is not None:
+            hold.timing_done()
 
 
 def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     """Only what needs the GPU alone runs while this verdict holds its gate exclusive (the
-    candidate's timing, the baselines, the back-to-back calls); the timing sets are drawn
-    before, the last back-to-back call's outputs checked and the bound computed after, while
+    candidate's timing and the baselines); the timing sets are drawn before, the wall-clock
+    cross-check (alone only on a retry), its outputs' checks and the bound come after, while
     other slots' check phases run (kernelevo/gpu_gate.py)."""
     key = baseline_key(session)
     t0 = time.perf_counter()
@@ -128,11 +144,16 @@ def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
         session.hold.time_alone()
     t_alone = time.perf_counter()
     try:
-        own, base, t_cand, t_base, cross = _alone(session, key, sets, to_check)
+        own, base, t_cand, t_base = _alone(session, key, sets)
     finally:
         if session.hold is not None:
             session.hold.timing_done()
     alone_s = time.perf_counter() - t_alone
+    # a screened configuration's time only ranks it for a full verdict, which cross-checks it:
+    # a forged claim costs that verdict, never a proposal
+    cross = (
+        None if session.screen else _cross_check(session, float(own["median_ms"]), sets, to_check)
+    )
     _check_timed_outputs(session, to_check)
     claimed = float(own["median_ms"])
     if cross is not None and not cross.passed:

@@ -173,19 +173,24 @@ def cross_check(
     claimed_ms: float,
     measure: Callable[[int], tuple[float, float]],
     calibrate: Callable[[], Calibration],
+    before_retry: Callable[[], None] | None = None,
 ) -> CrossCheck:
     """Measure until an attempt is consistent or MAX_ATTEMPTS are spent.
 
     `measure(n)`: the judge's wall ms per call of n calls back to back and the round trip ms it
     subtracted; `calibrate()`: how busy the machine is now, asked only after an attempt the
-    plain floor rejects. A pilot of PILOT_CALLS sizes the first attempt (a claim far below the
-    truth would otherwise ask for thousands of long calls), later attempts are sized from the
-    smallest wall so far: in all about PILOT_CALLS calls plus MAX_ATTEMPTS * WALL_TARGET_S and
-    the calibrations, whatever the claim."""
+    plain floor rejects; `before_retry()`: run before each attempt after the first (the judge
+    takes its GPU alone there, so that other verdicts' work, which may run beside a first
+    attempt, never decides a rejection). A pilot of PILOT_CALLS sizes the first attempt (a claim
+    far below the truth would otherwise ask for thousands of long calls), later attempts are
+    sized from the smallest wall so far: in all about PILOT_CALLS calls plus MAX_ATTEMPTS *
+    WALL_TARGET_S and the calibrations, whatever the claim."""
     pilot, _ = measure(PILOT_CALLS)
     result = CrossCheck(claimed_ms, pilot_ms_per_call=pilot)
     n = calls_for(max(claimed_ms, pilot))
-    for _ in range(MAX_ATTEMPTS):
+    for attempt in range(MAX_ATTEMPTS):
+        if attempt and before_retry is not None:
+            before_retry()
         wall, rtt = measure(n)
         a = WallAttempt(n, wall, rtt)
         result.attempts.append(a)
