@@ -165,37 +165,43 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
     assert not any(overlap(timing, i) for i in held)
 
 
-def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
-    """The timing sets are drawn before, the wall-clock cross-check's calls run, their outputs
-    are checked and the bound computed after the stretch in which the verdict has its GPU alone
-    (the candidate's timing and the baselines): other slots' check phases run meanwhile."""
+def judged_with_steps_seen(tmp_path, monkeypatch, name: str):
+    """One verdict on two slots, with every request to the judge and the candidate and every
+    change of the gate (ALONE, SHARED) in the order they happened."""
     from kernelevo.gpu_gate import GateHold
     from kernelevo.judge.clients import CandidateClient, JudgeClient
 
     seen: list[str] = []
-    ask, alone, done = JudgeClient.ask, GateHold.time_alone, GateHold.timing_done
+    ask, cand_ask = JudgeClient.ask, CandidateClient.ask
+    alone, done = GateHold.time_alone, GateHold.timing_done
 
     def spy_ask(self, request, timeout=None):
         seen.append(type(request).__name__)
         return ask(self, request, timeout)
 
-    monkeypatch.setattr(JudgeClient, "ask", spy_ask)
-    cand_ask = CandidateClient.ask
-
     def spy_cand(self, request, when, timeout=None):
         seen.append(type(request).__name__)
         return cand_ask(self, request, when, timeout)
 
+    monkeypatch.setattr(JudgeClient, "ask", spy_ask)
     monkeypatch.setattr(CandidateClient, "ask", spy_cand)
     monkeypatch.setattr(GateHold, "time_alone", lambda h: (seen.append("ALONE"), alone(h))[1])
     monkeypatch.setattr(GateHold, "timing_done", lambda h: (seen.append("SHARED"), done(h))[1])
     path = tmp_path / "cand.py"
-    path.write_text(f"{GOOD}\n# nonce alone-{time.time()}\n")
+    path.write_text(f"{GOOD}\n# nonce {name}-{time.time()}\n")
     with LocalDispatcher(
         "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
     ) as d:
         verdict = d.evaluate(SOFTMAX, path, 0)
     assert verdict.status == "verified", verdict.reason
+    return verdict, seen
+
+
+def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
+    """The timing sets are drawn before, the wall-clock cross-check's calls run, their outputs
+    are checked and the bound computed after the stretch in which the verdict has its GPU alone
+    (the candidate's timing and the baselines): other slots' check phases run meanwhile."""
+    _, seen = judged_with_steps_seen(tmp_path, monkeypatch, "alone")
     assert seen.count("ALONE") == 1, seen  # the cross-check's first attempt was consistent
     a, b = seen.index("ALONE"), seen.index("SHARED")
     alone_asks = set(seen[a + 1 : b])
@@ -241,32 +247,14 @@ def test_a_gpu_search_gets_two_slots_unless_told(monkeypatch, tmp_path, device, 
 def test_a_cross_check_retry_takes_the_gpu_alone(tmp_path, timed_briefly_on_cpu, monkeypatch):
     """A first cross-check attempt judged inconsistent (here by a rule made to say so twice,
     as contention from another slot's checks could) is measured again with the GPU alone."""
-    from kernelevo.gpu_gate import GateHold
-    from kernelevo.judge.clients import CandidateClient
-
-    seen: list[str] = []
-    alone, done, cand_ask = GateHold.time_alone, GateHold.timing_done, CandidateClient.ask
     said = {"inconsistent": 0}
 
     def twice_inconsistent(claimed_ms, wall_ms, floor_ms=wall_cross_check.HOST_FLOOR_MS):
         said["inconsistent"] += 1
         return said["inconsistent"] > 2  # the first attempt, and again after its calibration
 
-    def spy_cand(self, request, when, timeout=None):
-        seen.append(type(request).__name__)
-        return cand_ask(self, request, when, timeout)
-
     monkeypatch.setattr(wall_cross_check, "consistent", twice_inconsistent)
-    monkeypatch.setattr(CandidateClient, "ask", spy_cand)
-    monkeypatch.setattr(GateHold, "time_alone", lambda h: (seen.append("ALONE"), alone(h))[1])
-    monkeypatch.setattr(GateHold, "timing_done", lambda h: (seen.append("SHARED"), done(h))[1])
-    path = tmp_path / "cand.py"
-    path.write_text(f"{GOOD}\n# nonce retry-{time.time()}\n")
-    with LocalDispatcher(
-        "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
-    ) as d:
-        verdict = d.evaluate(SOFTMAX, path, 0)
-    assert verdict.status == "verified", verdict.reason
+    verdict, seen = judged_with_steps_seen(tmp_path, monkeypatch, "retry")
     assert seen.count("ALONE") == 2 and seen.count("SHARED") == 2, seen
     first_shared, retry = seen.index("SHARED"), seen.index("ALONE", seen.index("SHARED"))
     assert seen[first_shared:retry].count("Repeat") == 2, seen  # the pilot and the first attempt
