@@ -156,7 +156,6 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
             second, first = ex.submit(d.evaluate, SOFTMAX, paths[1], 0).result(), first_run.result()
     assert [first.status, second.status] == ["verified"] * 2, [first.reason, second.reason]
     assert first.phases["gpu_gate"]["paused_s"] > 0, first.phases["gpu_gate"]
-    assert second.phases["gpu_gate"]["paused_s"] == 0, second.phases["gpu_gate"]
     held = first.phases["gpu_gate"]["held"]
     checks = [i for i in held if i["for"] == "checks"]
     timing = next(i for i in second.phases["gpu_gate"]["held"] if i["for"] == "timing")
