@@ -34,6 +34,22 @@ def overlap(a, b) -> bool:
     return a["from"] < b["to"] and b["from"] < a["to"]
 
 
+def held_before_the_second_set(monkeypatch, wait) -> None:
+    """Every check phase calls `wait(session)` before its second input set: the tests make an
+    interleaving certain there that a loaded machine would otherwise decide. (`one_set` is
+    patched since no module imports it by name.)"""
+    from kernelevo.judge import input_sets
+
+    one_set = input_sets.one_set
+
+    def held(session, name, *args, **kwargs):
+        if name == "s1":
+            wait(session)
+        return one_set(session, name, *args, **kwargs)
+
+    monkeypatch.setattr(input_sets, "one_set", held)
+
+
 def test_two_slots_on_one_device_overlap_checks_and_time_alone(
     tmp_path, timed_briefly_on_cpu, monkeypatch
 ):
@@ -42,29 +58,24 @@ def test_two_slots_on_one_device_overlap_checks_and_time_alone(
     shared gate, one enters while the other checks."""
     import threading
 
-    from kernelevo.judge import input_sets
-
     paths = []
     for i in range(2):
         p = tmp_path / f"cand{i}.py"
         p.write_text(f"{GOOD}\n# nonce shared-{i}-{time.time()}\n")
         paths.append(p)
     entered = {p: threading.Event() for p in paths}
-    one_set, enter_gate = input_sets.one_set, session_module.Session.enter_gate
+    enter_gate = session_module.Session.enter_gate
 
     def spy_enter(self):
         hold = enter_gate(self)
         entered[self.cand_path].set()
         return hold
 
-    def held_after_the_first_set(session, name, *args, **kwargs):
-        if name == "s1":
-            other = paths[1] if session.cand_path == paths[0] else paths[0]
-            entered[other].wait(60)
-        return one_set(session, name, *args, **kwargs)
+    def until_the_other_entered(session):
+        entered[paths[1] if session.cand_path == paths[0] else paths[0]].wait(60)
 
     monkeypatch.setattr(session_module.Session, "enter_gate", spy_enter)
-    monkeypatch.setattr(input_sets, "one_set", held_after_the_first_set)
+    held_before_the_second_set(monkeypatch, until_the_other_entered)
     with LocalDispatcher(
         "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
     ) as d:
@@ -133,18 +144,16 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
     paths[0].write_text(f"{GOOD}\n# nonce first-{time.time()}\n")
     paths[1].write_text(f"{GOOD}\n# nonce second-{time.time()}\n")
     between_sets = threading.Event()
-    one_set = input_sets.one_set
 
-    def held_after_the_first_set(session, name, *args, **kwargs):
-        if session.cand_path == paths[0] and name == "s1":
+    def the_first_until_a_timing_waits(session):
+        if session.cand_path == paths[0]:
             between_sets.set()
             deadline = time.monotonic() + 120
             while not session.hold.gate._timers_waiting and time.monotonic() < deadline:
                 time.sleep(0.01)
             input_sets.step_aside(session)
-        return one_set(session, name, *args, **kwargs)
 
-    monkeypatch.setattr(input_sets, "one_set", held_after_the_first_set)
+    held_before_the_second_set(monkeypatch, the_first_until_a_timing_waits)
     with LocalDispatcher(
         "cpu", workers=1, slots_per_gpu=2, store=Store(tmp_path / "s.sqlite")
     ) as d:
