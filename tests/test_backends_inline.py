@@ -382,8 +382,9 @@ def test_real_build_past_its_time_limit_is_killed_and_cleaned(guard, monkeypatch
 def test_killed_builder_does_not_block_the_next_build(guard, tmp_path):
     """A worker killed mid-build leaves torch's lock file; the next build must not wait forever."""
     cuda.set_compile_only(False)
-    src = f"// {uuid.uuid4().hex}\nint twice(int x) {{ return 2 * x; }}\n"
-    kw = dict(name="killed_build", cpp_sources=src, functions=["twice"])
+    # pybind11 alone: a build long enough to be killed in, without torch's headers' minute
+    src = f"// {uuid.uuid4().hex}\n{TINY_PYBIND}"
+    kw = dict(name="killed_build", cpp_sources=src, no_implicit_headers=True)
     folder = inline.build_folder("killed_build", inline.build_key(inline._bind((), kw)))
     child = subprocess.Popen(
         [
@@ -393,7 +394,7 @@ def test_killed_builder_does_not_block_the_next_build(guard, tmp_path):
         from kernelevo.backends import inline
         inline.install_load_inline_guard()
         from torch.utils.cpp_extension import load_inline
-        load_inline(name="killed_build", cpp_sources={src!r}, functions=["twice"])
+        load_inline(name="killed_build", cpp_sources={src!r}, no_implicit_headers=True)
     """),
         ],
         env=child_env(KERNELEVO_CACHE=str(guard), KERNELEVO_CUDA_COMPILE_ONLY="0"),
@@ -408,7 +409,7 @@ def test_killed_builder_does_not_block_the_next_build(guard, tmp_path):
         child.wait()
         assert (folder / "lock").exists()  # torch's lock, left behind
         mod = load_inline(**kw)
-        assert mod.twice(21) == 42
+        assert mod.add_one(41) == 42
     finally:
         child.kill()
         child.wait()
