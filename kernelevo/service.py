@@ -41,6 +41,9 @@ from kernelevo.worker.protocol import Request, RequestError, RequestKinds
 IDLE_S = 600.0
 TICK_S = 2.0  # how often a waiting service checks that it is still the one its address reaches
 MAX_REQUEST = 1 << 20
+# a client sends its request as soon as it connects: one that says nothing for this long is dropped,
+# so it holds up the clients behind it no longer than that
+READ_S = 5.0
 _ENV_KEYS = (
     "KERNELEVO_CACHE",
     "KERNELEVO_STATE",
@@ -313,7 +316,7 @@ def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
                 continue
             last = time.monotonic()
             with conn:
-                conn.settimeout(30)  # a client that connects and says nothing is not waited for
+                conn.settimeout(READ_S)
                 try:
                     if _peer_uid(conn) != os.getuid():
                         continue

@@ -114,7 +114,7 @@ def test_a_silent_client_is_dropped_and_the_idle_service_exits_removing_its_sock
     silent.connect(str(path))  # connects and never sends a request
     t0 = time.monotonic()
     assert service.request(workspace, "cpu", service.Ping(), 90).pid == proc.pid
-    assert time.monotonic() - t0 < 60
+    assert time.monotonic() - t0 < 3 * service.READ_S  # not held until the silent one leaves
     silent.close()
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
