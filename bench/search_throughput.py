@@ -249,8 +249,9 @@ def saturated(
     }
 
 
-def with_slots(k: int, args: argparse.Namespace, work: Path, sampler: Sampler) -> list[dict]:
-    """Every row of this run on a fresh dispatcher with `k` evaluation slots per GPU."""
+def with_slots(k: int | None, args: argparse.Namespace, work: Path, sampler: Sampler) -> list[dict]:
+    """Every row of this run on a fresh dispatcher with `k` evaluation slots per GPU (None: the
+    dispatcher's default for this machine)."""
     from kernelevo.dispatch.local import LocalDispatcher
 
     dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"), slots_per_gpu=k)
@@ -263,7 +264,7 @@ def with_slots(k: int, args: argparse.Namespace, work: Path, sampler: Sampler) -
         warm.write_text(variant(args.kernel_source, "warm-up", 0))
         status = dispatcher.evaluate(args.task, warm, 0).status
         print(
-            f"{k} slot(s) per GPU: workers started, warm-up verdict {status}: "
+            f"{dispatcher.slots_per_gpu} slot(s) per GPU: workers started, warm-up verdict {status}: "
             f"{time.monotonic() - t:.1f} s; compile workers: {dispatcher.compile_width}",
             flush=True,
         )
@@ -273,7 +274,7 @@ def with_slots(k: int, args: argparse.Namespace, work: Path, sampler: Sampler) -
             rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
     finally:
         dispatcher.close()
-    return rows
+    return [{"slots": dispatcher.slots_per_gpu, **row} for row in rows]
 
 
 def main() -> int:
@@ -284,7 +285,11 @@ def main() -> int:
     ap.add_argument("--max-in-flight", type=int, default=96)
     ap.add_argument("--modes", default="old,new", help="searches to run: old, new or both")
     ap.add_argument("--saturate", type=int, default=24, help="0: no saturated row")
-    ap.add_argument("--slots-per-gpu", default="1", help="k, or a list (1,2): a row set per k")
+    ap.add_argument(
+        "--slots-per-gpu",
+        default="1",
+        help="k, or a list (1,2,auto): a row set per k (auto: the default here)",
+    )
     ap.add_argument("--task", type=Path, default=TASK, help="the task searched (softmax example)")
     ap.add_argument(
         "--kernel", type=Path, default=KERNEL, help="a correct Triton candidate the replies vary"
@@ -297,11 +302,11 @@ def main() -> int:
     sampler = Sampler()
     rows = []
     try:
-        for k in (int(x) for x in args.slots_per_gpu.split(",")):
-            work = root / f"k{k}"
+        for k in (None if x == "auto" else int(x) for x in args.slots_per_gpu.split(",")):
+            work = root / f"k{k or 'auto'}"
             work.mkdir()
             for row in with_slots(k, args, work, sampler):
-                rows.append({"slots_per_gpu": k, **row})
+                rows.append({"slots_per_gpu": row.pop("slots"), **row})
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         sampler.stop()

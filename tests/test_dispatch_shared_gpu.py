@@ -228,16 +228,18 @@ def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_c
 @pytest.mark.parametrize(
     ("device", "extra", "slots"),
     [
-        ("cuda", [], 2),
+        ("cuda", [], None),
         ("cpu", [], 1),
         ("cuda", ["--cluster", "auto"], 1),
         ("cuda", ["--slots-per-gpu", "3"], 3),
     ],
 )
-def test_a_gpu_search_gets_two_slots_unless_told(monkeypatch, tmp_path, device, extra, slots):
-    """Two slots judged 39 % more candidates in a 55 s search window than one (53 against 38) with
-    the candidate's time unchanged (H200, docs/BENCHMARKS.md); the CPU, whose two cores the
-    interpreter fills, and a cluster keep one."""
+def test_a_gpu_search_gets_the_machines_slots_unless_told(
+    monkeypatch, tmp_path, device, extra, slots
+):
+    """On a GPU the dispatcher picks the slots from the GPUs' memory and the cores
+    (tests/test_measure_gpus.py); the CPU, whose two cores the interpreter fills, and a cluster
+    keep one."""
     import argparse
 
     import kernelevo.dispatch as dispatch

@@ -88,6 +88,7 @@ def test_the_gpus_their_driver_compute_capability_and_clocks_come_from_nvml(fake
         "sm_clock_mhz": 345,
         "mem_clock_mhz": 3201,
         "max_sm_clock_mhz": 1980,
+        "memory_gib": 143771 / 1024,
     }
     assert (names, driver, arch) == (["NVIDIA H200", "NVIDIA H200"], "580.95.05", 90)
 
@@ -123,6 +124,24 @@ def test_the_dispatcher_picks_gpus_by_nvml_index_and_uuid(fake_nvml):
         CUDA_VISIBLE_DEVICES="1,GPU-1111aaaa,bogus,0",
     )
     assert out.stdout.strip() == "[(1, 'NVIDIA H200'), ('GPU-1111aaaa', 'NVIDIA H200')]", out.stderr
+
+
+def test_a_gpu_search_gets_slots_from_the_gpus_memory_and_the_cores(fake_nvml):
+    """Two H200s (140 GiB each) on 16 cores: 8 slots each by memory, 4 by cores; 2 a GPU where
+    NVML cannot say how much memory the GPU has."""
+    code = (
+        "from unittest import mock\n"
+        "from kernelevo.dispatch.local import LocalDispatcher\n"
+        "with mock.patch('os.cpu_count', return_value=16):\n"
+        "    for gpus in ([0], [0, 1]):\n"
+        "        d = LocalDispatcher('cuda', gpus=gpus, slots_per_gpu=None)\n"
+        "        print(d.slots_per_gpu, len(list(d.pool)))\n"
+        "        d.close()\n"
+    )
+    out = run_with(fake_nvml, code, CUDA_VISIBLE_DEVICES="")
+    assert out.stdout.split() == ["8", "8", "4", "8"], out.stderr
+    out = run_with(fake_nvml, code, CUDA_VISIBLE_DEVICES="", FAKE_NVML_NO_MEMORY="1")
+    assert out.stdout.split() == ["2", "2", "2", "4"], out.stderr
 
 
 def test_utilization_is_sampled_in_one_session(fake_nvml):

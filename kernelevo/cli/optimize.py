@@ -87,7 +87,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="model proposals in flight at once per search (default: as many as keep a candidate waiting "
         "for each GPU, from the measured reply and verdict times, at most --max-in-flight)",
     )
-    slots = "verdicts at once per GPU (default 2; 1 on the CPU): their checks overlap, timing runs alone"
+    slots = (
+        "verdicts at once per GPU (default: up to 8, one per 8 GiB of the GPU's memory and two "
+        "cores; 1 on the CPU): their checks overlap, timing runs alone"
+    )
     p.add_argument(
         "--slots-per-gpu",
         type=at_most(8, "each slot is a judge and a runner"),
@@ -254,7 +257,8 @@ def _open_dispatcher(args: argparse.Namespace, device: str | None, store: Any) -
             workers=args.workers,
             cluster=args.cluster,
             store=store,
-            slots_per_gpu=args.slots_per_gpu or (2 if device == "cuda" and not args.cluster else 1),
+            slots_per_gpu=args.slots_per_gpu
+            or (None if device == "cuda" and not args.cluster else 1),
         )
     except DispatchError as exc:
         raise UserError(str(exc)) from exc

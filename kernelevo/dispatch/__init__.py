@@ -41,12 +41,13 @@ def open_dispatcher(
     cluster: str | None = None,
     store: Any = None,
     timeout: float | None = None,
-    slots_per_gpu: int = 1,
+    slots_per_gpu: int | None = 1,
 ) -> Dispatcher:
-    """A local dispatcher (`slots_per_gpu` slots per GPU, or per each of `workers` CPU workers), or
-    a Ray one when `cluster` is given ("auto", "local", "ray://HOST:PORT" or a GCS "HOST:PORT")."""
+    """A local dispatcher (`slots_per_gpu` slots per GPU, None for as many as this machine suits,
+    or per each of `workers` CPU workers), or a Ray one when `cluster` is given ("auto", "local",
+    "ray://HOST:PORT" or a GCS "HOST:PORT")."""
     if cluster:
-        if slots_per_gpu > 1:
+        if (slots_per_gpu or 1) > 1:
             raise DispatchError(
                 "--slots-per-gpu is for this machine's GPUs; leave it out with --cluster"
             )

@@ -29,6 +29,8 @@ from kernelevo.verify.compile_ahead import Precompiled, precompile
 from kernelevo.worker.pool import Worker, start_all
 
 RETIRE_AFTER = 3  # workers lost in a row before a slot is given up (a broken GPU)
+MAX_SLOTS = 8
+SLOT_GIB = 8.0  # GPU memory per slot: its processes' contexts, a share of the tasks' inputs
 
 
 def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]:
@@ -57,6 +59,18 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
         else:
             break  # CUDA ignores everything after an invalid entry
     return out
+
+
+def default_slots(memory_gib: list[float | None], cores: int) -> int:
+    """Slots per GPU when none is asked for. A timing waits for every slot's current step, so
+    more slots keep the GPU busier between timings (docs/BENCHMARKS.md: search throughput);
+    each costs a judge, a runner host and a candidate process (two cores' worth of host work
+    while checking) and their CUDA contexts, so the smallest GPU's memory (SLOT_GIB a slot)
+    and the cores bound it; 2 where NVML cannot tell the memory. 1 to MAX_SLOTS."""
+    if not memory_gib:
+        return 1
+    by_memory = min(int(m // SLOT_GIB) if m else 2 for m in memory_gib)
+    return max(1, min(MAX_SLOTS, by_memory, cores // (2 * len(memory_gib))))
 
 
 def compile_workers(gpus: int) -> int:
@@ -115,7 +129,8 @@ class SlotCache:
 class LocalDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` evaluations run at once (one per slot). `slots_per_gpu` k > 1 gives
     each GPU (each CPU worker) k slots, each its own judge and runner host, behind one gate per
-    GPU: their check phases overlap, a timing runs alone (kernelevo/gpu_gate.py)."""
+    GPU: their check phases overlap, a timing runs alone (kernelevo/gpu_gate.py); None on a GPU
+    takes `default_slots` for this machine."""
 
     def __init__(
         self,
@@ -126,7 +141,7 @@ class LocalDispatcher(PooledDispatcher):
         store: Any = None,
         timeout: float | None = None,
         retries: int = 2,
-        slots_per_gpu: int = 1,
+        slots_per_gpu: int | None = 1,
     ) -> None:
         from kernelevo.verify import default_device
 
@@ -136,7 +151,16 @@ class LocalDispatcher(PooledDispatcher):
         self.lost = self.requeued = 0
         self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         host = socket.gethostname()
-        k = self.slots_per_gpu = max(1, slots_per_gpu)
+        found = visible_gpus(gpus) if self.device == "cuda" else []
+        if self.device == "cuda" and not found:
+            raise DispatchError(
+                "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
+            )
+        if slots_per_gpu is None and found:
+            by_index = {g.index: g.memory_gib for g in scan_gpus().gpus}
+            memory = [by_index.get(g) if isinstance(g, int) else None for g, _ in found]
+            slots_per_gpu = default_slots(memory, os.cpu_count() or 2)
+        k = self.slots_per_gpu = max(1, slots_per_gpu or 1)
 
         def per_gpu(label: str, name: str, gpu: int | str | None) -> list[Slot]:
             gate = GpuGate(k) if k > 1 else None
@@ -152,11 +176,6 @@ class LocalDispatcher(PooledDispatcher):
             ]
 
         if self.device == "cuda":
-            found = visible_gpus(gpus)
-            if not found:
-                raise DispatchError(
-                    "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
-                )
             self.compile = CompilePool(compile_workers(len(found)), env=arch_env("cuda"))
             groups = [per_gpu(f"gpu{g}", name, g) for g, name in found]
         else:

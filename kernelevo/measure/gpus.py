@@ -32,6 +32,7 @@ class GpuFacts:
     sm_clock_mhz: int | None = None
     mem_clock_mhz: int | None = None
     max_sm_clock_mhz: int | None = None
+    memory_gib: float | None = None  # the device's total, as NVML reports it
 
     @property
     def arch(self) -> int | None:
@@ -147,6 +148,7 @@ def _facts(nvml: Any, index: int, driver: str) -> GpuFacts:
         max_sm_clock_mhz=read(
             lambda: int(nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM))
         ),
+        memory_gib=read(lambda: nvml.nvmlDeviceGetMemoryInfo(handle).total / 2**30),
     )
 
 

@@ -5,6 +5,7 @@
  *
  * FAKE_NVML_DRIVER_NOT_LOADED=1: nvmlInit fails as with the kernel module unloaded.
  * FAKE_NVML_NO_COMPUTE_CAP=1: nvmlDeviceGetCudaComputeCapability is not supported (old driver).
+ * FAKE_NVML_NO_MEMORY=1: nvmlDeviceGetMemoryInfo is not supported.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ static const struct gpu GPUS[2] = {
     {"GPU-2222bbbb-0000-0000-0000-000000000000", "NVIDIA H200", 9, 0, 345, 3201, 1980, 0},
 };
 struct utilization { unsigned gpu, memory; };
+struct memory { unsigned long long total, free, used; };
+#define H200_BYTES (143771ULL << 20) /* what an H200's driver reports as total */
 
 static int copy(char *out, unsigned len, const char *text) {
     if (!out || strlen(text) + 1 > len) return NVML_ERROR_INSUFFICIENT_SIZE;
@@ -91,5 +94,14 @@ int nvmlDeviceGetUtilizationRates(void *h, struct utilization *u) {
     if (!g || !u) return NVML_ERROR_INVALID_ARGUMENT;
     u->gpu = g->busy;
     u->memory = 0;
+    return NVML_SUCCESS;
+}
+int nvmlDeviceGetMemoryInfo(void *h, struct memory *m) {
+    const struct gpu *g = gpu_of(h);
+    if (!g || !m) return NVML_ERROR_INVALID_ARGUMENT;
+    if (getenv("FAKE_NVML_NO_MEMORY")) return NVML_ERROR_NOT_SUPPORTED;
+    m->total = H200_BYTES;
+    m->used = g->busy ? 20ULL << 30 : 0;
+    m->free = m->total - m->used;
     return NVML_SUCCESS;
 }
