@@ -41,9 +41,7 @@ from kernelevo.worker.protocol import Request, RequestError, RequestKinds
 IDLE_S = 600.0
 TICK_S = 2.0  # how often a waiting service checks that it is still the one its address reaches
 MAX_REQUEST = 1 << 20
-# a client sends its request as soon as it connects: one that says nothing for this long is dropped,
-# so it holds up the clients behind it no longer than that
-READ_S = 5.0
+READ_S = 5.0  # a client sends as soon as it connects: a silent one is dropped after this
 _ENV_KEYS = (
     "KERNELEVO_CACHE",
     "KERNELEVO_STATE",
