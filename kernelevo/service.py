@@ -222,17 +222,15 @@ def start(
     log.close()
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
-        if proc.poll() not in (None, 0):  # 0: another service holds the address; wait for it
-            try:
-                return _running(request(ws, device, Ping(), 5).pid, proc.pid)
-            except ServiceError:
+        exited = proc.poll() not in (None, 0)  # 0: another service holds the address; wait for it
+        try:
+            return _running(request(ws, device, Ping(), 5).pid, proc.pid)
+        except ServiceError:
+            if exited:
                 raise ServiceError(
                     f"the verification service exited at start (code {proc.returncode}); "
                     f"see {log_dir / 'service.log'}"
                 ) from None
-        try:
-            return _running(request(ws, device, Ping(), 5).pid, proc.pid)
-        except ServiceError:
             time.sleep(0.2)
     raise ServiceError(f"the verification service did not answer within {wait_s:.0f} s")
 
