@@ -203,6 +203,15 @@ def one(
                 continue
             if isinstance(x, (int, float)):
                 phases.setdefault(k, []).append(float(x))
+        timings = v.get("timings") or {}
+        for k, x in (timings.get("phases") or {}).items():  # the stretch with the GPU alone
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                phases.setdefault(f"timing_{k}", []).append(float(x))
+    # cross-checks that needed a second attempt (another slot's work may slow the first)
+    retried = sum(
+        len(((v.get("timings") or {}).get("cross_check") or {}).get("attempts") or []) > 1
+        for v in fresh
+    )
     start, end = t0 + args.reply_s, t0 + args.wall_s
     return {
         "mode": mode,
@@ -218,6 +227,7 @@ def one(
         "elapsed_s": round(t1 - t0, 1),
         "before_search_s": round(t0 - called, 1),
         "phase_medians_s": {k: round(statistics.median(v), 4) for k, v in phases.items()},
+        "cross_check_retried": retried,
     }
 
 
