@@ -142,6 +142,9 @@ def test_a_gpu_search_gets_slots_from_the_gpus_memory_and_the_cores(fake_nvml):
     assert out.stdout.split() == ["8", "8", "4", "8"], out.stderr
     out = run_with(fake_nvml, code, CUDA_VISIBLE_DEVICES="", FAKE_NVML_NO_MEMORY="1")
     assert out.stdout.split() == ["2", "2", "2", "4"], out.stderr
+    by_uuid = code.replace("gpus in ([0], [0, 1])", "gpus in (None,)")
+    out = run_with(fake_nvml, by_uuid, CUDA_VISIBLE_DEVICES="GPU-2222bbbb")  # a GPU named by UUID
+    assert out.stdout.split() == ["8", "8"], out.stderr
 
 
 def test_utilization_is_sampled_in_one_session(fake_nvml):

@@ -62,8 +62,8 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
 
 
 def default_slots(memory_gib: list[float | None], cores: int) -> int:
-    """Slots per GPU when none is asked for. A timing waits for every slot's current step, so
-    more slots keep the GPU busier between timings (docs/BENCHMARKS.md: search throughput);
+    """Slots per GPU when none is asked for. More slots keep the GPU busier (an H100 with 8: 51 %
+    busy, with 2: 40 %; docs/BENCHMARKS.md, search throughput), though each verdict takes longer;
     each costs a judge, a runner host and a candidate process (two cores' worth of host work
     while checking) and their CUDA contexts, so the smallest GPU's memory (SLOT_GIB a slot)
     and the cores bound it; 2 where NVML cannot tell the memory. 1 to MAX_SLOTS."""
@@ -157,8 +157,13 @@ class LocalDispatcher(PooledDispatcher):
                 "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
             )
         if slots_per_gpu is None and found:
-            by_index = {g.index: g.memory_gib for g in scan_gpus().gpus}
-            memory = [by_index.get(g) if isinstance(g, int) else None for g, _ in found]
+            facts = scan_gpus().gpus
+            memory = [
+                next(
+                    (f.memory_gib for f in facts if f.index == g or f.uuid.startswith(str(g))), None
+                )
+                for g, _ in found
+            ]
             slots_per_gpu = default_slots(memory, os.cpu_count() or 2)
         k = self.slots_per_gpu = max(1, slots_per_gpu or 1)
 
