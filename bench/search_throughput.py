@@ -194,6 +194,7 @@ def one(
     ]
     held = [v.get("elapsed_s") or 0.0 for v in fresh]
     phases: dict[str, list[float]] = {}
+    retried = 0
     for v in fresh:
         for k, x in (v.get("phases") or {}).items():
             if k == "gpu_gate" and isinstance(x, dict):  # its waits, and its pauses for others
@@ -207,11 +208,8 @@ def one(
         for k, x in (timings.get("phases") or {}).items():  # the stretch with the GPU alone
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 phases.setdefault(f"timing_{k}", []).append(float(x))
-    # cross-checks that needed a second attempt (another slot's work may slow the first)
-    retried = sum(
-        len(((v.get("timings") or {}).get("cross_check") or {}).get("attempts") or []) > 1
-        for v in fresh
-    )
+        # a cross-check that needed a second attempt (another slot's work may slow the first)
+        retried += len((timings.get("cross_check") or {}).get("attempts") or []) > 1
     start, end = t0 + args.reply_s, t0 + args.wall_s
     return {
         "mode": mode,
