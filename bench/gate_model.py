@@ -24,7 +24,9 @@ over the window. Three rule sets:
 What it leaves out: contention between slots' host work, the cost of the GPU switching between
 slots' contexts (free here), a wall time stretched by another slot's kernels, replies that
 arrive in bursts, cold verdicts. It predicts which slot count to measure and what the rules
-change; only bench/search_throughput.py on a GPU measures it.
+change; only bench/search_throughput.py on a GPU measures it. That left out dominates at many
+slots: on an H100 (2026-12-07, docs/BENCHMARKS.md) 8 slots kept the GPU 51 % busy where this
+model gives 91-92 %, the parts of a verdict 2 to 6 times their length at 2 slots.
 
     python bench/gate_model.py --slots 1,2,4,8 --seconds 20 --scale 0.2 [--check-host 0.5]
 """
