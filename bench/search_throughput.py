@@ -282,7 +282,7 @@ def with_slots(k: int | None, args: argparse.Namespace, work: Path, sampler: Sam
             rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
     finally:
         dispatcher.close()
-    return [{"slots": dispatcher.slots_per_gpu, **row} for row in rows]
+    return [{"slots_per_gpu": dispatcher.slots_per_gpu, **row} for row in rows]
 
 
 def main() -> int:
@@ -314,7 +314,7 @@ def main() -> int:
             work = root / f"k{k or 'auto'}"
             work.mkdir()
             for row in with_slots(k, args, work, sampler):
-                rows.append({"slots_per_gpu": row.pop("slots"), **row})
+                rows.append(row)
                 print(json.dumps(rows[-1]), flush=True)
     finally:
         sampler.stop()

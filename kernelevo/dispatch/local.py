@@ -21,6 +21,7 @@ from kernelevo.dispatch.pooled import HELD_WINDOW, PooledDispatcher, annotate, l
 from kernelevo.dispatch.slots import DispatchError, Slot, SlotPool
 from kernelevo.evaluate import Evaluator
 from kernelevo.gpu_gate import GpuGate
+from kernelevo.measure.gpus import GpuFacts
 from kernelevo.measure.gpus import scan as scan_gpus
 from kernelevo.measure.machine import arch_env
 from kernelevo.task import TaskFile, read_task
@@ -36,6 +37,11 @@ SLOT_GIB = 8.0  # GPU memory per slot: its processes' contexts, a share of the t
 def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]:
     """(CUDA_VISIBLE_DEVICES entry, model) for each GPU to use: `wanted` NVML (= nvidia-smi)
     indexes, else those CUDA_VISIBLE_DEVICES leaves visible, else all."""
+    return [(entry, g.name if g else "unknown GPU") for entry, g in _visible(wanted)]
+
+
+def _visible(wanted: list[int] | None) -> list[tuple[int | str, GpuFacts | None]]:
+    """visible_gpus with NVML's facts of each GPU (None for a UUID NVML does not list)."""
     found = scan_gpus().gpus
     by_index = {g.index: g for g in found}
     if wanted is not None:
@@ -45,17 +51,16 @@ def visible_gpus(wanted: list[int] | None = None) -> list[tuple[int | str, str]]
             raise DispatchError(
                 f"--gpus {','.join(map(str, wanted))}: no GPU {missing[0]} here (NVML lists: {have})"
             )
-        return [(g, by_index[g].name) for g in wanted]
+        return [(g, by_index[g]) for g in wanted]
     env = os.environ.get("CUDA_VISIBLE_DEVICES")
     if env is None:
-        return [(i, g.name) for i, g in sorted(by_index.items())]
-    out: list[tuple[int | str, str]] = []
+        return sorted(by_index.items())
+    out: list[tuple[int | str, GpuFacts | None]] = []
     for entry in (e.strip() for e in env.split(",")):
         if entry.isdigit() and int(entry) in by_index:
-            out.append((int(entry), by_index[int(entry)].name))
+            out.append((int(entry), by_index[int(entry)]))
         elif entry.startswith(("GPU-", "MIG-")):
-            match = next((g for g in found if g.uuid.startswith(entry)), None)
-            out.append((entry, match.name if match else "unknown GPU"))
+            out.append((entry, next((g for g in found if g.uuid.startswith(entry)), None)))
         else:
             break  # CUDA ignores everything after an invalid entry
     return out
@@ -151,20 +156,15 @@ class LocalDispatcher(PooledDispatcher):
         self.lost = self.requeued = 0
         self.held_s: deque[float] = deque(maxlen=HELD_WINDOW)
         host = socket.gethostname()
-        found = visible_gpus(gpus) if self.device == "cuda" else []
-        if self.device == "cuda" and not found:
+        facts = _visible(gpus) if self.device == "cuda" else []
+        if self.device == "cuda" and not facts:
             raise DispatchError(
                 "no GPU is visible (CUDA_VISIBLE_DEVICES or --gpus); use --device cpu"
             )
-        if slots_per_gpu is None and found:
-            facts = scan_gpus().gpus
-            memory = [
-                next(
-                    (f.memory_gib for f in facts if f.index == g or f.uuid.startswith(str(g))), None
-                )
-                for g, _ in found
-            ]
+        if slots_per_gpu is None and facts:
+            memory = [g.memory_gib if g else None for _, g in facts]
             slots_per_gpu = default_slots(memory, os.cpu_count() or 2)
+        found = [(entry, g.name if g else "unknown GPU") for entry, g in facts]
         k = self.slots_per_gpu = max(1, slots_per_gpu or 1)
 
         def per_gpu(label: str, name: str, gpu: int | str | None) -> list[Slot]:
