@@ -27,7 +27,30 @@ from kernelevo.sandbox.spec import SandboxSpec
 from kernelevo.sandbox.watchdog import Watchdog
 
 _count = 0
-_spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-spawner")
+# Signals with Python handlers in the caller (Ctrl-C's KeyboardInterrupt, optimize's SIGTERM stop):
+# one sent to the caller's group between fork and setsid would run that handler in the child.
+_GROUP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def _hold_group_signals() -> None:
+    """The spawner thread holds them (the main thread still takes them), so a child it forks
+    starts with them pending, not handled, until `_release_group_signals` drops them."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, _GROUP_SIGNALS)
+
+
+def _release_group_signals() -> None:
+    """In the child, after setsid: what reached the old group is discarded (the engine decides
+    this process's end), and the defaults come back before exec."""
+    for sig in _GROUP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _GROUP_SIGNALS)
+    for sig in _GROUP_SIGNALS:
+        signal.signal(sig, signal.SIG_DFL)
+
+
+_spawner = ThreadPoolExecutor(
+    max_workers=1, thread_name_prefix="sandbox-spawner", initializer=_hold_group_signals
+)
 
 
 class SandboxError(Exception):
@@ -166,6 +189,7 @@ def spawn(spec: SandboxSpec, *, channel: bool = True) -> SandboxProcess:
     read_fd, write_fd = os.pipe()
 
     def in_child() -> None:
+        _release_group_signals()
         cgroup.enter()
         apply_rlimits(spec.limits, spec.gpu)
 

@@ -159,8 +159,7 @@ def _start(where: Path) -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
-            start_new_session=True,
-            preexec_fn=lambda: os.nice(10),
+            start_new_session=True,  # no preexec_fn: the child lowers its own priority
         )
 
 
@@ -201,4 +200,5 @@ def build(where: Path, paths: list[Path], workers: int = 0) -> bool:
 
 
 if __name__ == "__main__":
+    os.nice(10)
     build(Path(sys.argv[1]), [Path(p) for p in sys.argv[2:]])
