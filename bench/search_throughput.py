@@ -202,7 +202,7 @@ def one(
                     if isinstance(x.get(part), (int, float)):
                         phases.setdefault(f"gate_{part}", []).append(float(x[part]))
                 continue
-            if isinstance(x, (int, float)):
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
                 phases.setdefault(k, []).append(float(x))
         timings = v.get("timings") or {}
         for k, x in (timings.get("phases") or {}).items():  # the stretch with the GPU alone
@@ -226,6 +226,8 @@ def one(
         "before_search_s": round(t0 - called, 1),
         "phase_medians_s": {k: round(statistics.median(v), 4) for k, v in phases.items()},
         "cross_check_retried": retried,
+        # candidates handed a spare that had started ahead (else forked and started in the verdict)
+        "spare_taken": sum(1 for v in fresh if (v.get("phases") or {}).get("spare_taken")),
     }
 
 
@@ -257,12 +259,16 @@ def saturated(
     }
 
 
-def with_slots(k: int | None, args: argparse.Namespace, work: Path, sampler: Sampler) -> list[dict]:
+def with_slots(
+    k: int | None, hosts: int, args: argparse.Namespace, work: Path, sampler: Sampler
+) -> list[dict]:
     """Every row of this run on a fresh dispatcher with `k` evaluation slots per GPU (None: the
-    dispatcher's default for this machine)."""
+    dispatcher's default for this machine), each with `hosts` runner hosts taking turns."""
     from kernelevo.dispatch.local import LocalDispatcher
 
-    dispatcher = LocalDispatcher(args.device, store=Store(work / "warm.sqlite"), slots_per_gpu=k)
+    dispatcher = LocalDispatcher(
+        args.device, store=Store(work / "warm.sqlite"), slots_per_gpu=k, runner_hosts=hosts
+    )
     spans = SlotSpans(dispatcher.pool)
     rows = []
     try:
@@ -272,7 +278,8 @@ def with_slots(k: int | None, args: argparse.Namespace, work: Path, sampler: Sam
         warm.write_text(variant(args.kernel_source, "warm-up", 0))
         status = dispatcher.evaluate(args.task, warm, 0).status
         print(
-            f"{dispatcher.slots_per_gpu} slot(s) per GPU: workers started, warm-up verdict {status}: "
+            f"{dispatcher.slots_per_gpu} slot(s) per GPU, {hosts} runner host(s) each: "
+            f"workers started, warm-up verdict {status}: "
             f"{time.monotonic() - t:.1f} s; compile workers: {dispatcher.compile_width}",
             flush=True,
         )
@@ -282,7 +289,9 @@ def with_slots(k: int | None, args: argparse.Namespace, work: Path, sampler: Sam
             rows.append(one(mode.strip(), args, dispatcher, work, sampler, spans))
     finally:
         dispatcher.close()
-    return [{"slots_per_gpu": dispatcher.slots_per_gpu, **row} for row in rows]
+    return [
+        {"slots_per_gpu": dispatcher.slots_per_gpu, "runner_hosts": hosts, **row} for row in rows
+    ]
 
 
 def main() -> int:
@@ -298,6 +307,11 @@ def main() -> int:
         default="1",
         help="k, or a list (1,2,auto): a row set per k (auto: the default here)",
     )
+    ap.add_argument(
+        "--runner-hosts",
+        default="1",
+        help="runner hosts a slot, or a list (1,2): a row set per slot count and host count",
+    )
     ap.add_argument("--task", type=Path, default=TASK, help="the task searched (softmax example)")
     ap.add_argument(
         "--kernel", type=Path, default=KERNEL, help="a correct Triton candidate the replies vary"
@@ -311,11 +325,12 @@ def main() -> int:
     rows = []
     try:
         for k in (None if x == "auto" else int(x) for x in args.slots_per_gpu.split(",")):
-            work = root / f"k{k or 'auto'}"
-            work.mkdir()
-            for row in with_slots(k, args, work, sampler):
-                rows.append(row)
-                print(json.dumps(rows[-1]), flush=True)
+            for hosts in (int(x) for x in args.runner_hosts.split(",")):
+                work = root / f"k{k or 'auto'}-h{hosts}"
+                work.mkdir()
+                for row in with_slots(k, hosts, args, work, sampler):
+                    rows.append(row)
+                    print(json.dumps(rows[-1]), flush=True)
     finally:
         sampler.stop()
     if args.out:
@@ -328,7 +343,7 @@ def main() -> int:
         f"{args.reply_s:g} s (the first reply) to {args.wall_s:g} s"
     )
     print(
-        f"{'slots':<6}{'in flight':<24}{'evaluated':>10}{'held':>7}{'GPU busy':>10}"
+        f"{'slots':<6}{'hosts':<6}{'in flight':<24}{'evaluated':>10}{'held':>7}{'GPU busy':>10}"
         f"{'verdict s':>11}{'cand ms':>10}"
     )
     for r in rows:
@@ -338,7 +353,8 @@ def main() -> int:
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
         cand = f"{r['candidate_ms']:.4f}" if r.get("candidate_ms") else "-"
         print(
-            f"{r['slots_per_gpu']:<6}{label:<24}{r['evaluated']:>10}{100 * r['slot_busy']:>5.0f} %"
+            f"{r['slots_per_gpu']:<6}{r.get('runner_hosts', 1):<6}{label:<24}"
+            f"{r['evaluated']:>10}{100 * r['slot_busy']:>5.0f} %"
             f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}"
         )
     return 0

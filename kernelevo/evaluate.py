@@ -22,7 +22,8 @@ class Evaluator:
     """`gpu` pins the run worker to one GPU (a CUDA_VISIBLE_DEVICES entry: an index or a UUID);
     `compiler` is a compile worker shared with other evaluators (anything with Worker's
     `request`), which this evaluator then does not close; `gate` is its GPU's gate
-    (kernelevo/gpu_gate.py) when several evaluators share one GPU."""
+    (kernelevo/gpu_gate.py) when several evaluators share one GPU; `runner_hosts` 2 gives it two
+    runner hosts that take turns (`runner`)."""
 
     def __init__(
         self,
@@ -33,6 +34,7 @@ class Evaluator:
         warmup: str = "1",
         compiles: str = "all",
         gate: GpuGate | None = None,
+        runner_hosts: int = 1,
     ) -> None:
         """`warmup`: the judge's warm-up, "1" (a search) or "light" (one verdict, the service);
         `compiles`: the compilers its compile worker warms up before it is ready, "all", or for one
@@ -56,13 +58,18 @@ class Evaluator:
         )
         # tensors may cross through files of the exchange folder: as large as one tensor of a task
         big = 64 << 30 if device == "cuda" else None
-        self.runner = Worker(
-            device,
-            env=env,
-            module="kernelevo.runner.host",
-            writable=[self.exchange],
-            file_bytes=big,
-        )
+        # each host its own sandbox: its own uid, PID namespace and /tmp (sandbox/process.py)
+        self.runners = [
+            Worker(
+                device,
+                env=env,
+                module="kernelevo.runner.host",
+                writable=[self.exchange],
+                file_bytes=big,
+            )
+            for _ in range(max(1, runner_hosts))
+        ]
+        self._turn = 0
         # sandboxed too (it runs the task's reference); on the H200 CUDA IPC did not cross into the
         # candidate's sandbox with the judge sandboxed or not, so tensors go through files there
         self.judge = Worker(
@@ -82,23 +89,36 @@ class Evaluator:
             else Worker("compile", env={**arch_env(device), "KERNELEVO_COMPILE_WARMUP": compiles})
         )
 
+    @property
+    def runner(self) -> Worker:
+        """The runner host whose turn it is. A host forks its next candidate's spare only once its
+        last candidate is gone, so that spare never lives beside a candidate that could reach it;
+        with two hosts, each verdict takes the host that sat the last one out, whose spare has
+        started CUDA meanwhile, in a sandbox the running candidate cannot see."""
+        return self.runners[self._turn]
+
+    def take_turn(self) -> None:
+        """A verdict is over: the next one goes to the other host (the same one when there is one)."""
+        self._turn = (self._turn + 1) % len(self.runners)
+
     def owned_workers(self) -> list[tuple[str, Worker]]:
         """The processes this evaluator started and closes, by role (a shared compile worker is
         someone else's)."""
-        named: list[tuple[str, Worker]] = [("judge", self.judge), ("runner", self.runner)]
+        named: list[tuple[str, Worker]] = [("judge", self.judge)]
+        named += [(f"runner{i or ''}", w) for i, w in enumerate(self.runners)]
         if self._owns_compiler and isinstance(self.compiler, Worker):
             named.append(("compiler", self.compiler))
         return named
 
     def warm(self) -> None:
         """Start the workers now, side by side (each imports torch; the judge also warms up on a GPU)."""
-        start_all([w for w in (self.judge, self.runner, self.compiler) if isinstance(w, Worker)])
+        start_all([w for w in (self.judge, *self.runners, self.compiler) if isinstance(w, Worker)])
 
     def start_soon(self) -> None:
         """Begin starting every worker side by side and return at once: a one-shot verdict's first
         request (compile ahead) then waits for the compile worker only, while the judge still warms
         up and the runner host still imports."""
-        for w in (self.compiler, self.judge, self.runner):
+        for w in (self.compiler, self.judge, *self.runners):
             if isinstance(w, Worker):
                 w.start_soon()
 
@@ -117,7 +137,8 @@ class Evaluator:
         )
         if compiler is not None:
             compiler.start()
-        self.runner.close(graceful)
+        for runner in self.runners:
+            runner.close(graceful)
         self.judge.close(graceful)
         remove_exchange(self.exchange)
         if compiler is not None:

@@ -135,7 +135,8 @@ class LocalDispatcher(PooledDispatcher):
     """Thread-safe; `capacity` evaluations run at once (one per slot). `slots_per_gpu` k > 1 gives
     each GPU (each CPU worker) k slots, each its own judge and runner host, behind one gate per
     GPU: their check phases overlap, a timing runs alone (kernelevo/gpu_gate.py); None on a GPU
-    takes `default_slots` for this machine."""
+    takes `default_slots` for this machine. `runner_hosts` 2 gives each slot two runner hosts that
+    take turns, so no verdict waits for its candidate process's CUDA start (kernelevo/evaluate.py)."""
 
     def __init__(
         self,
@@ -147,6 +148,7 @@ class LocalDispatcher(PooledDispatcher):
         timeout: float | None = None,
         retries: int = 2,
         slots_per_gpu: int | None = 1,
+        runner_hosts: int = 1,
     ) -> None:
         from kernelevo.verify import default_device
 
@@ -173,7 +175,13 @@ class LocalDispatcher(PooledDispatcher):
                 Slot(
                     label if k == 1 else f"{label}.{j}",
                     name,
-                    Evaluator(self.device, gpu=gpu, compiler=self.compile, gate=gate),
+                    Evaluator(
+                        self.device,
+                        gpu=gpu,
+                        compiler=self.compile,
+                        gate=gate,
+                        runner_hosts=runner_hosts,
+                    ),
                     gpu_index=gpu,
                     host=host,
                 )
@@ -207,7 +215,7 @@ class LocalDispatcher(PooledDispatcher):
 
     def warm(self) -> None:
         """Start every run worker and compile worker now, side by side, instead of on first use."""
-        start_all([s.handle.runner for s in self.pool] + list(self.compile._workers))
+        start_all([w for s in self.pool for w in s.handle.runners] + list(self.compile._workers))
 
     def evaluate(
         self,

@@ -97,8 +97,9 @@ class EvalActor:
         }
 
     def warm(self) -> bool:
-        if not self.evaluator.runner.alive:
-            self.evaluator.runner.start()
+        for runner in self.evaluator.runners:
+            if not runner.alive:
+                runner.start()
         return True
 
     def evaluate(

@@ -95,6 +95,7 @@ class CandidateClient:
         self.host, self.timeout = host, timeout
         self.open_pid: int | None = None
         self.ready_s: float | None = None  # how long the last open waited for the process to start
+        self.from_spare = False  # the last open handed out a spare started ahead
         self.spent: dict[str, float] = {}
 
     def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -139,6 +140,7 @@ class CandidateClient:
         try:
             opened = cp.Opened.parse(reply)
             self.open_pid, self.ready_s = opened.opened, opened.ready_s
+            self.from_spare = opened.spare
         except ProtocolError as exc:
             raise CandidateFailed(
                 "runtime_error", f"the runner host answered open with malformed data: {exc}"

@@ -268,6 +268,9 @@ class Session:
 
     def run(self, measure: bool) -> tuple[Verdict, dict[str, Any]]:
         t0 = time.perf_counter()
+        for host in getattr(self.ev, "runners", ()):  # with hosts taking turns, the last one's too
+            if host is not self.cand.host:
+                CandidateClient(host, self.cand.timeout).settled()
         self.cand.settled()  # nothing the last candidate left runs on while this one's folders are made
         if getattr(self.ev, "exchange", None):  # one verification at a time per evaluator
             from kernelevo.worker.cache_folders import clear  # what an earlier one left goes
@@ -279,6 +282,7 @@ class Session:
         try:
             self.cand.open()  # waits for the spare's start here, before the GPU's gate is taken
             self.phases["spare_wait_s"] = self.cand.ready_s
+            self.phases["spare_taken"] = self.cand.from_spare
             self.enter_gate()
             self.probe()
             self.phases["probe_s"] = round(time.perf_counter() - t0, 4)

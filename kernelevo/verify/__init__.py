@@ -286,7 +286,12 @@ def _run_dynamic(
         cache=cache,
         launchers=launchers,
     )
-    verdict, launches = session.run(measure)
+    try:
+        verdict, launches = session.run(measure)
+    finally:
+        turn = getattr(ev, "take_turn", None)
+        if turn is not None:
+            turn()  # the next verdict goes to the host that sat this one out
     verdict.phases["judge_ops_s"] = session.judge.spent  # seconds per op, round trips included
     verdict.phases["candidate_ops_s"] = session.cand.spent
     verdict.checks = list(static_checks) + verdict.checks
