@@ -46,6 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gate_timeline import timeline  # noqa: E402  (bench/, beside this script)
+
 from kernelevo.llm.replay import ReplayProvider  # noqa: E402
 from kernelevo.optimize import optimize_task  # noqa: E402
 from kernelevo.search.events import SearchEvent, Started  # noqa: E402
@@ -228,6 +230,7 @@ def one(
         "cross_check_retried": retried,
         # candidates handed a spare that had started ahead (else forked and started in the verdict)
         "spare_taken": sum(1 for v in fresh if (v.get("phases") or {}).get("spare_taken")),
+        "gate_timeline": timeline(fresh, start, end),  # per GPU: who held the gate, how
     }
 
 
