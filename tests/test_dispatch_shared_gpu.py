@@ -2,6 +2,7 @@
 phases overlap, and each timing has the device alone, as the verdicts' own gate records show."""
 
 import functools
+import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -173,9 +174,10 @@ def test_a_timing_takes_the_gpu_between_another_verdicts_input_sets(
     assert not any(overlap(timing, i) for i in held)
 
 
-def judged_with_steps_seen(tmp_path, monkeypatch, name: str):
+def judged_with_steps_seen(tmp_path, monkeypatch, name: str, asides: bool = False):
     """One verdict on two slots, with every request to the judge and the candidate and every
-    change of the gate (ALONE, SHARED) in the order they happened."""
+    change of the gate (ALONE, SHARED) in the order they happened; with `asides`, every point
+    where it would step aside for a waiting timing (ASIDE) too."""
     from kernelevo.gpu_gate import GateHold
     from kernelevo.judge.clients import CandidateClient, JudgeClient
 
@@ -195,6 +197,11 @@ def judged_with_steps_seen(tmp_path, monkeypatch, name: str):
     monkeypatch.setattr(CandidateClient, "ask", spy_cand)
     monkeypatch.setattr(GateHold, "time_alone", lambda h: (seen.append("ALONE"), alone(h))[1])
     monkeypatch.setattr(GateHold, "timing_done", lambda h: (seen.append("SHARED"), done(h))[1])
+    if asides:
+        pause = GateHold.pause_for_timing
+        monkeypatch.setattr(
+            GateHold, "pause_for_timing", lambda h, *a: (seen.append("ASIDE"), pause(h, *a))[1]
+        )
     path = tmp_path / "cand.py"
     path.write_text(f"{GOOD}\n# nonce {name}-{time.time()}\n")
     with LocalDispatcher(
@@ -223,6 +230,21 @@ def test_only_the_timing_itself_holds_the_gpu_alone(tmp_path, timed_briefly_on_c
     assert len(repeats) >= 2, seen
     for r, nxt in zip(repeats, [*repeats[1:], len(seen)], strict=True):
         assert seen[r + 1 : nxt].count("CheckTimedOutput") == 1, seen[r:nxt]
+
+
+def test_a_waiting_timing_goes_between_any_two_gpu_steps_of_an_input_set(
+    tmp_path, timed_briefly_on_cpu, monkeypatch
+):
+    """Each request of a check phase that puts work on the GPU (the candidate's run, the
+    reference's, the comparison, the refill) ends with that work done, and a point where a
+    waiting timing of another slot takes the GPU follows it: a timing waits for one step of
+    each verdict then checking, not for a whole input set."""
+    _, seen = judged_with_steps_seen(tmp_path, monkeypatch, "steps", asides=True)
+    gpu = {"Run", "Reference", "Compare", "Refill"}
+    checks = [x for x in seen[: seen.index("TimingSets")] if x in gpu | {"ASIDE"}]
+    assert checks.count("Run") >= 6, checks  # five input sets, the first also refilled
+    for step, after in itertools.pairwise(checks):
+        assert not (step in gpu and after in gpu), (step, after, checks)
 
 
 @pytest.mark.parametrize(

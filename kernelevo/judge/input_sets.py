@@ -28,22 +28,29 @@ def one_set(
     extra: int | None = None,
 ) -> None:
     """One input set: drawn by the judge, run by the candidate and the reference (in the given
-    order), compared, optionally refilled and compared again, then dropped on both sides."""
+    order), compared, optionally refilled and compared again, then dropped on both sides. Each
+    of those requests ends with its GPU work done (both sides synchronise), so a waiting timing
+    of another slot goes between any two of them: it waits for one step, not for a whole set."""
     t0 = time.perf_counter()
     inp = session.judge.ask(rq.Inputs(set=name, seed=seed, extra=extra))
     session.inputs.append(inp.summary)
     when = f"running forward on {label}"
     if candidate_first:
+        step_aside(session)
         out = session.delivered(
             session.cand.ask(cr.Run(set=name, args=inp.args, label=label), when), label
         )
+        step_aside(session)
         session.judge.ask(rq.Reference(set=name))
     else:
+        step_aside(session)
         session.judge.ask(rq.Reference(set=name))
+        step_aside(session)
         out = session.delivered(
             session.cand.ask(cr.Run(set=name, args=inp.args, label=label), when), label
         )
     session._facts(out, label)
+    step_aside(session)
     verdict = session.judge.ask(
         rq.Compare(set=name, outputs=out.outputs, aliased=out.aliased, label=label)
     )
@@ -51,7 +58,9 @@ def one_set(
     session.fail_on([verdict])
     if rerun is not None:
         again = f"{label}, new values in the same buffers"
+        step_aside(session)
         session.judge.ask(rq.Refill(set=name, seed=rerun))
+        step_aside(session)
         out = session.delivered(
             session.cand.ask(
                 cr.Run(set=name, args=inp.args, label=again), f"running forward on {again}"
@@ -59,7 +68,9 @@ def one_set(
             again,
         )
         session._facts(out, again)
+        step_aside(session)
         session.judge.ask(rq.Reference(set=name))
+        step_aside(session)
         verdict = session.judge.ask(
             rq.Compare(
                 set=name,
