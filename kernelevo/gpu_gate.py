@@ -11,10 +11,10 @@ the bound, its clean-up); a waiting timer blocks new check phases
 (writer preference). A verdict also steps aside for a waiting timer wherever nothing of its
 own is on the GPU (`pause_for_timing`: after its load, between the steps of each input set,
 between the steps after its timing): its candidate's process is stopped (SIGSTOP, by the runner
-host) and it takes the gate shared again after the timing, so a timer waits for one step of each verdict
-then running, not for whole check phases. Timing cannot starve: a verdict already in reaches
-its next pause or its end within its time limits, and none starts or resumes while a timer
-waits.
+host) and it takes the gate shared again after the timing, so a timer waits for one step of
+each verdict then running, not for whole check phases. Timing cannot starve: a verdict already
+in reaches its next pause or its end within its time limits, and none starts or resumes while
+a timer waits.
 
 Memory: k slots hold k tasks' inputs at once. A task whose need (the judge's memory plan,
 `need_gib` of its probe or begin) exceeds the GPU's memory / (3 k), or whose need is not yet
