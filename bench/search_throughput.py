@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import statistics
 import sys
 import tempfile
@@ -179,6 +180,7 @@ def one(
             began.append(time.monotonic())
 
     called = time.monotonic()
+    cpu0 = _own_cpu_s()
     result = optimize_task(
         args.task,
         cfg,
@@ -188,6 +190,7 @@ def one(
         events=events,
     )
     t1 = time.monotonic()
+    engine_cpu_s = _own_cpu_s() - cpu0
     t0 = began[0] if began else called
     summary = store.get_run(result.run_id).summary  # type: ignore[union-attr]
     tp = summary.get("throughput") or {}
@@ -231,7 +234,17 @@ def one(
         # candidates handed a spare that had started ahead (else forked and started in the verdict)
         "spare_taken": sum(1 for v in fresh if (v.get("phases") or {}).get("spare_taken")),
         "gate_timeline": timeline(fresh, start, end),  # per GPU: who held the gate, how
+        # this process (search, dispatcher, engine side of every verdict: one interpreter lock);
+        # a share near 1.0 of the search's wall means the engine, not the GPU, sets the pace
+        "engine_cpu_s_a_verdict": round(engine_cpu_s / max(1, sum(result.counts.values())), 4),
+        "engine_cpu_share": round(engine_cpu_s / max(t1 - called, 1e-9), 3),
     }
+
+
+def _own_cpu_s() -> float:
+    """User and system CPU seconds of this process, all its threads together."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_utime + u.ru_stime
 
 
 def saturated(
@@ -347,7 +360,7 @@ def main() -> int:
     )
     print(
         f"{'slots':<6}{'hosts':<6}{'in flight':<24}{'evaluated':>10}{'held':>7}{'GPU busy':>10}"
-        f"{'verdict s':>11}{'cand ms':>10}"
+        f"{'verdict s':>11}{'cand ms':>10}{'engine CPU':>12}"
     )
     for r in rows:
         label = {"old": "2 (old default)", "saturated": f"saturated ({r['in_flight']} queued)"}.get(
@@ -355,10 +368,11 @@ def main() -> int:
         )
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
         cand = f"{r['candidate_ms']:.4f}" if r.get("candidate_ms") else "-"
+        cpu = f"{100 * r['engine_cpu_share']:.0f} %" if "engine_cpu_share" in r else "-"
         print(
             f"{r['slots_per_gpu']:<6}{r.get('runner_hosts', 1):<6}{label:<24}"
             f"{r['evaluated']:>10}{100 * r['slot_busy']:>5.0f} %"
-            f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}"
+            f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}{cpu:>12}"
         )
     return 0
 
