@@ -180,7 +180,7 @@ def one(
             began.append(time.monotonic())
 
     called = time.monotonic()
-    cpu0 = _own_cpu_s()
+    cpu0, machine0 = _own_cpu_s(), _machine_cpu()
     result = optimize_task(
         args.task,
         cfg,
@@ -191,6 +191,7 @@ def one(
     )
     t1 = time.monotonic()
     engine_cpu_s = _own_cpu_s() - cpu0
+    machine1 = _machine_cpu()
     t0 = began[0] if began else called
     summary = store.get_run(result.run_id).summary  # type: ignore[union-attr]
     tp = summary.get("throughput") or {}
@@ -238,6 +239,8 @@ def one(
         # a share near 1.0 of the search's wall means the engine, not the GPU, sets the pace
         "engine_cpu_s_a_verdict": round(engine_cpu_s / max(1, sum(result.counts.values())), 4),
         "engine_cpu_share": round(engine_cpu_s / max(t1 - called, 1e-9), 3),
+        # every core of the machine: near 1.0, the host's CPUs (workers, candidates) set the pace
+        "machine_cpu_busy": _busy_between(machine0, machine1),
     }
 
 
@@ -245,6 +248,22 @@ def _own_cpu_s() -> float:
     """User and system CPU seconds of this process, all its threads together."""
     u = resource.getrusage(resource.RUSAGE_SELF)
     return u.ru_utime + u.ru_stime
+
+
+def _machine_cpu() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs since boot (/proc/stat), None where there is none."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def _busy_between(a: tuple[int, int] | None, b: tuple[int, int] | None) -> float | None:
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return round((b[0] - a[0]) / (b[1] - a[1]), 3)
 
 
 def saturated(
@@ -360,7 +379,7 @@ def main() -> int:
     )
     print(
         f"{'slots':<6}{'hosts':<6}{'in flight':<24}{'evaluated':>10}{'held':>7}{'GPU busy':>10}"
-        f"{'verdict s':>11}{'cand ms':>10}{'engine CPU':>12}"
+        f"{'verdict s':>11}{'cand ms':>10}{'engine CPU':>12}{'all CPUs':>10}"
     )
     for r in rows:
         label = {"old": "2 (old default)", "saturated": f"saturated ({r['in_flight']} queued)"}.get(
@@ -369,10 +388,11 @@ def main() -> int:
         gpu = f"{100 * r['gpu_busy']:.0f} %" if r["gpu_busy"] is not None else "-"
         cand = f"{r['candidate_ms']:.4f}" if r.get("candidate_ms") else "-"
         cpu = f"{100 * r['engine_cpu_share']:.0f} %" if "engine_cpu_share" in r else "-"
+        cores = f"{100 * r['machine_cpu_busy']:.0f} %" if r.get("machine_cpu_busy") else "-"
         print(
             f"{r['slots_per_gpu']:<6}{r.get('runner_hosts', 1):<6}{label:<24}"
             f"{r['evaluated']:>10}{100 * r['slot_busy']:>5.0f} %"
-            f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}{cpu:>12}"
+            f"{gpu:>10}{r['verdict_s'] or 0:>11.2f}{cand:>10}{cpu:>12}{cores:>10}"
         )
     return 0
 
