@@ -138,13 +138,13 @@ BENCHES = (
     ),
     Bench(
         # one runner host a slot against two taking turns (the spare's CUDA start off the verdict),
-        # at 2 slots and at the machine's default
+        # at the machine's default slots (where the spare's start was a quarter of a verdict)
         "runner_turns",
-        "python3 bench/search_throughput.py --device cuda --modes new --wall-s 75 --reply-s 20"
-        " --slots-per-gpu 2,auto --runner-hosts 1,2 --saturate 0"
+        "python3 bench/search_throughput.py --device cuda --modes new --wall-s 60 --reply-s 20"
+        " --slots-per-gpu auto --runner-hosts 1,2 --saturate 0"
         " --task bench/replay/tasks/kbf/level_1/14_Matmul_for_upper_triangular_matrices.py"
         " --kernel bench/replay/kbf/level_1/task_14.py --out $OUT/runner_turns",
-        540,
+        300,
     ),
     Bench(
         "judge_memory",
