@@ -24,7 +24,7 @@ from kernelevo.sandbox.limits import Cgroup, apply_rlimits
 from kernelevo.sandbox.mounts import bwrap_args
 from kernelevo.sandbox.output import CappedOutput
 from kernelevo.sandbox.spec import SandboxSpec
-from kernelevo.sandbox.watchdog import Watchdog
+from kernelevo.sandbox.watchdog import Watchdog, descendants
 
 _count = 0
 # Signals with Python handlers in the caller (Ctrl-C's KeyboardInterrupt, optimize's SIGTERM stop):
@@ -244,27 +244,6 @@ def sandbox_uid() -> int | None:
     if os.geteuid() != 0 or os.environ.get("KERNELEVO_SANDBOX_UID") == "0":
         return None
     return UID_BASE + (os.getpid() % 10000) * 100 + _count % 100
-
-
-def descendants(pid: int) -> list[int]:
-    """Every live process below `pid` in the host's process tree."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def _exists(pid: int) -> bool:

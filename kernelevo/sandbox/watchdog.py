@@ -2,9 +2,14 @@
 
 As root, RLIMIT_NPROC binds nothing, and a GPU process's memory limit (RLIMIT_DATA) does
 not count pinned or shared mappings: a candidate could fork without end or pin all host
-memory. Where no cgroup can be made (seen on the H200 machine), a thread counts the
-sandbox's processes and their resident memory a few times a second and kills the whole
-sandbox past either bound.
+memory. Where no cgroup can be made (seen on the H200 and H100 machines), the sandbox's
+processes and their resident memory are counted a few times a second and the whole sandbox
+is killed past either bound.
+
+One thread watches every sandbox of this process, from one reading of the process table per
+round: a reading costs a few milliseconds of CPU, mostly holding the interpreter lock, and one
+thread per sandbox (a judge, a runner host, a compile worker per slot, eight slots) spent two
+cores on it and starved the engine's own threads.
 """
 
 from __future__ import annotations
@@ -16,6 +21,40 @@ from collections.abc import Callable
 from kernelevo.sandbox.spec import Limits
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+INTERVAL_S = 0.1
+
+
+class ProcessTable:
+    """Every live process's parent, read once from /proc."""
+
+    def __init__(self) -> None:
+        self.children: dict[int, list[int]] = {}
+        self.pids: set[int] = set()
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
+            self.children.setdefault(ppid, []).append(int(entry))
+            self.pids.add(int(entry))
+
+    def below(self, pid: int) -> list[int]:
+        """Every process below `pid` when the table was read."""
+        found, todo = [], [pid]
+        while todo:
+            for child in self.children.get(todo.pop(), []):
+                found.append(child)
+                todo.append(child)
+        return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` in the host's process tree."""
+    return ProcessTable().below(pid)
 
 
 class Watchdog:
@@ -29,36 +68,83 @@ class Watchdog:
         *,
         processes: bool,
         memory: bool,
-        interval: float = 0.1,
+        interval: float = INTERVAL_S,
     ) -> None:
         self.tripped = ""
         self._pid, self._limits, self._kill = pid, limits, kill
-        self._processes, self._memory, self._interval = processes, memory, interval
-        self._stop = threading.Event()
+        self._processes, self._memory, self.interval = processes, memory, interval
         if processes or memory:  # nothing to watch where a cgroup holds both bounds
-            threading.Thread(target=self._watch, name="sandbox-watchdog", daemon=True).start()
+            _WATCHER.add(self)
 
-    def _watch(self) -> None:
-        from kernelevo.sandbox.process import descendants
-
-        while not self._stop.wait(self._interval):
-            tree = descendants(self._pid)
-            if not tree and not os.path.exists(f"/proc/{self._pid}"):
-                return
-            if self._processes and len(tree) > self._limits.processes:
-                self.tripped = f"more than {self._limits.processes} processes"
-            elif (
-                self._memory
-                and self._limits.memory_bytes
-                and resident(tree) > self._limits.memory_bytes
-            ):
-                self.tripped = f"more than {self._limits.memory_bytes >> 20} MiB resident"
-            if self.tripped:
-                self._kill()
-                return
+    def check(self, table: ProcessTable) -> bool:
+        """Whether to go on watching; past a bound, `tripped` is set and the sandbox killed."""
+        tree = table.below(self._pid)
+        if not tree and self._pid not in table.pids:
+            return False
+        if self._processes and len(tree) > self._limits.processes:
+            self.tripped = f"more than {self._limits.processes} processes"
+        elif (
+            self._memory
+            and self._limits.memory_bytes
+            and resident(tree) > self._limits.memory_bytes
+        ):
+            self.tripped = f"more than {self._limits.memory_bytes >> 20} MiB resident"
+        if not self.tripped:
+            return True
+        # a kill waits for the tree to go: the other sandboxes stay watched meanwhile
+        threading.Thread(target=self._kill, name="sandbox-watchdog-kill", daemon=True).start()
+        return False
 
     def stop(self) -> None:
-        self._stop.set()
+        _WATCHER.discard(self)
+
+
+class _Watcher:
+    """The one thread that reads the process table each round and checks every watchdog;
+    it runs while at least one is watched."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._watched: set[Watchdog] = set()
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self.rounds = 0  # tables read: what a test counts
+
+    def add(self, dog: Watchdog) -> None:
+        with self._lock:
+            self._watched.add(dog)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="sandbox-watchdog", daemon=True
+                )
+                self._thread.start()
+
+    def discard(self, dog: Watchdog) -> None:
+        with self._lock:
+            self._watched.discard(dog)
+
+    def watching(self) -> int:
+        with self._lock:
+            return len(self._watched)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                dogs = list(self._watched)
+                if not dogs:
+                    self._thread = None
+                    return
+            self._wake.wait(min(d.interval for d in dogs))
+            table = ProcessTable()
+            self.rounds += 1
+            with self._lock:
+                dogs = [d for d in dogs if d in self._watched]
+            done = [d for d in dogs if not d.check(table)]
+            with self._lock:
+                self._watched.difference_update(done)
+
+
+_WATCHER = _Watcher()
 
 
 def resident(pids: list[int]) -> int:
