@@ -207,23 +207,12 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 def _session_members(sid: int) -> list[int]:
     """Live processes whose session id is `sid` (Linux /proc; empty elsewhere)."""
-    found: list[int] = []
+    from kernelevo.sandbox.watchdog import ProcessTable
+
     try:
-        entries = os.listdir("/proc")
+        return ProcessTable().in_session(sid)
     except OSError:
-        return found
-    for e in entries:
-        if not e.isdigit():
-            continue
-        try:
-            with open(f"/proc/{e}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 3 and fields[0] != b"Z" and int(fields[3]) == sid:
-            found.append(int(e))
-    return found
+        return []
 
 
 # nvcc/cudafe: "kernel.cu(12): error: ..."; gcc/clang: "main.cpp:12:5: error: ..."

@@ -115,20 +115,15 @@ def kill_orphans(rounds: int = 20, keep: frozenset[int] = frozenset()) -> list[t
 
 
 def children(parent: int) -> list[tuple[int, str]]:
+    """(pid, name) of each live child of `parent`; its zombie children are reaped on the way."""
+    from kernelevo.sandbox.watchdog import ProcessTable
+
+    table = ProcessTable()
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        close = stat.rfind(b")")
-        fields = stat[close + 2 :].split()
-        if int(fields[1]) == parent and fields[0] != b"Z":
-            found.append((int(entry), stat[stat.find(b"(") + 1 : close].decode(errors="replace")))
-        elif int(fields[1]) == parent:
+    for pid in table.children.get(parent, []):
+        if not table.zombie(pid):
+            found.append((pid, table.facts[pid][3]))
+        else:
             with contextlib.suppress(ChildProcessError):
-                os.waitpid(int(entry), os.WNOHANG)
+                os.waitpid(pid, os.WNOHANG)
     return found

@@ -25,11 +25,12 @@ INTERVAL_S = 0.1
 
 
 class ProcessTable:
-    """Every live process's parent, read once from /proc."""
+    """Every live process's parent, session, state and name, read once from /proc."""
 
     def __init__(self) -> None:
         self.children: dict[int, list[int]] = {}
         self.pids: set[int] = set()
+        self.facts: dict[int, tuple[int, int, bytes, str]] = {}  # pid -> ppid, sid, state, name
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -38,9 +39,20 @@ class ProcessTable:
                     stat = f.read()
             except OSError:
                 continue
-            ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
-            self.children.setdefault(ppid, []).append(int(entry))
-            self.pids.add(int(entry))
+            close = stat.rfind(b")")
+            fields = stat[close + 2 :].split()  # state, ppid, pgrp, session, ...
+            pid, ppid = int(entry), int(fields[1])
+            name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
+            self.facts[pid] = (ppid, int(fields[3]), fields[0], name)
+            self.children.setdefault(ppid, []).append(pid)
+            self.pids.add(pid)
+
+    def zombie(self, pid: int) -> bool:
+        return self.facts[pid][2] == b"Z"
+
+    def in_session(self, sid: int) -> list[int]:
+        """Live (not zombie) processes whose session id is `sid`."""
+        return [p for p, (_, s, state, _) in self.facts.items() if s == sid and state != b"Z"]
 
     def below(self, pid: int) -> list[int]:
         """Every process below `pid` when the table was read."""
