@@ -111,6 +111,6 @@ def test_the_table_finds_every_descendant_once():
         assert _wait_for(lambda: len(descendants(proc.pid)) == 3)
         table = ProcessTable()
         assert sorted(table.below(proc.pid)) == sorted(descendants(proc.pid))
-        assert proc.pid in table.pids
+        assert proc.pid in table.facts
     finally:
         _kill_group(proc)

@@ -313,16 +313,19 @@ class Host:
         """SIGSTOP (or SIGCONT) the open child's process group and every other process below this
         host but the spare (what left the group): stopped, nothing the candidate started can
         launch GPU work while another verdict's timing has the GPU alone (kernelevo/gpu_gate.py)."""
-        from kernelevo.sandbox.process import descendants
+        from kernelevo.sandbox.watchdog import ProcessTable
 
         sig = signal.SIGSTOP if stop else signal.SIGCONT
         if self.child is not None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.child, sig)
+        table = ProcessTable()
         spare = [self.spare[0]] if self.spare else []
-        keep = {*spare, *(p for s in spare for p in descendants(s))}
-        for _ in range(2 if stop else 1):  # twice: a fork racing the first round is caught
-            for pid in descendants(os.getpid()):
+        keep = {*spare, *(p for s in spare for p in table.below(s))}
+        for round_ in range(2 if stop else 1):  # twice: a fork racing the first round is caught
+            if round_:
+                table = ProcessTable()
+            for pid in table.below(os.getpid()):
                 if pid not in keep:
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(pid, sig)

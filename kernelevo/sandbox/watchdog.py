@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable
 
 from kernelevo.sandbox.spec import Limits
@@ -29,7 +30,6 @@ class ProcessTable:
 
     def __init__(self) -> None:
         self.children: dict[int, list[int]] = {}
-        self.pids: set[int] = set()
         self.facts: dict[int, tuple[int, int, bytes, str]] = {}  # pid -> ppid, sid, state, name
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
@@ -45,7 +45,6 @@ class ProcessTable:
             name = stat[stat.find(b"(") + 1 : close].decode(errors="replace")
             self.facts[pid] = (ppid, int(fields[3]), fields[0], name)
             self.children.setdefault(ppid, []).append(pid)
-            self.pids.add(pid)
 
     def zombie(self, pid: int) -> bool:
         return self.facts[pid][2] == b"Z"
@@ -91,7 +90,7 @@ class Watchdog:
     def check(self, table: ProcessTable) -> bool:
         """Whether to go on watching; past a bound, `tripped` is set and the sandbox killed."""
         tree = table.below(self._pid)
-        if not tree and self._pid not in table.pids:
+        if not tree and self._pid not in table.facts:
             return False
         if self._processes and len(tree) > self._limits.processes:
             self.tripped = f"more than {self._limits.processes} processes"
@@ -119,7 +118,6 @@ class _Watcher:
         self._lock = threading.Lock()
         self._watched: set[Watchdog] = set()
         self._thread: threading.Thread | None = None
-        self._wake = threading.Event()
         self.rounds = 0  # tables read: what a test counts
 
     def add(self, dog: Watchdog) -> None:
@@ -146,7 +144,7 @@ class _Watcher:
                 if not dogs:
                     self._thread = None
                     return
-            self._wake.wait(min(d.interval for d in dogs))
+            time.sleep(min(d.interval for d in dogs))
             table = ProcessTable()
             self.rounds += 1
             with self._lock:
