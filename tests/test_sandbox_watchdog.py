@@ -39,6 +39,7 @@ def _watchdog_threads() -> int:
 
 
 def test_many_sandboxes_share_one_thread_and_one_reading_a_round():
+    before = _WATCHER.watching()  # sandboxes of other tests in this process may be watched
     procs = [_group("sleep 30") for _ in range(12)]
     dogs = [
         Watchdog(p.pid, Limits(processes=64), lambda: None, processes=True, memory=False)
@@ -56,7 +57,9 @@ def test_many_sandboxes_share_one_thread_and_one_reading_a_round():
             d.stop()
         for p in procs:
             _kill_group(p)
-    assert _wait_for(lambda: _watchdog_threads() == 0)  # nothing watched: the thread ends
+    assert _wait_for(lambda: _WATCHER.watching() == before)
+    if before == 0:
+        assert _wait_for(lambda: _watchdog_threads() == 0)  # nothing watched: the thread ends
 
 
 def test_a_sandbox_past_its_bound_is_killed_and_the_others_stay_watched(tmp_path):
@@ -103,6 +106,17 @@ def test_a_process_gone_is_no_longer_watched():
     assert _WATCHER.watching() == before + 1
     proc.wait(timeout=10)
     assert _wait_for(lambda: _WATCHER.watching() == before)
+
+
+def test_an_exited_process_not_yet_reaped_is_no_longer_watched():
+    proc = _group("exit 0")
+    before = _WATCHER.watching()
+    assert _wait_for(lambda: ProcessTable().zombie(proc.pid))
+    Watchdog(proc.pid, Limits(processes=8), lambda: None, processes=True, memory=False)
+    try:
+        assert _wait_for(lambda: _WATCHER.watching() == before)
+    finally:
+        proc.wait(timeout=10)
 
 
 def test_the_table_finds_every_descendant_once():

@@ -90,8 +90,8 @@ class Watchdog:
     def check(self, table: ProcessTable) -> bool:
         """Whether to go on watching; past a bound, `tripped` is set and the sandbox killed."""
         tree = table.below(self._pid)
-        if not tree and self._pid not in table.facts:
-            return False
+        if not tree and (self._pid not in table.facts or table.zombie(self._pid)):
+            return False  # gone, or exited and not yet reaped: nothing left to bound
         if self._processes and len(tree) > self._limits.processes:
             self.tripped = f"more than {self._limits.processes} processes"
         elif (
