@@ -200,7 +200,7 @@ def one(
     ]
     held = [v.get("elapsed_s") or 0.0 for v in fresh]
     phases: dict[str, list[float]] = {}
-    retried = 0
+    retried = alone_first = 0
     for v in fresh:
         for k, x in (v.get("phases") or {}).items():
             if k == "gpu_gate" and isinstance(x, dict):  # its waits, and its pauses for others
@@ -215,7 +215,9 @@ def one(
             if isinstance(x, (int, float)) and not isinstance(x, bool):
                 phases.setdefault(f"timing_{k}", []).append(float(x))
         # a cross-check that needed a second attempt (another slot's work may slow the first)
-        retried += len((timings.get("cross_check") or {}).get("attempts") or []) > 1
+        cross = timings.get("cross_check") or {}
+        retried += len(cross.get("attempts") or []) > 1
+        alone_first += cross.get("first_attempt") == "alone"  # joined the timing's stretch
     start, end = t0 + args.reply_s, t0 + args.wall_s
     return {
         "mode": mode,
@@ -232,6 +234,7 @@ def one(
         "before_search_s": round(t0 - called, 1),
         "phase_medians_s": {k: round(statistics.median(v), 4) for k, v in phases.items()},
         "cross_check_retried": retried,
+        "cross_check_alone_first": alone_first,
         # candidates handed a spare that had started ahead (else forked and started in the verdict)
         "spare_taken": sum(1 for v in fresh if (v.get("phases") or {}).get("spare_taken")),
         "gate_timeline": timeline(fresh, start, end),  # per GPU: who held the gate, how

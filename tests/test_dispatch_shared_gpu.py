@@ -295,3 +295,36 @@ def test_a_cross_check_retry_takes_the_gpu_alone(tmp_path, timed_briefly_on_cpu,
     assert [i["as"] for i in held if i["for"] == "timing"] == ["exclusive"] * 2, held
     cross = verdict.timings["cross_check"]
     assert len(cross["attempts"]) == 2, cross
+
+
+def test_a_cross_check_joins_the_timing_alone_once_shared_first_attempts_mostly_needed_a_retry(
+    tmp_path, timed_briefly_on_cpu, monkeypatch
+):
+    """Where the GPU's recent shared first attempts mostly had to be retried alone (as at 8 slots
+    on an H100), the verdict's cross-check runs inside its timing's exclusive stretch: one wait
+    for the GPU alone, no shared attempt and calibration spent first."""
+    from kernelevo.gpu_gate import SharedFirstAttempts
+
+    monkeypatch.setattr(SharedFirstAttempts, "alone_first", lambda self: True)
+    verdict, seen = judged_with_steps_seen(tmp_path, monkeypatch, "joined")
+    assert seen.count("ALONE") == 1 and seen.count("SHARED") == 1, seen
+    a, b = seen.index("ALONE"), seen.index("SHARED")
+    assert {"Time", "Baselines", "Repeat"} <= set(seen[a:b]), seen[a:b]
+    assert "Repeat" not in seen[b:], seen[b:]
+    assert "CheckTimedOutput" in seen[b:], seen[b:]  # the last call's outputs, checked shared
+    assert verdict.timings["cross_check"]["first_attempt"] == "alone"
+
+
+def test_a_shared_first_attempt_is_recorded_on_its_gpus_gate(
+    tmp_path, timed_briefly_on_cpu, monkeypatch
+):
+    from kernelevo.gpu_gate import SharedFirstAttempts
+
+    recorded: list[bool] = []
+    record = SharedFirstAttempts.record
+    monkeypatch.setattr(
+        SharedFirstAttempts, "record", lambda self, r: (recorded.append(r), record(self, r))[1]
+    )
+    verdict, _ = judged_with_steps_seen(tmp_path, monkeypatch, "recorded")
+    assert verdict.timings["cross_check"]["first_attempt"] == "shared"
+    assert recorded == [len(verdict.timings["cross_check"]["attempts"]) > 1]

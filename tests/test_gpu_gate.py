@@ -185,3 +185,24 @@ def test_a_verdict_after_its_timing_steps_aside_for_the_next_and_keeps_its_purpo
     assert stepped.wait(5)
     first.release()
     assert [i.purpose for i in first.intervals] == ["checks", "timing", "cleanup", "cleanup"]
+
+
+def test_the_cross_check_goes_alone_first_once_shared_first_attempts_mostly_needed_a_retry():
+    from kernelevo.gpu_gate import SharedFirstAttempts
+
+    odds = SharedFirstAttempts()
+    assert not odds.alone_first()  # nothing known: shared first
+    for retried in (True, True, True):
+        odds.record(retried)
+    assert not odds.alone_first()  # too few to say
+    odds.record(False)
+    odds.record(False)
+    odds.record(False)
+    assert not odds.alone_first()  # half retried: sharing still pays
+    odds.record(True)
+    picks = [odds.alone_first() for _ in range(2 * SharedFirstAttempts.EVERY)]
+    # alone, except every EVERY-th, tried shared again so the record follows the load
+    assert picks.count(False) == 2 and picks[SharedFirstAttempts.EVERY - 1] is False, picks
+    for _ in range(SharedFirstAttempts.WINDOW):
+        odds.record(False)  # the load went: shared first attempts pass again
+    assert not odds.alone_first()

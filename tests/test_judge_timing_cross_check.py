@@ -244,3 +244,25 @@ def test_a_screened_configuration_is_timed_without_the_cross_check(
     assert v.status == "screened" and not v.ok, (v.status, v.reason)
     assert not [c for c in v.checks if c.name == "timing_cross_check"]
     assert v.timings["cross_check"] == {"skipped": "screened"}
+
+
+def test_a_forged_claim_is_rejected_when_the_cross_check_joins_the_timing_alone(
+    tmp_path, timed_on_cpu, monkeypatch
+):
+    """The GPU's shared first attempts lately needing a retry moves the cross-check into the
+    timing's exclusive stretch (kernelevo/gpu_gate.py): the same rule, so a forged claim fails."""
+    from kernelevo.evaluate import Evaluator
+    from kernelevo.gpu_gate import GpuGate, SharedFirstAttempts
+
+    asked: list[bool] = []
+    monkeypatch.setattr(SharedFirstAttempts, "alone_first", lambda self: asked.append(True) or True)
+    forged = tmp_path / "forged_time.py"
+    forged.write_text((CANDIDATES / "softmax" / "triton_ok.py").read_text() + FORGE_TIME)
+    ev = Evaluator("cpu", gate=GpuGate(2))
+    try:
+        v = _judged(ev, forged)
+    finally:
+        ev.close()
+    assert asked and v.status == "rejected", (v.status, v.reason)
+    assert v.reason.startswith("timing inconsistent"), v.reason
+    assert len(_cross(v).detail["attempts"]) == MAX_ATTEMPTS

@@ -104,23 +104,28 @@ def _alone(
 
 
 def _cross_check(
-    session: Session, claimed: float, sets: list[Any], to_check: list[tuple[cp.Outputs, str]]
+    session: Session,
+    claimed: float,
+    sets: list[Any],
+    to_check: list[tuple[cp.Outputs, str]],
+    alone: bool = False,
 ) -> wall_cross_check.CrossCheck:
     """The wall-clock cross-check, begun with the GPU shared: other slots' check phases may run
     beside its calls and only make their wall longer (never a forged claim pass), and a waiting
     timing goes between its steps. A retry takes the GPU alone, so that contention never decides
-    a rejection."""
+    a rejection. `alone`: called inside the timing's stretch, where the GPU is this verdict's
+    already (kernelevo/gpu_gate.py, SharedFirstAttempts)."""
     hold, took_alone = session.hold, False
 
     def retry_alone() -> None:
         nonlocal took_alone
-        if hold is not None and not took_alone:
+        if hold is not None and not took_alone and not alone:
             _check_timed_outputs(session, to_check)
             hold.time_alone()
             took_alone = True
 
     try:
-        return wall_cross_check.cross_check(
+        cross = wall_cross_check.cross_check(
             claimed,
             lambda n: _back_to_back(session, sets[0], n, to_check),
             lambda: _calibration(session),
@@ -129,31 +134,38 @@ def _cross_check(
     finally:
         if took_alone and hold is not None:
             hold.timing_done()
+    if hold is not None and not alone:
+        hold.gate.first_attempts.record(len(cross.attempts) > 1)
+    return cross
 
 
 def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
     """Only what needs the GPU alone runs while this verdict holds its gate exclusive (the
     candidate's timing and the baselines); the timing sets are drawn before, the wall-clock
     cross-check (alone only on a retry), its outputs' checks and the bound come after, while
-    other slots' check phases run (kernelevo/gpu_gate.py)."""
+    other slots' check phases run (kernelevo/gpu_gate.py). Where shared first attempts on this
+    GPU lately needed the retry anyway, the cross-check joins the timing's stretch."""
     key = baseline_key(session)
     t0 = time.perf_counter()
     sets = session.judge.ask(rq.TimingSets(seed=session.base), timeout=600).sets
     to_check: list[tuple[cp.Outputs, str]] = []
-    if session.hold is not None:
-        session.hold.time_alone()
+    # a screened configuration's time only ranks it for a full verdict, which cross-checks it:
+    # a forged claim costs that verdict, never a proposal
+    hold, cross = session.hold, None
+    first_alone = hold is not None and not session.screen and hold.gate.first_attempts.alone_first()
+    if hold is not None:
+        hold.time_alone()
     t_alone = time.perf_counter()
     try:
         own, base, t_cand, t_base = _alone(session, key, sets)
+        if first_alone:
+            cross = _cross_check(session, float(own["median_ms"]), sets, to_check, alone=True)
     finally:
-        if session.hold is not None:
-            session.hold.timing_done()
+        if hold is not None:
+            hold.timing_done()
     alone_s = time.perf_counter() - t_alone
-    # a screened configuration's time only ranks it for a full verdict, which cross-checks it:
-    # a forged claim costs that verdict, never a proposal
-    cross = (
-        None if session.screen else _cross_check(session, float(own["median_ms"]), sets, to_check)
-    )
+    if not session.screen and cross is None:
+        cross = _cross_check(session, float(own["median_ms"]), sets, to_check)
     _check_timed_outputs(session, to_check)
     claimed = float(own["median_ms"])
     if cross is not None and not cross.passed:
@@ -190,7 +202,11 @@ def timed(session: Session) -> tuple[dict[str, Any], dict[str, Any]]:
             "baselines_stored": base.stored,
         },
         "fp32_matmul": "tf32" if base.tf32 else "ieee",
-        "cross_check": cross.detail() if cross is not None else {"skipped": "screened"},
+        "cross_check": (
+            {**cross.detail(), "first_attempt": "alone" if first_alone else "shared"}
+            if cross is not None
+            else {"skipped": "screened"}
+        ),
     }
     se, sc = timings["speedup_eager"], timings["speedup_compile"]
     session.timing_note = f"; {claimed:.4f} ms, {se:.2f}x vs eager" + (

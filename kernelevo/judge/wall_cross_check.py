@@ -16,7 +16,8 @@ Why the rule is safe against a forged timer, with the two allowances for a busy 
   an attempt slower, never faster than its GPU work: wall >= G on every attempt, so retrying
   gives a forger no attempt on which a claim far below G passes unless G is under the floor.
   The first attempt may share the GPU with other verdicts' checks, which only lengthen it; the
-  judge takes the GPU alone for the retries (kernelevo/judge/timing_check.py).
+  judge takes the GPU alone for the retries (kernelevo/judge/timing_check.py), and for every
+  attempt where shared first attempts on that GPU lately needed a retry anyway.
 - Calibration. After an inconsistent attempt the judge process (which never runs candidate
   code) times a loop of trivial launches (kernelevo/judge/host_probe.py) against an idle
   host's; that slowdown scales the floor: floor = HOST_FLOOR_MS * min(slowdown, MAX_SLOWDOWN).
