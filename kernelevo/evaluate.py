@@ -58,7 +58,7 @@ class Evaluator:
         )
         # tensors may cross through files of the exchange folder: as large as one tensor of a task
         big = 64 << 30 if device == "cuda" else None
-        # each host its own sandbox: its own uid, PID namespace and /tmp (sandbox/process.py)
+        # each host its own sandbox: its own uid, PID namespace and /tmp (sandbox/sandbox_process.py)
         self.runners = [
             Worker(
                 device,

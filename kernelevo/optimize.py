@@ -33,7 +33,7 @@ def default_provider() -> str:
     """The config file's provider, else the first of anthropic and openai with a key (from the
     environment or the config file), else the offline search."""
     from kernelevo.llm import AuthError, load_config
-    from kernelevo.llm.config import resolve_endpoint
+    from kernelevo.llm.provider_config import resolve_endpoint
 
     config = load_config()
     if config.provider:
@@ -168,8 +168,8 @@ def _provider(config: SearchConfig) -> Any:
     """The model client for a search: its settings (max_tokens, thinking, effort) from the config
     file's [models."<model>"], overridden by the search's; a dollar budget refused for an unpriced model."""
     from kernelevo.llm import load_config, make_provider, settings_for
-    from kernelevo.llm.config import config_path
     from kernelevo.llm.prices import check_priced
+    from kernelevo.llm.provider_config import config_path
 
     llm_config = load_config()
     provider = make_provider(

@@ -269,7 +269,7 @@ def verify_request(req: Verify, ev: Any) -> Judged:
 def serve(workspace: str | Path, device: str, idle_s: float = IDLE_S) -> int:
     from kernelevo.evaluate import Evaluator
     from kernelevo.sandbox.probe import use_sandbox
-    from kernelevo.sandbox.process import SandboxError
+    from kernelevo.sandbox.sandbox_process import SandboxError
 
     try:
         if not use_sandbox():

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from kernelevo_server import settings as settings_mod
-from kernelevo_server.analysis import AnalysisWorker, Analyzer, DocState, TargetInfo
+from kernelevo_server.analyzer import AnalysisWorker, Analyzer, DocState, TargetInfo
 from kernelevo_server.applied import Applications
 from kernelevo_server.jobs.manager import Job, JobChanged, JobEvent, JobManager
-from kernelevo_server.jobs.runner import kill_all_groups
-from kernelevo_server.protocol import KernelEvoProtocol, answer_unreadable_frame
+from kernelevo_server.jobs.search_child import kill_all_groups
 from kernelevo_server.results import ResultsCache
+from kernelevo_server.rpc_faults import KernelEvoProtocol, answer_unreadable_frame
 from lsprotocol import types
 from pygls.capabilities import get_capability
 from pygls.lsp.server import LanguageServer

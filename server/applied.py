@@ -29,9 +29,9 @@ from kernelevo.atomic_write import write_atomic
 from kernelevo.targets.apply_templates import applied_run_id
 
 if TYPE_CHECKING:
-    from kernelevo_server.analysis import DocState, TargetInfo
+    from kernelevo_server.analyzer import DocState, TargetInfo
     from kernelevo_server.app import KernelEvoServer
-    from kernelevo_server.proposals import Proposal
+    from kernelevo_server.planned_edit import Proposal
 
 logger = logging.getLogger(__name__)
 

@@ -79,7 +79,7 @@ def guess(request: GuessInputs) -> dict[str, Any]:
     """The best guess at a target's example inputs (`kernelevo.targets.inputs.guess_inputs`)."""
     from kernelevo.targets.detect import analyze_source
     from kernelevo.targets.inputs import guess_inputs
-    from kernelevo.targets.reference import resolve_reference
+    from kernelevo.targets.reference_call import resolve_reference
 
     a = analyze_source(request.text, request.user_file)
     target = next((t for t in a.targets if t.id == request.target_id), None)

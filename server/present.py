@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from kernelevo.store import ResultSummary
 
 if TYPE_CHECKING:
-    from kernelevo_server.analysis import TargetInfo
+    from kernelevo_server.analyzer import TargetInfo
     from kernelevo_server.jobs.manager import Job
 
 _BACKEND_NAMES = {"triton": "Triton", "cuda": "CUDA", "inline": "CUDA", "cuda_inline": "CUDA"}

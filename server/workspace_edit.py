@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from kernelevo_server.proposals import FileChange, Proposal
+from kernelevo_server.planned_edit import FileChange, Proposal
 from lsprotocol import types
 
 ANNOTATION_ID = "kernelevo.apply"

@@ -217,3 +217,55 @@ def test_the_naming_check_catches_a_test_named_after_no_module():
     files = ["test_search_loop.py", "test_store.py", "test_cli_apply.py", "test_loop_search.py"]
     assert misnamed_tests(files, names) == ["test_loop_search.py"]
     assert misnamed_tests(["test_storage.py", "test_architecture.py"], names) == ["test_storage.py"]
+
+
+# A module may share its name with one other only as that concept's face: its command
+# (`kernelevo/cli/`) or its editor feature (`server/features/`).
+FACES = ("kernelevo/cli/", "server/features/")
+
+
+def reused_names(paths: list[str]) -> dict[str, list[str]]:
+    """Module and package names used for more than one thing: the same name in two places
+    where neither is the other's command or editor feature."""
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in paths:
+        p = Path(path)
+        name = p.parent.name if p.name == "__init__.py" else p.stem
+        if p.name == "__init__.py" and p.parent.name in ("kernelevo", "server"):
+            continue
+        by_name[name].append(path)
+    reused = {}
+    for name, where in by_name.items():
+        things = [w for w in where if not w.startswith(FACES)]
+        if len(things) > 1 or (len(where) > 1 and not things):
+            reused[name] = sorted(where)
+    return reused
+
+
+def test_no_module_name_is_used_for_two_things():
+    paths = [
+        str(p.relative_to(ROOT))
+        for folder in ("kernelevo", "server")
+        for p in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in p.parts
+    ]
+    reused = reused_names(paths)
+    assert not reused, f"one name, two things (rename one so the name says which): {reused}"
+
+
+def test_the_name_check_catches_a_reused_name_and_allows_a_face():
+    paths = [
+        "kernelevo/optimize.py",
+        "kernelevo/cli/optimize.py",
+        "server/features/jobs.py",
+        "server/jobs/__init__.py",
+        "server/jobs/runner.py",
+        "kernelevo/sandbox/process.py",
+        "kernelevo/judge/process.py",
+        "server/features/hover.py",
+        "kernelevo/cli/hover.py",
+    ]
+    assert reused_names(paths) == {
+        "process": ["kernelevo/judge/process.py", "kernelevo/sandbox/process.py"],
+        "hover": ["kernelevo/cli/hover.py", "server/features/hover.py"],
+    }

@@ -19,7 +19,7 @@ from kernelevo.llm import (
     RateLimited,
     make_provider,
 )
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 KEY = "sk-ant-test-4f9c2a7d1e"
 REFERENCE = (

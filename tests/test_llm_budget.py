@@ -9,7 +9,7 @@ from fakes import Reply, serve_anthropic, slow
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import Budget, BudgetExhausted, Prompt, Usage, estimate_tokens, make_provider
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 KEY = "sk-ant-budget-test-77aa"
 PROMPT = Prompt.of("task " * 100, system="s" * 2000)

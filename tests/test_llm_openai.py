@@ -9,7 +9,7 @@ from fakes import error, sent_key, serve_openai, slow, text
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import AuthError, ModelNotFound, Prompt, ProviderUnavailable, make_provider
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 KEY = "sk-proj-test-8b3e1f0c5a"
 PROMPT = Prompt.of(

@@ -10,7 +10,7 @@ from fakes import serve_anthropic
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import Budget, LLMError, Message, Prompt, SystemPart, make_provider, request_hash
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 A = Prompt.of("optimise A", system="sys", reference="ref")
 B = Prompt.of("optimise B", system="sys", reference="ref")

@@ -12,7 +12,7 @@ from fakes import error, serve_anthropic, serve_openai
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import AuthError, LLMError, Prompt, Secret, make_provider, redact
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 ANTHROPIC_KEY = "sk-ant-api03-SECRETSECRET-abcdef123456"
 OPENAI_KEY = "sk-proj-SECRETSECRET-987654fedcba"

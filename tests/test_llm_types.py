@@ -15,7 +15,7 @@ from kernelevo.llm import (
     estimate_tokens,
     make_provider,
 )
-from kernelevo.llm.config import LLMConfig
+from kernelevo.llm.provider_config import LLMConfig
 
 
 def test_prompt_needs_messages_with_known_roles():

@@ -13,7 +13,7 @@ from support import ROOT
 _STORM = textwrap.dedent(
     """
     import os, signal, sys, threading, time
-    from kernelevo.sandbox.process import spawn
+    from kernelevo.sandbox.sandbox_process import spawn
     from kernelevo.sandbox.spec import SandboxSpec
 
     me = os.getpid()

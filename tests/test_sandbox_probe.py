@@ -12,17 +12,17 @@ def test_workers_starting_side_by_side_share_one_isolation_probe(monkeypatch):
     """An evaluator's three workers start at the same moment and each asks whether the sandbox
     works: one probe sandbox answers them all (three raced each other before, each a process
     start on the verdict's path)."""
-    from kernelevo.sandbox import process
+    from kernelevo.sandbox import sandbox_process
 
     started = []
-    real = process.spawn
+    real = sandbox_process.spawn
 
     def slow_spawn(spec, **kwargs):
         started.append(spec)
         time.sleep(0.3)  # the probe's sandbox starting
         return real(spec, **kwargs)
 
-    monkeypatch.setattr(process, "spawn", slow_spawn)
+    monkeypatch.setattr(sandbox_process, "spawn", slow_spawn)
     probe._probe_isolation.cache_clear()
     try:
         found = []

@@ -8,8 +8,8 @@ from fakes.anthropic_server import serve_anthropic
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import LLMError, make_provider
-from kernelevo.llm.config import LLMConfig
 from kernelevo.llm.prices import check_priced
+from kernelevo.llm.provider_config import LLMConfig
 from kernelevo.search.throughput import Throughput
 
 

@@ -79,7 +79,7 @@ def test_a_task_from_shapes_only_the_docstring_states(tmp_path: Path):
 def test_the_suggested_example_takes_the_documented_shapes(tmp_path: Path):
     from kernelevo.targets.detect import analyze_source
     from kernelevo.targets.inputs import guess_inputs
-    from kernelevo.targets.reference import resolve_reference
+    from kernelevo.targets.reference_call import resolve_reference
 
     user = tmp_path / "rope.py"
     user.write_text(
@@ -116,7 +116,7 @@ def test_a_size_pair_is_a_tuple_of_the_documented_sizes(tmp_path: Path):
     one size, and the pair passed as ints, not as a tensor."""
     from kernelevo.targets.detect import analyze_source
     from kernelevo.targets.inputs import guess_inputs
-    from kernelevo.targets.reference import resolve_reference
+    from kernelevo.targets.reference_call import resolve_reference
 
     user = tmp_path / "rel.py"
     user.write_text(REL_BIAS)

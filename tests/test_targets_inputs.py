@@ -287,7 +287,7 @@ def test_the_suggested_inputs_follow_the_annotations(tmp_path: Path) -> None:
     `init=lambda: (1024,)` would fail inside the constructor with nothing to say why."""
     from kernelevo.targets.detect import analyze_source
     from kernelevo.targets.inputs import guess_inputs
-    from kernelevo.targets.reference import resolve_reference
+    from kernelevo.targets.reference_call import resolve_reference
 
     def guess(path: Path, target_id: str):
         a = analyze_source(path.read_text(), str(path))

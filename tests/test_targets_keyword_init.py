@@ -18,7 +18,7 @@ from test_targets_corpus_public import kernelevo  # the CLI as a user runs it
 from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.init_keywords import init_by_name, init_keywords, split_keyword_init
 from kernelevo.targets.inputs import _from_comments, guess_inputs
-from kernelevo.targets.reference import resolve_reference
+from kernelevo.targets.reference_call import resolve_reference
 
 ROOT = Path(__file__).resolve().parents[1]
 VIT = ROOT / "tests" / "corpus" / "public" / "vit-pytorch"

@@ -16,7 +16,7 @@ import pytest
 from support import CANDIDATES, EXAMPLES, ROOT, run_kernelevo
 
 from kernelevo import service
-from kernelevo.sandbox.process import descendants
+from kernelevo.sandbox.sandbox_process import descendants
 
 
 @pytest.fixture

@@ -198,7 +198,7 @@ def test_thread_left_running_is_rejected(tmp_path, evaluator):
 def test_threads_started_by_the_harness_are_not_a_violation():
     import threading
 
-    from kernelevo.worker.sandbox import TrustedThreads, new_threads
+    from kernelevo.worker.harness_integrity import TrustedThreads, new_threads
 
     stop = threading.Event()
     before = {t.ident for t in threading.enumerate()}

@@ -3,7 +3,7 @@
  * its process environment: never settings, never logs, never the workspace.
  */
 
-/** Providers that take a key, and the variable the engine reads it from (kernelevo/llm/config.py). */
+/** Providers that take a key, and the variable the engine reads it from (kernelevo/llm/provider_config.py). */
 export const PROVIDER_ENV: Readonly<Record<string, string>> = {
   anthropic: 'ANTHROPIC_API_KEY',
   openai: 'OPENAI_API_KEY',

@@ -98,7 +98,7 @@ def _search_line() -> str:
     """What `kernelevo optimize` searches with, as it decides it: the config file (its provider
     and keys, KERNELEVO_CONFIG included) before the environment's keys."""
     from kernelevo.llm import LLMError
-    from kernelevo.llm.config import config_path
+    from kernelevo.llm.provider_config import config_path
     from kernelevo.optimize import default_provider
 
     try:

@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     store = Store(args.store) if args.store else Store()
     cache_dirs()  # a cache folder that cannot be made: said before the search, not after it
     from kernelevo.llm import LLMError
-    from kernelevo.llm.config import check_provider, load_config
+    from kernelevo.llm.provider_config import check_provider, load_config
 
     try:
         provider = args.provider or default_provider()

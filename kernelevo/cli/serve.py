@@ -35,7 +35,7 @@ def _run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(name)s %(levelname)s: %(message)s",
     )
     from kernelevo_server.app import create_server
-    from kernelevo_server.protocol import OneLineFaults
+    from kernelevo_server.rpc_faults import OneLineFaults
 
     for handler in logging.getLogger().handlers:
         handler.addFilter(OneLineFaults())

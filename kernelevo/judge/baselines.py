@@ -15,7 +15,7 @@ import torch
 from kernelevo.judge.reference import Reference, nbytes
 from kernelevo.judge.requests import Baselines
 from kernelevo.measure.precision import fp32_matmul, task_allows_tf32
-from kernelevo.worker.sandbox import TrustedThreads
+from kernelevo.worker.harness_integrity import TrustedThreads
 
 _INFO: dict[str, Any] = {}
 
@@ -23,7 +23,7 @@ _INFO: dict[str, Any] = {}
 def time_baselines(ref: Reference, sets: list[list[Any]], req: Baselines) -> dict[str, Any]:
     """Timings of eager (and torch.compile, unless `compile_mode` is None) plus the work count."""
     from kernelevo.measure import timing
-    from kernelevo.measure.baselines import compile_baseline, first_call
+    from kernelevo.measure.compiled_baseline import compile_baseline, first_call
     from kernelevo.measure.device_info import device_info
     from kernelevo.measure.roofline import measure_work
 

@@ -18,7 +18,6 @@ from kernelevo.llm.redact import Secret, redact
 
 if TYPE_CHECKING:
     from kernelevo.llm.budget import Budget, BudgetExhausted, Reservation
-    from kernelevo.llm.config import KNOWN_PROVIDERS, OFFLINE, REPLAY, load_config, provider_names
     from kernelevo.llm.errors import (
         AuthError,
         LLMError,
@@ -27,8 +26,15 @@ if TYPE_CHECKING:
         RateLimited,
     )
     from kernelevo.llm.factory import make_provider
+    from kernelevo.llm.model_settings import ModelSettings, settings_for
     from kernelevo.llm.provider import Provider
-    from kernelevo.llm.settings import ModelSettings, settings_for
+    from kernelevo.llm.provider_config import (
+        KNOWN_PROVIDERS,
+        OFFLINE,
+        REPLAY,
+        load_config,
+        provider_names,
+    )
     from kernelevo.llm.types import (
         Completion,
         Message,
@@ -43,11 +49,11 @@ _MODULE_OF = {
     "Budget": "budget",
     "BudgetExhausted": "budget",
     "Reservation": "budget",
-    "KNOWN_PROVIDERS": "config",
-    "OFFLINE": "config",
-    "REPLAY": "config",
-    "load_config": "config",
-    "provider_names": "config",
+    "KNOWN_PROVIDERS": "provider_config",
+    "OFFLINE": "provider_config",
+    "REPLAY": "provider_config",
+    "load_config": "provider_config",
+    "provider_names": "provider_config",
     "AuthError": "errors",
     "LLMError": "errors",
     "ModelNotFound": "errors",
@@ -55,8 +61,8 @@ _MODULE_OF = {
     "RateLimited": "errors",
     "make_provider": "factory",
     "Provider": "provider",
-    "ModelSettings": "settings",
-    "settings_for": "settings",
+    "ModelSettings": "model_settings",
+    "settings_for": "model_settings",
     "Completion": "types",
     "Message": "types",
     "Prompt": "types",

@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from kernelevo.llm.config import OFFLINE, REPLAY, LLMConfig, load_config, resolve_endpoint
 from kernelevo.llm.errors import LLMError
+from kernelevo.llm.model_settings import ModelSettings, settings_for
 from kernelevo.llm.provider import DEFAULT_TIMEOUT_S, Provider
-from kernelevo.llm.settings import ModelSettings, settings_for
+from kernelevo.llm.provider_config import OFFLINE, REPLAY, LLMConfig, load_config, resolve_endpoint
 
 
 def make_provider(

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from kernelevo.llm.budget import Budget
-from kernelevo.llm.config import Endpoint
 from kernelevo.llm.errors import (
     AuthError,
     LLMError,
@@ -27,9 +26,10 @@ from kernelevo.llm.errors import (
     ProviderUnavailable,
     RateLimited,
 )
+from kernelevo.llm.model_settings import ModelSettings
 from kernelevo.llm.prices import Price, price_for
+from kernelevo.llm.provider_config import Endpoint
 from kernelevo.llm.redact import redact
-from kernelevo.llm.settings import ModelSettings
 from kernelevo.llm.types import Completion, Prompt, Usage, estimate_tokens
 
 log = logging.getLogger("kernelevo.llm")

@@ -25,8 +25,8 @@ from typing import Any
 
 from kernelevo.llm.budget import Budget
 from kernelevo.llm.errors import LLMError
+from kernelevo.llm.model_settings import DEFAULT_MAX_TOKENS
 from kernelevo.llm.provider import Provider
-from kernelevo.llm.settings import DEFAULT_MAX_TOKENS
 from kernelevo.llm.types import Completion, Prompt, Usage, estimate_tokens, request_hash
 
 log = logging.getLogger("kernelevo.llm")

@@ -71,7 +71,7 @@ def _child_main(
         spare_start.start_cuda(profiler, libraries)
     import threading
 
-    from kernelevo.worker.sandbox import Integrity, harness_violations
+    from kernelevo.worker.harness_integrity import Integrity, harness_violations
 
     handle = _handler(kind)
     if os.environ.get("KERNELEVO_WORKER_PROFILE"):  # bench/profile_verdict.py: the child's ops too

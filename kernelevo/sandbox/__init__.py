@@ -11,7 +11,7 @@ probe (the isolation level).
 """
 
 from kernelevo.sandbox.probe import Isolation, allow_unsandboxed, isolation, refusal, use_sandbox
-from kernelevo.sandbox.process import SandboxError, SandboxProcess, spawn
+from kernelevo.sandbox.sandbox_process import SandboxError, SandboxProcess, spawn
 from kernelevo.sandbox.spec import GiB, Limits, MiB, SandboxSpec
 
 __all__ = [

@@ -75,7 +75,7 @@ def _probe_isolation() -> Isolation:
     import shutil
     import subprocess
 
-    from kernelevo.sandbox.process import SandboxError, spawn
+    from kernelevo.sandbox.sandbox_process import SandboxError, spawn
 
     bwrap = shutil.which("bwrap")
     if not bwrap:
@@ -146,7 +146,7 @@ def sandbox_wanted() -> bool:
 def use_sandbox() -> bool:
     """Whether workers are isolated: `sandbox_wanted()`. Raises SandboxError with the refusal when
     isolation is wanted but this machine cannot provide it (the probe, run once)."""
-    from kernelevo.sandbox.process import SandboxError
+    from kernelevo.sandbox.sandbox_process import SandboxError
 
     if not sandbox_wanted():
         return False

@@ -27,7 +27,9 @@ class SearchConfig:
     repair_tries: int = 3
     seed: int = 0
     n_islands: int = 2
-    max_tokens: int | None = None  # None: the model's settings (config file), see llm/settings.py
+    max_tokens: int | None = (
+        None  # None: the model's settings (config file), see llm/model_settings.py
+    )
     thinking_tokens: int | None = None
     effort: str | None = None
     device: str = "cpu"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
-from kernelevo.targets import cuda
+from kernelevo.targets import cuda_source
 from kernelevo.targets.facts import ClassFacts, FuncFacts
 from kernelevo.targets.model import Detection, Target
 from kernelevo.targets.spans import Located
@@ -56,7 +56,7 @@ class Analysis:
     detection_only: bool = False  # built from cached chunks: node line numbers are chunk-relative
     targets: list[Target] = field(default_factory=list)
     nodes: dict[str, Located] = field(default_factory=dict)
-    cuda_sites: dict[str, cuda.CudaSite] = field(default_factory=dict)
+    cuda_sites: dict[str, cuda_source.CudaSite] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     _ops: dict[str, set[str]] = field(default_factory=dict)
 

@@ -35,7 +35,7 @@ from kernelevo.targets.facts import ClassFacts
 from kernelevo.targets.init_keywords import init_keywords
 from kernelevo.targets.model import Target
 from kernelevo.targets.own_package import OwnPackage, own_package
-from kernelevo.targets.reference import NoReference, Reference, resolve_reference
+from kernelevo.targets.reference_call import NoReference, Reference, resolve_reference
 from kernelevo.text_file import TextFileError, read_text
 
 _NN_MODULE_ATTRS = frozenset(

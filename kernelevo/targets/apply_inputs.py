@@ -15,7 +15,7 @@ import contextlib
 from kernelevo.targets.apply_facts import ApplyFacts
 from kernelevo.targets.edits import ApplyError
 from kernelevo.targets.inputs import required_params
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 
 
 def verified_params(ref: Reference) -> list[ast.arg]:

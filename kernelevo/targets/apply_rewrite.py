@@ -20,7 +20,7 @@ from kernelevo.targets import apply_templates as tpl
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.closure import call_args
 from kernelevo.targets.edits import ApplyError
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 
 
 def guarded_source(

@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs, a_named
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 from kernelevo.targets.small_sizes import (
     SmallSizes,
     derive,

@@ -12,7 +12,7 @@ import symtable
 
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.imports import resolve_expr
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 
 
 def bindings(stmt: ast.stmt) -> set[str]:

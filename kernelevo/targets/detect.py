@@ -10,7 +10,7 @@ import ast
 import gc
 import os
 
-from kernelevo.targets import cuda
+from kernelevo.targets import cuda_source
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.chunk_facts import chunk_facts, lighten
 from kernelevo.targets.chunks import Chunk, ChunkCache, parse_whole
@@ -79,7 +79,7 @@ def _gc_paused(source: str, path: str, cache: ChunkCache | None) -> Analysis:
 
 def _analyze(source: str, path: str, cache: ChunkCache | None) -> Analysis:
     a = Analysis(path, source, source.split("\n"))
-    if path.endswith(cuda.FILE_SUFFIXES):
+    if path.endswith(cuda_source.FILE_SUFFIXES):
         a.targets = cu_file_targets(path, source, a.lines)
         return a
     if not any(w in source for w in _PREFILTER):
@@ -153,17 +153,17 @@ def _cuda_targets(
         cu_refs.extend((ref, off) for ref in f.cu_refs)
     for owner, calls, local_values, local_off in scopes:
         for call, off in calls:
-            loader = cuda.loader_of(call, a.aliases)
+            loader = cuda_source.loader_of(call, a.aliases)
             if loader is None:
                 continue
-            strings = cuda.string_nodes(
-                cuda.source_arg(call, loader), off, local_values, local_off, a.module_values
+            strings = cuda_source.string_nodes(
+                cuda_source.source_arg(call, loader), off, local_values, local_off, a.module_values
             )
             if not strings:
                 continue
             offs = {id(node): o for node, o in strings}
             name = (
-                cuda.site_name(
+                cuda_source.site_name(
                     call,
                     loader,
                     [node for node, _ in strings],
@@ -180,7 +180,7 @@ def _cuda_targets(
             )
             found.append(("cuda_inline", name, name, where, [], where_off))
             a.cuda_sites.setdefault(
-                name, cuda.CudaSite(call, loader, [s for s, _ in strings], name, owner)
+                name, cuda_source.CudaSite(call, loader, [s for s, _ in strings], name, owner)
             )
     seen: set[str] = set()
     for ref, off in cu_refs:

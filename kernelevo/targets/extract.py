@@ -38,7 +38,7 @@ from kernelevo.targets.input_sources import from_signature, from_workspace
 from kernelevo.targets.inputs import PRECISION_FLAGS, accepted_precision, find_inputs, suggestion
 from kernelevo.targets.model import Target
 from kernelevo.targets.own_package import package_parent
-from kernelevo.targets.reference import NoReference, Reference, forward_call, resolve_reference
+from kernelevo.targets.reference_call import NoReference, Reference, forward_call, resolve_reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, keep_edited, stamped, task_path_for
 from kernelevo.text_file import file_problem
 

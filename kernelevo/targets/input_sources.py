@@ -22,7 +22,7 @@ from typing import Any
 from kernelevo.targets.analysis import Analysis
 from kernelevo.targets.captured_inputs import capture_from_script, inputs_from_capture
 from kernelevo.targets.example_inputs import ExampleInputs, ModuleMissing, NoExampleInputs
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 from kernelevo.targets.task_origin import ORIGIN_KEYS, task_origin
 from kernelevo.targets.user_run import run_user_code
 from kernelevo.text_file import file_problem

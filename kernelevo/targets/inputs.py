@@ -23,7 +23,7 @@ from kernelevo.targets.docstring_shapes import documented_shapes
 from kernelevo.targets.example_inputs import ExampleInputs, NoExampleInputs
 from kernelevo.targets.imports import resolve_expr
 from kernelevo.targets.init_keywords import required_keyword_only, split_keyword_init
-from kernelevo.targets.reference import Reference
+from kernelevo.targets.reference_call import Reference
 from kernelevo.targets.small_sizes import (
     SmallSizes,
     derive,

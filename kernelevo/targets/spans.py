@@ -11,7 +11,7 @@ import ast
 import bisect
 
 from kernelevo.digest import text_hash
-from kernelevo.targets import cuda
+from kernelevo.targets import cuda_source
 from kernelevo.targets.model import Target
 
 # A node with a position: a definition, a kernel-holding assignment or a source string.
@@ -108,7 +108,7 @@ def cu_file_targets(path: str, source: str, lines: list[str]) -> list[Target]:
         return line, offset - starts[line]
 
     made = []
-    for k in cuda.kernels_in(source):
+    for k in cuda_source.kernels_in(source):
         (l0, c0), (l1, c1) = pos(k.start), pos(k.end)
         made.append(
             Target(

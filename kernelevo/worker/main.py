@@ -70,7 +70,7 @@ def serve(
     import threading
 
     import kernelevo.measure.timing  # noqa: F401  (keeps its own copies of clocks and events before any candidate)
-    from kernelevo.worker.sandbox import Integrity, harness_violations
+    from kernelevo.worker.harness_integrity import Integrity, harness_violations
 
     threading.Thread(
         target=_exit_with_parent, args=(os.getppid(),), name="kernelevo-parent-watch", daemon=True

@@ -12,15 +12,15 @@ import logging
 from typing import Any
 
 from kernelevo_server import workspace_edit
-from kernelevo_server.analysis import TargetInfo
+from kernelevo_server.analyzer import TargetInfo
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.applied import applied_run
 from kernelevo_server.features.compile_action import COMPILE_KIND, compile_actions
 from kernelevo_server.features.inputs import INPUTS_KIND, inputs_actions
 from kernelevo_server.features.precision import PRECISION_KIND, precision_actions
 from kernelevo_server.params import as_dict
+from kernelevo_server.planned_edit import KernelEvoError, build_proposal, searched_hash
 from kernelevo_server.present import offers_kernel, result_title
-from kernelevo_server.proposals import KernelEvoError, build_proposal, searched_hash
 from lsprotocol import types
 
 from kernelevo.store import ResultSummary

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from kernelevo_server.analysis import TargetInfo
+from kernelevo_server.analyzer import TargetInfo
 from lsprotocol import types
 
 from kernelevo.store import ResultSummary

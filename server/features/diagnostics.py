@@ -16,7 +16,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from kernelevo_server.analysis import DocState, TargetInfo
+from kernelevo_server.analyzer import DocState, TargetInfo
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.applied import applied_run
 from kernelevo_server.present import offers_kernel, result_title

@@ -17,7 +17,7 @@ from typing import Any
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.plan_worker import GuessInputs
-from kernelevo_server.proposals import KernelEvoError, find_target, run_plan_worker
+from kernelevo_server.planned_edit import KernelEvoError, find_target, run_plan_worker
 from lsprotocol import types
 
 INPUTS_KIND = "quickfix.kernelevo.inputs"

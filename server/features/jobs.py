@@ -16,10 +16,10 @@ from typing import Any
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.jobs.manager import ACTIVE, Job, JobChanged, JobEvent, JobSpec
-from kernelevo_server.jobs.runner import GRACE_S
+from kernelevo_server.jobs.search_child import GRACE_S
 from kernelevo_server.params import as_dict
 from kernelevo_server.present import progress_message, target_label
-from kernelevo_server.protocol import KernelEvoError
+from kernelevo_server.rpc_faults import KernelEvoError
 from lsprotocol import types
 
 logger = logging.getLogger(__name__)

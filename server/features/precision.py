@@ -13,7 +13,7 @@ from typing import Any
 
 from kernelevo_server.app import KernelEvoServer
 from kernelevo_server.features.inputs import best_guess, comment_edit
-from kernelevo_server.proposals import KernelEvoError
+from kernelevo_server.planned_edit import KernelEvoError
 from lsprotocol import types
 
 from kernelevo.store import ResultSummary

@@ -23,7 +23,7 @@ from kernelevo_server import workspace_edit
 from kernelevo_server.app import KernelEvoServer, uri_of
 from kernelevo_server.features.actions import can_preview_edits
 from kernelevo_server.params import as_dict
-from kernelevo_server.proposals import KernelEvoError, Proposal, build_proposal
+from kernelevo_server.planned_edit import KernelEvoError, Proposal, build_proposal
 from lsprotocol import types
 
 

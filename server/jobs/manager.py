@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kernelevo_server.jobs.runner import GpuSlots, Outcome, run_search
+from kernelevo_server.jobs.search_child import GpuSlots, Outcome, run_search
 
 from kernelevo.search.events import (
     Done,

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from kernelevo.measure import timing
-from kernelevo.measure.baselines import compile_baseline, first_call
+from kernelevo.measure.compiled_baseline import compile_baseline, first_call
 from kernelevo.measure.device_info import device_info
 from kernelevo.measure.device_peaks import get_peaks, load_cached, peaks_key
 from kernelevo.measure.roofline import measure_work, plausible, roofline

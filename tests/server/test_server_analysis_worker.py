@@ -10,8 +10,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from kernelevo_server.analysis import WORKER_COMMAND, AnalysisWorker, child_pythonpath
 from kernelevo_server.analysis_worker import Detect, Detected
+from kernelevo_server.analyzer import WORKER_COMMAND, AnalysisWorker, child_pythonpath
 
 from kernelevo.worker import protocol
 

@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from kernelevo.targets.detect import analyze_source
 from kernelevo.targets.inputs import _from_comments, guess_inputs
-from kernelevo.targets.reference import resolve_reference
+from kernelevo.targets.reference_call import resolve_reference
 
 pytestmark = [pytest.mark.timeout(90)]
 

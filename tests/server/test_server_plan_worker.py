@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 from kernelevo_server.plan_worker import PLAN, GuessInputs, answer
-from kernelevo_server.proposals import PLAN_COMMAND, run_plan_worker
+from kernelevo_server.planned_edit import PLAN_COMMAND, run_plan_worker
 
 from kernelevo.worker import protocol
 

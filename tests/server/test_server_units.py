@@ -9,8 +9,8 @@ import sys
 import time
 
 import pytest
-from kernelevo_server.analysis import TargetInfo, shift_targets
-from kernelevo_server.jobs.runner import GpuSlots, run_search
+from kernelevo_server.analyzer import TargetInfo, shift_targets
+from kernelevo_server.jobs.search_child import GpuSlots, run_search
 from kernelevo_server.rebase import RebaseConflict, apply_edits, rebase
 from kernelevo_server.settings import Settings, merge
 from lsp_harness import alive
@@ -253,7 +253,7 @@ def test_the_server_package_has_a_unique_import_name(tmp_path):
     (info,) = tmp_path.glob("*.egg-info")
     assert (info / "top_level.txt").read_text().split() == ["kernelevo", "kernelevo_server"]
     sources = (info / "SOURCES.txt").read_text().split()
-    assert "server/features/hover.py" in sources and "server/protocol.py" in sources
+    assert "server/features/hover.py" in sources and "server/rpc_faults.py" in sources
 
 
 def test_generated_files_get_no_hints():

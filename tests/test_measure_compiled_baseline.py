@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from kernelevo.measure.baselines import compile_baseline, first_call
+from kernelevo.measure.compiled_baseline import compile_baseline, first_call
 
 
 class Gelu(torch.nn.Module):

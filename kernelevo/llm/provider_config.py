@@ -23,7 +23,7 @@ Config file: $KERNELEVO_CONFIG, else $XDG_CONFIG_HOME/kernelevo/config.toml (~/.
     [default_price]                   # prices models the table does not know (cost_known stays False)
     input = 1.0
     output = 5.0
-    [models."claude-opus-5"]          # per model: reply size, thinking budget, effort (llm/settings.py)
+    [models."claude-opus-5"]          # per model: reply size, thinking budget, effort (llm/model_settings.py)
     max_tokens = 32000
     thinking_tokens = 16000
     effort = "high"
@@ -138,7 +138,7 @@ class LLMConfig:
     default_price: Price | None = None
     models: dict[str, dict[str, Any]] = field(
         default_factory=dict
-    )  # [models."<model>"]: see llm/settings.py
+    )  # [models."<model>"]: see llm/model_settings.py
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,11 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kernelevo_server.analysis import TargetInfo, child_pythonpath
+from kernelevo_server.analyzer import TargetInfo, child_pythonpath
 from kernelevo_server.plan_worker import Plan, PlanApply, PlanRequest
 from kernelevo_server.present import offers_kernel, result_title
-from kernelevo_server.protocol import KernelEvoError
 from kernelevo_server.rebase import LineEdit, RebaseConflict, apply_edits, rebase
+from kernelevo_server.rpc_faults import KernelEvoError
 from pygls.uris import from_fs_path
 
 from kernelevo.store import ResultSummary

@@ -11,8 +11,8 @@ from fakes import sent_key, serve_openai
 from fakes.env import clean_llm_env
 
 from kernelevo.llm import AuthError, LLMError, Prompt, Usage, make_provider, provider_names
-from kernelevo.llm.config import load_config, resolve_endpoint
 from kernelevo.llm.prices import Price, price_for
+from kernelevo.llm.provider_config import load_config, resolve_endpoint
 
 PROMPT = Prompt.of("hi")
 
