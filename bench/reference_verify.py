@@ -70,8 +70,8 @@ class ReferenceAsCandidate:
     def deliver(self, out: Any, tag: str) -> list[dict[str, Any]]:
         import torch
 
+        from kernelevo.checks.compare import flatten_outputs
         from kernelevo.tensor_channel import export_tensor
-        from kernelevo.verify.compare import flatten_outputs
 
         outs = flatten_outputs(out)
         tens = [o for o in outs if isinstance(o, torch.Tensor)]

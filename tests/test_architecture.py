@@ -16,15 +16,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Cycles that exist today, each with why; the test fails when one grows, a new one appears, or
-# one of these is gone (then delete its entry).
-KNOWN_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"kernelevo.judge", "kernelevo.verify", "kernelevo.evaluate"}): (
-        "the judge process's checks (verify/compare, opwatch, policy, weights) live in verify/, "
-        "which drives the judge session"
-    ),
-}
-
 
 def _module_files() -> dict[str, Path]:
     found = {}
@@ -104,11 +95,8 @@ def _project_graph() -> dict[str, set[str]]:
 
 
 def test_no_import_cycle_between_packages():
-    found = cycles(_project_graph())
-    new = [sorted(c) for c in found if c not in KNOWN_CYCLES]
-    assert not new, f"import cycle between packages: {new}"
-    gone = [sorted(c) for c in KNOWN_CYCLES if c not in found]
-    assert not gone, f"cycle no longer there, delete it from KNOWN_CYCLES: {gone}"
+    found = sorted(sorted(c) for c in cycles(_project_graph()))
+    assert not found, f"import cycle between packages: {found}"
 
 
 def test_the_cycle_check_catches_a_lazy_import_cycle():

@@ -8,10 +8,10 @@ from pathlib import Path
 import torch
 from support import CANDIDATES
 
+from kernelevo.checks.compare import compare_outputs
 from kernelevo.judge import exact_reference
 from kernelevo.judge.exact_reference import float64_opinion
 from kernelevo.verify import verify_candidate
-from kernelevo.verify.compare import compare_outputs
 
 CONDITIONING = CANDIDATES / "conditioning"
 

@@ -205,8 +205,8 @@ def test_the_bench_catches_an_output_that_does_not_match(monkeypatch):
 def test_a_large_output_at_a_lower_precision_is_compared_a_slice_at_a_time(monkeypatch, tmp_path):
     """An fp16 convolution against an fp32 reference (a published kernel, 4 GiB of output on the
     H200): the precision fallback must not compare the whole output in float64 at once."""
+    import kernelevo.checks.compare as compare
     import kernelevo.judge.outputs as outputs
-    import kernelevo.verify.compare as compare
 
     monkeypatch.setattr(outputs, "SLICE_ELEMENTS", 1000)
     seen = []

@@ -580,8 +580,8 @@ def test_the_extraction_keeps_only_library_ops_the_verifier_keeps() -> None:
     """Two lists of one policy: an op the extraction keeps by default but the verifier does not
     gets every such candidate rejected ("calls the reference op itself"), as the CPU attention
     kernel was until both listed it."""
+    from kernelevo.checks.library_ops import LIBRARY_FAMILIES, OP_FAMILIES
     from kernelevo.offline.inductor_capture import DEFAULT_LIBRARY_OPS
-    from kernelevo.verify.library_ops import LIBRARY_FAMILIES, OP_FAMILIES
 
     kept = {op for family in LIBRARY_FAMILIES for op in OP_FAMILIES[family]}
     assert {f"aten.{op}" for op in DEFAULT_LIBRARY_OPS} <= kept

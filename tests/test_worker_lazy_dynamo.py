@@ -29,7 +29,7 @@ def test_runner_host_preload_and_its_candidate_child_record_ops_without_dynamo()
     got = facts("""
 import torch
 from kernelevo.runner.preload import preload
-from kernelevo.verify.opwatch import OpRecorder
+from kernelevo.checks.opwatch import OpRecorder
 preload()
 def child():
     with OpRecorder() as rec:
@@ -118,7 +118,7 @@ main()
 def test_torch_compile_still_works_and_gets_torchs_own_disabled_functions_back():
     got = facts("""
 import torch
-from kernelevo.verify.opwatch import OpRecorder
+from kernelevo.checks.opwatch import OpRecorder
 from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 deferred = defer_dynamo_import()
 raw = OpRecorder.__dict__["__torch_dispatch__"].__wrapped__

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from kernelevo.verify.compare import compare_outputs, flatten_outputs
+from kernelevo.checks.compare import compare_outputs, flatten_outputs
 
 MAX_BYTES = 256 << 20  # float32 inputs, weights and outputs together; float64 doubles them
 ROUNDING_UNITS = 16  # each input moved by this many float32 rounding units (2**-24)

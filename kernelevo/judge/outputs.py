@@ -1,4 +1,4 @@
-"""Comparing outputs of any size with verify/compare.py's rules, a slice at a time.
+"""Comparing outputs of any size with checks/compare.py's rules, a slice at a time.
 
 compare_outputs works in float64, several temporaries of the output's size; for a
 16 GiB output that alone would be more memory than the task. Large outputs are compared
@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from kernelevo.verify.compare import (
+from kernelevo.checks.compare import (
     compare_outputs,
     flatten_outputs,
     rel_l2_of,

@@ -3,8 +3,8 @@ its outputs, the precision level its outputs met, and the kernel-name rule, deci
 candidate process's counts (data) and what the judge saw of the reference.
 
 Apart from judge/process.py, which holds the reference and the input sets, because these are
-decisions over facts already gathered; the rules themselves are in verify/opwatch.py and
-verify/policy.py.
+decisions over facts already gathered; the rules themselves are in checks/opwatch.py and
+checks/policy.py.
 """
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts)
     """The library-op check, the contribution check and the precision verdict for one candidate."""
     from types import SimpleNamespace
 
-    from kernelevo.verify.opwatch import (
+    from kernelevo.checks.opwatch import (
         describe_split,
         is_neutral,
         library_op_check,
         needs_profile,
     )
-    from kernelevo.verify.policy import contribution_check, precision_check
+    from kernelevo.checks.policy import contribution_check, precision_check
 
     cand_ops = {str(k): int(v) for k, v in (req.cand_ops or {}).items()}
     strict, allowed = bool(req.strict), list(req.allowed or [])
@@ -79,7 +79,7 @@ def library_policy(req: LibraryPolicy, ref_ops: set[str], facts: PrecisionFacts)
 
 def kernel_policy(req: KernelPolicy, ref_ops: set[str]) -> KernelDecided:
     """The check on the names of the kernels the candidate launched."""
-    from kernelevo.verify.opwatch import kernel_check, own_kernel_names
+    from kernelevo.checks.opwatch import kernel_check, own_kernel_names
 
     own = set(req.launched or []) | own_kernel_names(req.source or "")
     return KernelDecided(

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from kernelevo import cuda_ipc
+from kernelevo.checks.opwatch import OpRecorder
 from kernelevo.judge import baselines, host_probe, launchers, task_faults
 from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
@@ -47,7 +48,6 @@ from kernelevo.tensor_channel import (
     tensors_in,
 )
 from kernelevo.verdict import Check
-from kernelevo.verify.opwatch import OpRecorder
 from kernelevo.worker.protocol import Reply
 
 MAX_TIMING_SETS = 8
@@ -145,7 +145,7 @@ class Judge:
         return rp.SameSeedKept()
 
     def op_seed_varies(self, req: rq.SeedVaries) -> rp.SeedVaried:
-        from kernelevo.verify.weights import seed_varies_weights
+        from kernelevo.checks.weights import seed_varies_weights
 
         assert self.ref is not None
         return rp.SeedVaried(bool(seed_varies_weights(self.ref.module, req.seed)))
@@ -155,8 +155,8 @@ class Judge:
     ) -> tuple[bool, str, dict[str, Any]]:
         """At the strictest precision met so far, an output that rounding may explain (exact_reference)
         judged by a float64 run first; a failure a lower precision passes is kept for the policy to decide."""
+        from kernelevo.checks.compare import LEVEL_NAMES, loosest_needed
         from kernelevo.judge.exact_reference import applies, float64_opinion
-        from kernelevo.verify.compare import LEVEL_NAMES, loosest_needed
 
         assert self.ref is not None
         hint = self.ref.tolerance

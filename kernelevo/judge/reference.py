@@ -14,10 +14,10 @@ from typing import Any
 
 import torch
 
+from kernelevo.checks.compare import flatten_outputs
+from kernelevo.checks.weights import built_from_seed
 from kernelevo.task import load_task_module, task_location, task_step
 from kernelevo.tensor_channel import crossable
-from kernelevo.verify.compare import flatten_outputs
-from kernelevo.verify.weights import built_from_seed
 
 GiB = float(1 << 30)
 
@@ -172,7 +172,7 @@ class Reference:
     def build(self, seed: int, randomise: bool = True, on: str | None = None) -> torch.nn.Module:
         """Model from `seed`, its weights then randomised (degenerate initial weights would hide a
         kernel that ignores them). Built on the GPU where the constructor allows it, else on the
-        CPU (`on="cpu"` asks for it; verify/weights.py's built_from_seed): `built_on` says which,
+        CPU (`on="cpu"` asks for it; checks/weights.py's built_from_seed): `built_on` says which,
         and the candidate builds there too."""
         ref, self.built_on = built_from_seed(
             lambda: self.call(lambda: self.module.Model(*self.init), "Model(*get_init_inputs())"),

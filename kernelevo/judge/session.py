@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kernelevo.checks.library_ops import libraries_called
 from kernelevo.judge import baseline_store
 from kernelevo.judge import replies as rp
 from kernelevo.judge import requests as rq
@@ -26,7 +27,6 @@ from kernelevo.judge.input_sets import check_input_sets, step_aside
 from kernelevo.judge.session_policy import decide_policy
 from kernelevo.task import TaskError, TaskFile
 from kernelevo.verdict import Check, Verdict
-from kernelevo.verify.library_ops import libraries_called
 from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.cache_folders import built_artefacts
@@ -178,7 +178,7 @@ class Session:
     def begin(self, seed: int, same_seed_only: bool = False) -> tuple[rp.Begun, cp.Loaded]:
         """Weights and init values to the candidate process: by CUDA IPC where it crosses between the
         two sandboxes, else (found once per evaluator) through files. ModelNew gets the reference's
-        randomised weights matched by meaning (verify/weights.py); where none match, or with
+        randomised weights matched by meaning (checks/weights.py); where none match, or with
         `same_seed_only`, both keep their weights from the same seed (KernelBench's rule). Both
         modules are built where the judge could build Model (the GPU, else the CPU); a ModelNew that
         cannot be built on the GPU has both built on the CPU again."""

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 
 def decide_policy(session: Session, report: Reported) -> None:
-    """Library ops, kernels that contribute, precision: decided in the judge (verify/opwatch.py,
-    verify/policy.py) from what the candidate process counted; the engine does not import torch."""
+    """Library ops, kernels that contribute, precision: decided in the judge (checks/opwatch.py,
+    checks/policy.py) from what the candidate process counted; the engine does not import torch."""
     allowed = list(session.task.hints.get("ALLOWED_LIBRARY_OPS", []) or [])
     strict = bool(session.policy_args.get("strict"))
     cand_ops = {str(k): int(v) for k, v in report.ops.items()}

@@ -110,7 +110,7 @@ def warm_up(handle: Any) -> float:
                     print(f"kernelevo judge warm-up: {reply}", file=sys.stderr)
                     break
             if gpu:  # the comparison's kernels load on their first use (0.2 s of a first verdict)
-                from kernelevo.verify.compare import compare_outputs
+                from kernelevo.checks.compare import compare_outputs
 
                 out = torch.randn(4096, device="cuda")
                 compare_outputs(out, out.clone())

@@ -31,7 +31,7 @@ class _Captured(Exception):
 
 
 # The verifier's default policy lets a candidate keep the library GEMM, convolution and attention
-# when its own kernels do the rest (verify/library_ops.py); a task marked STRICT = True (a
+# when its own kernels do the rest (checks/library_ops.py); a task marked STRICT = True (a
 # benchmark's rule) keeps only what it lists.
 DEFAULT_LIBRARY_OPS = (
     "mm",

@@ -19,6 +19,17 @@ import torch
 
 from kernelevo import tensor_channel
 from kernelevo.backends.nvcc import NOT_RUN
+from kernelevo.checks.compare import flatten_outputs
+from kernelevo.checks.opwatch import (
+    LAUNCHES,
+    DataFlow,
+    OpRecorder,
+    _storages,
+    install_launch_counters,
+    profile_kernels,
+    total_launches,
+)
+from kernelevo.checks.weights import built_from_seed
 from kernelevo.runner.candidate_failure import (
     CandidateFailure,
     location,
@@ -29,17 +40,6 @@ from kernelevo.runner.candidate_failure import (
 )
 from kernelevo.runner.reference_weights import load_reference_weights
 from kernelevo.tensor_channel import ChannelError, export_tensor, open_tensor, open_values, placed
-from kernelevo.verify.compare import flatten_outputs
-from kernelevo.verify.opwatch import (
-    LAUNCHES,
-    DataFlow,
-    OpRecorder,
-    _storages,
-    install_launch_counters,
-    profile_kernels,
-    total_launches,
-)
-from kernelevo.verify.weights import built_from_seed
 from kernelevo.worker import candidate_replies as cp
 from kernelevo.worker import candidate_requests as cr
 from kernelevo.worker.protocol import RequestError

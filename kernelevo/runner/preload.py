@@ -48,7 +48,7 @@ def preload() -> None:
     import torch.utils.cpp_extension  # every load guards its load_inline (0.13 s in a child)
 
     protocol.mark("triton_key")
-    from kernelevo.verify.opwatch import OpRecorder
+    from kernelevo.checks.opwatch import OpRecorder
     from kernelevo.worker.lazy_dynamo import defer_dynamo_import
 
     defer_dynamo_import()  # else the first dispatch mode imports torch._dynamo (4-6 s on the H200)

@@ -1,5 +1,5 @@
 """The reference's weights given to ModelNew: the judge's randomised state matched by meaning
-(verify/weights.py), or, where nothing matches, both models kept as built from the same seed.
+(checks/weights.py), or, where nothing matches, both models kept as built from the same seed.
 
 Runs in the candidate process, on the state the judge sent as data; the reference module itself
 never comes here.
@@ -13,7 +13,7 @@ import torch
 
 
 class ReferenceState:
-    """The reference's state as it arrived (names in registration order): what verify/weights.py reads."""
+    """The reference's state as it arrived (names in registration order): what checks/weights.py reads."""
 
     def __init__(self, state: dict[str, torch.Tensor]) -> None:
         self.state = state
@@ -31,7 +31,7 @@ def load_reference_weights(
 ) -> dict[str, Any]:
     """ModelNew (built from `seed`, like the reference) gets the reference's randomised weights
     matched by meaning; where none match, or with `same_seed_only`, it keeps its own from the seed."""
-    from kernelevo.verify.weights import load_weights, transformed_at_construction, weight_plan
+    from kernelevo.checks.weights import load_weights, transformed_at_construction, weight_plan
 
     plan = None if same_seed_only else weight_plan(ReferenceState(randomised), new)
     if plan is None:

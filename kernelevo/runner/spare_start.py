@@ -20,7 +20,7 @@ def start_cuda(profiler: bool = False, libraries: tuple[str, ...] = ()) -> None:
         if torch.cuda.is_available():
             torch.empty(1, device="cuda")
             if profiler:
-                from kernelevo.verify.opwatch import profile_kernels
+                from kernelevo.checks.opwatch import profile_kernels
 
                 profile_kernels(lambda: torch.ones(1, device="cuda").add_(1))
             if "cublas" in libraries:

@@ -58,7 +58,7 @@ class TaskContext:
 
 
 def tolerances_text(hint: dict[str, Any] | None = None) -> str:
-    from kernelevo.verify.tolerance import float_tolerance
+    from kernelevo.checks.tolerance import float_tolerance
 
     parts = []
     for name in ("float32", "float16", "bfloat16"):

@@ -169,7 +169,7 @@ def _ranks(out) -> list[int]:  # type: ignore[no-untyped-def]
     """The rank of each tensor in outputs, opened as the verifier opens them (a ModelOutput too)."""
     import torch
 
-    from kernelevo.verify.compare import flatten_outputs
+    from kernelevo.checks.compare import flatten_outputs
 
     return [o.dim() for o in flatten_outputs(out) if isinstance(o, torch.Tensor)]
 

@@ -61,8 +61,8 @@ def run(path: str, force_small: bool = False) -> dict:
             "message": f"{path}: the reference compiles CUDA code; it can only be checked on a "
             "machine with a CUDA GPU (task written, not run)",
         }
+    from kernelevo.checks.compare import flatten_outputs
     from kernelevo.task import load_task_module, read_task
-    from kernelevo.verify.compare import flatten_outputs
 
     small = (force_small or not cuda) and "SMALL" in read_task(path).hints
     mod = load_task_module(path, size="small" if small else "default")

@@ -7,7 +7,7 @@ import warnings
 import pytest
 import torch
 
-from kernelevo.verify.compare import compare_outputs
+from kernelevo.checks.compare import compare_outputs
 
 pytestmark = pytest.mark.gpu
 

@@ -4,7 +4,7 @@ meets only TF32 bounds), and which go to PyTorch's own float32 kernels."""
 import pytest
 import torch
 
-from kernelevo.verify.opwatch import OpRecorder
+from kernelevo.checks.opwatch import OpRecorder
 
 pytestmark = pytest.mark.gpu
 

@@ -15,8 +15,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
-from kernelevo.measure.precision import CONVOLUTION_OPS, convolution_runs_tf32
-from kernelevo.verify.library_ops import (
+from kernelevo.checks.library_ops import (
     ALLOCATION_OPS,
     GEMM_KERNEL,
     LIBRARY_FAMILIES,
@@ -34,6 +33,7 @@ from kernelevo.verify.library_ops import (
     own_kernel_names,
     policy_families,
 )
+from kernelevo.measure.precision import CONVOLUTION_OPS, convolution_runs_tf32
 
 __all__ = [
     "ACTIVE",

@@ -1,11 +1,11 @@
-"""Model and ModelNew from one seed in one place (kernelevo/verify/weights.py): a constructor that
+"""Model and ModelNew from one seed in one place (kernelevo/checks/weights.py): a constructor that
 makes some tensors off the device it was asked for drew them from another generator, so the
 module is built on the CPU instead (the GPU case: tests/gpu/test_weights_built_on_gpu.py)."""
 
 import torch
 import torch.nn as nn
 
-from kernelevo.verify.weights import built_from_seed
+from kernelevo.checks.weights import built_from_seed
 
 META = torch.device("meta")  # a device context this machine has, standing in for the GPU's
 

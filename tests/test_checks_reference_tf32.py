@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import torch
 
+from kernelevo.checks.opwatch import OpRecorder
+from kernelevo.checks.policy import REFERENCE_TF32, precision_check
 from kernelevo.measure.precision import convolution_runs_tf32, cudnn_conv_tf32
-from kernelevo.verify.opwatch import OpRecorder
-from kernelevo.verify.policy import REFERENCE_TF32, precision_check
 
 FAILED_FP32 = "output: 3807 of 260112384 elements outside atol=0.0001, rtol=0.0001"
 

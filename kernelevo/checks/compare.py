@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from kernelevo.verify.tolerance import (  # noqa: F401  (re-exported)
+from kernelevo.checks.tolerance import (  # noqa: F401  (re-exported)
     DEFAULT_TOLERANCE,
     LEVEL_NAMES,
     PRECISION_LEVELS,

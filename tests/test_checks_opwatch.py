@@ -1,6 +1,6 @@
 import torch
 
-from kernelevo.verify.opwatch import OpRecorder, library_op_check
+from kernelevo.checks.opwatch import OpRecorder, library_op_check
 
 
 def test_recorder_sees_ops_and_separates_neutral():
@@ -26,7 +26,7 @@ def test_reference_ops_banned_by_family_unless_allowed():
 
 
 def test_fused_epilogue_beside_a_library_gemm_is_accepted_and_described():
-    from kernelevo.verify.opwatch import describe_split
+    from kernelevo.checks.opwatch import describe_split
 
     ref = {"aten.convolution", "aten.add", "aten.relu", "aten.mul"}
     c = library_op_check(ref, {"aten.convolution": 1, "aten.empty_like": 1}, [])
@@ -50,7 +50,7 @@ def test_library_only_candidate_is_rejected():
 def test_data_flow_marks_what_a_custom_call_produced():
     import torch
 
-    from kernelevo.verify.opwatch import DataFlow, _storages, note_custom_call
+    from kernelevo.checks.opwatch import DataFlow, _storages, note_custom_call
 
     x = torch.randn(8)
     flow = DataFlow(_storages(x))
@@ -70,7 +70,7 @@ def test_triton_kernels_write_what_they_store_through():
     import triton
     import triton.language as tl
 
-    from kernelevo.verify.opwatch import stored_params
+    from kernelevo.checks.opwatch import stored_params
 
     @triton.jit
     def k(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
@@ -86,7 +86,7 @@ def test_triton_kernels_write_what_they_store_through():
 def test_own_kernels_are_custom_whatever_their_name():
     """The offline GEMM template's Triton kernel is called gemm_epilogue_kernel: that name must
     not make it a library GEMM (it did, and every template GEMM was rejected on the H200)."""
-    from kernelevo.verify.opwatch import kernel_check
+    from kernelevo.checks.opwatch import kernel_check
 
     gemm_ref = {"aten.addmm"}
     ours = kernel_check(
@@ -113,7 +113,7 @@ def test_own_kernels_are_custom_whatever_their_name():
 
 
 def test_own_kernel_names_from_cuda_sources_match_profiler_names():
-    from kernelevo.verify.opwatch import _is_own, own_kernel_names
+    from kernelevo.checks.opwatch import _is_own, own_kernel_names
 
     src = (
         'K = r"""\n__global__ void __launch_bounds__(256) my_gemm(const float* a) {}\n"""\nextern "C" '
@@ -127,7 +127,7 @@ def test_own_kernel_names_from_cuda_sources_match_profiler_names():
 
 
 def test_a_kernel_named_like_cublas_does_not_whitelist_cublas():
-    from kernelevo.verify.opwatch import kernel_check
+    from kernelevo.checks.opwatch import kernel_check
 
     name = "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32"
     check = kernel_check(
@@ -144,7 +144,7 @@ def test_profiling_kernels_imports_neither_inductor_nor_dynamo():
 
     code = (
         "import sys, torch\n"
-        "from kernelevo.verify.opwatch import profile_kernels\n"
+        "from kernelevo.checks.opwatch import profile_kernels\n"
         "names = profile_kernels(lambda: torch.ones(3) + 1)\n"
         "print(isinstance(names, list), 'torch._inductor' in sys.modules, 'torch._dynamo' in sys.modules)\n"
     )
@@ -154,7 +154,7 @@ def test_profiling_kernels_imports_neither_inductor_nor_dynamo():
 
 
 def test_the_libraries_a_candidates_ops_called_are_named_for_the_next_spare():
-    from kernelevo.verify.library_ops import libraries_called
+    from kernelevo.checks.library_ops import libraries_called
 
     assert libraries_called(["aten.addmm", "aten.relu", "aten.convolution", "aten.bmm"]) == [
         "cublas",

@@ -1,6 +1,6 @@
 import torch
 
-from kernelevo.verify.compare import compare_outputs, tolerance_for
+from kernelevo.checks.compare import compare_outputs, tolerance_for
 
 
 def test_exact_match_and_small_error():

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kernelevo.checks.compare import LEVEL_NAMES
 from kernelevo.verdict import Check
-from kernelevo.verify.compare import LEVEL_NAMES
 
 REFERENCE_TF32 = (
     "the reference's convolution runs in TF32 (cudnn.allow_tf32, PyTorch's default): TF32 bounds"
