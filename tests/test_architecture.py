@@ -1,5 +1,5 @@
-"""The folders are the architecture: no import cycle between packages, and docs/ARCHITECTURE.md
-names every package and only files that exist.
+"""The folders are the architecture: no import cycle between packages, no module name used for
+two things, and docs/ARCHITECTURE.md names every package and only files that exist.
 
 A node is a package of kernelevo/ (`kernelevo.search`), a module at the top of kernelevo/
 (`kernelevo.store`), or the language server (`server/`, one node). Imports inside functions
