@@ -65,8 +65,8 @@ class SharedFirstAttempts:
     def alone_first(self) -> bool:
         """Whether the next cross-check should take its first attempt alone."""
         with self._lock:
-            half = len(self._retried) >= self.WINDOW // 2
-            if not half or 2 * sum(self._retried) <= len(self._retried):
+            enough = len(self._retried) >= self.WINDOW // 2
+            if not enough or 2 * sum(self._retried) <= len(self._retried):
                 return False
             if self._alone_in_a_row + 1 >= self.EVERY:
                 self._alone_in_a_row = 0
